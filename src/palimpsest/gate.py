@@ -1,0 +1,44 @@
+"""The write gate: every string Palimpsest would store passes `screen` first.
+
+For now it enforces size limits and refuses blank required values; secret detection
+joins here (one place for every path in) with the write-gate issue.
+"""
+
+from __future__ import annotations
+
+from .errors import ValidationError
+
+LIMITS = {
+    "text": 8_000,
+    "title": 200,
+    "why": 2_000,
+    "falsifier": 1_000,
+    "source": 1_000,
+    "key": 200,
+    "tag": 64,
+    "note": 2_000,
+    "because": 1_000,
+    "summary": 4_000,
+    "domain": 100,
+    "notebook": 100,
+    "literal": 1_000,
+    "path": 1_000,
+    "anchor": 1_000,
+    "moment": 100,
+    "target": 1_000,
+}
+MAX_TAGS = 50
+
+
+def screen(field: str, value: str, *, limit_name: str | None = None) -> str:
+    """Return `value` if it may be stored in `field`, else refuse naming the field."""
+    limit = LIMITS[limit_name or field]
+    if len(value) > limit:
+        raise ValidationError(
+            f"`{field}` is {len(value)} characters; the limit is {limit}. Shorten it "
+            "(a memory should hold one idea; split longer material into several).",
+            field=field,
+        )
+    if "\x00" in value:
+        raise ValidationError(f"`{field}` contains a NUL character; remove it.", field=field)
+    return value

@@ -1,0 +1,118 @@
+"""The store interface: what the service needs from a database, in model types only.
+
+A session is bound to one workspace; nothing it returns crosses that boundary. `read()`
+gives a consistent snapshot; `write()` gives one transaction in which every state change
+and its event land together or not at all. Implementations: `sqlite` (the embedded
+default) and, later, PostgreSQL.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from ..model import Event, Link, Memory, MemoryVersion, Notebook, Tombstone
+
+
+@dataclass(frozen=True)
+class SearchQuery:
+    text: str
+    limit: int = 10
+    notebook_ids: tuple[str, ...] | None = None
+    kinds: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()  # a hit must carry every one
+    statuses: tuple[str, ...] = ("active",)
+    since: str | None = None  # on occurred_at, else recorded_at
+    until: str | None = None
+    at_seq: int | None = None  # None: the current state
+    alive_at: str | None = None  # leave out memories expired at this time
+
+
+@dataclass(frozen=True)
+class EventFilter:
+    target_id: str | None = None
+    notebook_id: str | None = None  # events of the notebook and of its memories
+    actor: str | None = None
+    since: str | None = None
+    until: str | None = None
+    limit: int = 100
+
+
+@dataclass(frozen=True)
+class StoredResponse:
+    request_hash: str
+    response: str  # JSON
+
+
+class StoreReader(Protocol):
+    workspace: str
+
+    def get_memory(self, memory_id: str) -> Memory | None: ...
+    def get_tombstone(self, memory_id: str) -> Tombstone | None: ...
+    def memory_versions(self, memory_id: str) -> list[MemoryVersion]: ...
+    def memory_at(self, memory_id: str, seq: int) -> Memory | None: ...
+    def memories_at(self, seq: int | None, notebook_id: str | None = None) -> list[Memory]: ...
+    def find_by_text(self, notebook_id: str, norm_text: str) -> list[Memory]: ...
+    def key_holder(self, notebook_id: str, key: str) -> Memory | None: ...
+    def memories_with_key(self, key: str, at_seq: int | None) -> list[Memory]: ...
+    def get_notebook(self, ref: str) -> Notebook | None: ...
+    def list_notebooks(self) -> list[Notebook]: ...
+    def search(self, query: SearchQuery) -> list[tuple[Memory, float]]: ...
+    def events(self, query: EventFilter) -> list[Event]: ...
+    def links(self, object_id: str) -> list[Link]: ...
+    def seq_at(self, time: str) -> int: ...
+    def last_event(self) -> Event | None: ...
+    def stored_response(self, actor: str, op: str, key: str) -> StoredResponse | None: ...
+
+
+class StoreWriter(StoreReader, Protocol):
+    def append_event(self, event: Event) -> int:
+        """Store the event (its `seq` is ignored) and return the sequence number it got."""
+        ...
+
+    def put_memory(self, memory: Memory, seq: int) -> None:
+        """Make `memory` the current state, as the version written by event `seq`."""
+        ...
+
+    def put_notebook(self, notebook: Notebook) -> None: ...
+    def add_link(self, link: Link) -> None: ...
+    def remove_link(self, link_id: str) -> None: ...
+    def forget_memory(self, tombstone: Tombstone, seq: int) -> None: ...
+    def forget_version(self, memory_id: str, version: int) -> None: ...
+    def store_response(self, actor: str, op: str, key: str, stored: StoredResponse) -> None: ...
+
+    def discard(self) -> None:
+        """Roll the whole transaction back when it ends (a dry run)."""
+        ...
+
+
+class Store(Protocol):
+    url: str
+
+    def read(self, workspace: str) -> AbstractContextManager[StoreReader]: ...
+    def write(self, workspace: str) -> AbstractContextManager[StoreWriter]: ...
+
+    def scrub(self) -> bool:
+        """Purge forgotten content from indexes and side files; False if it must wait."""
+        ...
+
+    def close(self) -> None: ...
+
+
+def default_db_path(home: Path) -> Path:
+    return home / "palimpsest.db"
+
+
+def open_store(url: str) -> Store:
+    """Open the store a `--db` value names: a `postgresql://` URL or a SQLite file path."""
+    if url.startswith(("postgresql://", "postgres://")):
+        from ..errors import ValidationError
+
+        raise ValidationError(
+            "PostgreSQL stores are not supported yet; pass a SQLite file path to --db."
+        )
+    from .sqlite import SqliteStore
+
+    return SqliteStore(Path(url).expanduser())

@@ -1,0 +1,96 @@
+"""How the service renders model objects as JSON-ready answers (shared by every adapter)."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+from .model import Event, Memory, MemoryVersion, Notebook
+
+
+def memory_view(memory: Memory, notebooks: dict[str, Notebook], at: str) -> dict[str, Any]:
+    body = memory.to_dict()
+    body.pop("workspace")
+    notebook = notebooks.get(memory.notebook_id)
+    body["notebook"] = notebook.name if notebook else memory.notebook_id
+    body["expired"] = memory.expired(at)
+    body["possibly_stale"] = memory.possibly_stale(at)
+    return body
+
+
+def hit_view(
+    memory: Memory, score: float, notebooks: dict[str, Notebook], at: str
+) -> dict[str, Any]:
+    notebook = notebooks.get(memory.notebook_id)
+    return {
+        "id": memory.id,
+        "kind": memory.kind,
+        "notebook": notebook.name if notebook else memory.notebook_id,
+        "title": memory.title,
+        "text": memory.text,
+        "tags": list(memory.tags),
+        "key": memory.key,
+        "score": round(score, 4),
+        "status": memory.status,
+        "version": memory.version,
+        "recorded_at": memory.recorded_at,
+        "occurred_at": memory.occurred_at,
+        "verified_at": memory.verified_at,
+        "possibly_stale": memory.possibly_stale(at),
+        "expired": memory.expired(at),
+    }
+
+
+def rule_view(memory: Memory) -> dict[str, Any]:
+    return {
+        "id": memory.id,
+        "kind": memory.kind,
+        "text": memory.text,
+        "severity": memory.severity,
+        "scope": memory.scope or "notebook",
+        "check": memory.check.to_dict() if memory.check else None,
+    }
+
+
+def version_view(version: MemoryVersion) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "version": version.version,
+        "seq": version.seq,
+        "at": version.at,
+        "actor": version.actor,
+        "op": version.op,
+    }
+    if version.memory is None:
+        body["scrubbed"] = True
+    else:
+        content = version.memory.to_dict()
+        for name in ("id", "workspace", "version"):
+            content.pop(name)
+        body["memory"] = content
+    return body
+
+
+def event_view(event: Event, changes: dict[str, Any] | None = None) -> dict[str, Any]:
+    body = event.to_dict()
+    if changes is not None:
+        body["changes"] = changes
+    return body
+
+
+def notebook_line(memory: Memory) -> dict[str, Any]:
+    return {
+        "id": memory.id,
+        "kind": memory.kind,
+        "status": memory.status,
+        "version": memory.version,
+        "key": memory.key,
+        "title": memory.title,
+        "text": memory.text,
+    }
+
+
+def text_diff(old: str, new: str, old_label: str, new_label: str) -> str:
+    lines = difflib.unified_diff(
+        old.splitlines(), new.splitlines(), old_label, new_label, lineterm=""
+    )
+    return "\n".join(lines)
