@@ -23,7 +23,8 @@ LIMITS = {
     "notebook": 100,
     "literal": 1_000,
     "path": 1_000,
-    "anchor": 1_000,
+    "anchors": 1_000,
+    "move_to": 100,
     "moment": 100,
     "target": 1_000,
 }
@@ -32,7 +33,7 @@ MAX_TAGS = 50
 
 def screen(field: str, value: str, *, limit_name: str | None = None) -> str:
     """Return `value` if it may be stored in `field`, else refuse naming the field."""
-    limit = LIMITS[limit_name or field]
+    limit = LIMITS[limit_name or field.rsplit(".", 1)[-1]]
     if len(value) > limit:
         raise ValidationError(
             f"`{field}` is {len(value)} characters; the limit is {limit}. Shorten it "

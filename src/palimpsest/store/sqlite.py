@@ -155,7 +155,7 @@ class SqliteStore:
     def scrub(self) -> bool:
         """Fold the WAL back into the file and truncate it, so no side file keeps old pages."""
         busy, _, _ = self._connection().execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-        return busy == 0
+        return bool(busy == 0)
 
     def close(self) -> None:
         with self._lock:

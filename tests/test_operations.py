@@ -1,0 +1,265 @@
+"""Remember, recall, revert, forget, inspect, history, notebooks and links on a real file."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from palimpsest.errors import Conflict, NotFound, ValidationError
+from palimpsest.service import Service
+from palimpsest.store import Store
+
+from .test_revise_rules import current, event_count, fact, refused, rule
+
+
+class Clock:
+    """A settable clock: the service takes its time from here."""
+
+    def __init__(self) -> None:
+        self.ticks = itertools.count()
+        self.day = "2026-01-01"
+
+    def __call__(self) -> str:
+        return f"{self.day}T00:00:00.{next(self.ticks):06d}Z"
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def timed(store: Store, clock: Clock) -> Service:
+    return Service(store, clock=clock)
+
+
+def test_remember_returns_id_version_and_sequence(service: Service) -> None:
+    answer = service.remember(notebook="proj", kind="decision", text="We use SQLite")
+    assert answer["version"] == 1 and answer["seq"] >= 1
+    memory = current(service, answer["id"])
+    assert (memory["kind"], memory["notebook"], memory["author"]) == (
+        "decision",
+        "proj",
+        "user:local",
+    )
+
+
+def test_remember_of_an_exact_duplicate_writes_nothing(service: Service) -> None:
+    first = fact(service)
+    before = event_count(service)
+    again = service.remember(notebook="proj", kind="fact", text="  the POOL size is 20")
+    assert again["duplicate_of"] == first and again["written"] is False
+    assert event_count(service) == before
+
+
+def test_a_rule_needs_a_falsifier(service: Service) -> None:
+    error = refused(
+        service, ValidationError, lambda: service.remember(notebook="p", kind="rule", text="x")
+    )
+    assert error.field == "falsifier"
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("text", "x" * 8001), ("title", "t" * 201), ("kind", "opinion"), ("occurred_at", "soon")],
+)
+def test_bad_fields_are_refused_naming_the_field(service: Service, field: str, value: str) -> None:
+    values = {"notebook": "proj", "kind": "fact", "text": "ok", field: value}
+    error = refused(service, ValidationError, lambda: service.remember(**values))
+    assert error.field == field
+
+
+def test_recall_ranks_by_relevance(service: Service) -> None:
+    fact(service, text="The deploy script lives in ops/deploy.sh")
+    best = fact(service, text="Deploy with the deploy script; deploy on Fridays is forbidden")
+    fact(service, text="Lunch is at noon")
+    hits = service.recall(query="deploy script")["hits"]
+    assert hits[0]["id"] == best
+    assert len(hits) == 2
+
+
+def test_recall_filters_by_notebook_kind_tags_and_status(service: Service) -> None:
+    a = fact(service, text="cache the session", notebook="web", tags=["perf", "web"])
+    service.remember(notebook="web", kind="decision", text="cache the pages", tags=["perf"])
+    fact(service, text="cache the images", notebook="media", tags=["perf"])
+    ids = lambda **kw: [h["id"] for h in service.recall(query="cache", **kw)["hits"]]  # noqa: E731
+    assert len(ids(notebook="web")) == 2
+    assert ids(notebook="web", kind="fact") == [a]
+    assert ids(tags=["perf", "web"]) == [a]
+    service.revise(id=a, status="retracted")
+    assert a not in ids()
+    assert a in ids(include_retired=True)
+    assert ids(status="retracted") == [a]
+
+
+def test_recall_finds_by_exact_id_and_key_first(service: Service) -> None:
+    fact(service, text="pool pool pool")
+    keyed = fact(service, text="unrelated words", key="pool")
+    assert service.recall(query="pool")["hits"][0]["id"] == keyed
+    assert service.recall(query=keyed)["hits"][0]["id"] == keyed
+
+
+def test_expired_memories_leave_recall(timed: Service, clock: Clock) -> None:
+    mid = fact(timed, text="the office is closed", expires_at="2026-02-01")
+    assert [h["id"] for h in timed.recall(query="office")["hits"]] == [mid]
+    clock.day = "2026-03-01"
+    assert timed.recall(query="office")["hits"] == []
+    assert timed.recall(query="office", include_retired=True)["hits"][0]["expired"] is True
+
+
+def test_old_facts_are_flagged_possibly_stale_until_verified(timed: Service, clock: Clock) -> None:
+    mid = fact(timed)
+    assert timed.recall(query="pool")["hits"][0]["possibly_stale"] is False
+    clock.day = "2026-06-01"
+    assert timed.recall(query="pool")["hits"][0]["possibly_stale"] is True
+    timed.revise(id=mid, status="verified")
+    assert timed.recall(query="pool")["hits"][0]["possibly_stale"] is False
+
+
+def test_recall_as_of_answers_from_the_past(timed: Service, clock: Clock) -> None:
+    mid = fact(timed, text="The pool size is 20")
+    clock.day = "2026-01-05"
+    timed.revise(id=mid, replace_from="20", replace_to="30")
+    clock.day = "2026-01-09"
+    timed.revise(id=mid, status="retracted")
+    past = timed.recall(query="pool", as_of="2026-01-02")["hits"]
+    assert [(h["text"], h["status"]) for h in past] == [("The pool size is 20", "active")]
+    assert timed.recall(query="pool", as_of="2026-01-06")["hits"][0]["version"] == 2
+    assert timed.recall(query="pool", as_of="2026-01-10")["hits"] == []
+    assert timed.recall(query="pool", as_of="2025-12-31")["hits"] == []
+
+
+def test_recall_lists_the_rules_of_touched_notebooks(service: Service) -> None:
+    workspace_rule = rule(service, notebook="policies")
+    local = rule(service, text="Run tests before commit", scope="notebook", check=None)
+    rule(service, notebook="elsewhere", text="Only elsewhere", scope="notebook", check=None)
+    fact(service, text="tests take a minute")
+    rules = {r["id"] for r in service.recall(query="tests minute")["rules"]}
+    assert rules == {workspace_rule, local}
+
+
+def test_revert_restores_a_version_as_a_new_event(service: Service) -> None:
+    mid = fact(service)
+    service.revise(id=mid, text="The pool size is 50", tags=["db"])
+    answer = service.revert(id=mid, version=1)
+    assert answer["results"][0]["version"] == 3
+    after = current(service, mid)
+    assert (after["text"], after["tags"]) == ("The pool size is 20", [])
+    refused(service, NotFound, lambda: service.revert(id=mid, version=9))
+
+
+def test_reverting_a_weakened_rule_back_needs_nothing_but_weakening_does(service: Service) -> None:
+    mid = rule(service, severity="house_style")
+    service.revise(id=mid, severity="irreversible")
+    refused(service, ValidationError, lambda: service.revert(id=mid, version=1))
+    service.revert(id=mid, version=1, because="too strict for this team")
+
+
+def test_revert_a_notebook_to_a_past_time(timed: Service, clock: Clock) -> None:
+    kept = fact(timed, text="alpha")
+    clock.day = "2026-01-05"
+    timed.revise(id=kept, text="alpha changed")
+    later = fact(timed, text="beta")
+    timed.revert(notebook="proj", as_of="2026-01-02")
+    assert current(timed, kept)["text"] == "alpha"
+    assert current(timed, later)["status"] == "retracted"
+
+
+def test_forget_leaves_a_tombstone_everywhere(timed: Service, clock: Clock) -> None:
+    mid = fact(timed, text="my token is hunter2")
+    clock.day = "2026-01-05"
+    timed.forget(id=mid, because="a password slipped in")
+    assert timed.inspect(id=mid)["tombstone"]["reason"] == "a password slipped in"
+    assert timed.recall(query="hunter2", include_retired=True)["hits"] == []
+    assert timed.recall(query="hunter2", as_of="2026-01-02")["hits"] == []
+    events = timed.history(id=mid)["events"]
+    assert [e["op"] for e in events] == ["remember", "forget"]
+    assert "hunter2" not in str(events)
+    refused(timed, NotFound, lambda: timed.revise(id=mid, append="x"))
+    refused(timed, NotFound, lambda: timed.revert(id=mid, version=1))
+
+
+def test_forget_needs_a_reason(service: Service) -> None:
+    mid = fact(service)
+    refused(service, ValidationError, lambda: service.forget(id=mid))
+
+
+def test_forget_one_version_keeps_the_others(service: Service) -> None:
+    mid = fact(service, text="alpha")
+    service.revise(id=mid, append="secret-ish")
+    service.revise(id=mid, remove=" secret-ish")
+    refused(service, ValidationError, lambda: service.forget(id=mid, version=3, because="x"))
+    service.forget(id=mid, version=2, because="pasted by mistake")
+    versions = service.inspect(id=mid)["versions"]
+    assert [v.get("scrubbed", False) for v in versions] == [False, True, False]
+    assert "secret-ish" not in str(service.history(id=mid))
+    refused(service, ValidationError, lambda: service.revert(id=mid, version=2))
+
+
+def test_inspect_a_notebook_lists_all_its_memories(service: Service) -> None:
+    a, b = fact(service, text="alpha"), fact(service, text="beta")
+    service.revise(id=b, status="superseded")
+    listed = service.inspect(notebook="proj")["memories"]
+    assert {(m["id"], m["status"]) for m in listed} == {(a, "active"), (b, "superseded")}
+
+
+def test_history_filters_and_diffs(service: Service) -> None:
+    mid = fact(service)
+    other = Service(service.store, actor="agent:ci")
+    other.revise(id=mid, replace_from="20", replace_to="25")
+    assert [e["version"] for e in service.history(actor="agent:ci")["events"]] == [2]
+    events = service.history(id=mid)["events"]
+    assert events[1]["changes"]["text"] == {
+        "old": "The pool size is 20",
+        "new": "The pool size is 25",
+    }
+    diff = service.history(id=mid, diff_from=1, diff_to=2)
+    assert "-The pool size is 20" in diff["text_diff"]
+    assert "+The pool size is 25" in diff["text_diff"]
+
+
+def test_notebook_rename_keeps_the_id(service: Service) -> None:
+    created = service.create_notebook(name="proj", summary="the project", domain="web")
+    mid = fact(service)
+    service.edit_notebook(notebook="proj", name="project-x")
+    listed = service.inspect(notebook=created["notebook"]["id"])
+    assert listed["notebook"]["name"] == "project-x"
+    assert [m["id"] for m in listed["memories"]] == [mid]
+    refused(service, Conflict, lambda: service.create_notebook(name="project-x"))
+
+
+def test_merge_domains_moves_every_notebook(service: Service) -> None:
+    service.create_notebook(name="a", domain="webapps")
+    service.create_notebook(name="b", domain="webapps")
+    service.create_notebook(name="c", domain="infra")
+    refused(
+        service,
+        ValidationError,
+        lambda: service.merge_domains(source="webapps", target="web", because=""),
+    )
+    answer = service.merge_domains(source="webapps", target="web", because="one name")
+    assert sorted(answer["moved"]) == ["a", "b"]
+    domains = {nb["name"]: nb["domain"] for nb in service.notebooks()["notebooks"]}
+    assert domains == {"a": "web", "b": "web", "c": "infra"}
+
+
+def test_links_join_memories_and_raise_their_versions(service: Service) -> None:
+    a, b = fact(service, text="alpha"), fact(service, text="beta")
+    service.link(source=a, target=b, type="depends_on")
+    assert current(service, a)["version"] == 2 and current(service, b)["version"] == 2
+    assert service.inspect(id=b)["links"][0]["type"] == "depends_on"
+    service.link(source=a, target=b, type="depends_on", remove=True)
+    assert service.inspect(id=b)["links"] == []
+    refused(service, ValidationError, lambda: service.link(source=a, target=b, type="likes"))
+
+
+def test_every_write_is_one_transaction_with_its_event(service: Service) -> None:
+    """A refused batch leaves neither state nor events behind, even after partial work."""
+    a = fact(service, text="alpha", key="k1")
+    b = fact(service, text="beta")
+    refused(service, ValidationError, lambda: service.revise(items=[
+        {"id": a, "text": "alpha two"},
+        {"id": b, "key": "k1"},
+    ]))  # fmt: skip
+    assert current(service, a)["text"] == "alpha"
