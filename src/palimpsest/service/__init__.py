@@ -1,0 +1,19 @@
+"""The one API every adapter calls. It owns transactions, the clock, ids and every rule.
+
+Answers are JSON-ready dicts; refusals are the errors of `palimpsest.errors`. The
+operations are grouped by concept in the modules beside this one.
+"""
+
+from __future__ import annotations
+
+from .base import DEFAULT_WORKSPACE
+from .history import HistoryOps
+from .memories import MemoryOps
+from .notebooks import NotebookOps
+from .recall import RecallOps
+
+__all__ = ["DEFAULT_WORKSPACE", "Service"]
+
+
+class Service(MemoryOps, RecallOps, HistoryOps, NotebookOps):
+    """remember, recall, revise, revert, forget, inspect, history, notebooks and links."""

@@ -1,0 +1,286 @@
+"""What every operation shares: the transaction wrapper, the clock, events and lookups.
+
+`_write` runs an operation's body in one store transaction and handles idempotency keys
+and dry runs once for all writes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from typing import Any
+
+from .. import gate
+from ..errors import Conflict, NotFound, ValidationError
+from ..ids import new_id
+from ..model import Event, Memory, Notebook, now_utc
+from ..revise import Unmatched, changed_fields, parse_fields
+from ..store import Store, StoredResponse, StoreReader, StoreWriter
+
+DEFAULT_WORKSPACE = "default"
+MAX_LIMIT = 200
+
+Body = Callable[[StoreWriter, str, str], dict[str, Any]]
+
+
+class ServiceBase:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        actor: str = "user:local",
+        workspace: str = DEFAULT_WORKSPACE,
+        clock: Callable[[], str] = now_utc,
+    ):
+        self.store = store
+        self.actor = actor
+        self.workspace = workspace
+        self.clock = clock
+
+    def _write(
+        self,
+        op: str,
+        request: dict[str, Any],
+        idempotency_key: str | None,
+        dry_run: bool,
+        body: Body,
+    ) -> dict[str, Any]:
+        """Run `body` in one transaction; replay or record idempotent answers; undo dry runs."""
+        request_hash = hashlib.sha256(
+            json.dumps(request, sort_keys=True, default=str).encode()
+        ).hexdigest()
+        if idempotency_key is not None:
+            gate.screen("idempotency_key", idempotency_key, limit_name="key")
+        with self.store.write(self.workspace) as tx:
+            if idempotency_key and not dry_run:
+                stored = tx.stored_response(self.actor, op, idempotency_key)
+                if stored is not None:
+                    if stored.request_hash != request_hash:
+                        raise Conflict(
+                            f"The idempotency_key {idempotency_key!r} was already used for a "
+                            "different request; use a new key for a new request.",
+                            field="idempotency_key",
+                        )
+                    return {**json.loads(stored.response), "replayed": True}
+            result = body(tx, self._now(tx), new_id("op"))
+            if dry_run:
+                tx.discard()
+                result["dry_run"] = True
+            elif idempotency_key:
+                answer = StoredResponse(request_hash, json.dumps(ids_only(result)))
+                tx.store_response(self.actor, op, idempotency_key, answer)
+        if op == "forget" and not dry_run:
+            result["scrub_pending"] = not self.store.scrub()
+        return result
+
+    def _now(self, tx: StoreReader) -> str:
+        # Event times never go backwards, so `as_of` resolves through the sequence.
+        now = self.clock()
+        last = tx.last_event()
+        return max(now, last.at) if last else now
+
+    def _memory_event(
+        self,
+        tx: StoreWriter,
+        op: str,
+        op_id: str,
+        now: str,
+        old: Memory | None,
+        new: Memory,
+        note: str | None = None,
+        data: dict[str, Any] | None = None,
+    ) -> int:
+        fields = changed_fields(old, new) if old else ["created"]
+        event = Event(
+            seq=0,
+            op_id=op_id,
+            at=now,
+            actor=self.actor,
+            op=op,
+            target_type="memory",
+            target_id=new.id,
+            notebook_id=new.notebook_id,
+            version=new.version,
+            fields=tuple(fields),
+            note=note,
+            data=data or {},
+        )
+        seq = tx.append_event(event)
+        tx.put_memory(new, seq)
+        return seq
+
+    def _notebook_event(
+        self,
+        tx: StoreWriter,
+        op: str,
+        op_id: str,
+        now: str,
+        notebook: Notebook,
+        data: dict[str, Any],
+        note: str | None = None,
+    ) -> int:
+        event = Event(
+            seq=0,
+            op_id=op_id,
+            at=now,
+            actor=self.actor,
+            op=op,
+            target_type="notebook",
+            target_id=notebook.id,
+            notebook_id=notebook.id,
+            note=note,
+            data=data,
+        )
+        return tx.append_event(event)
+
+    def _get(self, tx: StoreReader, memory_id: str) -> Memory:
+        if not isinstance(memory_id, str) or not memory_id:
+            raise ValidationError("`id` must be a memory id string.", field="id")
+        memory = tx.get_memory(memory_id)
+        if memory is not None:
+            return memory
+        tombstone = tx.get_tombstone(memory_id)
+        if tombstone is not None:
+            raise NotFound(
+                f"Memory {memory_id} was forgotten at {tombstone.forgotten_at} "
+                f"({tombstone.reason}); only its tombstone remains.",
+                field="id",
+            )
+        raise NotFound(
+            f"No memory {memory_id} in this workspace; find ids with recall.", field="id"
+        )
+
+    def _find_notebook(self, tx: StoreReader, ref: str) -> Notebook:
+        notebook = tx.get_notebook(ref)
+        if notebook is None:
+            raise NotFound(
+                f"No notebook named or with id {ref!r}; list them with `notebook list`.",
+                field="notebook",
+            )
+        return notebook
+
+    def _open_notebook(
+        self, tx: StoreWriter, ref: str, now: str, op_id: str, domain: str | None = None
+    ) -> Notebook:
+        """The notebook named `ref`, created (with `domain`) if there is none yet."""
+        found = tx.get_notebook(ref)
+        if found is not None:
+            return found
+        name = notebook_name(ref)
+        notebook = Notebook(new_id("nb"), self.workspace, name, now, domain=domain)
+        tx.put_notebook(notebook)
+        self._notebook_event(
+            tx, "notebook.create", op_id, now, notebook, {"name": name, "domain": domain}
+        )
+        return notebook
+
+    def _check_key(self, tx: StoreReader, old: Memory | None, new: Memory) -> None:
+        if new.status != "active" or new.key is None:
+            return
+        if old and (old.key, old.notebook_id, old.status) == (new.key, new.notebook_id, "active"):
+            return
+        holder = tx.key_holder(new.notebook_id, new.key)
+        if holder is not None and holder.id != new.id:
+            raise Unmatched(
+                f"the key {new.key!r} is held by the active memory {holder.id} in that "
+                "notebook; revise that memory instead, or choose another key",
+                status_related=False,
+            )
+
+    def _notebooks(self, tx: StoreReader) -> dict[str, Notebook]:
+        return {nb.id: nb for nb in tx.list_notebooks()}
+
+
+def id_list(values: Any, name: str) -> list[str]:
+    if values is None:
+        return []
+    if not isinstance(values, list | tuple) or not all(isinstance(v, str) and v for v in values):
+        raise ValidationError(f"`{name}` must be a list of non-empty strings.", field=name)
+    if len(values) > 1000:
+        raise ValidationError(f"`{name}` takes at most 1000 entries.", field=name)
+    return list(dict.fromkeys(values))
+
+
+def choices(value: str | list[str] | None, name: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    values = [value] if isinstance(value, str) else value
+    if not isinstance(values, list | tuple) or not all(isinstance(v, str) for v in values):
+        raise ValidationError(f"`{name}` must be a string or a list of strings.", field=name)
+    if name == "kind":
+        for v in values:
+            parse_fields({"kind": v})
+    return tuple(values)
+
+
+def parse_time_arg(value: str | None, name: str) -> str | None:
+    if value is None:
+        return None
+    try:
+        parsed: str = parse_fields({"occurred_at": value})["occurred_at"]
+    except ValidationError:
+        raise ValidationError(
+            f"`{name}` must be an RFC 3339 time (2026-05-01T12:00:00Z) or a date.", field=name
+        ) from None
+    return parsed
+
+
+def check_version_arg(version: Any) -> None:
+    if version is not None and (
+        not isinstance(version, int) or isinstance(version, bool) or version < 1
+    ):
+        raise ValidationError("A version is a whole number from 1.", field="version")
+
+
+def notebook_name(name: Any) -> str:
+    if not isinstance(name, str) or not name.strip():
+        raise ValidationError("A notebook name is a non-empty string.", field="notebook")
+    return gate.screen("notebook", name.strip())
+
+
+def notebook_fields(
+    *, summary: str | None = None, domain: str | None = None, tags: list[str] | None = None
+) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for name, value in (("summary", summary), ("domain", domain)):
+        if value is not None:
+            if not isinstance(value, str) or not value.strip():
+                raise ValidationError(f"`{name}` must be a non-empty string.", field=name)
+            values[name] = gate.screen(name, value.strip())
+    if tags is not None:
+        values["tags"] = parse_fields({"tags": tags})["tags"]
+    return values
+
+
+def ids_only(result: dict[str, Any]) -> dict[str, Any]:
+    """What an idempotent replay returns: ids, versions and sequences, never content."""
+    keep = {
+        "id",
+        "version",
+        "seq",
+        "results",
+        "superseded",
+        "unmatched",
+        "duplicate_of",
+        "written",
+        "unchanged",
+        "forgotten",
+        "versions",
+        "notebook",
+        "changed",
+        "target",
+        "reason",
+        "ids",
+        "warnings",
+        "removed",
+    }
+
+    def strip(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items() if k in keep}
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        return value
+
+    return dict(strip(result))

@@ -1,0 +1,313 @@
+"""Looking back and undoing: revert, forget, inspect and history."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import gate
+from ..errors import NotFound, ValidationError
+from ..model import Event, Memory, Tombstone
+from ..revise import Unmatched, changed_fields, diff, require_because, validate
+from ..store import EventFilter, StoreReader, StoreWriter
+from ..views import event_view, memory_view, notebook_line, text_diff, version_view
+from .base import ServiceBase, check_version_arg, id_list, parse_time_arg
+
+
+class HistoryOps(ServiceBase):
+    def revert(
+        self,
+        *,
+        id: str | None = None,
+        version: int | None = None,
+        notebook: str | None = None,
+        as_of: str | None = None,
+        because: str | None = None,
+        idempotency_key: str | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        """Set a memory back to version N, or a notebook back to a past time, as new events."""
+        if (id is None) == (notebook is None):
+            raise ValidationError(
+                "Pass `id` with `version`, or `notebook` with `as_of`.", field="id"
+            )
+        if id is not None and (version is None or as_of is not None):
+            raise ValidationError("Reverting a memory takes `version`.", field="version")
+        if notebook is not None and (as_of is None or version is not None):
+            raise ValidationError("Reverting a notebook takes `as_of`.", field="as_of")
+        check_version_arg(version)
+        if because is not None:
+            gate.screen("because", because)
+        as_of_t = parse_time_arg(as_of, "as_of")
+        request = {
+            "id": id,
+            "version": version,
+            "notebook": notebook,
+            "as_of": as_of_t,
+            "because": because,
+        }
+
+        def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
+            if id is not None:
+                assert version is not None
+                return {"results": [self._revert_memory(tx, id, version, because, now, op_id)]}
+            assert notebook is not None and as_of_t is not None
+            nb = self._find_notebook(tx, notebook)
+            seq = tx.seq_at(as_of_t)
+            results = []
+            ids = {m.id for m in tx.memories_at(None, nb.id)} | {
+                m.id for m in tx.memories_at(seq, nb.id)
+            }
+            for memory_id in sorted(ids):
+                current = tx.get_memory(memory_id)
+                if current is None:
+                    continue
+                then = tx.memory_at(memory_id, seq)
+                if then is None:
+                    target = current.replace(
+                        status="retracted", status_note=f"notebook reverted to {as_of_t}"
+                    )
+                else:
+                    target = current.replace(
+                        **then.content(),
+                        status=then.status,
+                        status_note=then.status_note,
+                        superseded_by=then.superseded_by,
+                        notebook_id=then.notebook_id,
+                    )
+                results.append(
+                    self._apply_revert(tx, current, target, because, now, op_id, {"as_of": as_of_t})
+                )
+            return {"results": results}
+
+        return self._write("revert", request, idempotency_key, dry_run, body)
+
+    def _revert_memory(
+        self,
+        tx: StoreWriter,
+        memory_id: str,
+        version: int,
+        because: str | None,
+        now: str,
+        op_id: str,
+    ) -> dict[str, Any]:
+        current = self._get(tx, memory_id)
+        versions = {v.version: v for v in tx.memory_versions(memory_id)}
+        if version not in versions:
+            raise NotFound(
+                f"{memory_id} has versions 1 to {current.version}; there is no version {version}.",
+                field="version",
+            )
+        then = versions[version].memory
+        if then is None:
+            raise ValidationError(
+                f"Version {version} of {memory_id} was forgotten.", field="version"
+            )
+        target = current.replace(**then.content())
+        return self._apply_revert(tx, current, target, because, now, op_id, {"to_version": version})
+
+    def _apply_revert(
+        self,
+        tx: StoreWriter,
+        current: Memory,
+        target: Memory,
+        because: str | None,
+        now: str,
+        op_id: str,
+        data: dict[str, Any],
+    ) -> dict[str, Any]:
+        require_because(current, target, because)
+        validate(target)
+        try:
+            self._check_key(tx, current, target)
+        except Unmatched as exc:
+            raise ValidationError(f"Refused: {exc.reason}.", field="key") from None
+        if target == current:
+            return {"id": current.id, "version": current.version, "unchanged": True}
+        target = target.replace(version=current.version + 1)
+        seq = self._memory_event(tx, "revert", op_id, now, current, target, because, data)
+        return {
+            "id": target.id,
+            "version": target.version,
+            "seq": seq,
+            "changed": changed_fields(current, target),
+        }
+
+    def forget(
+        self,
+        *,
+        id: str | None = None,
+        ids: list[str] | None = None,
+        version: int | None = None,
+        because: str | None = None,
+        idempotency_key: str | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        """Remove a memory (or one version of it) for good, leaving only a tombstone."""
+        targets = id_list([id] if id is not None else ids, "ids")
+        if (id is None) == (ids is None) or not targets:
+            raise ValidationError("Pass `id` (or `ids`) of the memories to forget.", field="id")
+        if not because or not isinstance(because, str):
+            raise ValidationError(
+                "`because` is required: say why this must not stay on disk. Forget is "
+                "irreversible; to change or retire a memory, use revise.",
+                field="because",
+            )
+        gate.screen("because", because)
+        if version is not None and len(targets) != 1:
+            raise ValidationError(
+                "`version` scrubs one version of one memory: pass one `id`.", field="version"
+            )
+        check_version_arg(version)
+        request = {"ids": targets, "version": version, "because": because}
+
+        def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
+            results = []
+            for memory_id in targets:
+                memory = self._get(tx, memory_id)
+                if version is not None:
+                    results.append(self._forget_version(tx, memory, version, because, now, op_id))
+                    continue
+                event = Event(
+                    0,
+                    op_id,
+                    now,
+                    self.actor,
+                    "forget",
+                    "memory",
+                    memory_id,
+                    memory.notebook_id,
+                    None,
+                    (),
+                    because,
+                )
+                seq = tx.append_event(event)
+                tx.forget_memory(Tombstone(memory_id, now, self.actor, because), seq)
+                results.append(
+                    {"id": memory_id, "forgotten": True, "seq": seq, "versions": memory.version}
+                )
+            return {"results": results}
+
+        return self._write("forget", request, idempotency_key, dry_run, body)
+
+    def _forget_version(
+        self, tx: StoreWriter, memory: Memory, version: int, because: str, now: str, op_id: str
+    ) -> dict[str, Any]:
+        if version == memory.version:
+            raise ValidationError(
+                f"Version {version} is the current one of {memory.id}. Revise it first (so a "
+                "clean version is current), then forget this version; or forget the memory.",
+                field="version",
+            )
+        if not 1 <= version < memory.version:
+            raise NotFound(f"{memory.id} has no version {version}.", field="version")
+        event = Event(
+            0,
+            op_id,
+            now,
+            self.actor,
+            "forget_version",
+            "memory",
+            memory.id,
+            memory.notebook_id,
+            None,
+            (),
+            because,
+            {"version": version},
+        )
+        seq = tx.append_event(event)
+        tx.forget_version(memory.id, version)
+        return {"id": memory.id, "version": version, "forgotten": True, "seq": seq}
+
+    def inspect(self, *, id: str | None = None, notebook: str | None = None) -> dict[str, Any]:
+        """One memory whole (versions, links), or one notebook with all its memories."""
+        if (id is None) == (notebook is None):
+            raise ValidationError("Pass `id` (a memory) or `notebook`.", field="id")
+        with self.store.read(self.workspace) as tx:
+            at = self.clock()
+            if notebook is not None:
+                nb = self._find_notebook(tx, notebook)
+                memories = tx.memories_at(None, nb.id)
+                return {
+                    "notebook": nb.to_dict(),
+                    "memories": [notebook_line(m) for m in memories],
+                    "links": [link.to_dict() for link in tx.links(nb.id)],
+                }
+            assert id is not None
+            tombstone = tx.get_tombstone(id)
+            if tombstone is not None:
+                return {"tombstone": tombstone.to_dict()}
+            memory = self._get(tx, id)
+            return {
+                "memory": memory_view(memory, self._notebooks(tx), at),
+                "versions": [version_view(v) for v in tx.memory_versions(id)],
+                "links": [link.to_dict() for link in tx.links(id)],
+            }
+
+    def history(
+        self,
+        *,
+        id: str | None = None,
+        notebook: str | None = None,
+        actor: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        limit: int = 100,
+        diff_from: int | None = None,
+        diff_to: int | None = None,
+    ) -> dict[str, Any]:
+        """Events by memory, notebook, actor or time; or the diff between two versions."""
+        if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 1000:
+            raise ValidationError("`limit` must be from 1 to 1000.", field="limit")
+        with self.store.read(self.workspace) as tx:
+            if diff_from is not None or diff_to is not None:
+                return self._version_diff(tx, id, diff_from, diff_to)
+            nb_id = self._find_notebook(tx, notebook).id if notebook is not None else None
+            if id is not None and tx.get_memory(id) is None and tx.get_tombstone(id) is None:
+                self._get(tx, id)
+            query = EventFilter(
+                target_id=id,
+                notebook_id=nb_id,
+                actor=actor,
+                since=parse_time_arg(since, "since"),
+                until=parse_time_arg(until, "until"),
+                limit=limit,
+            )
+            events = tx.events(query)
+            versions: dict[str, dict[int, Memory | None]] = {}
+            views = []
+            for event in events:
+                changes = None
+                if event.target_type == "memory" and event.version is not None:
+                    if event.target_id not in versions:
+                        versions[event.target_id] = {
+                            v.version: v.memory for v in tx.memory_versions(event.target_id)
+                        }
+                    known = versions[event.target_id]
+                    if known.get(event.version) is not None:
+                        changes = diff(known.get(event.version - 1), known[event.version])
+                views.append(event_view(event, changes))
+        return {"events": views}
+
+    def _version_diff(
+        self, tx: StoreReader, id: str | None, old: int | None, new: int | None
+    ) -> dict[str, Any]:
+        if id is None or old is None or new is None:
+            raise ValidationError(
+                "A diff takes `id`, `diff_from` and `diff_to`.", field="diff_from"
+            )
+        current = self._get(tx, id)
+        versions = {v.version: v.memory for v in tx.memory_versions(id)}
+        for number, name in ((old, "diff_from"), (new, "diff_to")):
+            if number not in versions:
+                raise NotFound(f"{id} has versions 1 to {current.version}.", field=name)
+            if versions[number] is None:
+                raise ValidationError(f"Version {number} of {id} was forgotten.", field=name)
+        before, after = versions[old], versions[new]
+        assert before is not None and after is not None
+        return {
+            "id": id,
+            "from": old,
+            "to": new,
+            "changes": diff(before, after),
+            "text_diff": text_diff(before.text, after.text, f"v{old}", f"v{new}"),
+        }

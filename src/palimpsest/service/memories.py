@@ -1,0 +1,431 @@
+"""Filing and changing memories: remember, and revise with all its forms."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .. import gate
+from ..errors import Conflict, NotFound, ValidationError
+from ..ids import new_id
+from ..model import CONTENT_FIELDS, RETIRED, Link, Memory, Notebook, normalize_text
+from ..revise import (
+    Changes,
+    Unmatched,
+    changed_fields,
+    diff,
+    edit,
+    parse_changes,
+    parse_fields,
+    require_because,
+    validate,
+)
+from ..store import StoreReader, StoreWriter
+from ..views import memory_view
+from .base import ServiceBase, check_version_arg, id_list
+
+
+@dataclass
+class _Target:
+    memory: Memory
+    changes: Changes
+    expected_version: int | None
+    label: str  # how the caller named it, for `unmatched`
+
+
+class MemoryOps(ServiceBase):
+    def remember(
+        self,
+        *,
+        notebook: str,
+        kind: str,
+        text: str,
+        supersedes: list[str] | None = None,
+        because: str | None = None,
+        idempotency_key: str | None = None,
+        dry_run: bool = False,
+        **fields: Any,
+    ) -> dict[str, Any]:
+        """File a new memory. `fields` are the optional memory fields (title, why, tags...)."""
+        if not isinstance(notebook, str) or not notebook.strip():
+            raise ValidationError(
+                "`notebook` is required: a notebook name or id.", field="notebook"
+            )
+        values = parse_fields({"kind": kind, "text": text, **fields})
+        for required in ("kind", "text"):
+            if required not in values:
+                raise ValidationError(f"`{required}` is required.", field=required)
+        if because is not None:
+            gate.screen("because", because)
+        superseded_ids = id_list(supersedes, "supersedes")
+        request = {"notebook": notebook, "supersedes": superseded_ids, "because": because, **values}
+
+        def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
+            nb = self._open_notebook(tx, notebook, now, op_id)
+            norm = normalize_text(values["text"])
+            for same in tx.find_by_text(nb.id, norm):
+                if same.kind == values["kind"] and same.status == "active":
+                    return {
+                        "id": same.id,
+                        "version": same.version,
+                        "duplicate_of": same.id,
+                        "written": False,
+                        "notebook": nb.name,
+                    }
+            memory = Memory(
+                id=new_id("m"),
+                workspace=self.workspace,
+                notebook_id=nb.id,
+                version=1,
+                recorded_at=now,
+                author=self.actor,
+                owner=self.actor,
+                **values,
+            )
+            validate(memory)
+            retired = [
+                self._retire_for(tx, self._get(tx, old_id), memory, now, op_id, None, because)
+                for old_id in superseded_ids
+            ]
+            try:
+                self._check_key(tx, None, memory)
+            except Unmatched as exc:
+                raise ValidationError(f"Refused: {exc.reason}.", field="key") from None
+            seq = self._memory_event(tx, "remember", op_id, now, None, memory)
+            for old_id in superseded_ids:
+                tx.add_link(
+                    Link(
+                        new_id("ln"),
+                        self.workspace,
+                        memory.id,
+                        old_id,
+                        "supersedes",
+                        now,
+                        self.actor,
+                    )
+                )
+            result: dict[str, Any] = {
+                "id": memory.id,
+                "version": 1,
+                "seq": seq,
+                "notebook": nb.name,
+                "superseded": retired,
+            }
+            if dry_run:
+                result["memory"] = memory_view(memory, {nb.id: nb}, now)
+            return result
+
+        return self._write("remember", request, idempotency_key, dry_run, body)
+
+    def _retire_for(
+        self,
+        tx: StoreWriter,
+        old: Memory,
+        successor: Memory,
+        now: str,
+        op_id: str,
+        note: str | None,
+        because: str | None,
+    ) -> dict[str, Any]:
+        """Retire `old` as superseded by `successor`: the first half of a supersede."""
+        if old.status != "active":
+            raise ValidationError(
+                f"{old.id} is {old.status}; only active memories can be superseded.",
+                field="supersedes",
+            )
+        if old.id == successor.id:
+            raise ValidationError("A memory cannot supersede itself.", field="supersedes")
+        retired = old.replace(
+            status="superseded",
+            status_note=note,
+            superseded_by=successor.id,
+            version=old.version + 1,
+        )
+        require_because(old, retired, because)
+        seq = self._memory_event(
+            tx,
+            "supersede",
+            op_id,
+            now,
+            old,
+            retired,
+            because or note,
+            {"superseded_by": successor.id},
+        )
+        return {"id": old.id, "version": retired.version, "seq": seq}
+
+    def revise(
+        self,
+        *,
+        id: str | None = None,
+        ids: list[str] | None = None,
+        texts: list[str] | None = None,
+        notebook: str | None = None,
+        items: list[dict[str, Any]] | None = None,
+        expected_version: int | None = None,
+        idempotency_key: str | None = None,
+        dry_run: bool = False,
+        **changes: Any,
+    ) -> dict[str, Any]:
+        """Change memories losing nothing: one (`id`), several (`ids`, `texts`) or a batch."""
+        forms = [
+            name
+            for name, v in (("id", id), ("ids", ids), ("texts", texts), ("items", items))
+            if v is not None
+        ]
+        if len(forms) != 1:
+            raise ValidationError(
+                "Name the targets one way: `id`, `ids`, `texts` (with `notebook`) or `items`.",
+                field="id",
+            )
+        mode = forms[0]
+        if expected_version is not None and mode != "id":
+            raise ValidationError(
+                "`expected_version` goes with a single `id`, or on each batch item.",
+                field="expected_version",
+            )
+        check_version_arg(expected_version)
+        if mode == "items":
+            if changes:
+                raise ValidationError(
+                    f"With `items`, put `{sorted(changes)[0]}` inside each item.", field="items"
+                )
+            plans = self._parse_items(items)
+        else:
+            parsed = parse_changes(changes)
+            if mode != "id" and (parsed.supersede or parsed.claim):
+                raise ValidationError(
+                    "`supersede` and `claim` act on one memory per call: pass a single `id`.",
+                    field="supersede" if parsed.supersede else "claim",
+                )
+            if parsed.is_empty:
+                raise ValidationError(
+                    "Nothing to change: give a field to set, `clear`, `append`, "
+                    "`replace_from`/`replace_to`, `remove`, `status` or `move_to`."
+                )
+            plans = [(parsed, expected_version)]
+        if mode == "texts" and notebook is None:
+            raise ValidationError(
+                "`texts` match within one notebook: pass `notebook`.", field="notebook"
+            )
+        request = {
+            "id": id,
+            "ids": ids,
+            "texts": texts,
+            "notebook": notebook,
+            "items": items,
+            "expected_version": expected_version,
+            "changes": changes,
+        }
+
+        def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
+            targets, unmatched = self._resolve_targets(
+                tx, mode, id, ids, texts, notebook, items, plans
+            )
+            results = []
+            for index, target in enumerate(targets):
+                try:
+                    results.append(self._revise_one(tx, target, now, op_id, dry_run))
+                except Unmatched as exc:
+                    if mode == "items" or (mode == "id" and not exc.status_related):
+                        error = ValidationError(f"Refused: {exc.reason}.")
+                        raise error.at_item(index) if mode == "items" else error from None
+                    unmatched.append({"target": target.label, "reason": exc.reason})
+                except ValidationError as exc:
+                    raise (exc.at_item(index) if mode == "items" else exc) from None
+            answer: dict[str, Any] = {"results": results, "unmatched": unmatched}
+            if unmatched:
+                answer["warnings"] = [
+                    "Everything listed in `unmatched` is unchanged: fix it and revise again."
+                ]
+            return answer
+
+        return self._write("revise", request, idempotency_key, dry_run, body)
+
+    def _parse_items(self, items: Any) -> list[tuple[Changes, int | None]]:
+        if not isinstance(items, list) or not items:
+            raise ValidationError("`items` must be a non-empty list of {id, ...}.", field="items")
+        plans = []
+        for index, item in enumerate(items):
+            try:
+                if not isinstance(item, dict) or not isinstance(item.get("id"), str):
+                    raise ValidationError("Each item is an object with an `id`.", field="id")
+                fields = {k: v for k, v in item.items() if k not in ("id", "expected_version")}
+                check_version_arg(item.get("expected_version"))
+                changes = parse_changes(fields)
+                if changes.supersede or changes.claim:
+                    raise ValidationError(
+                        "`supersede` and `claim` are not allowed in a batch; revise that one "
+                        "memory on its own.",
+                        field="supersede",
+                    )
+                if changes.is_empty:
+                    raise ValidationError("This item changes nothing.")
+            except ValidationError as exc:
+                raise exc.at_item(index) from None
+            plans.append((changes, item.get("expected_version")))
+        return plans
+
+    def _resolve_targets(
+        self,
+        tx: StoreReader,
+        mode: str,
+        id: str | None,
+        ids: list[str] | None,
+        texts: list[str] | None,
+        notebook: str | None,
+        items: list[dict[str, Any]] | None,
+        plans: list[tuple[Changes, int | None]],
+    ) -> tuple[list[_Target], list[dict[str, Any]]]:
+        unmatched: list[dict[str, Any]] = []
+        targets: list[_Target] = []
+        changes, expected = plans[0]
+        if mode == "id":
+            assert id is not None
+            targets.append(_Target(self._get(tx, id), changes, expected, id))
+        elif mode == "items":
+            assert items is not None
+            for index, (item, (item_changes, item_expected)) in enumerate(
+                zip(items, plans, strict=True)
+            ):
+                try:
+                    memory = self._get(tx, item["id"])
+                except NotFound as exc:
+                    raise exc.at_item(index) from None
+                targets.append(_Target(memory, item_changes, item_expected, item["id"]))
+        elif mode == "ids":
+            for memory_id in id_list(ids, "ids"):
+                found = tx.get_memory(memory_id)
+                if found is None:
+                    unmatched.append({"target": memory_id, "reason": "no such memory"})
+                else:
+                    targets.append(_Target(found, changes, None, memory_id))
+        else:
+            assert notebook is not None
+            nb = self._find_notebook(tx, notebook)
+            for text in id_list(texts, "texts"):
+                matches = tx.find_by_text(nb.id, normalize_text(text))
+                qualifying = [m for m in matches if _qualifies(m, changes.status)]
+                pick = qualifying if len(matches) > 1 and qualifying else matches
+                if len(pick) == 1:
+                    targets.append(_Target(pick[0], changes, None, text))
+                elif not pick:
+                    unmatched.append({"target": text, "reason": "no memory has this exact text"})
+                else:
+                    unmatched.append(
+                        {
+                            "target": text,
+                            "reason": "several memories have this text",
+                            "ids": [m.id for m in pick],
+                        }
+                    )
+        if len({t.memory.id for t in targets}) != len(targets):
+            raise ValidationError("The same memory is named twice; name each once.", field=mode)
+        return targets, unmatched
+
+    def _revise_one(
+        self, tx: StoreWriter, target: _Target, now: str, op_id: str, dry_run: bool
+    ) -> dict[str, Any]:
+        old, changes = target.memory, target.changes
+        if target.expected_version is not None and target.expected_version != old.version:
+            raise Conflict(
+                f"{old.id} is at version {old.version}, not {target.expected_version}: someone "
+                f"changed it since you read it. Re-read it (inspect), then pass "
+                f"expected_version {old.version}.",
+                field="expected_version",
+            )
+        if changes.supersede:
+            return self._supersede(tx, old, changes, now, op_id, dry_run)
+        new = edit(old, changes, now=now, actor=self.actor)
+        if changes.move_to is not None:
+            new = new.replace(notebook_id=self._move_target(tx, old, changes, now, op_id).id)
+        require_because(old, new, changes.because)
+        self._check_key(tx, old, new)
+        if new == old:
+            return {"id": old.id, "version": old.version, "unchanged": True}
+        new = new.replace(version=old.version + 1)
+        seq = self._memory_event(
+            tx, _op_name(changes), op_id, now, old, new, changes.note or changes.because
+        )
+        result: dict[str, Any] = {
+            "id": new.id,
+            "version": new.version,
+            "seq": seq,
+            "changed": changed_fields(old, new),
+        }
+        if dry_run:
+            result["diff"] = diff(old, new)
+        return result
+
+    def _move_target(
+        self, tx: StoreWriter, old: Memory, changes: Changes, now: str, op_id: str
+    ) -> Notebook:
+        assert changes.move_to is not None
+        source = tx.get_notebook(old.notebook_id)
+        domain = source.domain if source else None
+        destination = self._open_notebook(tx, changes.move_to, now, op_id, domain=domain)
+        if destination.domain != domain and not changes.because:
+            raise ValidationError(
+                f"Moving into notebook {destination.name!r} changes the domain from {domain!r} "
+                f"to {destination.domain!r}; give `because`.",
+                field="because",
+            )
+        return destination
+
+    def _supersede(
+        self, tx: StoreWriter, old: Memory, changes: Changes, now: str, op_id: str, dry_run: bool
+    ) -> dict[str, Any]:
+        content = edit(
+            old,
+            Changes(**{**changes.__dict__, "supersede": False, "status": None}),
+            now=now,
+            actor=self.actor,
+        )
+        notebook_id = old.notebook_id
+        if changes.move_to is not None:
+            notebook_id = self._move_target(tx, old, changes, now, op_id).id
+        successor = Memory(
+            id=new_id("m"),
+            workspace=self.workspace,
+            notebook_id=notebook_id,
+            version=1,
+            recorded_at=now,
+            author=self.actor,
+            owner=self.actor,
+            **{name: getattr(content, name) for name in CONTENT_FIELDS},
+        )
+        require_because(old, successor.replace(id=old.id), changes.because)
+        retired = self._retire_for(tx, old, successor, now, op_id, changes.note, changes.because)
+        self._check_key(tx, None, successor)
+        seq = self._memory_event(
+            tx, "remember", op_id, now, None, successor, changes.note, {"supersedes": old.id}
+        )
+        tx.add_link(
+            Link(new_id("ln"), self.workspace, successor.id, old.id, "supersedes", now, self.actor)
+        )
+        result = {"id": successor.id, "version": 1, "seq": seq, "superseded": retired}
+        if dry_run:
+            result["diff"] = diff(old, successor)
+        return result
+
+
+def _qualifies(memory: Memory, status: str | None) -> bool:
+    if status in RETIRED or status == "verified":
+        return memory.status == "active"
+    if status == "active":
+        return memory.status in RETIRED
+    return True
+
+
+def _op_name(changes: Changes) -> str:
+    if changes.status in RETIRED:
+        return "retire"
+    if changes.status == "active":
+        return "reactivate"
+    if changes.status == "verified":
+        return "verify"
+    if changes.move_to is not None:
+        return "move"
+    if changes.claim:
+        return "claim"
+    return "revise"

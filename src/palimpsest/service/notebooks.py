@@ -1,0 +1,178 @@
+"""Notebooks (create, rename, edit, merge domains) and typed links."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import gate
+from ..errors import Conflict, NotFound, ValidationError
+from ..ids import new_id
+from ..model import LINK_TYPES, Link, Memory, Notebook
+from ..store import StoreReader, StoreWriter
+from .base import ServiceBase, id_list, notebook_fields, notebook_name
+
+
+class NotebookOps(ServiceBase):
+    def notebooks(self) -> dict[str, Any]:
+        with self.store.read(self.workspace) as tx:
+            return {"notebooks": [nb.to_dict() for nb in tx.list_notebooks()]}
+
+    def create_notebook(
+        self,
+        *,
+        name: str,
+        summary: str | None = None,
+        domain: str | None = None,
+        tags: list[str] | None = None,
+        idempotency_key: str | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        values = notebook_fields(summary=summary, domain=domain, tags=tags)
+        name = notebook_name(name)
+
+        def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
+            if tx.get_notebook(name) is not None:
+                raise Conflict(
+                    f"A notebook named {name!r} exists; pick another name.", field="name"
+                )
+            nb = Notebook(new_id("nb"), self.workspace, name, now, **values)
+            tx.put_notebook(nb)
+            seq = self._notebook_event(tx, "notebook.create", op_id, now, nb, nb.to_dict())
+            return {"notebook": nb.to_dict(), "seq": seq}
+
+        request = {"name": name, **values}
+        return self._write("notebook.create", request, idempotency_key, dry_run, body)
+
+    def edit_notebook(
+        self,
+        *,
+        notebook: str,
+        name: str | None = None,
+        summary: str | None = None,
+        domain: str | None = None,
+        tags: list[str] | None = None,
+        clear: list[str] | None = None,
+        idempotency_key: str | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        """Rename (the id stays), or replace the summary, domain or tags of a notebook."""
+        values: dict[str, Any] = notebook_fields(summary=summary, domain=domain, tags=tags)
+        if name is not None:
+            values["name"] = notebook_name(name)
+        cleared = id_list(clear, "clear")
+        for field_name in cleared:
+            if field_name not in ("summary", "domain", "tags"):
+                raise ValidationError("`clear` takes summary, domain or tags.", field="clear")
+            if field_name in values:
+                raise ValidationError(f"`{field_name}` is both set and cleared.", field=field_name)
+            values[field_name] = () if field_name == "tags" else None
+        if not values:
+            raise ValidationError("Nothing to change: give name, summary, domain, tags or clear.")
+
+        def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
+            nb = self._find_notebook(tx, notebook)
+            if "name" in values and values["name"] != nb.name and tx.get_notebook(values["name"]):
+                raise Conflict(f"A notebook named {values['name']!r} exists.", field="name")
+            updated = nb.replace(**values)
+            if updated == nb:
+                return {"notebook": nb.to_dict(), "unchanged": True}
+            tx.put_notebook(updated)
+            before, after = nb.to_dict(), updated.to_dict()
+            data = {k: [before[k], after[k]] for k in after if before[k] != after[k]}
+            seq = self._notebook_event(tx, "notebook.edit", op_id, now, updated, data)
+            return {"notebook": after, "seq": seq}
+
+        request = {"notebook": notebook, **values}
+        return self._write("notebook.edit", request, idempotency_key, dry_run, body)
+
+    def merge_domains(
+        self,
+        *,
+        source: str,
+        target: str,
+        because: str,
+        dry_run: bool = False,
+        idempotency_key: str | None = None,
+    ) -> dict[str, Any]:
+        """Move every notebook of domain `source` into domain `target`, one event each."""
+        notebook_fields(domain=source)
+        notebook_fields(domain=target)
+        if not because or not isinstance(because, str):
+            raise ValidationError("`because` is required to merge domains.", field="because")
+        gate.screen("because", because)
+
+        def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
+            moved = [nb for nb in tx.list_notebooks() if nb.domain == source]
+            if not moved:
+                raise NotFound(f"No notebook is in domain {source!r}.", field="source")
+            for nb in moved:
+                tx.put_notebook(nb.replace(domain=target))
+                self._notebook_event(
+                    tx, "merge_domains", op_id, now, nb, {"domain": [source, target]}, because
+                )
+            return {"moved": [nb.name for nb in moved], "domain": target}
+
+        request = {"source": source, "target": target, "because": because}
+        return self._write("merge_domains", request, idempotency_key, dry_run, body)
+
+    def link(
+        self,
+        *,
+        source: str,
+        target: str,
+        type: str,
+        remove: bool = False,
+        idempotency_key: str | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        """Link two memories (or two notebooks) with a typed edge, or remove that edge."""
+        if type not in LINK_TYPES:
+            raise ValidationError(f"`type` is one of {', '.join(LINK_TYPES)}.", field="type")
+        if source == target:
+            raise ValidationError("A link joins two different things.", field="target")
+        request = {"source": source, "target": target, "type": type, "remove": remove}
+
+        def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
+            ends = self._link_ends(tx, source, target)
+            existing = [
+                ln
+                for ln in tx.links(source)
+                if (ln.source_id, ln.target_id, ln.type) == (source, target, type)
+            ]
+            if remove:
+                if not existing:
+                    raise NotFound(f"There is no {type} link from {source} to {target}.")
+                tx.remove_link(existing[0].id)
+                link = existing[0]
+            elif existing:
+                return {"link": existing[0].to_dict(), "unchanged": True}
+            else:
+                link = Link(new_id("ln"), self.workspace, source, target, type, now, self.actor)
+                tx.add_link(link)
+            op = "unlink" if remove else "link"
+            data = {"link": link.to_dict()}
+            versions = {}
+            for end in ends:
+                if isinstance(end, Memory):
+                    bumped = end.replace(version=end.version + 1)
+                    self._memory_event(tx, op, op_id, now, end, bumped, None, data)
+                    versions[end.id] = bumped.version
+                else:
+                    self._notebook_event(tx, op, op_id, now, end, data)
+            return {"link": link.to_dict(), "removed": remove, "versions": versions}
+
+        return self._write("link", request, idempotency_key, dry_run, body)
+
+    def _link_ends(self, tx: StoreReader, source: str, target: str) -> list[Memory | Notebook]:
+        ends: list[Memory | Notebook] = []
+        for ref, name in ((source, "source"), (target, "target")):
+            if not isinstance(ref, str) or not ref:
+                raise ValidationError(f"`{name}` must be an id.", field=name)
+            memory = tx.get_memory(ref)
+            notebook = None if memory else tx.get_notebook(ref)
+            if memory is None and (notebook is None or notebook.id != ref):
+                raise NotFound(f"No memory or notebook with id {ref}.", field=name)
+            ends.append(memory or notebook)  # type: ignore[arg-type]
+        if type(ends[0]) is not type(ends[1]):
+            raise ValidationError("A link joins two memories or two notebooks, not one of each.")
+        return ends

@@ -1,0 +1,109 @@
+"""Finding what is known: recall, by words and filters, now or as of a past time."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import gate
+from ..errors import ValidationError
+from ..model import STATUSES, Memory
+from ..revise import parse_fields
+from ..store import SearchQuery, StoreReader
+from ..views import hit_view, rule_view
+from .base import MAX_LIMIT, ServiceBase, choices, parse_time_arg
+
+
+class RecallOps(ServiceBase):
+    def recall(
+        self,
+        *,
+        query: str = "",
+        notebook: str | None = None,
+        domain: str | None = None,
+        kind: str | list[str] | None = None,
+        tags: list[str] | None = None,
+        status: str | list[str] | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        limit: int = 10,
+        include_retired: bool = False,
+        as_of: str | None = None,
+    ) -> dict[str, Any]:
+        """Find memories by words and filters, in the current state or as of a past time."""
+        if not isinstance(query, str):
+            raise ValidationError("`query` must be a string.", field="query")
+        gate.screen("query", query, limit_name="text")
+        if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
+            raise ValidationError(f"`limit` must be from 1 to {MAX_LIMIT}.", field="limit")
+        kinds = choices(kind, "kind")
+        statuses = choices(status, "status") or (STATUSES if include_retired else ("active",))
+        bad = [s for s in statuses if s not in STATUSES]
+        if bad:
+            raise ValidationError(
+                f"`status` filters among {', '.join(STATUSES)}; got {bad[0]!r}.", field="status"
+            )
+        since_t = parse_time_arg(since, "since")
+        until_t = parse_time_arg(until, "until")
+        as_of_t = parse_time_arg(as_of, "as_of")
+        tag_filter = tuple(parse_fields({"tags": tags})["tags"]) if tags else ()
+        with self.store.read(self.workspace) as tx:
+            notebooks = self._notebooks(tx)
+            scope: tuple[str, ...] | None = None
+            if notebook is not None:
+                scope = (self._find_notebook(tx, notebook).id,)
+            if domain is not None:
+                in_domain = tuple(nb.id for nb in notebooks.values() if nb.domain == domain)
+                scope = in_domain if scope is None else tuple(set(scope) & set(in_domain))
+            at = as_of_t or self.clock()
+            at_seq = tx.seq_at(as_of_t) if as_of_t else None
+            search = SearchQuery(
+                text=query,
+                limit=limit,
+                notebook_ids=scope,
+                kinds=kinds,
+                tags=tag_filter,
+                statuses=statuses,
+                since=since_t,
+                until=until_t,
+                at_seq=at_seq,
+                alive_at=None if include_retired else at,
+            )
+            found = tx.search(search)
+            exact = self._exact(tx, query.strip(), at_seq, include_retired, at)
+            hits = [(m, s) for m, s in found if m.id not in {e.id for e in exact}]
+            ranked = [(m, max([s for _, s in found], default=0.0) + 1.0) for m in exact] + hits
+            ranked = ranked[:limit]
+            touched = {m.notebook_id for m, _ in ranked}
+            rules = self._standing_rules(tx, touched, at_seq, at)
+        return {
+            "hits": [hit_view(m, s, notebooks, at) for m, s in ranked],
+            "rules": [rule_view(r) for r in rules],
+            "as_of": as_of_t,
+        }
+
+    def _exact(
+        self, tx: StoreReader, query: str, at_seq: int | None, include_retired: bool, at: str
+    ) -> list[Memory]:
+        """Memories whose id or key is exactly the query: they rank first."""
+        if not query or len(query) > 200:
+            return []
+        found = []
+        memory = tx.get_memory(query) if at_seq is None else tx.memory_at(query, at_seq)
+        if memory is not None:
+            found.append(memory)
+        found += [
+            m for m in tx.memories_with_key(query, at_seq) if m.id not in {f.id for f in found}
+        ]
+        return [m for m in found if include_retired or (m.status == "active" and not m.expired(at))]
+
+    def _standing_rules(
+        self, tx: StoreReader, notebook_ids: set[str], at_seq: int | None, at: str
+    ) -> list[Memory]:
+        if not notebook_ids:
+            return []
+        search = SearchQuery(text="", limit=MAX_LIMIT, kinds=("rule",), at_seq=at_seq, alive_at=at)
+        return [
+            m
+            for m, _ in tx.search(search)
+            if m.scope == "workspace" or m.notebook_id in notebook_ids
+        ]
