@@ -1,0 +1,489 @@
+"""The `palimpsest` command: one subcommand per service operation, `--json` on each.
+
+Each command maps its options onto the service's parameter names (DESIGN section 2),
+passing only what the user gave so that "omit keeps" holds, and prints the answer for a
+person (`cli_render`) or as JSON. Errors are turned into output and exit codes in one
+place, `_Group.invoke`.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from . import cli_render as render
+from .errors import PalimpsestError, ValidationError
+from .model import KINDS, LINK_TYPES, SCOPES, SEVERITIES, STATUSES
+from .service import Service
+from .store import Store, default_db_path, open_store
+
+F = TypeVar("F", bound=Callable[..., Any])
+Renderer = Callable[[dict[str, Any]], None]
+
+# Exit codes: 1 the request was refused (fix it), 2 click's usage errors, 3 try again/report.
+EXIT_CODES = {"validation": 1, "not_found": 1, "conflict": 1, "forbidden": 1}
+JSON_KEY = "palimpsest.json"
+
+
+def data_dir() -> Path:
+    """PALIMPSEST_HOME, else the XDG data directory (no platformdirs dependency)."""
+    home = os.environ.get("PALIMPSEST_HOME")
+    if home:
+        return Path(home).expanduser()
+    xdg = os.environ.get("XDG_DATA_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".local" / "share"
+    return base / "palimpsest"
+
+
+def default_actor() -> str:
+    try:
+        return f"user:{getpass.getuser()}"
+    except (OSError, KeyError):  # no login name (some containers)
+        return "user:local"
+
+
+class _Env:
+    """What the group options chose; opens the store only when a command needs it."""
+
+    def __init__(self, ctx: click.Context, db: str | None, actor: str):
+        self.ctx = ctx
+        self.db = db or str(default_db_path(data_dir()))
+        self.actor = actor
+        self._store: Store | None = None
+
+    def service(self) -> Service:
+        if self._store is None:
+            self._store = open_store(self.db)
+            self.ctx.call_on_close(self._store.close)
+        return Service(self._store, actor=self.actor)
+
+
+class _Group(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except PalimpsestError as exc:
+            _fail(ctx, exc.to_dict(), EXIT_CODES.get(exc.error_class, 3))
+        except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except Exception as exc:
+            if os.environ.get("PALIMPSEST_DEBUG"):
+                raise
+            # The exception's own text may hold paths, SQL or data: show only its type.
+            message = (
+                f"unexpected {type(exc).__name__}; this is a bug or a broken database file. "
+                "Run again with PALIMPSEST_DEBUG=1 to see the traceback."
+            )
+            _fail(ctx, {"error_class": "internal", "message": message}, 3)
+
+
+def _fail(ctx: click.Context, body: dict[str, Any], code: int) -> None:
+    if ctx.meta.get(JSON_KEY):
+        click.echo(json.dumps(body, indent=2, ensure_ascii=False))
+    else:
+        click.echo(f"error ({body['error_class']}): {body['message']}", err=True)
+    ctx.exit(code)
+
+
+def _set_json(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+    ctx.meta[JSON_KEY] = value  # meta is shared by the whole context chain
+    return value
+
+
+def _command(parent: click.Group, name: str, example: str) -> Callable[[F], click.Command]:
+    """A subcommand with `--json` and a help text that ends with an example."""
+
+    def decorate(fn: F) -> click.Command:
+        fn = click.option(
+            "--json",
+            is_flag=True,
+            expose_value=False,
+            is_eager=True,
+            callback=_set_json,
+            help="Print the answer as JSON.",
+        )(fn)
+        return parent.command(name, epilog=f"\b\nExample:\n  {example}")(fn)
+
+    return decorate
+
+
+def _emit(result: dict[str, Any], human: Renderer = render.fields) -> None:
+    if click.get_current_context().meta.get(JSON_KEY):
+        click.echo(json.dumps(result, indent=2, ensure_ascii=False))
+    else:
+        human(result)
+
+
+def _given(**values: Any) -> dict[str, Any]:
+    """Only what the user gave: None, unset flags and empty repeats are left out."""
+    out: dict[str, Any] = {}
+    for name, value in values.items():
+        if value is None or value is False or value == ():
+            continue
+        out[name] = list(value) if isinstance(value, tuple) else value
+    return out
+
+
+def _json_value(name: str, raw: str | None) -> Any:
+    """A JSON option's value, given inline or as @file."""
+    if raw is None:
+        return None
+    try:
+        text = Path(raw[1:]).read_text(encoding="utf-8") if raw.startswith("@") else raw
+        return json.loads(text)
+    except OSError as exc:
+        raise ValidationError(
+            f"--{name}: cannot read {raw[1:]!r}: {exc.strerror}.", field=name
+        ) from None
+    except json.JSONDecodeError as exc:
+        raise ValidationError(f"--{name} is not valid JSON: {exc.msg}.", field=name) from None
+
+
+def _one_or_many(values: tuple[str, ...]) -> str | list[str] | None:
+    if not values:
+        return None
+    return values[0] if len(values) == 1 else list(values)
+
+
+# -- the group -------------------------------------------------------------------------
+
+
+@click.group(cls=_Group, epilog="\b\nExample:\n  palimpsest demo")
+@click.option(
+    "--db",
+    envvar="PALIMPSEST_DB",
+    metavar="PATH|URL",
+    help="SQLite file or postgresql:// URL. Default: $PALIMPSEST_DB, else palimpsest.db in "
+    "$PALIMPSEST_HOME or the user data directory.",
+)
+@click.option(
+    "--actor",
+    default=default_actor,
+    show_default="user:<login name>",
+    help="Who is acting, as recorded in the history.",
+)
+@click.version_option(package_name="palimpsest")
+@click.pass_context
+def palimpsest(ctx: click.Context, db: str | None, actor: str) -> None:
+    """Long-term memory for AI agents: memory changes, but nothing is lost silently."""
+    ctx.obj = _Env(ctx, db, actor)
+
+
+pass_env = click.make_pass_decorator(_Env)
+
+
+def _field_options(fn: F) -> F:
+    """The optional memory fields, shared by remember and revise."""
+    options = [
+        click.option("--title"),
+        click.option("--why", help="Why this is so, or why it was decided."),
+        click.option("--tag", "tags", multiple=True, help="A tag (repeat for several)."),
+        click.option("--key", help="A name unique among the notebook's active memories."),
+        click.option("--occurred-at", help="When it happened (RFC 3339 or a date)."),
+        click.option("--expires-at", help="When it stops being true."),
+        click.option("--source", help="Where it comes from (URL, ticket, person)."),
+        click.option("--anchor", "anchors", multiple=True, help="A project-relative path."),
+        click.option("--severity", help=f"For rules: {', '.join(SEVERITIES)}."),
+        click.option("--falsifier", help="What would show this is wrong (rules need one)."),
+        click.option(
+            "--check",
+            help='A check as JSON (or @file), e.g. \'{"kind": "forbidden", '
+            '"literals": ["rm -rf"]}\'.',
+        ),
+        click.option("--bindings", help="When a rule binds, as JSON (or @file)."),
+        click.option("--scope", help=f"{', '.join(SCOPES)}."),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+def _write_options(fn: F) -> F:
+    fn = click.option("--dry-run", is_flag=True, help="Check everything, write nothing.")(fn)
+    return click.option("--idempotency-key", help="Retrying with the same key writes once.")(fn)
+
+
+def _memory_fields(values: dict[str, Any]) -> dict[str, Any]:
+    """Field options as service parameters, JSON options parsed."""
+    for name in ("check", "bindings"):
+        values[name] = _json_value(name, values.get(name))
+    return _given(**values)
+
+
+# -- memories --------------------------------------------------------------------------
+
+KIND_HELP = f"One of: {', '.join(KINDS)}."
+
+
+@_command(
+    palimpsest,
+    "remember",
+    'palimpsest remember -n myproj -k decision "We use PostgreSQL 16" --why "pgvector needs it"',
+)
+@click.argument("text")
+@click.option("-n", "--notebook", required=True, help="Notebook name or id (created if new).")
+@click.option("-k", "--kind", default="fact", show_default=True, help=KIND_HELP)
+@_field_options
+@click.option("--supersedes", multiple=True, help="Id of a memory this replaces (repeatable).")
+@click.option("--because", help="Why, when superseding a rule.")
+@_write_options
+@pass_env
+def remember(env: _Env, /, text: str, notebook: str, kind: str, **options: Any) -> None:
+    """File a new memory in a notebook (TEXT `-` reads standard input)."""
+    if text == "-":
+        text = sys.stdin.read()
+    _emit(
+        env.service().remember(notebook=notebook, kind=kind, text=text, **_memory_fields(options))
+    )
+
+
+@_command(palimpsest, "recall", 'palimpsest recall "database version" -n myproj --kind decision')
+@click.argument("query", nargs=-1)
+@click.option("-n", "--notebook", help="Only this notebook.")
+@click.option("--domain", help="Only notebooks of this domain.")
+@click.option("-k", "--kind", multiple=True, help="Only these kinds (repeatable).")
+@click.option("--tag", "tags", multiple=True, help="Hits carry every tag given (repeatable).")
+@click.option("--status", multiple=True, help=f"Statuses to include: {', '.join(STATUSES)}.")
+@click.option("--since", help="Occurred (else recorded) at or after this time.")
+@click.option("--until", help="Occurred (else recorded) at or before this time.")
+@click.option("--limit", type=int, help="At most this many hits (default 10).")
+@click.option("--include-retired", is_flag=True, help="Also superseded and retracted ones.")
+@click.option("--as-of", help="Answer from the state at this past time.")
+@pass_env
+def recall(env: _Env, /, query: tuple[str, ...], kind: tuple[str, ...], **options: Any) -> None:
+    """Find what is known: words and filters, now or as of a past time."""
+    status = _one_or_many(options.pop("status"))
+    found = env.service().recall(
+        **_given(query=" ".join(query) or None, kind=_one_or_many(kind), status=status, **options)
+    )
+    _emit(found, render.hits)
+
+
+@_command(
+    palimpsest,
+    "revise",
+    "palimpsest revise --id m_01abc --replace-from 'PostgreSQL 15' --replace-to 'PostgreSQL 16'",
+)
+@click.argument("target_ids", nargs=-1, metavar="[ID]...")
+@click.option("--id", "ids", multiple=True, help="A memory id (repeat for several).")
+@click.option("--text-match", multiple=True, help="A memory's exact text (with --notebook).")
+@click.option("-n", "--notebook", help="The notebook --text-match looks in.")
+@click.option("--items", help="A batch as a JSON list of {id, ...} (or @file); all or nothing.")
+@click.option("-k", "--kind", help=KIND_HELP)
+@click.option("--text", help="Replace the whole text.")
+@_field_options
+@click.option("--clear", multiple=True, help="Clear this field (repeatable).")
+@click.option("--append", help="Add to the end of the text.")
+@click.option("--replace-from", help="Replace the first occurrence of this...")
+@click.option("--replace-to", help="...with this.")
+@click.option("--remove", help="Delete the first occurrence of this from the text.")
+@click.option("--status", help="superseded, retracted, active or verified.")
+@click.option("--note", help="Why the status changes.")
+@click.option("--because", help="Reason, needed to weaken a rule or move across domains.")
+@click.option("--move-to", help="Move to this notebook (kept: id, dates, key, history).")
+@click.option("--supersede", is_flag=True, help="File as a new memory; retire the original.")
+@click.option("--claim", is_flag=True, help="Make an ownerless memory yours.")
+@click.option("--expected-version", type=int, help="Refuse if the memory changed since.")
+@_write_options
+@pass_env
+def revise(
+    env: _Env,
+    /,
+    target_ids: tuple[str, ...],
+    ids: tuple[str, ...],
+    text_match: tuple[str, ...],
+    items: str | None,
+    **options: Any,
+) -> None:
+    """Change what memories say, losing nothing: omitted fields keep their value."""
+    all_ids = target_ids + ids
+    targets: dict[str, Any] = {}
+    if len(all_ids) == 1:
+        targets["id"] = all_ids[0]
+    elif all_ids:
+        targets["ids"] = list(all_ids)
+    if text_match:
+        targets["texts"] = list(text_match)
+    if items is not None:
+        targets["items"] = _json_value("items", items)
+    _emit(env.service().revise(**targets, **_memory_fields(options)))
+
+
+@_command(palimpsest, "revert", "palimpsest revert m_01abc --version 2 --because 'v3 was wrong'")
+@click.argument("id", required=False)
+@click.option("--version", type=int, help="The version of ID to go back to.")
+@click.option("-n", "--notebook", help="Revert a whole notebook (with --as-of).")
+@click.option("--as-of", help="The past time the notebook goes back to.")
+@click.option("--because", help="Why (needed when this weakens a rule).")
+@_write_options
+@pass_env
+def revert(env: _Env, /, **options: Any) -> None:
+    """Go back to an earlier version, as a new event: history only grows."""
+    _emit(env.service().revert(**_given(**options)))
+
+
+@_command(palimpsest, "forget", "palimpsest forget m_01abc --because 'an API key was pasted in'")
+@click.argument("ids", nargs=-1, required=True, metavar="ID...")
+@click.option("--version", type=int, help="Scrub only this version of the one ID.")
+@click.option("--because", help="Why it must not stay on disk (required).")
+@_write_options
+@pass_env
+def forget(env: _Env, /, ids: tuple[str, ...], **options: Any) -> None:
+    """Delete memories for good, leaving a tombstone. Irreversible; prefer revise."""
+    target = {"id": ids[0]} if len(ids) == 1 else {"ids": list(ids)}
+    _emit(env.service().forget(**target, **_given(**options)))
+
+
+@_command(palimpsest, "inspect", "palimpsest inspect m_01abc")
+@click.argument("id", required=False)
+@click.option("-n", "--notebook", help="Show a notebook and all its memories instead.")
+@pass_env
+def inspect(env: _Env, /, **options: Any) -> None:
+    """Show a memory whole (fields, versions, links), or a whole notebook."""
+    _emit(env.service().inspect(**_given(**options)), render.inspected)
+
+
+@_command(palimpsest, "history", "palimpsest history m_01abc --diff 1 3")
+@click.argument("id", required=False)
+@click.option("-n", "--notebook", help="Events of this notebook and its memories.")
+@click.option("--actor", help="Only events by this actor.")
+@click.option("--since", help="Events at or after this time.")
+@click.option("--until", help="Events at or before this time.")
+@click.option("--limit", type=int, help="At most this many events (default 100).")
+@click.option("--diff", nargs=2, type=int, metavar="FROM TO", help="Diff two versions of ID.")
+@pass_env
+def history(env: _Env, /, diff: tuple[int, int] | None, **options: Any) -> None:
+    """List what happened, by memory, notebook, actor or time; or diff two versions."""
+    if diff:
+        options.update(diff_from=diff[0], diff_to=diff[1])
+    _emit(env.service().history(**_given(**options)), render.events)
+
+
+@_command(palimpsest, "link", "palimpsest link m_01abc m_02def --type depends_on")
+@click.argument("source")
+@click.argument("target")
+@click.option(
+    "--type",
+    "type_",
+    default="relates_to",
+    show_default=True,
+    help=f"One of: {', '.join(LINK_TYPES)}.",
+)
+@click.option("--remove", is_flag=True, help="Remove this link instead.")
+@_write_options
+@pass_env
+def link(env: _Env, /, source: str, target: str, type_: str, **options: Any) -> None:
+    """Link two memories (or two notebooks) with a typed edge; --remove unlinks."""
+    _emit(env.service().link(source=source, target=target, type=type_, **_given(**options)))
+
+
+# -- notebooks -------------------------------------------------------------------------
+
+
+@palimpsest.group(epilog="\b\nExample:\n  palimpsest notebook list")
+def notebook() -> None:
+    """List, create and edit notebooks."""
+
+
+@_command(notebook, "list", "palimpsest notebook list --json")
+@pass_env
+def notebook_list(env: _Env, /) -> None:
+    """List the notebooks."""
+    _emit(env.service().notebooks(), render.notebooks)
+
+
+@_command(notebook, "create", "palimpsest notebook create myproj --domain work --summary 'API'")
+@click.argument("name")
+@click.option("--summary", help="What the notebook is about.")
+@click.option("--domain", help="The domain it belongs to.")
+@click.option("--tag", "tags", multiple=True, help="A tag (repeatable).")
+@_write_options
+@pass_env
+def notebook_create(env: _Env, /, **options: Any) -> None:
+    """Create a notebook (remember also creates one on first use)."""
+    _emit(env.service().create_notebook(**_given(**options)))
+
+
+@_command(notebook, "edit", "palimpsest notebook edit myproj --name api-server --clear summary")
+@click.argument("notebook")
+@click.option("--name", help="Rename it (the id never changes).")
+@click.option("--summary", help="Replace the summary.")
+@click.option("--domain", help="Replace the domain.")
+@click.option("--tag", "tags", multiple=True, help="Replace the tags (repeatable).")
+@click.option("--clear", multiple=True, help="Clear summary, domain or tags (repeatable).")
+@_write_options
+@pass_env
+def notebook_edit(env: _Env, /, **options: Any) -> None:
+    """Rename a notebook, or replace its summary, domain or tags."""
+    _emit(env.service().edit_notebook(**_given(**options)))
+
+
+@_command(
+    notebook, "merge-domains", "palimpsest notebook merge-domains ops infra --because 'same team'"
+)
+@click.argument("source")
+@click.argument("target")
+@click.option("--because", help="Why (required).")
+@_write_options
+@pass_env
+def notebook_merge_domains(env: _Env, /, **options: Any) -> None:
+    """Move every notebook of domain SOURCE into domain TARGET."""
+    _emit(env.service().merge_domains(**_given(**options)))
+
+
+# -- demo ------------------------------------------------------------------------------
+
+DEMO_MEMORIES = [
+    ("decision", "We use PostgreSQL 15 for the main database", "pgvector needs 15 or later"),
+    ("fact", "The API listens on port 8080 behind nginx", None),
+    ("pattern", "Database migrations are plain SQL files, numbered, never edited", None),
+]
+
+
+@_command(palimpsest, "demo", "PALIMPSEST_HOME=/tmp/try palimpsest demo")
+@click.option("-n", "--notebook", default="demo", show_default=True, help="Notebook to use.")
+@pass_env
+def demo(env: _Env, /, notebook: str) -> None:
+    """A short guided tour: remember, revise, recall and history in your database."""
+    service = env.service()
+    say = click.echo if not click.get_current_context().meta.get(JSON_KEY) else _quiet
+    say(f"Database: {env.db}\n\n1. remember: filing three memories in notebook {notebook!r}")
+    filed = []
+    for kind, text, why in DEMO_MEMORIES:
+        result = service.remember(notebook=notebook, kind=kind, text=text, **_given(why=why))
+        filed.append(result)
+        say(f"   {result['id']}  {kind:<9} {text}")
+    first = filed[0]["id"]
+    say("\n2. revise: the database was upgraded; the old version stays in the history")
+    revised = service.revise(id=first, replace_from="PostgreSQL 15", replace_to="PostgreSQL 16")
+    for line in revised["results"]:
+        say(f"   {line['id']} is now version {line['version']}")
+    for miss in revised["unmatched"]:
+        say(f"   {miss['target']} unchanged: {miss['reason']}")
+    say('\n3. recall "database"')
+    found = service.recall(query="database", notebook=notebook)
+    if say is click.echo:
+        render.hits(found)
+    say(f"\n4. history of {first}")
+    events = service.history(id=first)
+    if say is click.echo:
+        render.events(events)
+    db = f" --db {env.db}" if env.db != str(default_db_path(data_dir())) else ""
+    say(f"\nNext: palimpsest{db} inspect {first}")
+    if say is not click.echo:
+        _emit({"remembered": filed, "revised": revised, "recalled": found, "history": events})
+
+
+def _quiet(_text: str) -> None:
+    pass
+
+
+def main() -> None:
+    palimpsest(prog_name="palimpsest")

@@ -1,0 +1,178 @@
+"""The installed `palimpsest` command, run as a real process against a temporary SQLite file."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+import pytest
+
+from palimpsest.cli import palimpsest
+
+Run = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    """The environment without any store selection, and a private home directory."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith("PALIMPSEST_")}
+    base.update(HOME=str(tmp_path / "home"), XDG_DATA_HOME=str(tmp_path / "xdg"))
+    return base
+
+
+@pytest.fixture
+def run(env: dict[str, str]) -> Run:
+    def run(*args: str, extra_env: dict[str, str] | None = None) -> Any:
+        return subprocess.run(
+            [sys.executable, "-m", "palimpsest", *args],
+            env={**env, **(extra_env or {})},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    return run
+
+
+@pytest.fixture
+def cli(run: Run, db_path: Path) -> Callable[..., Any]:
+    """Run a command with `--db` and `--json`, and return the parsed answer."""
+
+    def cli(*args: str, code: int = 0) -> Any:
+        done = run("--db", str(db_path), *args, "--json")
+        assert done.returncode == code, done.stdout + done.stderr
+        return json.loads(done.stdout)
+
+    return cli
+
+
+def test_remember_then_recall_finds_it(cli: Callable[..., Any]) -> None:
+    filed = cli("remember", "-n", "myproj", "-k", "decision", "We use PostgreSQL 16",
+                "--why", "pgvector needs it", "--tag", "db")  # fmt: skip
+    found = cli("recall", "PostgreSQL", "-n", "myproj", "--kind", "decision")
+    hit = next(h for h in found["hits"] if h["id"] == filed["id"])
+    assert (hit["text"], hit["kind"], hit["notebook"], hit["tags"]) == (
+        "We use PostgreSQL 16", "decision", "myproj", ["db"],
+    )  # fmt: skip
+    assert cli("recall", "PostgreSQL", "--kind", "fact")["hits"] == []
+
+
+def test_revise_small_edit_shows_in_history_and_omitted_fields_keep(
+    cli: Callable[..., Any],
+) -> None:
+    memory = cli("remember", "-n", "p", "Cache TTL is 60 seconds", "--title", "TTL", "--tag", "a")
+    answer = cli("revise", "--id", memory["id"], "--replace-from", "60", "--replace-to", "120")
+    assert answer["results"][0]["version"] == 2
+    events = cli("history", memory["id"])["events"]
+    assert [e["op"] for e in events] == ["remember", "revise"]
+    assert events[1]["changes"]["text"] == {
+        "old": "Cache TTL is 60 seconds",
+        "new": "Cache TTL is 120 seconds",
+    }
+    shown = cli("inspect", memory["id"])["memory"]
+    assert (shown["title"], shown["tags"]) == ("TTL", ["a"])
+    diff = cli("history", memory["id"], "--diff", "1", "2")
+    assert "+Cache TTL is 120 seconds" in diff["text_diff"]
+
+
+def test_refusals_exit_1_with_the_error_class(
+    cli: Callable[..., Any], run: Run, db_path: Path
+) -> None:
+    memory = cli("remember", "-n", "p", "Some fact")
+    body = cli("revise", memory["id"], "--title", "", code=1)
+    assert (body["error_class"], body["field"]) == ("validation", "title")
+    assert cli("inspect", "m_missing", code=1)["error_class"] == "not_found"
+    done = run("--db", str(db_path), "forget", memory["id"])  # no --because
+    assert done.returncode == 1
+    assert done.stderr.startswith("error (validation): ")
+    assert done.stdout == ""
+
+
+def test_usage_error_exits_2(run: Run, tmp_path: Path) -> None:
+    done = run("--db", str(tmp_path / "x.db"), "recall", "--no-such-option")
+    assert done.returncode == 2
+
+
+def test_unexpected_error_exits_3_without_a_traceback(run: Run, tmp_path: Path) -> None:
+    broken = tmp_path / "broken.db"
+    broken.write_text("not a database, " * 100)
+    done = run("--db", str(broken), "recall", "anything")
+    assert done.returncode == 3
+    assert done.stderr.startswith("error (internal): ")
+    assert "Traceback" not in done.stderr
+    as_json = run("--db", str(broken), "recall", "anything", "--json")
+    assert json.loads(as_json.stdout)["error_class"] == "internal"
+
+
+def test_store_selection_order(run: Run, tmp_path: Path) -> None:
+    """--db, else PALIMPSEST_DB, else palimpsest.db under PALIMPSEST_HOME."""
+    flag, env_db, home = tmp_path / "flag.db", tmp_path / "env.db", tmp_path / "home-dir"
+    both = {"PALIMPSEST_DB": str(env_db), "PALIMPSEST_HOME": str(home)}
+    assert run("--db", str(flag), "remember", "-n", "p", "one", extra_env=both).returncode == 0
+    assert flag.exists() and not env_db.exists()
+    assert run("remember", "-n", "p", "two", extra_env=both).returncode == 0
+    assert env_db.exists() and not (home / "palimpsest.db").exists()
+    home_only = {"PALIMPSEST_HOME": str(home)}
+    assert run("remember", "-n", "p", "three", extra_env=home_only).returncode == 0
+    texts = {}
+    for db in (flag, env_db, home / "palimpsest.db"):
+        found = json.loads(run("--db", str(db), "recall", "--json").stdout)
+        texts[db.name] = [h["text"] for h in found["hits"]]
+    assert texts == {"flag.db": ["one"], "env.db": ["two"], "palimpsest.db": ["three"]}
+
+
+def _command_paths(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    paths = []
+    for name, command in group.commands.items():
+        if isinstance(command, click.Group):
+            paths += _command_paths(command, (*prefix, name))
+        else:
+            paths.append((*prefix, name))
+    return paths
+
+
+def test_every_command_has_json_and_ends_its_help_with_an_example(run: Run) -> None:
+    paths = _command_paths(palimpsest)
+    assert len(paths) >= 13
+    for path in paths:
+        done = run(*path, "--help")
+        assert done.returncode == 0, path
+        assert "--json" in done.stdout, path
+        tail = done.stdout.rstrip().splitlines()[-2:]
+        assert tail[0].strip() == "Example:" and f"palimpsest {' '.join(path)}" in tail[1], path
+
+
+def test_demo_runs_on_an_empty_home(run: Run, tmp_path: Path) -> None:
+    home = tmp_path / "fresh"
+    done = run("demo", extra_env={"PALIMPSEST_HOME": str(home)})
+    assert done.returncode == 0, done.stderr
+    assert "PostgreSQL 16" in done.stdout
+    found = json.loads(run("--db", str(home / "palimpsest.db"), "recall", "--json").stdout)
+    assert len(found["hits"]) == 3
+
+
+def test_forget_then_inspect_shows_only_the_tombstone(
+    cli: Callable[..., Any], run: Run, db_path: Path
+) -> None:
+    memory = cli("remember", "-n", "p", "The password is hunter2-but-not-really")
+    cli("forget", memory["id"], "--because", "pasted by mistake")
+    shown = cli("inspect", memory["id"])
+    assert shown["tombstone"]["reason"] == "pasted by mistake"
+    assert "hunter2" not in json.dumps(shown)
+    assert cli("recall", "hunter2", "--include-retired")["hits"] == []
+    printed = run("--db", str(db_path), "inspect", memory["id"])
+    assert printed.returncode == 0 and "tombstone" in printed.stdout
+
+
+def test_notebook_rename_keeps_the_id(cli: Callable[..., Any]) -> None:
+    created = cli("notebook", "create", "alpha", "--domain", "work")["notebook"]
+    edited = cli("notebook", "edit", "alpha", "--name", "beta", "--summary", "API server")
+    assert edited["notebook"]["id"] == created["id"]
+    listed = {nb["id"]: nb for nb in cli("notebook", "list")["notebooks"]}
+    assert (listed[created["id"]]["name"], listed[created["id"]]["domain"]) == ("beta", "work")
