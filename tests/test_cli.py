@@ -99,15 +99,17 @@ def test_usage_error_exits_2(run: Run, tmp_path: Path) -> None:
     assert done.returncode == 2
 
 
-def test_unexpected_error_exits_3_without_a_traceback(run: Run, tmp_path: Path) -> None:
+def test_a_file_that_is_no_store_is_refused_without_a_traceback(
+    run: Run, tmp_path: Path
+) -> None:
     broken = tmp_path / "broken.db"
     broken.write_text("not a database, " * 100)
     done = run("--db", str(broken), "recall", "anything")
-    assert done.returncode == 3
-    assert done.stderr.startswith("error (internal): ")
-    assert "Traceback" not in done.stderr
+    assert done.returncode == 1
+    assert done.stderr.startswith("error (validation): ")
+    assert "--db" in done.stderr and "Traceback" not in done.stderr
     as_json = run("--db", str(broken), "recall", "anything", "--json")
-    assert json.loads(as_json.stdout)["error_class"] == "internal"
+    assert json.loads(as_json.stdout)["error_class"] == "validation"
 
 
 def test_store_selection_order(run: Run, tmp_path: Path) -> None:

@@ -66,7 +66,7 @@ class ServiceBase:
             result = body(tx, self._now(tx), new_id("op"))
             if dry_run:
                 tx.discard()
-                result["dry_run"] = True
+                result = {**without_seq(result), "dry_run": True}
             elif idempotency_key:
                 answer = StoredResponse(request_hash, json.dumps(ids_only(result)))
                 tx.store_response(self.actor, op, idempotency_key, answer)
@@ -284,3 +284,12 @@ def ids_only(result: dict[str, Any]) -> dict[str, Any]:
         return value
 
     return dict(strip(result))
+
+
+def without_seq(value: Any) -> Any:
+    """A dry run's answer: no event was written, so no sequence number is claimed."""
+    if isinstance(value, dict):
+        return {k: without_seq(v) for k, v in value.items() if k != "seq"}
+    if isinstance(value, list):
+        return [without_seq(v) for v in value]
+    return value

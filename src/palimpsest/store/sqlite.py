@@ -17,7 +17,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..errors import Conflict, PalimpsestError, Retryable
+from ..errors import Conflict, PalimpsestError, Retryable, ValidationError
 from ..model import (
     Anchor,
     Bindings,
@@ -83,8 +83,15 @@ class SqliteStore:
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._migrate()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._migrate()
+        except (OSError, sqlite3.DatabaseError) as exc:
+            self.close()
+            raise ValidationError(
+                f"Cannot open {path} as a Palimpsest store ({exc}); pass --db a new or "
+                "existing Palimpsest SQLite file."
+            ) from None
 
     # -- connections -------------------------------------------------------------------
 
