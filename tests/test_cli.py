@@ -99,9 +99,7 @@ def test_usage_error_exits_2(run: Run, tmp_path: Path) -> None:
     assert done.returncode == 2
 
 
-def test_a_file_that_is_no_store_is_refused_without_a_traceback(
-    run: Run, tmp_path: Path
-) -> None:
+def test_a_file_that_is_no_store_is_refused_without_a_traceback(run: Run, tmp_path: Path) -> None:
     broken = tmp_path / "broken.db"
     broken.write_text("not a database, " * 100)
     done = run("--db", str(broken), "recall", "anything")
