@@ -31,8 +31,8 @@ LIMITS = {
 MAX_TAGS = 50
 
 
-def screen(field: str, value: str, *, limit_name: str | None = None) -> str:
-    """Return `value` if it may be stored in `field`, else refuse naming the field."""
+def check_length(field: str, value: str, *, limit_name: str | None = None) -> str:
+    """Refuse `value` if it is longer than `field` allows (for what is read, not stored)."""
     limit = LIMITS[limit_name or field.rsplit(".", 1)[-1]]
     if len(value) > limit:
         raise ValidationError(
@@ -40,6 +40,12 @@ def screen(field: str, value: str, *, limit_name: str | None = None) -> str:
             "(a memory should hold one idea; split longer material into several).",
             field=field,
         )
+    return value
+
+
+def screen(field: str, value: str, *, limit_name: str | None = None) -> str:
+    """Return `value` if it may be stored in `field`, else refuse naming the field."""
+    check_length(field, value, limit_name=limit_name)
     if "\x00" in value:
         raise ValidationError(f"`{field}` contains a NUL character; remove it.", field=field)
     return value

@@ -32,7 +32,7 @@ class RecallOps(ServiceBase):
         """Find memories by words and filters, in the current state or as of a past time."""
         if not isinstance(query, str):
             raise ValidationError("`query` must be a string.", field="query")
-        gate.screen("query", query, limit_name="text")
+        gate.check_length("query", query, limit_name="text")
         if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
             raise ValidationError(f"`limit` must be from 1 to {MAX_LIMIT}.", field="limit")
         kinds = choices(kind, "kind")

@@ -377,7 +377,8 @@ class SqliteSession:
             (seq, tombstone.id),
         )
         self.conn.execute(
-            "UPDATE events SET note = NULL, data = '{}' WHERE target_id = ? AND seq < ?",
+            "UPDATE events SET note = NULL, data = '{}', fields = '[]' "
+            "WHERE target_id = ? AND seq < ?",
             (tombstone.id, seq),
         )
         self.conn.execute(
