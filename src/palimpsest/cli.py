@@ -438,6 +438,33 @@ def notebook_merge_domains(env: _Env, /, **options: Any) -> None:
     _emit(env.service().merge_domains(**_given(**options)))
 
 
+# -- serve -----------------------------------------------------------------------------
+
+
+@palimpsest.command(
+    "serve",
+    epilog="\b\nExamples:\n  palimpsest serve                      # MCP over stdio, for an agent"
+    "\n  palimpsest serve --http --port 8765   # http://127.0.0.1:8765/mcp",
+)
+@click.option("--http", is_flag=True, help="Speak streamable HTTP instead of stdio.")
+@click.option(
+    "--port",
+    type=click.IntRange(1, 65535),
+    default=8765,
+    show_default=True,
+    help="With --http: the port on 127.0.0.1.",
+)
+@pass_env
+def serve(env: _Env, /, http: bool, port: int) -> None:
+    """Serve the memory to MCP clients (agents) over stdio, or HTTP at /mcp."""
+    from .mcp_server import HOST, PATH, serve  # the SDK is only loaded when serving
+
+    service = env.service()
+    if http:
+        click.echo(f"Palimpsest MCP at http://{HOST}:{port}{PATH} (store: {env.db})", err=True)
+    serve(service, http=http, port=port)
+
+
 # -- demo ------------------------------------------------------------------------------
 
 DEMO_MEMORIES = [

@@ -1,0 +1,233 @@
+"""Palimpsest as an MCP server: the tools of `mcp_tools` over stdio or streamable HTTP.
+
+Built on the official SDK's `MCPServer`. Three things are ours:
+
+- Errors. The SDK answers any failure as "Error executing tool X", with its own text. Every
+  refusal here reaches the client instead as a tool result with `isError` and the JSON
+  body of `PalimpsestError.to_dict()`: service refusals as they are, argument validation
+  as `validation` naming the field, anything unexpected as `internal` with a message that
+  leaks nothing (the traceback goes to the server's log). That mapping happens in one
+  place, `PalimpsestMCP.call_tool`.
+- Strict arguments. The SDK ignores unknown argument names; a misspelt `expected_version`
+  would then be dropped silently. Each tool's argument model forbids extra fields, and
+  the published schema says `additionalProperties: false`.
+- Strings stay strings. The SDK turns a JSON-looking string into a list or object when a
+  parameter is not plain `str` (some clients send lists that way). A memory's text may
+  well look like JSON, so parameters that accept a string are left as given.
+- Bounded strings. No string argument may exceed `MAX_ARGUMENT_CHARS`, far above every
+  limit of the write gate (which still gives the precise refusal), so that a megabyte-long
+  id or filter is refused at the door rather than searched for or echoed back.
+
+The service is synchronous (SQLite); the SDK runs synchronous tools in worker threads, and
+the store keeps one connection per thread.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import types
+import typing
+from typing import Any, cast
+
+import pydantic
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.server.mcpserver.tools import Tool
+from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
+from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
+
+from .errors import PalimpsestError
+from .mcp_descriptions import DESCRIPTIONS, INSTRUCTIONS
+from .mcp_tools import TOOL_NAMES, PalimpsestTools
+from .service import Service
+
+HOST = "127.0.0.1"
+PATH = "/mcp"
+DEFAULT_PORT = 8765
+MAX_ARGUMENT_CHARS = 65_536
+
+logger = logging.getLogger("palimpsest.mcp")
+
+INTERNAL_MESSAGE = (
+    "The server failed unexpectedly (a bug, or a broken database file). Nothing of this "
+    "call is known to have been written unless a read shows it; the server logged the "
+    "details and keeps serving. Retry once; if it fails again, report it."
+)
+
+
+def _hints(*, read_only: bool, destructive: bool, idempotent: bool, title: str) -> ToolAnnotations:
+    return ToolAnnotations(
+        title=title,
+        read_only_hint=read_only,
+        destructive_hint=destructive,
+        idempotent_hint=idempotent,
+        open_world_hint=False,
+    )
+
+
+# Destructive means "loses information for good": only forget does. Retiring, reverting,
+# moving and unlinking are recorded as events and can be undone. Idempotent means "the same
+# call again changes nothing more": true where a repeat answers duplicate, unchanged or a
+# refusal; false for revise, whose `append` would append twice.
+ANNOTATIONS = {
+    "remember": _hints(read_only=False, destructive=False, idempotent=True, title="Remember"),
+    "recall": _hints(read_only=True, destructive=False, idempotent=True, title="Recall"),
+    "revise": _hints(read_only=False, destructive=False, idempotent=False, title="Revise"),
+    "revert": _hints(read_only=False, destructive=False, idempotent=True, title="Revert"),
+    "forget": _hints(read_only=False, destructive=True, idempotent=True, title="Forget"),
+    "inspect": _hints(read_only=True, destructive=False, idempotent=True, title="Inspect"),
+    "history": _hints(read_only=True, destructive=False, idempotent=True, title="History"),
+    "notebook": _hints(read_only=False, destructive=False, idempotent=True, title="Notebooks"),
+    "link": _hints(read_only=False, destructive=False, idempotent=True, title="Link"),
+}
+
+
+class PalimpsestMCP(MCPServer[Any]):
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        """Run a tool; every failure becomes an `isError` result with our JSON body."""
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            return error_result(name, exc)
+
+
+def error_result(tool: str, exc: ToolError) -> CallToolResult:
+    """The one place where a failed call becomes what the client sees."""
+    cause = exc.__cause__
+    if isinstance(cause, PalimpsestError):  # a refusal by the service, raised in the tool
+        body = cause.to_dict()
+    elif isinstance(exc, UnexpectedToolError):  # a crash, or an answer the schema refused
+        logger.error("tool %r failed unexpectedly", tool, exc_info=cause or exc)
+        body = {"error_class": "internal", "message": INTERNAL_MESSAGE}
+    elif isinstance(cause, pydantic.ValidationError):  # arguments against the input schema
+        body = _argument_error(tool, cause)
+    else:  # the SDK's own refusal: there is no such tool
+        body = {
+            "error_class": "not_found",
+            "message": f"There is no tool {tool!r}; the tools are {', '.join(TOOL_NAMES)}.",
+        }
+    if body["error_class"] != "internal":
+        logger.info("tool %r refused: %s", tool, body["error_class"])
+    text = json.dumps(body, ensure_ascii=False)
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+
+
+def _argument_error(tool: str, error: pydantic.ValidationError) -> dict[str, Any]:
+    """Name every argument at fault and what it should be, never echoing the value given."""
+    problems = []
+    for item in error.errors():
+        where = ".".join(str(part) for part in item["loc"]) or "arguments"
+        if item["type"] == "extra_forbidden":
+            problems.append(f"`{where}` is not a parameter of {tool}")
+        elif item["type"] == "missing":
+            problems.append(f"`{where}` is required")
+        elif item["type"] == "string_too_long":
+            problems.append(
+                f"`{where}` is over {MAX_ARGUMENT_CHARS:,} characters, more than any "
+                "parameter takes (a memory's text holds at most 8,000)"
+            )
+        else:
+            problems.append(f"`{where}`: {item['msg']}")
+    first = error.errors()[0]["loc"] if error.errors() else ()
+    body: dict[str, Any] = {
+        "error_class": "validation",
+        "message": "; ".join(problems) + ". See the tool's input schema.",
+    }
+    if first:
+        body["field"] = str(first[0])
+    return body
+
+
+def _admits_str(annotation: Any) -> bool:
+    if annotation is str:
+        return True
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType, typing.Literal):
+        return any(a is str or isinstance(a, str) for a in typing.get_args(annotation))
+    return False
+
+
+class _Metadata(FuncMetadata):
+    """The SDK's argument handling, minus JSON-parsing a string given where one is allowed."""
+
+    def pre_parse_json(self, data: dict[str, Any]) -> dict[str, Any]:
+        parsed = super().pre_parse_json(data)
+        fields = self.arg_model.model_fields
+        return {
+            key: data[key] if key in fields and _admits_str(fields[key].annotation) else value
+            for key, value in parsed.items()
+        }
+
+
+def _harden(tool: Tool) -> Tool:
+    """Refuse unknown and oversized arguments, keep strings as given (module docstring)."""
+    loose = tool.fn_metadata.arg_model
+    strict = cast(
+        type[Any],
+        type(
+            loose.__name__,
+            (loose,),
+            {
+                "__module__": __name__,
+                "model_config": pydantic.ConfigDict(
+                    **{**loose.model_config, "extra": "forbid"},
+                    str_max_length=MAX_ARGUMENT_CHARS,
+                ),
+            },
+        ),
+    )
+    metadata = tool.fn_metadata
+    tool.fn_metadata = _Metadata(
+        arg_model=strict,
+        output_schema=metadata.output_schema,
+        output_model=metadata.output_model,
+        wrap_output=metadata.wrap_output,
+    )
+    tool.parameters = strict.model_json_schema(by_alias=True)
+    return tool
+
+
+def build_server(service: Service) -> PalimpsestMCP:
+    """An MCP server whose tools act on `service` (its store and actor)."""
+    tools = PalimpsestTools(service)
+    registered = [
+        _harden(
+            Tool.from_function(
+                getattr(tools, name),
+                name=name,
+                title=ANNOTATIONS[name].title,
+                description=DESCRIPTIONS[name],
+                annotations=ANNOTATIONS[name],
+                structured_output=True,
+            )
+        )
+        for name in TOOL_NAMES
+    ]
+    return PalimpsestMCP(
+        "palimpsest",
+        title="Palimpsest",
+        instructions=INSTRUCTIONS,
+        version=_version(),
+        tools=registered,
+        log_level="WARNING",
+    )
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("palimpsest")
+    except PackageNotFoundError:
+        return "0"
+
+
+def serve(service: Service, *, http: bool = False, port: int = DEFAULT_PORT) -> None:
+    """Serve until the client hangs up (stdio) or the process is stopped (HTTP)."""
+    server = build_server(service)
+    if http:
+        server.run("streamable-http", host=HOST, port=port, streamable_http_path=PATH)
+    else:
+        server.run("stdio")
