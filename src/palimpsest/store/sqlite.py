@@ -8,7 +8,6 @@ free pages; the FTS index is merged after a forget so no segment keeps the words
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -32,9 +31,11 @@ from ..model import (
     now_utc,
 )
 from . import EventFilter, SearchQuery, StoredResponse
+from .terms import query_terms
 
 BUSY_TIMEOUT_MS = 15_000
-_WORD = re.compile(r"\w+", re.UNICODE)
+# How many of the best full-text matches are scored against the filters before widening.
+CANDIDATES = 500
 
 # Columns of memory_versions that hold a memory's content; forget sets them all to NULL.
 _CONTENT_COLUMNS = (
@@ -200,14 +201,6 @@ def _split_sql(script: str) -> list[str]:
     return [part.strip() for part in without_comments.split(";") if part.strip()]
 
 
-def fts_query(text: str) -> str | None:
-    """Any words as an FTS5 query: each quoted (no syntax can leak in), any may match."""
-    words = _WORD.findall(text)
-    if not words:
-        return None
-    return " OR ".join('"' + word + '"' for word in dict.fromkeys(w.lower() for w in words))
-
-
 class SqliteSession:
     """A workspace-bound view of the store inside one transaction."""
 
@@ -230,7 +223,7 @@ class SqliteSession:
 
     def get_memory(self, memory_id: str) -> Memory | None:
         row = self.conn.execute(
-            "SELECT * FROM memory_versions WHERE memory_id = ? AND workspace = ? "
+            "SELECT * FROM memory_versions WHERE memory_id = ? AND +workspace = ? "
             "AND to_seq IS NULL AND scrubbed = 0",
             (memory_id, self.workspace),
         ).fetchone()
@@ -249,7 +242,7 @@ class SqliteSession:
         rows = self.conn.execute(
             "SELECT v.*, e.at AS event_at, e.actor AS event_actor, e.op AS event_op "
             "FROM memory_versions v JOIN events e ON e.seq = v.from_seq "
-            "WHERE v.memory_id = ? AND v.workspace = ? ORDER BY v.version",
+            "WHERE v.memory_id = ? AND +v.workspace = ? ORDER BY v.version",
             (memory_id, self.workspace),
         ).fetchall()
         return [
@@ -266,7 +259,7 @@ class SqliteSession:
 
     def memory_at(self, memory_id: str, seq: int) -> Memory | None:
         row = self.conn.execute(
-            "SELECT * FROM memory_versions WHERE memory_id = ? AND workspace = ? "
+            "SELECT * FROM memory_versions WHERE memory_id = ? AND +workspace = ? "
             "AND from_seq <= ? AND (to_seq IS NULL OR to_seq > ?) AND scrubbed = 0",
             (memory_id, self.workspace, seq, seq),
         ).fetchone()
@@ -284,7 +277,7 @@ class SqliteSession:
     def find_by_text(self, notebook_id: str, norm_text: str) -> list[Memory]:
         rows = self.conn.execute(
             "SELECT * FROM memory_versions WHERE notebook_id = ? AND norm_text = ? "
-            "AND to_seq IS NULL AND scrubbed = 0 AND workspace = ? ORDER BY memory_id",
+            "AND to_seq IS NULL AND scrubbed = 0 AND +workspace = ? ORDER BY memory_id",
             (notebook_id, norm_text, self.workspace),
         ).fetchall()
         return [_memory(row) for row in rows]
@@ -292,7 +285,7 @@ class SqliteSession:
     def key_holder(self, notebook_id: str, key: str) -> Memory | None:
         row = self.conn.execute(
             "SELECT * FROM memory_versions WHERE notebook_id = ? AND key = ? AND status = 'active' "
-            "AND to_seq IS NULL AND scrubbed = 0 AND workspace = ?",
+            "AND to_seq IS NULL AND scrubbed = 0 AND +workspace = ?",
             (notebook_id, key, self.workspace),
         ).fetchone()
         return _memory(row) if row else None
@@ -331,22 +324,47 @@ class SqliteSession:
         if query.alive_at is not None:
             where.append("(v.expires_at IS NULL OR v.expires_at > ?)")
             args.append(query.alive_at)
-        match = fts_query(query.text)
-        if match is None:
+        terms = query_terms(query.text)
+        if not terms:
             sql = (
                 f"SELECT v.*, 0.0 AS score FROM memory_versions v WHERE {' AND '.join(where)} "
                 "ORDER BY v.from_seq DESC LIMIT ?"
             )
             rows = self.conn.execute(sql, [*args, query.limit]).fetchall()
-        else:
-            sql = (
-                "SELECT v.*, -bm25(memory_fts, 1.0, 0.6, 0.4, 0.4) AS score "
-                "FROM memory_fts JOIN memory_versions v ON v.rowid = memory_fts.rowid "
-                f"WHERE memory_fts MATCH ? AND {' AND '.join(where)} "
-                "ORDER BY score DESC LIMIT ?"
-            )
-            rows = self.conn.execute(sql, [match, *args, query.limit]).fetchall()
-        return [(_memory(row), float(row["score"])) for row in rows]
+            return [(_memory(row), 0.0) for row in rows]
+        # Memories holding every word rank first; any word fills the rest. Scoring only a
+        # capped set of the best candidates keeps common words from costing a full scan.
+        found: dict[str, tuple[Memory, float]] = {}
+        for joiner in (" AND ", " OR ")[: 2 if len(terms) > 1 else 1]:
+            match = joiner.join(f'"{term}"' for term in terms)
+            for cap in (CANDIDATES, None):
+                rows = self._matches(match, where, args, query.limit, cap)
+                if len(rows) >= query.limit or cap is None or self._matched_all(match, cap):
+                    break
+            for row in rows:
+                found.setdefault(row["memory_id"], (_memory(row), float(row["score"])))
+            if len(found) >= query.limit:
+                break
+        return list(found.values())[: query.limit]
+
+    def _matches(
+        self, match: str, where: list[str], args: list[Any], limit: int, cap: int | None
+    ) -> list[sqlite3.Row]:
+        candidates = "SELECT rowid, rank FROM memory_fts WHERE memory_fts MATCH ?"
+        if cap is not None:
+            candidates += f" ORDER BY rank LIMIT {cap}"
+        sql = (
+            f"SELECT v.*, -c.rank AS score FROM ({candidates}) c "
+            f"JOIN memory_versions v ON v.rowid = c.rowid WHERE {' AND '.join(where)} "
+            "ORDER BY c.rank LIMIT ?"
+        )
+        return self.conn.execute(sql, [match, *args, limit]).fetchall()
+
+    def _matched_all(self, match: str, cap: int) -> bool:
+        """True when the capped candidates were every match (so no second pass is needed)."""
+        sql = "SELECT count(*) FROM (SELECT 1 FROM memory_fts WHERE memory_fts MATCH ? LIMIT ?)"
+        return int(self.conn.execute(sql, (match, cap + 1)).fetchone()[0]) <= cap
+
 
     def put_memory(self, memory: Memory, seq: int) -> None:
         self.conn.execute(
@@ -367,7 +385,7 @@ class SqliteSession:
 
     def forget_memory(self, tombstone: Tombstone, seq: int) -> None:
         rows = self.conn.execute(
-            "SELECT * FROM memory_versions WHERE memory_id = ? AND workspace = ? AND scrubbed = 0",
+            "SELECT * FROM memory_versions WHERE memory_id = ? AND +workspace = ? AND scrubbed = 0",
             (tombstone.id, self.workspace),
         ).fetchall()
         for row in rows:
@@ -390,7 +408,7 @@ class SqliteSession:
 
     def forget_version(self, memory_id: str, version: int) -> None:
         row = self.conn.execute(
-            "SELECT * FROM memory_versions WHERE memory_id = ? AND version = ? AND workspace = ?",
+            "SELECT * FROM memory_versions WHERE memory_id = ? AND version = ? AND +workspace = ?",
             (memory_id, version, self.workspace),
         ).fetchone()
         if row is None or row["scrubbed"]:

@@ -1,0 +1,58 @@
+"""What is particular to the SQLite store: migrations and the shape of full-text search."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from palimpsest.service import Service
+from palimpsest.store import open_store
+from palimpsest.store.sqlite import CANDIDATES, SqliteStore, _split_sql, migrations
+
+
+def test_a_new_file_gets_every_migration(db_path: Path) -> None:
+    store = SqliteStore(db_path)
+    assert store.schema_version() == migrations()[-1][0] >= 2
+    store.close()
+
+
+def test_an_older_file_is_upgraded_in_place_keeping_its_memories(db_path: Path) -> None:
+    conn = sqlite3.connect(db_path, isolation_level=None)
+    number, first = migrations()[0]
+    for statement in _split_sql(first):
+        conn.execute(statement)
+    conn.execute(f"PRAGMA user_version = {number}")
+    conn.close()
+    store = open_store(str(db_path))
+    service = Service(store)
+    mid = service.remember(notebook="p", kind="fact", text="upgraded stores still search")["id"]
+    store.close()
+    reopened = open_store(str(db_path))
+    assert Service(reopened).recall(query="search")["hits"][0]["id"] == mid
+    reopened.close()
+
+
+def test_memories_with_every_word_rank_before_those_with_some(service: Service) -> None:
+    for n in range(5):
+        service.remember(notebook="p", kind="fact", text=f"deploy deploy deploy note {n}")
+    both = service.remember(notebook="p", kind="fact", text="how to deploy the gateway")["id"]
+    hits = service.recall(query="deploy gateway", limit=6)["hits"]
+    assert hits[0]["id"] == both
+    assert len(hits) == 6
+
+
+def test_filters_find_matches_beyond_the_best_candidates(service: Service) -> None:
+    """A notebook filter must not lose matches ranked below the first candidate batch."""
+    for n in range(CANDIDATES + 20):
+        service.remember(notebook="busy", kind="fact", text=f"shared shared word {n}")
+    wanted = {
+        service.remember(notebook="quiet", kind="fact", text=f"shared word, quietly {n} {n}")["id"]
+        for n in range(3)
+    }
+    hits = service.recall(query="shared", notebook="quiet")["hits"]
+    assert {h["id"] for h in hits} == wanted
+
+
+def test_a_query_of_only_stopwords_still_searches(service: Service) -> None:
+    mid = service.remember(notebook="p", kind="note", text="to be or not to be")["id"]
+    assert [h["id"] for h in service.recall(query="to be")["hits"]] == [mid]
