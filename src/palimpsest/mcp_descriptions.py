@@ -98,16 +98,18 @@ notebook, keeping ids and history. `supersede` (one `id` only) files the revised
 content as a new memory and retires the original intact.
 
 Returns `results`: per memory its id, new version, seq and `changed` fields, or \
-`unchanged` true when nothing differed (no event written). `unmatched` lists targets \
-that did not qualify (no such text, several memories share it, wrong status, \
-`replace_from` not in the text), with the reason: those are unchanged, and `warnings` \
+`unchanged` true when nothing differed (no event written). `unmatched` lists the \
+targets of `ids` or `texts` that did not qualify (no such memory or text, several \
+memories share the text, a status that does not allow the change, `replace_from` or \
+`remove` not in the text), each with its reason: those are unchanged, and `warnings` \
 says so. Fix them and call again.
 
 Refused: weakening a rule or orientation (retiring it, lowering or clearing its \
 severity, changing its check, removing a binding, narrowing its scope) without \
 `because`; `expected_version` that is not the current version (conflict: someone \
 changed it; inspect, then retry); a `key` held by another active memory; setting and \
-clearing the same field; `tags` as an empty list (clear it instead).
+clearing the same field; `tags` as an empty list (clear it instead); with a single \
+`id`, an edit whose `replace_from` or `remove` is not in the text.
 """
 
 REVERT = """\

@@ -37,6 +37,7 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
 
+from . import gate
 from .errors import PalimpsestError
 from .mcp_descriptions import DESCRIPTIONS, INSTRUCTIONS
 from .mcp_tools import TOOL_NAMES, PalimpsestTools
@@ -127,7 +128,7 @@ def _argument_error(tool: str, error: pydantic.ValidationError) -> dict[str, Any
         elif item["type"] == "string_too_long":
             problems.append(
                 f"`{where}` is over {MAX_ARGUMENT_CHARS:,} characters, more than any "
-                "parameter takes (a memory's text holds at most 8,000)"
+                f"parameter takes (a memory's text holds at most {gate.LIMITS['text']:,})"
             )
         else:
             problems.append(f"`{where}`: {item['msg']}")

@@ -1,0 +1,70 @@
+"""What the MCP tests share: reading a tool's answer, and checking every schema."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mcp import Client
+from mcp.types import CallToolResult, TextContent, Tool
+
+from palimpsest.mcp_tools import TOOL_NAMES
+
+ERROR_CLASSES = {"not_found", "conflict", "forbidden", "validation", "retryable", "internal"}
+
+READ_ONLY = {"recall", "inspect", "history"}
+
+
+def ok(result: CallToolResult) -> dict[str, Any]:
+    """The structured answer of a call that must have succeeded."""
+    assert not result.is_error, result.content
+    assert result.structured_content is not None
+    text = result.content[0]
+    assert isinstance(text, TextContent)
+    assert json.loads(text.text) == result.structured_content
+    return result.structured_content
+
+
+def refused(result: CallToolResult) -> dict[str, Any]:
+    """The JSON error body of a call that must have been refused."""
+    assert result.is_error, result.structured_content
+    assert len(result.content) == 1
+    text = result.content[0]
+    assert isinstance(text, TextContent)
+    body = json.loads(text.text)
+    assert isinstance(body, dict)
+    assert body["error_class"] in ERROR_CLASSES
+    assert isinstance(body["message"], str) and body["message"]
+    assert "Error executing tool" not in body["message"]
+    return body
+
+
+async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
+    return ok(await client.call_tool(tool, arguments))
+
+
+async def refuse(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
+    return refused(await client.call_tool(tool, arguments))
+
+
+def check_tool_schemas(tools: list[Tool]) -> None:
+    """Every tool listed, every parameter described, annotations and output schema present."""
+    assert sorted(t.name for t in tools) == sorted(TOOL_NAMES)
+    for tool in tools:
+        assert tool.description and len(tool.description) > 200, tool.name
+        schema = tool.input_schema
+        assert schema["type"] == "object"
+        assert schema.get("additionalProperties") is False, tool.name
+        assert schema["properties"], tool.name
+        for name, prop in schema["properties"].items():
+            assert prop.get("description"), f"{tool.name}.{name} has no description"
+        for definition in schema.get("$defs", {}).values():
+            for name, prop in definition.get("properties", {}).items():
+                assert prop.get("description"), f"{tool.name}: {name} has no description"
+        assert tool.output_schema is not None and tool.output_schema["type"] == "object"
+        hints = tool.annotations
+        assert hints is not None and hints.title
+        assert hints.read_only_hint is (tool.name in READ_ONLY), tool.name
+        assert hints.destructive_hint is (tool.name == "forget"), tool.name
+        assert hints.idempotent_hint is (tool.name != "revise"), tool.name
+        assert hints.open_world_hint is False
