@@ -1,0 +1,180 @@
+"""MCP benchmark: round-trip latency of recall and remember through `palimpsest serve`.
+
+Run on demand, not by pytest:
+
+    .venv/bin/python bench/bench_mcp.py
+    .venv/bin/python bench/bench_mcp.py --memories 10000 --calls 300
+
+Fills a store with seeded memories through the service directly (fast), then starts the
+real `palimpsest serve` process and times calls made with the official MCP client: over
+stdio, then over streamable HTTP. Each figure is one full call as an agent makes it:
+request, JSON-RPC framing, argument validation, the service call in a worker thread, and
+the structured answer. The same calls made on the service in process are the baseline,
+so the difference is what MCP costs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import Client, StdioServerParameters
+
+from palimpsest.service import Service
+from palimpsest.store import open_store
+
+WORDS = """
+service database cache queue worker request response client server api endpoint token user
+session config deploy release build test migration schema index query table column latency
+timeout retry error failure crash bug fix patch rollback feature flag branch commit merge
+review pipeline job cron log metric alert dashboard trace memory cpu disk network replica
+primary shard pool connection thread lock transaction write read scan sort limit page cursor
+batch stream event message topic consumer producer partition offset auth login permission
+role tenant billing invoice payment customer order cart product search ranking filter docker
+kubernetes cluster region bucket storage backup restore snapshot certificate proxy gateway
+""".split()
+KINDS = ["fact", "decision", "pattern", "error", "note", "debt"]
+
+
+def sentence(rng: random.Random, serial: int) -> str:
+    words = rng.choices(WORDS, k=rng.randint(6, 14))
+    return f"{' '.join(words).capitalize()} (#{serial})."
+
+
+def fill(db: Path, count: int, rng: random.Random) -> None:
+    service = Service(open_store(str(db)))
+    for serial in range(count):
+        service.remember(
+            notebook=f"project-{serial % 20}",
+            kind=KINDS[serial % len(KINDS)],
+            text=sentence(rng, serial),
+            tags=[rng.choice(WORDS)],
+        )
+    service.store.close()
+
+
+def queries(rng: random.Random, count: int) -> list[str]:
+    return [" ".join(rng.sample(WORDS, rng.randint(1, 3))) for _ in range(count)]
+
+
+def percentiles(samples: list[float]) -> str:
+    cuts = statistics.quantiles(samples, n=100)
+    return f"p50 {cuts[49] * 1000:6.2f} ms   p95 {cuts[94] * 1000:6.2f} ms"
+
+
+async def timed(call: Callable[[], Awaitable[Any]], count: int) -> list[float]:
+    samples = []
+    for _ in range(count):
+        start = time.perf_counter()
+        await call()
+        samples.append(time.perf_counter() - start)
+    return samples
+
+
+async def measure(client: Client, calls: int, rng: random.Random) -> dict[str, list[float]]:
+    asked = iter(queries(rng, calls * 2))
+    serial = iter(range(10**9, 2 * 10**9))
+
+    async def recall() -> None:
+        result = await client.call_tool("recall", {"query": next(asked), "limit": 10})
+        assert not result.is_error, result.content
+
+    async def remember() -> None:
+        arguments = {"notebook": "bench", "kind": "note", "text": sentence(rng, next(serial))}
+        result = await client.call_tool("remember", arguments)
+        assert not result.is_error, result.content
+
+    await timed(recall, 10)  # warm the worker threads, caches and connections
+    return {"recall": await timed(recall, calls), "remember": await timed(remember, calls)}
+
+
+def in_process(db: Path, calls: int, rng: random.Random) -> dict[str, list[float]]:
+    service = Service(open_store(str(db)))
+    asked = iter(queries(rng, calls * 2))
+    results: dict[str, list[float]] = {"recall": [], "remember": []}
+    for name in results:
+        for n in range(calls):
+            start = time.perf_counter()
+            if name == "recall":
+                service.recall(query=next(asked), limit=10)
+            else:
+                service.remember(notebook="bench", kind="note", text=sentence(rng, -n - 1))
+            results[name].append(time.perf_counter() - start)
+    service.store.close()
+    return results
+
+
+def serve_command(db: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "palimpsest", "--db", str(db), "serve", *extra]
+
+
+async def over_stdio(db: Path, calls: int, rng: random.Random) -> dict[str, list[float]]:
+    command = serve_command(db)
+    params = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
+    async with Client(params) as client:
+        return await measure(client, calls, rng)
+
+
+async def over_http(db: Path, calls: int, rng: random.Random) -> dict[str, list[float]]:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen(
+        serve_command(db, "--http", "--port", str(port)), stderr=subprocess.DEVNULL
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or process.poll() is not None:
+                    raise SystemExit("the HTTP server did not start") from None
+                await anyio.sleep(0.05)
+        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+            return await measure(client, calls, rng)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--memories", type=int, default=10_000)
+    parser.add_argument("--calls", type=int, default=300, help="timed calls per operation")
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    folder = Path(tempfile.mkdtemp(prefix="palimpsest-bench-mcp-"))
+    try:
+        db = folder / "bench.db"
+        started = time.perf_counter()
+        fill(db, args.memories, random.Random(args.seed))
+        print(f"filled {args.memories:,} memories in {time.perf_counter() - started:.1f} s")
+        print(f"{args.calls} calls of each, one at a time, after 10 warm-up recalls\n")
+        runs = {
+            "in process": in_process(db, args.calls, random.Random(args.seed + 1)),
+            "MCP stdio": anyio.run(over_stdio, db, args.calls, random.Random(args.seed + 2)),
+            "MCP HTTP": anyio.run(over_http, db, args.calls, random.Random(args.seed + 3)),
+        }
+        for transport, results in runs.items():
+            for operation, samples in results.items():
+                print(f"{transport:<11} {operation:<9} {percentiles(samples)}")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
