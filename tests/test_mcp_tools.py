@@ -433,3 +433,14 @@ async def test_an_unexpected_failure_is_internal_leaks_nothing_and_the_server_go
 def event_count(db_path: Path) -> int:
     with sqlite3.connect(db_path) as raw:
         return int(raw.execute("SELECT count(*) FROM events").fetchone()[0])
+
+
+def test_the_readme_documents_every_tool_and_the_client_configuration() -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    first_screen = readme.split("\n---\n")[0]
+    assert '"args": ["serve"]' in first_screen
+    section = readme.split("## Use it from an MCP client")[1].split("\n## ")[0]
+    for name in mcp_tools.TOOL_NAMES:
+        assert f"| `{name}` |" in section, name
+    assert "http://127.0.0.1:8765/mcp" in section
+    assert "| `serve` |" in readme  # in the CLI's table too
