@@ -441,11 +441,7 @@ def notebook_merge_domains(env: _Env, /, **options: Any) -> None:
 # -- serve -----------------------------------------------------------------------------
 
 
-@palimpsest.command(
-    "serve",
-    epilog="\b\nExamples:\n  palimpsest serve                      # MCP over stdio, for an agent"
-    "\n  palimpsest serve --http --port 8765   # http://127.0.0.1:8765/mcp",
-)
+@_command(palimpsest, "serve", "palimpsest serve --http --port 8765")
 @click.option("--http", is_flag=True, help="Speak streamable HTTP instead of stdio.")
 @click.option(
     "--port",
@@ -456,12 +452,21 @@ def notebook_merge_domains(env: _Env, /, **options: Any) -> None:
 )
 @pass_env
 def serve(env: _Env, /, http: bool, port: int) -> None:
-    """Serve the memory to MCP clients (agents) over stdio, or HTTP at /mcp."""
+    """Serve the memory to MCP clients (agents): over stdio, or streamable HTTP at /mcp.
+
+    Without --http the client starts this command and speaks MCP on its standard input
+    and output. With --http it listens on 127.0.0.1 only; the address goes to standard
+    error (as JSON with --json).
+    """
     from .mcp_server import HOST, PATH, serve  # the SDK is only loaded when serving
 
     service = env.service()
     if http:
-        click.echo(f"Palimpsest MCP at http://{HOST}:{port}{PATH} (store: {env.db})", err=True)
+        url = f"http://{HOST}:{port}{PATH}"
+        if click.get_current_context().meta.get(JSON_KEY):
+            click.echo(json.dumps({"url": url, "store": env.db}), err=True)
+        else:
+            click.echo(f"Palimpsest MCP at {url} (store: {env.db})", err=True)
     serve(service, http=http, port=port)
 
 
