@@ -5,8 +5,10 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from palimpsest.service import Service
-from palimpsest.store import open_store
+from palimpsest.store import open_store, sqlite
 from palimpsest.store.sqlite import CANDIDATES, SqliteStore, _split_sql, migrations
 
 
@@ -56,3 +58,19 @@ def test_filters_find_matches_beyond_the_best_candidates(service: Service) -> No
 def test_a_query_of_only_stopwords_still_searches(service: Service) -> None:
     mid = service.remember(notebook="p", kind="note", text="to be or not to be")["id"]
     assert [h["id"] for h in service.recall(query="to be")["hits"]] == [mid]
+
+
+def test_words_in_very_many_memories_still_reach_older_filtered_ones(
+    service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ranking starts with the newest matches; a filter that needs older ones widens it."""
+    monkeypatch.setattr(sqlite, "WINDOW", 30)
+    monkeypatch.setattr(sqlite, "CANDIDATES", 10)
+    old = service.remember(notebook="quiet", kind="fact", text="common ground, long ago")["id"]
+    for n in range(60):
+        service.remember(notebook="busy", kind="fact", text=f"common words {n}")
+    newest = [h["id"] for h in service.recall(query="common", limit=5)["hits"]]
+    assert len(newest) == 5
+    assert [h["id"] for h in service.recall(query="common", notebook="quiet")["hits"]] == [old]
+    tagged = service.remember(notebook="busy", kind="fact", text="common tagged", tags=["a-b"])
+    assert [h["id"] for h in service.recall(query="common", tags=["a-b"])["hits"]] == [tagged["id"]]

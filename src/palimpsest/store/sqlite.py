@@ -34,8 +34,10 @@ from . import EventFilter, SearchQuery, StoredResponse
 from .terms import query_terms
 
 BUSY_TIMEOUT_MS = 15_000
-# How many of the best full-text matches are scored against the filters before widening.
+# How many of the best full-text matches are scored against the filters before widening,
+# and how many of the newest matches are ranked before all of them are.
 CANDIDATES = 500
+WINDOW = 4_000
 
 # Columns of memory_versions that hold a memory's content; forget sets them all to NULL.
 _CONTENT_COLUMNS = (
@@ -274,6 +276,13 @@ class SqliteSession:
             args.append(notebook_id)
         return [_memory(row) for row in self.conn.execute(sql + " ORDER BY v.memory_id", args)]
 
+    def all_versions(self) -> Iterator[Memory]:
+        rows = self.conn.execute(
+            "SELECT * FROM memory_versions WHERE workspace = ? AND scrubbed = 0 ORDER BY rowid",
+            (self.workspace,),
+        )
+        return (_memory(row) for row in rows)
+
     def find_by_text(self, notebook_id: str, norm_text: str) -> list[Memory]:
         rows = self.conn.execute(
             "SELECT * FROM memory_versions WHERE notebook_id = ? AND norm_text = ? "
@@ -300,31 +309,10 @@ class SqliteSession:
         return [_memory(row) for row in rows]
 
     def search(self, query: SearchQuery) -> list[tuple[Memory, float]]:
-        span, span_args = _span(query.at_seq)
-        where = ["v.workspace = ?", span, "v.scrubbed = 0"]
-        args: list[Any] = [self.workspace, *span_args]
-        if query.notebook_ids is not None:
-            where.append(f"v.notebook_id IN ({_marks(query.notebook_ids)})")
-            args.extend(query.notebook_ids)
-        if query.kinds:
-            where.append(f"v.kind IN ({_marks(query.kinds)})")
-            args.extend(query.kinds)
-        if query.statuses:
-            where.append(f"v.status IN ({_marks(query.statuses)})")
-            args.extend(query.statuses)
-        for tag in query.tags:
-            where.append("EXISTS (SELECT 1 FROM json_each(v.tags) WHERE json_each.value = ?)")
-            args.append(tag)
-        if query.since is not None:
-            where.append("coalesce(v.occurred_at, v.recorded_at) >= ?")
-            args.append(query.since)
-        if query.until is not None:
-            where.append("coalesce(v.occurred_at, v.recorded_at) <= ?")
-            args.append(query.until)
-        if query.alive_at is not None:
-            where.append("(v.expires_at IS NULL OR v.expires_at > ?)")
-            args.append(query.alive_at)
+        where, args = _filters(self.workspace, query)
         terms = query_terms(query.text)
+        if query.notebook_ids == ():
+            return []
         if not terms:
             sql = (
                 f"SELECT v.*, 0.0 AS score FROM memory_versions v WHERE {' AND '.join(where)} "
@@ -332,25 +320,63 @@ class SqliteSession:
             )
             rows = self.conn.execute(sql, [*args, query.limit]).fetchall()
             return [(_memory(row), 0.0) for row in rows]
-        # Memories holding every word rank first; any word fills the rest. Scoring only a
-        # capped set of the best candidates keeps common words from costing a full scan.
+        # Memories holding every word rank first; any word fills the rest.
         found: dict[str, tuple[Memory, float]] = {}
         for joiner in (" AND ", " OR ")[: 2 if len(terms) > 1 else 1]:
-            match = joiner.join(f'"{term}"' for term in terms)
-            for cap in (CANDIDATES, None):
-                rows = self._matches(match, where, args, query.limit, cap)
-                if len(rows) >= query.limit or cap is None or self._matched_all(match, cap):
-                    break
-            for row in rows:
+            match = _match_expression(joiner.join(f'"{t}"' for t in terms), query)
+            for row in self._best(match, where, args, query.limit):
                 found.setdefault(row["memory_id"], (_memory(row), float(row["score"])))
             if len(found) >= query.limit:
                 break
         return list(found.values())[: query.limit]
 
+    def _best(self, match: str, where: list[str], args: list[Any], limit: int) -> list[sqlite3.Row]:
+        """The best `limit` matches passing the filters, widening the search only as needed.
+
+        BM25 must score every match it ranks, so words found in very many memories would
+        cost a scan: the first passes rank the newest WINDOW matches only, and of those
+        score the CANDIDATES best against the filters. A pass that comes back short and
+        did not cover every match is followed by a wider one.
+        """
+        start = self._window_start(match)
+        passes: list[tuple[int | None, int | None]] = [(CANDIDATES, start)]
+        if self._count(match, start, CANDIDATES + 1) > CANDIDATES:
+            passes.append((None, start))
+        if start is not None:
+            passes.append((None, None))
+        rows: list[sqlite3.Row] = []
+        for cap, lowest in passes:
+            rows = self._matches(match, where, args, limit, cap, lowest)
+            if len(rows) >= limit:
+                break
+        return rows
+
+    def _window_start(self, match: str) -> int | None:
+        """The rowid below which matches fall outside the newest WINDOW, if there are more."""
+        row = self.conn.execute(
+            "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rowid DESC "
+            "LIMIT 1 OFFSET ?",
+            (match, WINDOW),
+        ).fetchone()
+        return None if row is None else int(row[0])
+
+    def _count(self, match: str, lowest: int | None, most: int) -> int:
+        sql = (
+            "SELECT count(*) FROM (SELECT 1 FROM memory_fts WHERE memory_fts MATCH ? "
+            "AND rowid > ? LIMIT ?)"
+        )
+        return int(self.conn.execute(sql, (match, lowest or 0, most)).fetchone()[0])
+
     def _matches(
-        self, match: str, where: list[str], args: list[Any], limit: int, cap: int | None
+        self,
+        match: str,
+        where: list[str],
+        args: list[Any],
+        limit: int,
+        cap: int | None,
+        lowest: int | None,
     ) -> list[sqlite3.Row]:
-        candidates = "SELECT rowid, rank FROM memory_fts WHERE memory_fts MATCH ?"
+        candidates = "SELECT rowid, rank FROM memory_fts WHERE memory_fts MATCH ? AND rowid > ?"
         if cap is not None:
             candidates += f" ORDER BY rank LIMIT {cap}"
         sql = (
@@ -358,13 +384,7 @@ class SqliteSession:
             f"JOIN memory_versions v ON v.rowid = c.rowid WHERE {' AND '.join(where)} "
             "ORDER BY c.rank LIMIT ?"
         )
-        return self.conn.execute(sql, [match, *args, limit]).fetchall()
-
-    def _matched_all(self, match: str, cap: int) -> bool:
-        """True when the capped candidates were every match (so no second pass is needed)."""
-        sql = "SELECT count(*) FROM (SELECT 1 FROM memory_fts WHERE memory_fts MATCH ? LIMIT ?)"
-        return int(self.conn.execute(sql, (match, cap + 1)).fetchone()[0]) <= cap
-
+        return self.conn.execute(sql, [match, lowest or 0, *args, limit]).fetchall()
 
     def put_memory(self, memory: Memory, seq: int) -> None:
         self.conn.execute(
@@ -580,7 +600,50 @@ class SqliteSession:
         )
 
 
-_FTS_COLUMNS = ("text", "title", "why", "tags_text")
+_FTS_COLUMNS = ("text", "title", "why", "tags_text", "notebook_id")
+
+
+def _filters(workspace: str, query: SearchQuery) -> tuple[list[str], list[Any]]:
+    """The SQL conditions on memory_versions (alias v) for a search's filters."""
+    span, span_args = _span(query.at_seq)
+    where = ["v.workspace = ?", span, "v.scrubbed = 0"]
+    args: list[Any] = [workspace, *span_args]
+    for column, values in (
+        ("notebook_id", query.notebook_ids),
+        ("kind", query.kinds),
+        ("status", query.statuses),
+    ):
+        if values:
+            where.append(f"v.{column} IN ({_marks(values)})")
+            args.extend(values)
+    for tag in query.tags:
+        where.append("EXISTS (SELECT 1 FROM json_each(v.tags) WHERE json_each.value = ?)")
+        args.append(tag)
+    for bound, operator in ((query.since, ">="), (query.until, "<=")):
+        if bound is not None:
+            where.append(f"coalesce(v.occurred_at, v.recorded_at) {operator} ?")
+            args.append(bound)
+    if query.alive_at is not None:
+        where.append("(v.expires_at IS NULL OR v.expires_at > ?)")
+        args.append(query.alive_at)
+    return where, args
+
+
+def _match_expression(words: str, query: SearchQuery) -> str:
+    """An FTS5 query: the words in the content columns, narrowed by notebook and tags.
+
+    The SQL filters still check notebook and tags exactly; here they only shrink the set
+    of matches to rank (a tag `a-b` is the phrase "a b" in the index).
+    """
+    parts = [f"{{text title why tags_text}} : ({words})"]
+    if query.notebook_ids:
+        parts.append("notebook_id : (" + " OR ".join(_phrase(n) for n in query.notebook_ids) + ")")
+    parts += [f"tags_text : {_phrase(tag)}" for tag in query.tags]
+    return " AND ".join(parts)
+
+
+def _phrase(value: str) -> str:
+    return '"' + value.replace('"', '""') + '"'
 
 
 def _marks(values: Any) -> str:
