@@ -309,6 +309,9 @@ def _edit_string(name: str, value: Any) -> str:
     if not isinstance(value, str) or value == "":
         raise ValidationError(f"`{name}` must be a non-empty string.", field=name)
     limit = {"note": "note", "because": "because"}.get(name, "text")
+    if name in ("replace_from", "remove"):
+        # Only located in the text, never stored: a secret here is how one gets removed.
+        return gate.check_length(name, value, limit_name=limit)
     return gate.screen(name, value, limit_name=limit)
 
 
