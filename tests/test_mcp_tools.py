@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import typing
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from mcp import Client
 
-from palimpsest import mcp_tools
+from palimpsest import mcp_params, mcp_tools
 from palimpsest.mcp_descriptions import DESCRIPTIONS, INSTRUCTIONS
 from palimpsest.mcp_server import build_server
+from palimpsest.mcp_tools import STORE_THREADS
 from palimpsest.model import CHECK_KINDS, KINDS, LINK_TYPES, MOMENTS, SCOPES, SEVERITIES, STATUSES
 from palimpsest.revise import CLEARABLE, REVISE_STATUSES
 from palimpsest.service import Service
@@ -30,8 +33,10 @@ def anyio_backend() -> str:
 
 @pytest.fixture
 async def client(service: Service) -> AsyncIterator[Client]:
-    async with Client(build_server(service)) as connected:
+    server = build_server(service)
+    async with Client(server) as connected:
         yield connected
+    server.close()
 
 
 async def remember(client: Client, text: str, **fields: Any) -> str:
@@ -52,18 +57,18 @@ async def test_every_tool_is_listed_with_described_parameters_and_annotations(
 
 def test_schema_vocabularies_are_the_model_s() -> None:
     pairs = [
-        (mcp_tools.Kind, KINDS),
-        (mcp_tools.Status, STATUSES),
-        (mcp_tools.ReviseStatus, REVISE_STATUSES),
-        (mcp_tools.Severity, SEVERITIES),
-        (mcp_tools.Scope, SCOPES),
-        (mcp_tools.CheckKind, CHECK_KINDS),
-        (mcp_tools.Moment, MOMENTS),
-        (mcp_tools.LinkType, LINK_TYPES),
+        (mcp_params.Kind, KINDS),
+        (mcp_params.Status, STATUSES),
+        (mcp_params.ReviseStatus, REVISE_STATUSES),
+        (mcp_params.Severity, SEVERITIES),
+        (mcp_params.Scope, SCOPES),
+        (mcp_params.CheckKind, CHECK_KINDS),
+        (mcp_params.Moment, MOMENTS),
+        (mcp_params.LinkType, LINK_TYPES),
     ]
     for literal, vocabulary in pairs:
         assert typing.get_args(literal) == tuple(vocabulary)
-    assert set(typing.get_args(mcp_tools.Clearable)) == CLEARABLE
+    assert set(typing.get_args(mcp_params.Clearable)) == CLEARABLE
 
 
 async def test_an_unknown_tool_is_a_structured_refusal(client: Client) -> None:
@@ -428,6 +433,38 @@ async def test_an_unexpected_failure_is_internal_leaks_nothing_and_the_server_go
     assert "links" not in body["message"] and "table" not in body["message"]
     found = await call(client, "recall", query="table")
     assert [h["id"] for h in found["hits"]] == [memory]
+
+
+async def test_calls_run_on_a_fixed_set_of_store_threads(service: Service, db_path: Path) -> None:
+    """The store opens a connection per thread: bursts of calls must not add threads."""
+    server = build_server(service)
+    async with Client(server) as client:
+        await remember(client, "Concurrency is bounded")
+
+        async def one_recall() -> None:
+            await call(client, "recall", query="bounded")
+
+        for _ in range(3):
+            async with anyio.create_task_group() as group:
+                for _ in range(4 * STORE_THREADS):
+                    group.start_soon(one_recall)
+        # the fixture's own connection, and at most one per store thread
+        assert open_connections(db_path) <= STORE_THREADS + 1
+    server.close()
+
+
+def open_connections(db_path: Path) -> int:
+    """How many open file descriptors of this process point at the database file."""
+    fds = Path("/proc/self/fd")
+    if not fds.is_dir():
+        pytest.skip("needs /proc to count open files")
+    targets = []
+    for fd in fds.iterdir():
+        try:
+            targets.append(Path(os.readlink(fd)))
+        except OSError:
+            continue
+    return sum(1 for target in targets if target == db_path.resolve())
 
 
 def event_count(db_path: Path) -> int:

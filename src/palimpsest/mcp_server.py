@@ -18,8 +18,8 @@ Built on the official SDK's `MCPServer`. Three things are ours:
   limit of the write gate (which still gives the precise refusal), so that a megabyte-long
   id or filter is refused at the door rather than searched for or echoed back.
 
-The service is synchronous (SQLite); the SDK runs synchronous tools in worker threads, and
-the store keeps one connection per thread.
+The service is synchronous (SQLite): each call runs on one of a fixed set of store threads
+(`mcp_tools` says why not on the SDK's own worker threads).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import json
 import logging
 import types
 import typing
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, cast
 
 import pydantic
@@ -40,7 +41,7 @@ from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnno
 from . import gate
 from .errors import PalimpsestError
 from .mcp_descriptions import DESCRIPTIONS, INSTRUCTIONS
-from .mcp_tools import TOOL_NAMES, PalimpsestTools
+from .mcp_tools import STORE_THREADS, TOOL_NAMES, PalimpsestTools
 from .service import Service
 
 HOST = "127.0.0.1"
@@ -85,6 +86,16 @@ ANNOTATIONS = {
 
 
 class PalimpsestMCP(MCPServer[Any]):
+    """The SDK's server, answering every failed call with our error body."""
+
+    def __init__(self, *args: Any, threads: ThreadPoolExecutor, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.threads = threads
+
+    def close(self) -> None:
+        """Let the store threads finish what they run, then end them."""
+        self.threads.shutdown(wait=True)
+
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
@@ -191,8 +202,9 @@ def _harden(tool: Tool) -> Tool:
 
 
 def build_server(service: Service) -> PalimpsestMCP:
-    """An MCP server whose tools act on `service` (its store and actor)."""
-    tools = PalimpsestTools(service)
+    """An MCP server whose tools act on `service` (its store and actor); `close()` it."""
+    threads = ThreadPoolExecutor(STORE_THREADS, thread_name_prefix="palimpsest-store")
+    tools = PalimpsestTools(service, threads)
     registered = [
         _harden(
             Tool.from_function(
@@ -213,6 +225,7 @@ def build_server(service: Service) -> PalimpsestMCP:
         version=_version(),
         tools=registered,
         log_level="WARNING",
+        threads=threads,
     )
 
 
@@ -228,7 +241,10 @@ def _version() -> str:
 def serve(service: Service, *, http: bool = False, port: int = DEFAULT_PORT) -> None:
     """Serve until the client hangs up (stdio) or the process is stopped (HTTP)."""
     server = build_server(service)
-    if http:
-        server.run("streamable-http", host=HOST, port=port, streamable_http_path=PATH)
-    else:
-        server.run("stdio")
+    try:
+        if http:
+            server.run("streamable-http", host=HOST, port=port, streamable_http_path=PATH)
+        else:
+            server.run("stdio")
+    finally:
+        server.close()
