@@ -1,6 +1,6 @@
 """Palimpsest as an MCP server: the tools of `mcp_tools` over stdio or streamable HTTP.
 
-Built on the official SDK's `MCPServer`. Three things are ours:
+Built on the official SDK's `MCPServer`. What is ours:
 
 - Errors. The SDK answers any failure as "Error executing tool X", with its own text. Every
   refusal here reaches the client instead as a tool result with `isError` and the JSON
@@ -8,15 +8,8 @@ Built on the official SDK's `MCPServer`. Three things are ours:
   as `validation` naming the field, anything unexpected as `internal` with a message that
   leaks nothing (the traceback goes to the server's log). That mapping happens in one
   place, `PalimpsestMCP.call_tool`.
-- Strict arguments. The SDK ignores unknown argument names; a misspelt `expected_version`
-  would then be dropped silently. Each tool's argument model forbids extra fields, and
-  the published schema says `additionalProperties: false`.
-- Strings stay strings. The SDK turns a JSON-looking string into a list or object when a
-  parameter is not plain `str` (some clients send lists that way). A memory's text may
-  well look like JSON, so parameters that accept a string are left as given.
-- Bounded strings. No string argument may exceed `MAX_ARGUMENT_CHARS`, far above every
-  limit of the write gate (which still gives the precise refusal), so that a megabyte-long
-  id or filter is refused at the door rather than searched for or echoed back.
+- Strict arguments: unknown or oversized arguments are refused, strings stay strings, and
+  the published schemas are lean (`mcp_schema`).
 
 The service is synchronous (SQLite): each call runs on one of a fixed set of store threads
 (`mcp_tools` says why not on the SDK's own worker threads).
@@ -26,28 +19,25 @@ from __future__ import annotations
 
 import json
 import logging
-import types
-import typing
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, cast
+from typing import Any
 
 import pydantic
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
-from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
 
 from . import gate
 from .errors import PalimpsestError
 from .mcp_descriptions import DESCRIPTIONS, INSTRUCTIONS
+from .mcp_schema import MAX_ARGUMENT_CHARS, harden
 from .mcp_tools import STORE_THREADS, TOOL_NAMES, PalimpsestTools
 from .service import Service
 
 HOST = "127.0.0.1"
 PATH = "/mcp"
 DEFAULT_PORT = 8765
-MAX_ARGUMENT_CHARS = 65_536
 
 logger = logging.getLogger("palimpsest.mcp")
 
@@ -153,60 +143,12 @@ def _argument_error(tool: str, error: pydantic.ValidationError) -> dict[str, Any
     return body
 
 
-def _admits_str(annotation: Any) -> bool:
-    if annotation is str:
-        return True
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType, typing.Literal):
-        return any(a is str or isinstance(a, str) for a in typing.get_args(annotation))
-    return False
-
-
-class _Metadata(FuncMetadata):
-    """The SDK's argument handling, minus JSON-parsing a string given where one is allowed."""
-
-    def pre_parse_json(self, data: dict[str, Any]) -> dict[str, Any]:
-        parsed = super().pre_parse_json(data)
-        fields = self.arg_model.model_fields
-        return {
-            key: data[key] if key in fields and _admits_str(fields[key].annotation) else value
-            for key, value in parsed.items()
-        }
-
-
-def _harden(tool: Tool) -> Tool:
-    """Refuse unknown and oversized arguments, keep strings as given (module docstring)."""
-    loose = tool.fn_metadata.arg_model
-    strict = cast(
-        type[Any],
-        type(
-            loose.__name__,
-            (loose,),
-            {
-                "__module__": __name__,
-                "model_config": pydantic.ConfigDict(
-                    **{**loose.model_config, "extra": "forbid"},
-                    str_max_length=MAX_ARGUMENT_CHARS,
-                ),
-            },
-        ),
-    )
-    metadata = tool.fn_metadata
-    tool.fn_metadata = _Metadata(
-        arg_model=strict,
-        output_schema=metadata.output_schema,
-        output_model=metadata.output_model,
-        wrap_output=metadata.wrap_output,
-    )
-    tool.parameters = strict.model_json_schema(by_alias=True)
-    return tool
-
-
 def build_server(service: Service) -> PalimpsestMCP:
     """An MCP server whose tools act on `service` (its store and actor); `close()` it."""
     threads = ThreadPoolExecutor(STORE_THREADS, thread_name_prefix="palimpsest-store")
     tools = PalimpsestTools(service, threads)
     registered = [
-        _harden(
+        harden(
             Tool.from_function(
                 getattr(tools, name),
                 name=name,
