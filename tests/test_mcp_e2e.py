@@ -175,8 +175,9 @@ async def test_every_tool_over_streamable_http(http_url: str) -> None:
         await every_tool(client)
 
 
-async def test_http_serves_several_clients_at_once(http_url: str) -> None:
-    async with Client(http_url) as first, Client(http_url) as second:
+async def test_http_serves_several_clients_at_once_and_older_protocols(http_url: str) -> None:
+    async with Client(http_url) as first, Client(http_url, mode="legacy") as second:
+        assert first.protocol_version != second.protocol_version
         filed = await call(first, "remember", notebook="n", kind="fact", text="Shared over HTTP")
         hits = (await call(second, "recall", query="Shared"))["hits"]
         assert [h["id"] for h in hits] == [filed["id"]]

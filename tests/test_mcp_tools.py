@@ -133,6 +133,13 @@ async def test_a_list_sent_as_a_json_string_is_still_understood(client: Client) 
     assert (await call(client, "inspect", id=memory))["memory"]["tags"] == ["a", "b"]
 
 
+async def test_an_explicit_null_means_not_given(client: Client) -> None:
+    memory = await remember(client, "Nulls are omissions", why="clients send them")
+    await call(client, "revise", id=memory, why=None, title="Null handling", tags=None)
+    shown = (await call(client, "inspect", id=memory))["memory"]
+    assert (shown["why"], shown["title"]) == ("clients send them", "Null handling")
+
+
 # -- recall ---------------------------------------------------------------------------------
 
 
