@@ -1,0 +1,148 @@
+"""Secrets benchmark: score `find_secrets` on the labelled corpus and time it.
+
+Run on demand, not by pytest:
+
+    .venv/bin/python bench/bench_secrets.py
+    .venv/bin/python bench/bench_secrets.py path/to/cases.jsonl --verbose
+
+Each case is one JSON object per line: `text`, `should_refuse`, `kind`, `secrets` (the
+substrings that must not survive). Scored like ../shared/bench/secrets/baseline_detect_secrets.py:
+a case is refused when there is any finding; "span-covered" counts refused positives whose
+every secret lies inside one finding's span, and "redacted" those where `redact` leaves
+none of them in the text. Prints precision, recall, false-positive rate, the kinds missed
+and wrongly refused, and the time per call: mean and p95 over the cases, and on
+8,000-character texts (ordinary prose, code-like config, and pathological inputs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "src"))
+
+from palimpsest.secrets import find_secrets, redact  # noqa: E402
+
+DEFAULT_CASES = REPO / ".." / "shared" / "bench" / "secrets" / "cases.jsonl"
+LIMIT = 8_000  # the longest memory text allowed
+
+# Ordinary notes: engineering prose that mentions passwords, tokens and keys now and then.
+PROSE = (
+    "We moved the deploy to Thursday because the staging database ran out of disk. "
+    "Maria wants the migration plan reviewed before the rollout, and the on-call rota "
+    "changes next week. The retro agreed to page earlier when p95 latency passes 300 ms. "
+    "Recall should prefer recent memories when two say the opposite; the ranking test in "
+    "tests/test_recall.py covers it. Our password policy asks for 14 characters. "
+    "Dependencies are pinned in pyproject.toml and the lock file is regenerated monthly. "
+    "The embedding model runs on CPU; batches of 64 keep memory under 2 GB. See commit "
+    "3f2a9c1 for the change to the scheduler, and issue 4821 for the flaky import test. "
+    "The token budget per turn stays at 8k. "
+)
+# The same length, dense with credential words that are not credentials (a stress case).
+DENSE = (
+    "The token budget per turn stays at 8k, the password policy asks for 14 characters, "
+    "the key insight from the retro was to page earlier, and the secret sauce is small "
+    "memories. See /srv/app/auth/token.py and the credentials guide. "
+)
+CONFIG = (
+    "timeout = 30\nretries: 3\nlog_level=info\nmax_tokens: 4096\nregion: eu-west-1\n"
+    "image: registry.internal/app@sha256:" + "ab12" * 16 + "\nuser: deploy\n"
+)
+
+
+def _fill(unit: str) -> str:
+    return (unit * (LIMIT // len(unit) + 1))[:LIMIT]
+
+
+def _time_per_call(fn: Callable[[], object], repeat: int) -> float:
+    start = time.perf_counter()
+    for _ in range(repeat):
+        fn()
+    return (time.perf_counter() - start) / repeat
+
+
+def score(path: Path, verbose: bool) -> None:
+    cases = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    tp = fp = fn = tn = covered = redacted = 0
+    missed: collections.Counter[str] = collections.Counter()
+    wrong: collections.Counter[str] = collections.Counter()
+    times: list[float] = []
+    for case in cases:
+        text = case["text"]
+        start = time.perf_counter()
+        findings = find_secrets(text)
+        times.append(time.perf_counter() - start)
+        if case["should_refuse"]:
+            if not findings:
+                fn += 1
+                missed[case["kind"]] += 1
+                if verbose:
+                    print(f"  MISS {case['id']} {case['kind']}: {text[:120]!r}")
+                continue
+            tp += 1
+            spans = [text[f.start : f.end] for f in findings]
+            ok_span = all(any(s in span for span in spans) for s in case["secrets"])
+            covered += ok_span
+            clean, _ = redact(text)
+            redacted += not any(s in clean for s in case["secrets"])
+            if verbose and not ok_span:
+                print(f"  SPAN {case['id']} {case['kind']}: {spans!r} vs {case['secrets']!r}")
+        elif findings:
+            fp += 1
+            wrong[case["kind"]] += 1
+            if verbose:
+                kinds = [(f.kind, text[f.start : f.end]) for f in findings]
+                print(f"  FP   {case['id']} {case['kind']}: {text[:100]!r} -> {kinds!r}")
+        else:
+            tn += 1
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    fp_rate = fp / (fp + tn) if fp + tn else 0.0
+    times.sort()
+    p95 = times[min(len(times) - 1, int(0.95 * len(times)))]
+    print(f"{path}: n={len(cases)} TP={tp} FP={fp} FN={fn} TN={tn}")
+    print(f"  precision {precision:.3f}  recall {recall:.3f}  false-positive rate {fp_rate:.3f}")
+    print(f"  span-covered {covered}/{tp}  redacted {redacted}/{tp}")
+    print(f"  missed kinds: {dict(missed.most_common())}")
+    print(f"  false-positive kinds: {dict(wrong.most_common())}")
+    mean_us = statistics.mean(times) * 1e6
+    print(f"  time per case: mean {mean_us:.0f} us, p95 {p95 * 1e6:.0f} us")
+
+
+def speed() -> None:
+    texts = {
+        "ordinary prose": _fill(PROSE),
+        "prose dense with credential words": _fill(DENSE),
+        "config lines": _fill(CONFIG),
+        "'a' x 8000": "a" * LIMIT,
+        "'=' x 8000": "=" * LIMIT,
+        "'password=' repeated": _fill("password="),
+        "'token: ' repeated": _fill("token: "),
+        "'://a:' repeated": _fill("://a:"),
+        "base64-ish run": _fill("AbC0+/"),
+        "'-----BEGIN PRIVATE KEY-----' repeated": _fill("-----BEGIN PRIVATE KEY-----"),
+    }
+    print(f"time per call on {LIMIT:,}-character texts:")
+    for name, text in texts.items():
+        per_call = _time_per_call(lambda t=text: find_secrets(t), 20)  # type: ignore[misc]
+        print(f"  {name:42s} {per_call * 1e3:7.3f} ms")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("cases", nargs="?", type=Path, default=DEFAULT_CASES)
+    parser.add_argument("--verbose", action="store_true", help="print each miss and error")
+    args = parser.parse_args()
+    score(args.cases.resolve(), args.verbose)
+    speed()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,620 @@
+"""The secret detector: each kind refused with its whole value spanned, look-alikes allowed.
+
+Every secret here is generated from its format with a seeded RNG (none is real, and none
+comes from the benchmark set, which stays outside the repository).
+"""
+
+from __future__ import annotations
+
+import base64
+import itertools
+import random
+import string
+import time
+from collections.abc import Callable
+
+import pytest
+
+from palimpsest.secrets import Finding, find_secrets, redact
+
+ALNUM = string.ascii_letters + string.digits
+UPPER_DIGITS = string.ascii_uppercase + string.digits
+HEX = "0123456789abcdef"
+URLSAFE = ALNUM + "_-"
+B64 = ALNUM + "+/"
+
+
+def rand(rng: random.Random, n: int, alphabet: str = ALNUM) -> str:
+    return "".join(rng.choice(alphabet) for _ in range(n))
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).decode().rstrip("=")
+
+
+def password(rng: random.Random) -> str:
+    """A human-made password: a word, a symbol, digits, a few letters ("Maple#4821xQz")."""
+    word = rng.choice(["Maple", "orbit", "Falcon", "river", "Quartz", "tango"])
+    return word + rng.choice("!@#$%*&") + str(rng.randint(10, 9999)) + rand(rng, 3)
+
+
+def pem_body(rng: random.Random, der_prefix: bytes, size: int = 600) -> str:
+    raw = b64(der_prefix + rng.randbytes(size))
+    return "\n".join(raw[i : i + 64] for i in range(0, len(raw), 64))
+
+
+def pem(label: str, body: str) -> str:
+    return f"-----BEGIN {label}-----\n{body}\n-----END {label}-----"
+
+
+def jwt(rng: random.Random) -> str:
+    header = b64url(b'{"alg":"HS256","typ":"JWT"}')
+    claims = b64url(f'{{"sub":"{rng.randint(1, 10**9)}","role":"admin"}}'.encode())
+    return f"{header}.{claims}.{rand(rng, 43, URLSAFE)}"
+
+
+# Each case: (kind, make) where make(rng) returns (text, secret). The text says what an agent
+# might paste; the secret is the exact substring a finding must span.
+Case = Callable[[random.Random], tuple[str, str]]
+
+
+def in_text(template: str, secret: Callable[[random.Random], str]) -> Case:
+    def make(rng: random.Random) -> tuple[str, str]:
+        value = secret(rng)
+        return template.format(value), value
+
+    return make
+
+
+def token(prefix: str, n: int, alphabet: str = ALNUM, suffix: str = "") -> Callable[..., str]:
+    return lambda rng: prefix + rand(rng, n, alphabet) + suffix
+
+
+AWS_ID = token("AKIA", 16, UPPER_DIGITS)
+AWS_SECRET = token("", 40, B64)
+
+KIND_CASES: list[tuple[str, Case]] = [
+    # cloud providers
+    ("aws-access-key-id", in_text("The nightly job signs requests with {} in eu-west-1.", AWS_ID)),
+    ("aws-access-key-id", in_text("session creds: ASIA{}", token("", 16, UPPER_DIGITS))),
+    ("aws-secret-access-key", in_text("aws_secret_access_key = {}", AWS_SECRET)),
+    (
+        "aws-secret-access-key",
+        in_text(f"id AKIA{'Q7' * 8}, secret {{}} (staging)", AWS_SECRET),
+    ),
+    ("google-api-key", in_text("<script src='maps.js?key={}'>", token("AIza", 35, URLSAFE))),
+    ("google-oauth-client-secret", in_text("GOOGLE_CLIENT_SECRET={}", token("GOCSPX-", 28))),
+    ("google-oauth-token", in_text("access token ya29.{} expires soon", token("", 80, URLSAFE))),
+    (
+        "azure-storage-key",
+        in_text(
+            "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey={};EndpointSuffix=x",
+            token("", 86, B64, "=="),
+        ),
+    ),
+    (
+        "azure-shared-access-key",
+        in_text(
+            "Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=root;"
+            "SharedAccessKey={}",
+            token("", 43, B64, "="),
+        ),
+    ),
+    (
+        "azure-sas-token",
+        in_text(
+            "https://acme.blob.core.windows.net/c/f?sv=2022-11-02&sp=r&sig={}",
+            token("", 40, ALNUM, "%3D"),
+        ),
+    ),
+    (
+        "azure-ad-client-secret",
+        in_text(
+            "Entra client secret {} for the app registration",
+            lambda rng: rand(rng, 3) + "8Q~" + rand(rng, 34, ALNUM + "_~.-"),
+        ),
+    ),
+    (
+        "azure-storage-key",
+        in_text("key1: {}", lambda rng: rand(rng, 76, B64) + "AZSt" + rand(rng, 5, B64) + "A=="),
+    ),
+    ("digitalocean-token", in_text("doctl auth init -t {}", token("dop_v1_", 64, HEX))),
+    ("databricks-token", in_text("DATABRICKS_TOKEN={}", token("dapi", 32, HEX))),
+    ("alibaba-access-key-id", in_text("AccessKeyId: {}", token("LTAI", 20))),
+    ("heroku-api-key", in_text("heroku token {}", token("HRKU-AA", 58, URLSAFE))),
+    ("vault-token", in_text("VAULT_TOKEN={}", token("hvs.", 90, URLSAFE))),
+    (
+        "terraform-cloud-token",
+        in_text('token = "{}"', lambda rng: f"{rand(rng, 14)}.atlasv1.{rand(rng, 67, ALNUM)}"),
+    ),
+    ("doppler-token", in_text("DOPPLER_TOKEN={}", token("dp.st.prd.", 43))),
+    ("pulumi-token", in_text("PULUMI_ACCESS_TOKEN={}", token("pul-", 40, HEX))),
+    ("supabase-token", in_text("supabase login --token {}", token("sbp_", 40, HEX))),
+    ("age-secret-key", in_text("# key\n{}", token("AGE-SECRET-KEY-1", 58, UPPER_DIGITS))),
+    ("grafana-token", in_text("GRAFANA_SA_TOKEN={}", token("glsa_", 32, ALNUM, "_1a2b3c4d"))),
+    ("newrelic-api-key", in_text("NEW_RELIC_API_KEY={}", token("NRAK-", 27, UPPER_DIGITS))),
+    ("sentry-token", in_text("SENTRY_AUTH_TOKEN={}", token("sntryu_", 64, HEX))),
+    # source hosts
+    ("github-pat", in_text("Use this token when pushing: {}", token("ghp_", 36))),
+    ("github-oauth-token", in_text('{{"token": "{}"}}', token("gho_", 36))),
+    ("github-user-token", in_text("GH_TOKEN={}", token("ghu_", 36))),
+    ("github-app-token", in_text("installation token {} (1h)", token("ghs_", 36))),
+    ("github-refresh-token", in_text("refresh with {}", token("ghr_", 76))),
+    (
+        "github-fine-grained-pat",
+        in_text("fine-grained PAT: {}", lambda rng: f"github_pat_{rand(rng, 22)}_{rand(rng, 59)}"),
+    ),
+    ("gitlab-pat", in_text("git clone with PRIVATE-TOKEN: {}", token("glpat-", 20, URLSAFE))),
+    ("gitlab-deploy-token", in_text("deploy token {}", token("gldt-", 20, URLSAFE))),
+    ("gitlab-runner-token", in_text("gitlab-runner register --token {}", token("glrt-", 20))),
+    ("gitlab-token", in_text("trigger token {}", token("glptt-", 40, HEX))),
+    ("bitbucket-app-password", in_text("app password {}", token("ATBB", 32))),
+    ("atlassian-api-token", in_text("JIRA_API_TOKEN={}", token("ATATT3", 180, URLSAFE))),
+    # chat
+    (
+        "slack-bot-token",
+        in_text(
+            "SLACK_BOT_TOKEN={}",
+            lambda rng: (
+                f"xoxb-{rand(rng, 12, string.digits)}-{rand(rng, 13, string.digits)}-"
+                + rand(rng, 24)
+            ),
+        ),
+    ),
+    (
+        "slack-user-token",
+        in_text(
+            "user token {} for exports",
+            lambda rng: (
+                "xoxp-"
+                + "-".join(rand(rng, 12, string.digits) for _ in range(3))
+                + "-"
+                + rand(rng, 32, HEX)
+            ),
+        ),
+    ),
+    (
+        "slack-app-token",
+        in_text(
+            "socket mode needs {}",
+            lambda rng: (
+                f"xapp-1-A{rand(rng, 10, UPPER_DIGITS)}-{rand(rng, 13, string.digits)}-"
+                + rand(rng, 64, HEX)
+            ),
+        ),
+    ),
+    (
+        "slack-webhook",
+        in_text(
+            "alerts go to {} now",
+            lambda rng: (
+                "https://hooks.slack.com/services/"
+                + f"T{rand(rng, 8, UPPER_DIGITS)}/B{rand(rng, 10, UPPER_DIGITS)}/{rand(rng, 24)}"
+            ),
+        ),
+    ),
+    (
+        "discord-bot-token",
+        in_text(
+            "DISCORD_TOKEN={}",
+            lambda rng: (
+                b64url(str(rng.randint(10**17, 10**18)).encode())
+                + f".{rand(rng, 6, URLSAFE)}.{rand(rng, 38, URLSAFE)}"
+            ),
+        ),
+    ),
+    (
+        "discord-webhook",
+        in_text(
+            "post to {}",
+            lambda rng: (
+                "https://discord.com/api/webhooks/"
+                + f"{rand(rng, 18, string.digits)}/{rand(rng, 68, URLSAFE)}"
+            ),
+        ),
+    ),
+    (
+        "telegram-bot-token",
+        in_text("bot token {}", lambda rng: f"{rand(rng, 10, string.digits)}:AA{rand(rng, 33)}"),
+    ),
+    # payments
+    ("stripe-secret-key", in_text("stripe.api_key = '{}'", token("sk_live_", 24))),
+    ("stripe-restricted-key", in_text("restricted key {}", token("rk_live_", 99))),
+    ("stripe-test-key", in_text("tests use {} (test mode)", token("sk_test_", 24))),
+    ("stripe-webhook-secret", in_text("STRIPE_WEBHOOK_SECRET={}", token("whsec_", 32))),
+    ("square-access-token", in_text("SQUARE_TOKEN={}", token("EAAA", 60, URLSAFE))),
+    ("square-oauth-secret", in_text("square oauth secret {}", token("sq0csp-", 43, URLSAFE))),
+    ("shopify-token", in_text("X-Shopify-Access-Token: {}", token("shpat_", 32, HEX))),
+    # AI providers
+    (
+        "anthropic-api-key",
+        in_text("ANTHROPIC_API_KEY={}", token("sk-ant-api03-", 93, URLSAFE, "AA")),
+    ),
+    ("openai-api-key", in_text("OpenAI(api_key='{}')", token("sk-proj-", 120, URLSAFE))),
+    (
+        "openai-api-key",
+        in_text("legacy key {}", lambda rng: f"sk-{rand(rng, 20)}T3BlbkFJ{rand(rng, 20)}"),
+    ),
+    ("openrouter-api-key", in_text("OPENROUTER_API_KEY={}", token("sk-or-v1-", 64, HEX))),
+    ("ai-provider-api-key", in_text("deepseek key {}", token("sk-", 32, HEX))),
+    ("huggingface-token", in_text("huggingface-cli login --token {}", token("hf_", 34))),
+    ("groq-api-key", in_text("GROQ_API_KEY={}", token("gsk_", 52))),
+    ("replicate-api-token", in_text("REPLICATE_API_TOKEN={}", token("r8_", 37))),
+    ("perplexity-api-key", in_text("pplx key {}", token("pplx-", 48))),
+    ("xai-api-key", in_text("XAI_API_KEY={}", token("xai-", 80))),
+    (
+        "langsmith-api-key",
+        in_text("LANGSMITH_API_KEY={}", token("lsv2_pt_", 32, HEX, "_0a1b2c3d4e")),
+    ),
+    ("elevenlabs-api-key", in_text("xi-api-key: {}", token("sk_", 48, HEX))),
+    # package registries
+    ("npm-token", in_text("//registry.npmjs.org/:_authToken={}", token("npm_", 36))),
+    ("pypi-token", in_text("password = {}", token("pypi-AgEIcHlwaS5vcmc", 70, URLSAFE))),
+    ("rubygems-api-key", in_text("GEM_HOST_API_KEY={}", token("rubygems_", 48, HEX))),
+    (
+        "dockerhub-token",
+        in_text("docker login -u bot --password-stdin <<< {}", token("dckr_pat_", 27)),
+    ),
+    # email and messaging
+    (
+        "sendgrid-api-key",
+        in_text("SENDGRID_API_KEY={}", lambda rng: f"SG.{rand(rng, 22)}.{rand(rng, 43, URLSAFE)}"),
+    ),
+    ("twilio-api-key", in_text("twilio api key {} for SMS", token("SK", 32, HEX))),
+    ("mailgun-api-key", in_text("api:{} is the mailgun auth", token("key-", 32, HEX))),
+    ("mailchimp-api-key", in_text("mailchimp {}", token("", 32, HEX, "-us21"))),
+    ("linear-api-key", in_text("LINEAR_API_KEY={}", token("lin_api_", 40))),
+    (
+        "postman-api-key",
+        in_text("postman {}", lambda rng: f"PMAK-{rand(rng, 24, HEX)}-{rand(rng, 34, HEX)}"),
+    ),
+    (
+        "twitter-bearer-token",
+        in_text("TWITTER_BEARER={}", lambda rng: "A" * 22 + "Mlhe" + "A" * 7 + rand(rng, 60)),
+    ),
+    (
+        "tailscale-key",
+        in_text(
+            "tailscale up --authkey {}", lambda rng: f"tskey-auth-{rand(rng, 12)}-{rand(rng, 30)}"
+        ),
+    ),
+    # tokens in structure
+    ("jwt", in_text("Session token for the admin panel: {}", jwt)),
+    (
+        "pem-private-key",
+        in_text(
+            "deploy key:\n{}",
+            lambda rng: pem("RSA PRIVATE KEY", pem_body(rng, b"\x30\x82\x04\xa4")),
+        ),
+    ),
+    (
+        "pem-private-key",
+        in_text("{}", lambda rng: pem("PRIVATE KEY", pem_body(rng, b"\x30\x81\x87\x02\x01"))),
+    ),
+    (
+        "pem-private-key",
+        in_text("{}", lambda rng: pem("EC PRIVATE KEY", pem_body(rng, b"\x30\x77\x02\x01", 100))),
+    ),
+    (
+        "pem-private-key",
+        lambda rng: (
+            lambda key: (f'{{"type": "service_account", "private_key": "{key}\\n"}}', key)
+        )(pem("PRIVATE KEY", pem_body(rng, b"\x30\x82\x04\xbe")).replace("\n", "\\n")),
+    ),
+    (
+        "openssh-private-key",
+        in_text(
+            "here is the key so you remember it:\n{}",
+            lambda rng: pem("OPENSSH PRIVATE KEY", pem_body(rng, b"openssh-key-v1\x00", 300)),
+        ),
+    ),
+    (
+        "pgp-private-key",
+        in_text("{}", lambda rng: pem("PGP PRIVATE KEY BLOCK", "\n" + pem_body(rng, b"\x95"))),
+    ),
+    ("url-password", in_text("DATABASE_URL=postgres://app:{}@db.internal:5432/app", password)),
+    ("url-password", in_text("broker is redis://:{}@cache:6379/0", token("", 24))),
+    ("url-password", in_text("git clone https://ci:{}@git.acme.io/acme/api.git", token("", 20))),
+    (
+        "url-password",
+        in_text(
+            "mongodb+srv://analytics:{}@cluster0.x1y2z.mongodb.net/db?retryWrites=true", password
+        ),
+    ),
+    (
+        "basic-auth-header",
+        in_text("Authorization: Basic {}", lambda rng: b64(f"svc:{password(rng)}".encode())),
+    ),
+    ("bearer-token", in_text("curl -H 'Authorization: Bearer {}' https://api", token("", 40))),
+    ("authorization-header", in_text("Authorization: SSWS {}", token("00", 40, URLSAFE))),
+    ("cli-password", in_text("curl -u admin:{} https://jenkins.local/api/json", password)),
+    ("cli-password", in_text("mysql -u root -p{} shop", password)),
+    ("cli-password", in_text("sshpass -p '{}' ssh ops@bastion", password)),
+    ("cli-password", in_text("docker login -u bot -p {} registry.acme.io", token("", 20))),
+    ("session-cookie", in_text("Cookie: sessionid={}; theme=dark", token("", 32))),
+    # passwords and secrets named by a word
+    ("password-assignment", in_text("DB_PASSWORD={}", password)),
+    ("password-assignment", in_text("password: {}", password)),
+    ("password-assignment", in_text('{{"user": "svc", "password": "{}"}}', password)),
+    ("password-assignment", in_text("spring.datasource.password={}", password)),
+    ("password-assignment", in_text("Server=db;User Id=sa;Password={};", password)),
+    ("password-assignment", in_text("<password>{}</password>", password)),
+    ("password-assignment", in_text("ALTER USER app IDENTIFIED BY '{}';", password)),
+    ("password-assignment", in_text("conn = connect(user='app', password='{}')", password)),
+    ("password-in-prose", in_text("The router admin password is {}, change it later.", password)),
+    ("password-in-prose", in_text("the password for the staging box was changed to {}", password)),
+    ("password-in-prose", in_text("login as deploy, pw {} for now", password)),
+    ("password-in-prose", in_text("use {} as the wifi password", password)),
+    ("secret-assignment", in_text("SECRET_KEY={}", token("", 50))),
+    ("secret-assignment", in_text("client_secret: {}", token("", 40, URLSAFE))),
+    ("secret-assignment", in_text('"apiKey": "{}"', token("", 32))),
+    ("secret-assignment", in_text("x-api-key: {}", token("", 40, HEX))),
+    ("secret-assignment", in_text("PrivateKey = {}", token("", 43, B64, "="))),
+    ("high-entropy-secret", in_text("Use token {} for the internal metrics API.", token("", 32))),
+    (
+        "high-entropy-secret",
+        in_text("The API key for the weather service is {}.", token("", 32, HEX)),
+    ),
+    ("high-entropy-secret", in_text("my signing secret {} rotates monthly", token("", 44, B64))),
+]
+
+
+@pytest.mark.parametrize(
+    ("kind", "make"), KIND_CASES, ids=[f"{i}-{kind}" for i, (kind, _) in enumerate(KIND_CASES)]
+)
+def test_each_kind_is_found_and_spans_the_whole_secret(kind: str, make: Case) -> None:
+    for seed in range(5):
+        text, secret = make(random.Random(f"{kind}-{seed}"))
+        findings = find_secrets(text)
+        covering = [f for f in findings if text[f.start : f.end].find(secret) >= 0]
+        assert covering, (text, findings)
+        assert covering[0].kind == kind, (text, findings)
+
+
+@pytest.mark.parametrize(
+    ("kind", "make"), KIND_CASES, ids=[f"{i}-{kind}" for i, (kind, _) in enumerate(KIND_CASES)]
+)
+def test_redaction_removes_each_kind(kind: str, make: Case) -> None:
+    text, secret = make(random.Random(f"redact-{kind}"))
+    redacted, kinds = redact(text)
+    assert secret not in redacted
+    assert f"[REDACTED:{kind}]" in redacted
+    assert kind in kinds
+
+
+def _uuid(rng: random.Random) -> str:
+    h = rand(rng, 32, HEX)
+    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-a{h[17:20]}-{h[20:]}"
+
+
+# Look-alikes that must pass, per family; `{r}` parts are random so no list is memorised.
+NEGATIVE_FAMILIES: dict[str, list[Callable[[random.Random], str]]] = {
+    "placeholder": [
+        lambda r: "AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE",
+        lambda r: "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        lambda r: "GITHUB_TOKEN=ghp_" + "x" * 36,
+        lambda r: "STRIPE_SECRET_KEY=sk_live_" + "*" * 24,
+        lambda r: "OPENAI_API_KEY=<your-openai-key>",
+        lambda r: "api_key: YOUR_API_KEY_HERE",
+        lambda r: "DB_PASSWORD=changeme",
+        lambda r: "password: <REDACTED>",
+        lambda r: "token: [REDACTED:github-pat]",
+        lambda r: "DATABASE_URL=postgresql://app:${DB_PASSWORD}@db:5432/app",
+        lambda r: "curl -u $API_USER:$API_TOKEN https://api.acme.io",
+        lambda r: 'password = os.environ["DB_PASSWORD"]',
+        lambda r: "const token = process.env.GITHUB_TOKEN;",
+        lambda r: "password: ${{ secrets.DB_PASSWORD }}",
+        lambda r: "export STRIPE_SECRET_KEY=${STRIPE_SECRET_KEY:?missing}",
+        lambda r: "SLACK_BOT_TOKEN=xoxb-your-bot-token",
+        lambda r: "Authorization: Bearer <token>",
+        lambda r: "-----BEGIN RSA PRIVATE KEY-----\n...\n-----END RSA PRIVATE KEY-----",
+        lambda r: "postgresql://user:password@localhost/db is the URL format",
+    ],
+    "git-sha": [
+        lambda r: f"The regression came in with commit {rand(r, 40, HEX)}; revert it.",
+        lambda r: f"Rebased onto {rand(r, 12, HEX)} and force-pushed.",
+        lambda r: f"the token refresh fix landed in {rand(r, 40, HEX)}",
+    ],
+    "uuid": [
+        lambda r: f"Workspace {_uuid(r)} belongs to the design team.",
+        lambda r: f"Idempotency-Key: {_uuid(r)}",
+        lambda r: f"The API key id is {_uuid(r)}.",
+    ],
+    "hash-or-digest": [
+        lambda r: f'"integrity": "sha512-{b64(r.randbytes(64))}"',
+        lambda r: f"requests==2.32.3 --hash=sha256:{rand(r, 64, HEX)}",
+        lambda r: f"image: ghcr.io/acme/api@sha256:{rand(r, 64, HEX)}",
+        lambda r: f"Checksum (SHA-256) of the tarball: {rand(r, 64, HEX)}",
+        lambda r: f"Bundle served as /static/js/main.{rand(r, 8, HEX)}.chunk.js",
+        lambda r: f"token hash: {rand(r, 64, HEX)}",
+    ],
+    "base64-of-words": [
+        lambda r: f"The payload was {b64(b'release notes for the spring sprint')} (base64).",
+        lambda r: f"token: {b64(b'hello there general')}",
+    ],
+    "file-path": [
+        lambda r: "The bug is in /srv/app/internal/auth/token_refresh/secret_rotation.py:212",
+        lambda r: "See src/credentials/private_key_loader.rs and tests/test_password_reset.py",
+        lambda r: "KEY_PATH=/etc/ssl/private/server.key",
+        lambda r: "The S3 key is uploads/2024/06/report-final.pdf",
+        lambda r: "token: /var/run/secrets/kubernetes.io/serviceaccount/token",
+    ],
+    "version": [
+        lambda r: (
+            f"We pinned the library to {r.randint(1, 30)}.{r.randint(0, 40)}.{r.randint(0, 99)}."
+        ),
+        lambda r: f"Upgraded to 2024.{r.randint(1, 12)}.{r.randint(1, 28)}.post3 after the fix.",
+    ],
+    "public-key": [
+        lambda r: f"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI{rand(r, 43, B64)} alice@laptop",
+        lambda r: pem("PUBLIC KEY", pem_body(r, b"\x30\x59\x30\x13", 60)),
+        lambda r: f"public key: {rand(r, 43, B64)}=",
+        lambda r: f"Stripe publishable key pk_live_{rand(r, 24)} goes in the checkout page.",
+        lambda r: f"STRIPE_PUBLISHABLE_KEY=pk_test_{rand(r, 24)}",
+    ],
+    "public-identifier": [
+        lambda r: (
+            f"OAuth client id {rand(r, 12, string.digits)}-{rand(r, 32, HEX)}"
+            ".apps.googleusercontent.com"
+        ),
+        lambda r: (
+            f"AWS account {rand(r, 12, string.digits)}, role "
+            f"arn:aws:iam::{rand(r, 12, string.digits)}:role/ci"
+        ),
+        lambda r: (
+            f"secret: arn:aws:secretsmanager:us-east-1:{rand(r, 12, string.digits)}:secret:db"
+        ),
+        lambda r: f"Request id {rand(r, 32, HEX)} failed with a 502.",
+    ],
+    "url-without-password": [
+        lambda r: "Connect with postgresql://reporting@db.internal:5432/analytics (peer auth).",
+        lambda r: "https://api.acme.io/v1/items?page=2&limit=50",
+        lambda r: "ssh://git@github.com:22/acme/infra.git",
+    ],
+    "prose-about-credentials": [
+        lambda r: "Our password policy asks for 14 characters and rotation every 90 days.",
+        lambda r: "The token budget for this agent is 8k tokens per turn.",
+        lambda r: "We store API keys in Vault and never in the repository.",
+        lambda r: "Rotate the secret key whenever someone leaves the team.",
+        lambda r: "The secret sauce is small memories.",
+        lambda r: "Our password manager is 1Password; the entry is 'Prod DB'.",
+        lambda r: "Reset your password from the settings page, not by email.",
+        lambda r: "The private key stays in the HSM; only the CSR goes to the CA.",
+        lambda r: "max_tokens=4096, temperature=0.2 worked best.",
+        lambda r: "password: str = Field(..., min_length=8)",
+        lambda r: "def login(username: str, password: str) -> Token:",
+        lambda r: "self.password = password",
+        lambda r: "password = getpass.getpass()",
+        lambda r: "The key insight: caching embeddings halves latency.",
+        lambda r: "Primary key is (memory_id, version); partition key: tenant_id",
+        lambda r: "pad_token = '<pad>'; eos_token: '</s>'",
+    ],
+}
+NEGATIVES = [
+    (family, index, make)
+    for family, makers in NEGATIVE_FAMILIES.items()
+    for index, make in enumerate(makers)
+]
+
+
+@pytest.mark.parametrize(
+    ("family", "index", "make"), NEGATIVES, ids=[f"{f}-{i}" for f, i, _ in NEGATIVES]
+)
+def test_look_alikes_are_allowed(
+    family: str, index: int, make: Callable[[random.Random], str]
+) -> None:
+    for seed in range(5):
+        text = make(random.Random(f"{family}-{index}-{seed}"))
+        assert find_secrets(text) == [], text
+        assert redact(text) == (text, [])
+
+
+def test_finding_is_a_frozen_value() -> None:
+    finding = Finding("github-pat", 3, 43)
+    assert finding == Finding("github-pat", 3, 43)
+    with pytest.raises(AttributeError):
+        finding.kind = "other"  # type: ignore[misc]
+
+
+def test_findings_come_in_text_order_without_overlap() -> None:
+    rng = random.Random("order")
+    key, pat, pw = AWS_ID(rng), token("ghp_", 36)(rng), password(rng)
+    text = f"id {key}\nGH_TOKEN={pat}\nthe password is {pw}"
+    findings = find_secrets(text)
+    assert [text[f.start : f.end] for f in findings] == [key, pat, pw]
+    assert all(a.end <= b.start for a, b in itertools.pairwise(findings))
+
+
+def test_redact_replaces_each_secret_and_lists_kinds_in_order() -> None:
+    rng = random.Random("redact")
+    pat, pw = token("ghp_", 36)(rng), password(rng)
+    text = f"push with {pat}, then log in: the password is {pw}"
+    redacted, kinds = redact(text)
+    assert redacted == (
+        "push with [REDACTED:github-pat], then log in: the password is [REDACTED:password-in-prose]"
+    )
+    assert kinds == ["github-pat", "password-in-prose"]
+
+
+def test_redact_lists_a_kind_once_per_redaction() -> None:
+    rng = random.Random("twice")
+    first, second = token("ghp_", 36)(rng), token("ghp_", 36)(rng)
+    redacted, kinds = redact(f"{first} and {second}")
+    assert redacted == "[REDACTED:github-pat] and [REDACTED:github-pat]"
+    assert kinds == ["github-pat", "github-pat"]
+
+
+def test_redacting_twice_changes_nothing() -> None:
+    rng = random.Random("idempotent")
+    text = (
+        f"DB_PASSWORD={password(rng)}\nurl postgres://app:{password(rng)}@db/app\n"
+        f"Authorization: Bearer {token('', 40)(rng)}"
+    )
+    once, kinds = redact(text)
+    assert len(kinds) == 3
+    assert redact(once) == (once, [])
+
+
+def test_redact_keeps_text_without_secrets_unchanged() -> None:
+    text = "We moved the deploy to Thursday; the password policy is unchanged."
+    assert redact(text) == (text, [])
+    assert redact("") == ("", [])
+
+
+def test_a_private_key_is_redacted_whole() -> None:
+    key = pem("OPENSSH PRIVATE KEY", pem_body(random.Random("ssh"), b"openssh-key-v1\x00"))
+    redacted, kinds = redact(f"keep this:\n{key}\nthanks")
+    assert redacted == "keep this:\n[REDACTED:openssh-private-key]\nthanks"
+    assert kinds == ["openssh-private-key"]
+
+
+LIMIT = 8_000  # the longest memory text allowed
+
+
+def _fill(unit: str) -> str:
+    return (unit * (LIMIT // len(unit) + 1))[:LIMIT]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a" * LIMIT,
+        "=" * LIMIT,
+        _fill("password="),
+        _fill("token: "),
+        _fill("password is "),
+        _fill("://a:"),
+        _fill("-----BEGIN PRIVATE KEY-----"),
+        _fill("AbC0+/"),
+        _fill("key-"),
+        _fill("sk-"),
+        _fill("\\n"),
+        _fill("a@"),
+        "://" + "a:" * (LIMIT // 2 - 2),
+        "x" + " " * (LIMIT - 2) + "y",
+        _fill("Bearer "),
+        _fill("mysql -p"),
+    ],
+    ids=lambda text: repr(text[:12]),
+)
+def test_pathological_input_finishes_fast(text: str) -> None:
+    start = time.perf_counter()
+    find_secrets(text)
+    redact(text)
+    assert time.perf_counter() - start < 0.5  # linear regexes: a few ms; a bad one, seconds
+
+
+def test_an_ordinary_long_text_is_scanned_quickly() -> None:
+    text = _fill(
+        "We moved the deploy to Thursday because the staging database ran out of disk; "
+        "the token budget stays at 8k and the password policy asks for 14 characters. "
+    )
+    find_secrets(text)
+    start = time.perf_counter()
+    for _ in range(10):
+        assert find_secrets(text) == []
+    assert (time.perf_counter() - start) / 10 < 0.02  # about 0.3 ms here; generous for CI
