@@ -263,3 +263,13 @@ def test_every_write_is_one_transaction_with_its_event(service: Service) -> None
         {"id": b, "key": "k1"},
     ]))  # fmt: skip
     assert current(service, a)["text"] == "alpha"
+
+
+def test_forgetting_a_forgotten_version_again_writes_nothing(service: Service) -> None:
+    mid = fact(service, text="alpha")
+    service.revise(id=mid, append="beta")
+    service.forget(id=mid, version=1, because="mistake")
+    before = event_count(service)
+    again = service.forget(id=mid, version=1, because="mistake")
+    assert again["results"][0]["unchanged"] is True
+    assert event_count(service) == before

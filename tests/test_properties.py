@@ -555,8 +555,8 @@ class MemoryMachine(RuleBasedStateMachine):
         if version == old.version:
             self.refused("validation", self.service.forget, **args)
             return
-        self.call(1, self.service.forget, **args)
         snap = self.history[memory_id][version]
+        self.call(0 if snap is None else 1, self.service.forget, **args)
         if snap is not None:
             self.scrubbed_texts.add(snap.text)
         self.history[memory_id][version] = None

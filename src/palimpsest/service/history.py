@@ -200,6 +200,9 @@ class HistoryOps(ServiceBase):
             )
         if not 1 <= version < memory.version:
             raise NotFound(f"{memory.id} has no version {version}.", field="version")
+        scrubbed = {v.version for v in tx.memory_versions(memory.id) if v.memory is None}
+        if version in scrubbed:
+            return {"id": memory.id, "version": version, "forgotten": True, "unchanged": True}
         event = Event(
             0,
             op_id,
