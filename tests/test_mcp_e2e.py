@@ -246,11 +246,14 @@ def malformed(tool: Tool, base: dict[str, Any]) -> Iterator[dict[str, Any]]:
         if admits_string(schema):
             yield {**base, name: {"not": ["a", "string"]}}
             yield {**base, name: HUGE}
-        if schema.get("type") == "array" or any(
-            o.get("type") == "array" for o in schema.get("anyOf", [])
-        ):
+        types = {o.get("type") or "object" for o in schema.get("anyOf", [schema])}
+        if "array" in types:
             yield {**base, name: [HUGE]}
             yield {**base, name: [{"not": "an item"}]}
+            yield {**base, name: [{"id": HUGE}, {HUGE: "a huge key"}]}
+        if "object" in types:
+            yield {**base, name: {"kind": "contains", "path": "a", "literal": HUGE}}
+            yield {**base, name: {HUGE: "a huge key"}}
     yield {**base, "no_such_parameter": "x"}
     yield {**base, "Id": "wrong case"}
 

@@ -5,13 +5,14 @@
 - Strings stay strings. The SDK turns a JSON-looking string into a list or object when a
   parameter is not plain `str` (some clients send lists that way). A memory's text may
   well look like JSON, so parameters that accept a string are left as given.
-- Bounded strings. No string argument may exceed `MAX_ARGUMENT_CHARS`, far above every
-  limit of the write gate (which still gives the precise refusal), so that a megabyte-long
-  id or filter is refused at the door rather than searched for or echoed back.
+- Bounded strings. No string in the arguments, however nested (a batch item's id, an
+  object's key), may exceed `MAX_ARGUMENT_CHARS`, far above every limit of the write gate
+  (which still gives the precise refusal), so that a megabyte-long id or filter is
+  refused at the door rather than searched for or echoed back in an error.
 - Lean schemas. Every agent reads the tool list into its context. The published schemas
   leave out what pydantic adds without saying anything: titles and, for inputs, `null` as
-  an alternative for each optional parameter and the size guard (optional parameters are
-  those not listed as required). Validation still runs on the full models.
+  an alternative for each optional parameter (optional parameters are those not listed as
+  required). Validation still runs on the full models.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from typing import Any, cast
 import pydantic
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
+
+from . import gate
 
 MAX_ARGUMENT_CHARS = 65_536
 
@@ -47,8 +50,34 @@ class _Metadata(FuncMetadata):
         }
 
 
+class ArgumentTooLong(ValueError):
+    """A string somewhere in the arguments is longer than any parameter takes."""
+
+
+def _bounded(value: Any, path: str) -> None:
+    """Refuse any string over the limit, however deeply it is nested (keys included)."""
+    if isinstance(value, str):
+        if len(value) > MAX_ARGUMENT_CHARS:
+            raise ArgumentTooLong(
+                f"`{path}` is over {MAX_ARGUMENT_CHARS:,} characters, more than any parameter "
+                f"takes (a memory's text holds at most {gate.LIMITS['text']:,})"
+            )
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _bounded(key, path)
+            _bounded(item, f"{path}.{key}")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _bounded(item, f"{path}[{index}]")
+
+
+def _bound_strings(cls: type[Any], value: Any, info: pydantic.ValidationInfo) -> Any:
+    _bounded(value, info.field_name or "arguments")
+    return value
+
+
 def harden(tool: Tool) -> Tool:
-    """Refuse unknown and oversized arguments, keep strings as given (module docstring)."""
+    """Refuse unknown and oversized arguments, keep strings as given (see the module doc)."""
     loose = tool.fn_metadata.arg_model
     strict = cast(
         type[Any],
@@ -57,10 +86,8 @@ def harden(tool: Tool) -> Tool:
             (loose,),
             {
                 "__module__": __name__,
-                "model_config": pydantic.ConfigDict(
-                    **{**loose.model_config, "extra": "forbid"},
-                    str_max_length=MAX_ARGUMENT_CHARS,
-                ),
+                "model_config": pydantic.ConfigDict(**{**loose.model_config, "extra": "forbid"}),
+                "_bound_strings": pydantic.field_validator("*", mode="before")(_bound_strings),
             },
         ),
     )
@@ -76,7 +103,7 @@ def harden(tool: Tool) -> Tool:
 
 
 def lean(schema: Any, *, answers: bool = False) -> Any:
-    """`schema` without titles, `null` alternatives, null defaults and the size guard.
+    """`schema` without titles, `null` alternatives and null defaults.
 
     For `answers` (an output schema) only titles go: a null in an answer is real.
     """
@@ -91,8 +118,6 @@ def lean(schema: Any, *, answers: bool = False) -> Any:
     slim: dict[str, Any] = {}
     for key, value in schema.items():
         if key == "title" or (key == "default" and value is None and not answers):
-            continue
-        if key == "maxLength" and value == MAX_ARGUMENT_CHARS:
             continue
         if key in ("properties", "$defs"):  # names, not keywords, at this level
             slim[key] = {name: lean(sub, answers=answers) for name, sub in value.items()}

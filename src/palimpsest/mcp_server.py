@@ -28,10 +28,9 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
 
-from . import gate
 from .errors import PalimpsestError
 from .mcp_descriptions import DESCRIPTIONS, INSTRUCTIONS
-from .mcp_schema import MAX_ARGUMENT_CHARS, harden
+from .mcp_schema import ArgumentTooLong, harden
 from .mcp_tools import STORE_THREADS, TOOL_NAMES, PalimpsestTools
 from .service import Service
 
@@ -126,11 +125,8 @@ def _argument_error(tool: str, error: pydantic.ValidationError) -> dict[str, Any
             problems.append(f"`{where}` is not a parameter of {tool}")
         elif item["type"] == "missing":
             problems.append(f"`{where}` is required")
-        elif item["type"] == "string_too_long":
-            problems.append(
-                f"`{where}` is over {MAX_ARGUMENT_CHARS:,} characters, more than any "
-                f"parameter takes (a memory's text holds at most {gate.LIMITS['text']:,})"
-            )
+        elif isinstance(item.get("ctx", {}).get("error"), ArgumentTooLong):
+            problems.append(str(item["ctx"]["error"]))
         else:
             problems.append(f"`{where}`: {item['msg']}")
     first = error.errors()[0]["loc"] if error.errors() else ()
