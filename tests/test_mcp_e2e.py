@@ -255,6 +255,7 @@ def malformed(tool: Tool, base: dict[str, Any]) -> Iterator[dict[str, Any]]:
             yield {**base, name: {"kind": "contains", "path": "a", "literal": HUGE}}
             yield {**base, name: {HUGE: "a huge key"}}
     yield {**base, "no_such_parameter": "x"}
+    yield {**base, HUGE: "a huge parameter name"}
     yield {**base, "Id": "wrong case"}
 
 

@@ -73,6 +73,7 @@ def test_schema_vocabularies_are_the_model_s() -> None:
 
 async def test_an_unknown_tool_is_a_structured_refusal(client: Client) -> None:
     assert (await refuse(client, "delete_everything"))["error_class"] == "not_found"
+    assert len((await refuse(client, "x" * 100_000))["message"]) < 1000
 
 
 # -- remember -------------------------------------------------------------------------------

@@ -101,17 +101,17 @@ def error_result(tool: str, exc: ToolError) -> CallToolResult:
     if isinstance(cause, PalimpsestError):  # a refusal by the service, raised in the tool
         body = cause.to_dict()
     elif isinstance(exc, UnexpectedToolError):  # a crash, or an answer the schema refused
-        logger.error("tool %r failed unexpectedly", tool, exc_info=cause or exc)
+        logger.error("tool %r failed unexpectedly", _short(tool), exc_info=cause or exc)
         body = {"error_class": "internal", "message": INTERNAL_MESSAGE}
     elif isinstance(cause, pydantic.ValidationError):  # arguments against the input schema
         body = _argument_error(tool, cause)
     else:  # the SDK's own refusal: there is no such tool
         body = {
             "error_class": "not_found",
-            "message": f"There is no tool {tool!r}; the tools are {', '.join(TOOL_NAMES)}.",
+            "message": f"There is no tool {_short(tool)!r}; the tools are {', '.join(TOOL_NAMES)}.",
         }
     if body["error_class"] != "internal":
-        logger.info("tool %r refused: %s", tool, body["error_class"])
+        logger.info("tool %r refused: %s", _short(tool), body["error_class"])
     text = json.dumps(body, ensure_ascii=False)
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
@@ -120,7 +120,7 @@ def _argument_error(tool: str, error: pydantic.ValidationError) -> dict[str, Any
     """Name every argument at fault and what it should be, never echoing the value given."""
     problems = []
     for item in error.errors():
-        where = ".".join(str(part) for part in item["loc"]) or "arguments"
+        where = _short(".".join(str(part) for part in item["loc"]) or "arguments")
         if item["type"] == "extra_forbidden":
             problems.append(f"`{where}` is not a parameter of {tool}")
         elif item["type"] == "missing":
@@ -135,8 +135,13 @@ def _argument_error(tool: str, error: pydantic.ValidationError) -> dict[str, Any
         "message": "; ".join(problems) + ". See the tool's input schema.",
     }
     if first:
-        body["field"] = str(first[0])
+        body["field"] = _short(str(first[0]))
     return body
+
+
+def _short(name: str) -> str:
+    """A name the caller sent, cut so that an error never echoes a huge one back."""
+    return name if len(name) <= 100 else f"{name[:100]}..."
 
 
 def build_server(service: Service) -> PalimpsestMCP:
