@@ -71,15 +71,37 @@ class _Hit:
 
 # --- what is allowed: placeholders, references, public values --------------------------
 
+
+def _cased(*words: str) -> str:
+    """Each word as lowercase, UPPER or Capitalised; a random key may hold "YOuR" by chance."""
+    return "|".join(sorted({v for w in words for v in (w, w.upper(), w.capitalize())}))
+
+
 # Obvious placeholders and documented examples, anywhere in a value.
 _PLACEHOLDER = re.compile(
-    r"example|x{4,}|\*{3,}|\.{3,}|…|•{3,}|#{4,}|<[^>]*>|\[redacted|redacted|\{\{|\$\{"
-    r"|your|change[-_]?me|replace[-_]?(?:me|with|this)|placeholder|dummy|_here\b|here$|^insert"
-    r"|sample|fake|0123456|123456789|abcdefgh|qwerty",
-    re.I,
+    r"(?i:x{4,})|\*{3,}|\.{3,}|…|•{3,}|#{4,}|<[^>]*>|\{\{|\$\{|0123456|123456789|abcdefgh|"
+    + _cased(
+        "example",
+        "your",
+        "changeme",
+        "change_me",
+        "change-me",
+        "replace",
+        "placeholder",
+        "dummy",
+        "sample",
+        "fake",
+        "redacted",
+        "insert",
+        "password",
+        "passwd",
+        "username",
+        "qwerty",
+    )
+    + r"|ChangeMe|_(?:here|HERE)\b|(?:here|HERE|Here)$"
 )
-# The same character six times running: "T000000000", "aaaaaaaa" (never in a random body).
-_RUN = re.compile(r"(.)\1{5,}")
+# The same character eight times running: "T00000000", "aaaaaaaa" (not in a random body).
+_RUN = re.compile(r"(.)\1{7,}")
 # Whole values that name a thing instead of being it.
 _STOPWORDS = frozenset(
     """none null nil true false yes no on off empty default required optional unset
@@ -87,7 +109,7 @@ _STOPWORDS = frozenset(
     secret secrets password passwd pass pwd pw token key apikey api_key credentials creds
     hidden masked redacted sensitive encrypted hashed omitted removed n/a na tbd todo same
     test demo foo bar baz qux abc abc123 admin guest root user username prompt prompted
-    stdin keychain keyring vault env environment blank see ask ****""".split()
+    stdin keychain keyring vault env environment blank see ask name ****""".split()
 )
 # Variable references and templating: ${DB_PASSWORD}, $TOKEN, %(pw)s, {{ secrets.X }},
 # os.environ[...], process.env.X, !vault, arn:..., op://..., ENC[...].
@@ -112,8 +134,19 @@ _WORDY = re.compile(r"[A-Za-z][a-z]*(?:[-_./:][A-Za-z][a-z]*|[A-Z][a-z]+)*|[A-Z]
 _CODE = re.compile(r"[()\[\]]|^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
 # Numbers with units, versions, dates: "8k", "90d", "2.4.1", "2024-01-01".
 _MEASURE = re.compile(r"v?\d+(?:[.:/-]\d+)*[a-z]{0,5}[+%]?", re.I)
-_PATH = re.compile(r"^(?:~?/|\.\.?/|[A-Za-z]:\\|https?://|file:)")
+# Algorithm and standard names: "AES-256-GCM", "RSA-2048", "Ed25519", "HS256", "CVE-2024-1".
+_ALGORITHM = re.compile(
+    r"(?:aes|rsa|sha|hs|rs|es|ps|ed|x|p|chacha|poly|secp|des|blake|md|hmac|argon|pbkdf"
+    r"|scrypt|bcrypt|ecdsa|ecdh|dsa|tls|ssl|utf|iso|rfc|cve)[-_]?\d+(?:[-_/.][a-z0-9]+){0,3}",
+    re.I,
+)
+_PATH = re.compile(r"^(?:~/|\.\.?/|[A-Za-z]:\\|[a-z][a-z0-9+.\-]{1,20}://|file:)")
 _B64ISH = re.compile(r"[A-Za-z0-9+/]+={0,2}|[A-Za-z0-9_-]+={0,2}")
+
+
+def _is_path(value: str) -> bool:
+    """A path or URL: "~/x", "./x", "C:\\x", "https://x"; "/x/y" only with words or a file."""
+    return bool(_PATH.match(value)) or (value[:1] == "/" and _is_pathlike(value))
 
 
 def _is_placeholder(value: str) -> bool:
@@ -166,9 +199,39 @@ def _is_b64_of_words(value: str) -> bool:
     return b" " in raw and b":" not in raw and letters >= 0.8 * len(raw)
 
 
+# Characters of machine-made keys (base64, base64url, hex, url-encoding, "base64:" prefixes).
+_TOKEN_ALPHABET = re.compile(r"[A-Za-z0-9+/=_\-.~%:]+")
+# The parts of a name: "PKCS", "7", "Private", "Key", "Types".
+_NAME_PARTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+_VOWEL = re.compile(r"[aeiouy]", re.I)
+
+
+def _is_identifier(value: str) -> bool:
+    """A name made of words (a type, a class): "PKCS7PrivateKeyTypes", "AuthTokenProvider".
+
+    Every lowercase part is a pronounceable 3+ letters, acronyms are short and digits few:
+    about 1 in 1,000 random 16-character keys has that shape, none of 32+.
+    """
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", value):
+        return False
+    core = value.replace("_", "").replace(".", "")
+    parts = _NAME_PARTS.findall(core)
+    if sum(len(p) for p in parts if p.isdigit()) > 3:
+        return False
+    for part in parts:
+        if part.isupper():
+            if len(part) > 6:
+                return False
+        elif not part.isdigit() and (len(part) < 3 or not _VOWEL.search(part)):
+            return False
+    return len(parts) <= 2 or len(parts) * 3.5 <= len(core)
+
+
 def _looks_random(value: str, min_len: int = 16) -> bool:
     """A machine-made key: long, mixed, high-entropy, and not a hash/id/path/word form."""
-    if len(value) < min_len or _is_allowed(value) or _PATH.match(value):
+    if len(value) < min_len or _is_allowed(value) or _is_path(value):
+        return False
+    if not _TOKEN_ALPHABET.fullmatch(value) or _is_identifier(value):
         return False
     if _HEX.fullmatch(value):  # hex keys: need both digits and letters, like real ones
         core = value[2:] if value.startswith("0x") else value
@@ -184,8 +247,8 @@ def _looks_random(value: str, min_len: int = 16) -> bool:
         return False
     if not digits and (min(upper, lower) < 3 or len(value) < 20):
         return False
-    if "/" in value and _is_pathlike(value):
-        return False
+    if "/" in value and (_is_pathlike(value) or all(map(_WORDY.fullmatch, value.split("/")))):
+        return False  # a path, or words between slashes ("Token/Bot/ApiKey")
     return _entropy(value) >= 3.0
 
 
@@ -203,9 +266,15 @@ def _is_pathlike(value: str) -> bool:
     return sum(bool(_PATH_WORD.fullmatch(part)) for part in value.split("/")) >= 2
 
 
+# Whitespace, braces, brackets, quotes, backslashes, pipes: code, templates or a sentence.
+_NOT_IN_SECRET = re.compile(r"[\s{}\[\]<>\\|\"']")
+
+
 def _looks_secretish(value: str) -> bool:
     """A literal assigned to a token/secret name: random, or a made-up string with digits."""
-    if len(value) < 8 or _is_allowed(value) or _PATH.match(value) or _MEASURE.fullmatch(value):
+    if len(value) < 8 or _is_allowed(value) or _is_path(value) or _MEASURE.fullmatch(value):
+        return False
+    if _ALGORITHM.fullmatch(value) or _NOT_IN_SECRET.search(value) or _is_identifier(value):
         return False
     if _looks_random(value, 16):
         return True
@@ -219,7 +288,7 @@ def _looks_secretish(value: str) -> bool:
 
 def _password_literal(value: str, min_len: int = 4) -> bool:
     """A value written where a password goes: anything that is not a placeholder/reference."""
-    if not min_len <= len(value) <= 256 or _is_allowed(value) or _PATH.match(value):
+    if not min_len <= len(value) <= 256 or _is_allowed(value) or _is_path(value):
         return False
     return not (value.isdigit() and len(value) < 4)
 
@@ -227,6 +296,8 @@ def _password_literal(value: str, min_len: int = 4) -> bool:
 def _looks_like_password(value: str) -> bool:
     """A password stated in prose: letters with digits or symbols ("hunter2!", "Tr0ub4dor&3")."""
     if not _password_literal(value, 6) or _MEASURE.fullmatch(value) or _CODE.search(value):
+        return False
+    if _ALGORITHM.fullmatch(value):
         return False
     letters = sum(c.isalpha() for c in value)
     digits = sum(c.isdigit() for c in value)
@@ -254,6 +325,11 @@ _PUTTY = re.compile(
 )
 
 
+# A PEM private key in base64 ("LS0tLS1CRUdJTi" is "-----BEGIN"): kubeconfig client-key-data,
+# Kubernetes Secret data, CI variables.
+_PEM_B64 = re.compile(r"LS0tLS1CRUdJTi[A-Za-z0-9+/]{60,}={0,2}")
+
+
 def _private_keys(text: str) -> Iterator[_Hit]:
     if "PRIVATE KEY" in text:
         for m in _PEM.finditer(text):
@@ -265,6 +341,15 @@ def _private_keys(text: str) -> Iterator[_Hit]:
                 label, "openssh-private-key" if body.startswith("b3BlbnNzaC1rZXkt") else ""
             )
             yield _Hit(kind or "pem-private-key", m.start(), m.end(), 0)
+    if "LS0tLS1CRUdJTi" in text:
+        for m in _PEM_B64.finditer(text):
+            raw = m[0][: len(m[0]) // 4 * 4]
+            try:
+                head = base64.b64decode(raw[:200])
+            except (binascii.Error, ValueError):
+                continue
+            if b"PRIVATE KEY" in head:
+                yield _Hit("pem-private-key", m.start(), m.end(), 0)
     if "PuTTY-User-Key-File" in text:
         for m in _PUTTY.finditer(text):
             yield _Hit("putty-private-key", m.start(), m.end(), 0)
@@ -280,6 +365,7 @@ class _Rule:
     hints: tuple[str, ...]  # the rule runs only when one of these literals occurs
     check: Callable[[str], bool] | None  # a further test of the body
     runs_ok: bool = False  # the format itself repeats a character (Twitter's AAAA...)
+    word_start: bool = True  # the secret starts a word (not when a fixed context precedes)
 
 
 # A token ends where a word does. Where it starts is checked in Python (`_starts_word`): a
@@ -304,9 +390,15 @@ def _rule(
     return _Rule(kind, pattern, hints, check, runs_ok)
 
 
-def _raw(kind: str, pattern: str, *hints: str, check: Callable[[str], bool] | None = None) -> _Rule:
+def _raw(
+    kind: str,
+    pattern: str,
+    *hints: str,
+    check: Callable[[str], bool] | None = None,
+    word_start: bool = True,
+) -> _Rule:
     """A full pattern with a group `v`, for secrets that sit after a fixed context."""
-    return _Rule(kind, re.compile(pattern), hints, check)
+    return _Rule(kind, re.compile(pattern), hints, check, word_start=word_start)
 
 
 def _random_body(body: str) -> bool:
@@ -486,6 +578,12 @@ _VENDOR_RULES: tuple[_Rule, ...] = (
     ),
     # Telegram bot token: <bot id>:AA<33>.
     _raw("telegram-bot-token", rf"(?P<v>\d{{8,10}}:AA(?P<b>[A-Za-z0-9_\-]{{32,33}})){_END}", ":AA"),
+    _raw(  # ... and inside a Bot API URL: https://api.telegram.org/bot<token>/sendMessage
+        "telegram-bot-token",
+        rf"telegram\.org/(?:file/)?bot(?P<v>\d{{8,10}}:AA(?P<b>[A-Za-z0-9_\-]{{32,33}})){_END}",
+        "telegram.org",
+        word_start=False,
+    ),
     # Microsoft Teams incoming webhook URL.
     _rule(
         "teams-webhook",
@@ -642,7 +740,9 @@ def _vendor_tokens(text: str) -> Iterator[_Hit]:
         for m in rule.pattern.finditer(text):
             value = m["v"]
             body = m.groupdict().get("b") or value
-            if not _starts_word(text, m.start("v")) or value in _DOCUMENTED:
+            if rule.word_start and not _starts_word(text, m.start("v")):
+                continue
+            if value in _DOCUMENTED:
                 continue
             if _FAKE_BODY.fullmatch(body) or _PLACEHOLDER.search(body):
                 continue
@@ -673,9 +773,10 @@ _AUTH_HEADER = re.compile(
     r"(?:(?i:token|bot|ssws|apikey|api-key|key|sso-key|gapi|splunk)[ \t]+)?"
     r"(?P<v>[A-Za-z0-9\-._~+/]{16,}=*)"
 )
-# curl/wget/httpie -u or --user user:password.
+# curl/wget -u or --user, httpie -a or --auth: user:password.
 _CURL_USER = re.compile(
-    r"(?:^|[\s'\"])(?:-u|--user)(?:[ \t]+|=)?[\"']?[^\s:'\"]{1,128}:(?P<v>[^\s'\"]{1,256})"
+    r"(?:^|[\s'\"])(?:-u|--user|-a|--auth)(?:[ \t]+|=)?[\"']?[^\s:'\"]{1,128}"
+    r":(?P<v>[^\s'\"]{1,256})"
 )
 # Passwords given on a command line or in a call, each found by its literal hint.
 _Q = "[\"']?"  # an optional opening quote
@@ -704,6 +805,18 @@ _CLI_PASSWORDS: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
             ("net use", "NET USE"),
             r"\b(?i:net[ \t]+use)\b[^\r\n]{0,200}?/user:\S+[ \t]+(?P<v>[^\s/'\"]+)",
         ),
+        # mongosh/mongodump/mongo -p SECRET or --password SECRET.
+        (
+            ("mongo",),
+            rf"\bmongo\w*\b[^\r\n]{{0,200}}?[ \t](?:-p|--password)(?:[ \t]+|=){_Q}(?P<v>[^\s'\"]+)",
+        ),
+        # openssl ... -pass pass:SECRET, -passin pass:SECRET, -passout pass:SECRET.
+        (("pass:",), r"[ \t]-pass(?:in|out)?[ \t]+pass:(?P<v>[^\s'\"]+)"),
+        # Oracle: sqlplus user/SECRET@service.
+        (
+            ("sqlplus", "rman", "expdp", "impdp"),
+            r"\b(?:sqlplus|rman|expdp|impdp)[ \t]+(?:-\w+[ \t]+)*[\w$#]+/(?P<v>[^\s@/'\"]+)@",
+        ),
         # echo 'SECRET' | sudo -S ...
         (("sudo",), rf"\becho[ \t]+{_Q}(?P<v>[^\s'\"|]+){_Q}[ \t]*\|[ \t]*sudo[ \t]+-S\b"),
         # Python requests: auth=("user", "SECRET").
@@ -718,19 +831,38 @@ _CLI_PASSWORDS: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
 _COOKIE = re.compile(
     r"(?i:set-cookie|cookie)[ \t]*:[^\r\n]{0,200}?[ \t;=:](?P<v>[A-Za-z0-9%+/_\-.]{16,}={0,2})"
 )
+# .pgpass: host:port:database:user:password, one per line.
+_PGPASS = re.compile(r"(?m)^[\w.\-*]+:(?:\d{2,5}|\*):[\w.\-*]+:[\w.\-@*]+:(?P<v>[^\s:]\S*)$")
+# XML/.NET settings: <add key="ApiKey" value="..."/>, name="DbPassword" value="...".
+_KEY_VALUE_ATTR = re.compile(
+    r"""\b(?:key|name)[ \t]*=[ \t]*["'](?P<name>[\w.:\-]{1,80})["'][ \t]+value[ \t]*=[ \t]*"""
+    r"""["'](?P<v>[^"'\r\n]{1,512})["']""",
+    re.I,
+)
+# A login given as "user / password": "login: deploy / Hunter2!", "creds: admin/S3cret".
+_USER_SLASH_PASSWORD = re.compile(
+    r"\b(?i:login|logins|credentials|creds|username|user)(?:[ \t]*(?:is|are|:|=)[ \t]*|[ \t]+)"
+    r"[\"'`]?[\w.@\-]{2,64}[ \t]*/[ \t]*[\"'`]?(?P<v>[^\s\"'`/]{6,128})"
+)
 # SQL: CREATE/ALTER USER ... IDENTIFIED BY 'password'.
 _IDENTIFIED_BY = re.compile(
     r"(?i:identified[ \t]+by)[ \t]+(?P<q>['\"])(?P<v>[^'\"\r\n]{1,256})(?P=q)"
 )
-# "use hunter2! as the password": found at " as ", the value is the word before it.
-_AS_PASSWORD = re.compile(
-    r"[ \t]as[ \t]+(?:(?:the|my|our|your|a|an|its)[ \t]+)?"
-    r"(?:(?:new|admin|root|db|database|wifi|login)[ \t]+)?(?i:password|passphrase)\b"
+# A value named after it: "use hunter2! as the password", "<key> is the API key for staging";
+# found at " as "/" is ", the value is the word before.
+_NAMED_AFTER = re.compile(
+    r"[ \t](?:as|is|was)[ \t]+(?:(?:the|my|our|your|a|an|its)[ \t]+)?"
+    r"(?:(?:new|current|temporary|temp|admin|root|db|database|wifi|wi-fi|vpn|router|login"
+    r"|account|master|staging|prod|production|dev|test|ci|deploy|api|access|service|bot|app"
+    r"|[A-Z][A-Za-z0-9\-]{1,19})[ \t]+){0,2}?"
+    r"(?P<name>(?i:password|passphrase|api[ _\-]?key|access[ _\-]?key|secret[ _\-]?key"
+    r"|key|token|secret))\b"
 )
 # An AWS secret access key: 40 base64 characters, found near an access key id.
 _AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+=])(?P<v>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])")
 
 # Punctuation that ends a sentence or a quotation, not a value ("!" and "?" may be in it).
+_ENCODED_WORDS = re.compile(r"[A-Za-z]+(?:%20[A-Za-z]+)+")
 _TRAILING = ".,;:)]}>\"'`"
 
 
@@ -754,6 +886,8 @@ def _structures(text: str, lower: str) -> Iterator[_Hit]:
     if "://" in text:
         for m in _URL_PASSWORD.finditer(text):
             password = m["v"]
+            if _ENCODED_WORDS.fullmatch(password) or ("," in password and ":" in password):
+                continue  # "a%20secret": a sentence; "h1:1,h2:2": a multi-host list
             if _password_literal(password, 1) and password != m["user"]:
                 yield _Hit("url-password", m.start("v"), m.end("v"), rank + 1)
     if "basic" in lower:
@@ -772,7 +906,7 @@ def _structures(text: str, lower: str) -> Iterator[_Hit]:
             value = m["v"]
             if value.lower() not in ("basic", "bearer") and _looks_random(value.rstrip("="), 16):
                 yield _Hit("authorization-header", m.start("v"), m.end("v"), rank + 3)
-    if "-u" in text:
+    if "-u" in text or "-a" in text:
         for m in _CURL_USER.finditer(text):
             yield from _literal_hit("cli-password", text, m.start("v"), m.end("v"), rank + 4)
     for hints, pattern in _CLI_PASSWORDS:
@@ -783,19 +917,60 @@ def _structures(text: str, lower: str) -> Iterator[_Hit]:
         for m in _COOKIE.finditer(text):
             if _looks_random(m["v"], 16):
                 yield _Hit("session-cookie", m.start("v"), m.end("v"), rank + 4)
+    if text.count(":") >= 4:
+        for m in _PGPASS.finditer(text):
+            if _password_literal(m["v"]):
+                yield _Hit("password-assignment", m.start("v"), m.end("v"), rank + 5)
+    if "value" in lower:
+        for m in _KEY_VALUE_ATTR.finditer(text):
+            cls = _name_class(m["name"], "")
+            if cls is not None and _judge(cls, "assign", m["v"], True, text, m.end("v")):
+                kind = "password-assignment" if cls == "password" else "secret-assignment"
+                yield _Hit(kind, m.start("v"), m.end("v"), rank + 5)
+    if "/" in text and any(w in lower for w in ("login", "cred", "user")):
+        for m in _USER_SLASH_PASSWORD.finditer(text):
+            value = m["v"].rstrip(_TRAILING)
+            if _looks_like_password(value):
+                yield _Hit("password-in-prose", m.start("v"), m.start("v") + len(value), rank + 6)
     if "identified" in lower:
         for m in _IDENTIFIED_BY.finditer(text):
             if _password_literal(m["v"]):
                 yield _Hit("password-assignment", m.start("v"), m.end("v"), rank + 5)
-    if " as " in lower and "pass" in lower:
-        for m in _AS_PASSWORD.finditer(text):
+    if (" as " in lower or " is " in lower or " was " in lower) and _has_stem(lower):
+        for m in _NAMED_AFTER.finditer(text):
             end = m.start()
-            start = text.rfind(" ", max(0, end - 128), end) + 1 or max(0, end - 128)
-            start = max(start, text.rfind("\n", 0, end) + 1)
-            value = text[start:end].strip("\"'`(")
-            if _looks_like_password(value):
-                start = text.index(value, start)
-                yield _Hit("password-in-prose", start, start + len(value), rank + 6)
+            start = max(text.rfind(" ", 0, end), text.rfind("\n", 0, end), end - 256) + 1
+            value = text[start:end].strip("\"'`(").rstrip(",;:")
+            if not value:
+                continue
+            start = text.index(value, start)
+            if m["name"].lower().startswith("pass"):
+                if _looks_like_password(value):
+                    yield _Hit("password-in-prose", start, start + len(value), rank + 6)
+            elif _looks_random(value, 16):
+                yield _Hit("high-entropy-secret", start, start + len(value), rank + 6)
+    if "auth" in lower or "basic" in lower:  # "the basic auth header is c3ZjOmh1bnRlcjI="
+        for m in _B64_TOKEN.finditer(text):
+            if _is_b64_credentials(m[0]):
+                yield _Hit("basic-auth-header", m.start(), m.end(), rank + 2)
+
+
+def _has_stem(lower: str) -> bool:
+    return "pass" in lower or "key" in lower or "token" in lower or "secret" in lower
+
+
+# A standalone base64 token, for base64 of "user:password" near the word auth or basic.
+_B64_TOKEN = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{8,256}={0,2}(?![A-Za-z0-9+/=])")
+_CREDENTIAL_PAIR = re.compile(r"[\w.@+\-]{1,64}:[^\s:]{4,128}")
+
+
+def _is_b64_credentials(value: str) -> bool:
+    """Base64 of "user:password" (no spaces), with a password that is not a placeholder."""
+    raw = _b64_text(value)
+    if raw is None:
+        return False
+    pair = raw.decode("ascii")
+    return bool(_CREDENTIAL_PAIR.fullmatch(pair)) and not _is_allowed(pair.partition(":")[2])
 
 
 def _literal_hit(kind: str, text: str, start: int, end: int, rank: int) -> Iterator[_Hit]:
@@ -820,13 +995,16 @@ def _aws_secret_near_key_id(text: str, hits: list[_Hit]) -> Iterator[_Hit]:
 
 # Where to look: every occurrence of one of these stems (in lowercased text) is a candidate
 # name, expanded to the identifier around it ("DB_PASSWORD", "x-api-key", "apiKey").
-_STEMS = ("pass", "pwd", "pw", "secret", "token", "key", "cred", "auth")
+_STEMS = ("pass", "pwd", "pw", "psk", "secret", "token", "key", "cred", "auth")
 _IDENT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _SEGMENTS = re.compile(r"[_.\-]+")
 
 # The last word of a name that holds a password.
-_PASSWORD_WORDS = frozenset("password passwd passphrase passcode pwd pass pw passwords".split())
+_PASSWORD_WORDS = frozenset(
+    """password passwd passphrase passcode pwd pass pw passwords psk passwort kennwort
+    storepass keypass""".split()
+)
 # The last word of a name that holds a token or secret.
 _SECRET_WORDS = frozenset(
     """secret secrets token tokens apikey apikeys credential credentials creds auth
@@ -852,7 +1030,9 @@ _FILL_STOP = frozenset(
     uri path file length size count version prefix format type budget limit limits policy
     rotation expiry expires ttl header field endpoint scope scopes public""".split()
 )
-_WIFI_WORDS = frozenset("wifi fi wpa wpa2 wpa3 psk wireless network router".split())
+_PASSWORD_KEY_WORDS = frozenset(
+    "wifi fi wpa wpa2 wpa3 psk wireless network router vpn shared preshared".split()
+)
 _VALUE_SUFFIXES = frozenset("base value val b64 base64 hex raw plain str string literal".split())
 _PLURAL_OK = {"passwords", "secrets", "tokens", "keys", "apikeys", "credentials", "creds"}
 
@@ -873,18 +1053,25 @@ _ASSIGN = re.compile(
 # between must open with a preposition or pronoun ("password manager is" changes subject).
 _PROSE = re.compile(
     r"""(?P<fill>[ \t]+(?i:for|of|to|on|at|in|from|with|we|i|you|they|he|she|that|which|here
-    |there|now|today|currently|still|used|needed)\b(?:[ \t]+[^\s:=]{0,29}[^\s:=.!?;,]){0,3}?)?
-    [ \t]*(?:[ \t](?i:is|was|are|remains|reads|became)|[:=—–]|->)
-    [ \t]+(?:(?i:now|still|currently|just|actually|set[ \t]+to|changed[ \t]+to)[ \t]+)?
+    |there|now|today|currently|still|used|needed)\b(?:[ \t]+[^\s:=]{0,29}[^\s:=.!?;,]){0,3})?
+    [ \t]*(?:[ \t](?i:is|was|are|remains|reads|became|to|(?:will|would|should|must)[ \t]+be
+    |ha(?:s|ve)[ \t]+been)|[:=—–]|->)
+    [ \t]+(?:(?i:now|still|currently|just|actually|(?:re)?set[ \t]+to|changed[ \t]+to
+    |updated[ \t]+to)[ \t]+)?
     (?P<open>["'“‘`(]?)(?P<v>[^\s"'”’`]{1,256})""",
     re.X,
 )
 # A value right after the name: "token g9DW...", "--password hunter2", "PASSWORD 'x'".
 _DIRECT = re.compile(r"""[ \t]+(?P<open>["'`]?)(?P<v>[^\s"'`,;)]{1,512})""")
+_DIGIT = re.compile(r"\d")
 _USERNAME = re.compile(r"[A-Za-z0-9_.@\-]{1,64}")
 _NEXT_PARAM = re.compile(r"&[A-Za-z_][\w.\-]*=")
 _AFTER_NAME = frozenset(" \t\"'`]:=(>")
-_CODE_VARS = frozenset("password passwd pwd pw secret token key value val args kwargs self".split())
+_CODE_VARS = frozenset(
+    """password passwd pwd pw secret token key value val args kwargs self auth creds
+    credentials config cfg settings opts options params data body payload request req
+    response resp user env result none""".split()
+)
 
 
 def _ident_bounds(text: str, start: int, end: int) -> tuple[int, int]:
@@ -914,9 +1101,9 @@ def _name_class(ident: str, before: str) -> str | None:
         qualifiers.insert(0, prev_word)
     if any(q in _NOT_CREDENTIAL for q in qualifiers):
         return None
-    if last.endswith("s") and last not in _PLURAL_OK and last not in ("pass", "creds"):
+    if last.endswith("s") and not last.endswith("ss") and last not in _PLURAL_OK:
         return None
-    if last in _PASSWORD_WORDS or last.endswith(("password", "passwd")):
+    if last in _PASSWORD_WORDS or last.endswith(("password", "passwd", "storepass", "keypass")):
         return "password"
     if last in _SECRET_WORDS or last.endswith(("token", "secret", "apikey")):
         if last.endswith(("auth",)) and last != "auth":
@@ -924,7 +1111,7 @@ def _name_class(ident: str, before: str) -> str | None:
         return "secret"
     if last in ("key", "keys"):
         near = qualifiers[-1] if qualifiers else ""
-        if near in _WIFI_WORDS:  # a Wi-Fi "network key" is a password
+        if near in _PASSWORD_KEY_WORDS:  # a Wi-Fi "network key", a VPN pre-shared key
             return "password"
         return "secret" if near in _SECRET_KEY_QUALIFIERS else "key"
     return None
@@ -967,6 +1154,12 @@ def _value_after(text: str, b: int) -> tuple[str, int, int, bool] | None:
 
 def _judge(cls: str, mode: str, value: str, quoted: bool, text: str, end: int) -> bool:
     """Whether `value`, written after a name of class `cls`, is a credential."""
+    if cls == "secret" and len(value) >= 8:  # "auth": base64 of "user:password" (Docker)
+        raw = _b64_text(value)
+        if raw is not None and b":" in raw:
+            user, _, secret = raw.decode("ascii").partition(":")
+            if secret and _USERNAME.fullmatch(user) and not _is_allowed(secret):
+                return True
     if cls == "secret" and ":" in value:  # "credentials: bob:hunter2!"
         user, _, password = value.partition(":")
         if _USERNAME.fullmatch(user) and _looks_like_password(password):
@@ -974,6 +1167,8 @@ def _judge(cls: str, mode: str, value: str, quoted: bool, text: str, end: int) -
     shortest = {"key": 16, "password": 4}.get(cls, 8 if mode == "assign" or quoted else 16)
     if len(value) < shortest or _is_allowed(value):
         return False
+    if not quoted and (_CODE.search(value) or value.lower() in _CODE_VARS):
+        return False  # an expression or a variable: `key = derive(key)`, `password = auth`
     if cls == "key":  # a bare "key": hex needs the length of a real key, not a key id
         return _looks_random(value, 16) and not (_HEX.fullmatch(value) and len(value) < 32)
     if cls == "secret":
@@ -985,8 +1180,8 @@ def _judge(cls: str, mode: str, value: str, quoted: bool, text: str, end: int) -
         return _password_literal(value)
     if mode != "assign":
         return _looks_like_password(value)
-    if not _password_literal(value) or _CODE.search(value) or value in _CODE_VARS:
-        return False
+    if not _password_literal(value) or (_WORDY.fullmatch(value) and not value.islower()):
+        return False  # a type or constant: `password: SecretStr`, `password=DEFAULT_PW`
     if re.fullmatch(r"[a-z_][a-z0-9_]*_[a-z0-9_]*|[A-Z_][A-Z0-9_]*_[A-Z0-9_]*", value):
         return False  # a variable or constant: `password = db_password`
     if value.isalpha() and value.islower():  # a bare word: only at the end of a line
@@ -1032,6 +1227,10 @@ def _named_values(text: str, lower: str) -> Iterator[_Hit]:
                 end = start + len(value)
                 if mode != "assign" and (len(value) < 6 or value.isalpha()):
                     continue  # prose goes on: "token budget", "password policy"
+            if ident.lower() == "pass" and (
+                text[b] not in ":=" if mode == "assign" else quoted or not _DIGIT.search(value)
+            ):
+                continue  # "pass `notebook`", "pass :meth:`x`": the verb, not a password
             cls = _name_class(ident, _word_before(text, a) if ident.isalpha() else "")
             if cls is not None and _judge(cls, mode, value, quoted, text, end):
                 yield _Hit(_kind(cls, mode, ident), start, end, rank)
