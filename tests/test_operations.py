@@ -273,3 +273,28 @@ def test_forgetting_a_forgotten_version_again_writes_nothing(service: Service) -
     again = service.forget(id=mid, version=1, because="mistake")
     assert again["results"][0]["unchanged"] is True
     assert event_count(service) == before
+
+
+def test_a_huge_id_is_refused_without_being_echoed(service: Service) -> None:
+    huge = "m_" + "x" * 100_000
+    for call in (
+        lambda: service.inspect(id=huge),
+        lambda: service.revise(id=huge, append="x"),
+        lambda: service.revise(ids=[huge], append="x"),
+        lambda: service.inspect(notebook=huge),
+        lambda: service.link(source=huge, target="m_b", type="relates_to"),
+    ):
+        error = refused(service, ValidationError, call)
+        assert len(error.message) < 500
+
+
+def test_a_conflict_in_a_batch_names_its_item(service: Service) -> None:
+    a, b = fact(service, text="alpha"), fact(service, text="beta")
+    error = refused(
+        service,
+        Conflict,
+        lambda: service.revise(
+            items=[{"id": a, "append": "x"}, {"id": b, "append": "y", "expected_version": 7}]
+        ),
+    )
+    assert error.item == 1

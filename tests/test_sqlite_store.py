@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
 from pathlib import Path
 
 import pytest
@@ -74,3 +75,13 @@ def test_words_in_very_many_memories_still_reach_older_filtered_ones(
     assert [h["id"] for h in service.recall(query="common", notebook="quiet")["hits"]] == [old]
     tagged = service.remember(notebook="busy", kind="fact", text="common tagged", tags=["a-b"])
     assert [h["id"] for h in service.recall(query="common", tags=["a-b"])["hits"]] == [tagged["id"]]
+
+
+def test_connections_of_finished_threads_are_closed(service: Service) -> None:
+    for _ in range(20):
+        worker = threading.Thread(target=lambda: service.recall(query="anything"))
+        worker.start()
+        worker.join()
+    store = service.store
+    assert isinstance(store, SqliteStore)
+    assert len(store._connections) <= 2

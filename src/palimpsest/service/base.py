@@ -20,6 +20,7 @@ from ..store import Store, StoredResponse, StoreReader, StoreWriter
 
 DEFAULT_WORKSPACE = "default"
 MAX_LIMIT = 200
+MAX_ID = 100  # ours are 23 characters; anything far longer is no id, and not echoed
 
 Body = Callable[[StoreWriter, str, str], dict[str, Any]]
 
@@ -135,8 +136,10 @@ class ServiceBase:
         return tx.append_event(event)
 
     def _get(self, tx: StoreReader, memory_id: str) -> Memory:
-        if not isinstance(memory_id, str) or not memory_id:
-            raise ValidationError("`id` must be a memory id string.", field="id")
+        if not isinstance(memory_id, str) or not 0 < len(memory_id) <= MAX_ID:
+            raise ValidationError(
+                f"`id` must be a memory id: a string of at most {MAX_ID} characters.", field="id"
+            )
         memory = tx.get_memory(memory_id)
         if memory is not None:
             return memory
@@ -152,6 +155,9 @@ class ServiceBase:
         )
 
     def _find_notebook(self, tx: StoreReader, ref: str) -> Notebook:
+        if not isinstance(ref, str):
+            raise ValidationError("`notebook` must be a notebook name or id.", field="notebook")
+        gate.check_length("notebook", ref)
         notebook = tx.get_notebook(ref)
         if notebook is None:
             raise NotFound(

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import gate
-from ..errors import Conflict, NotFound, ValidationError
+from ..errors import Conflict, NotFound, PalimpsestError, ValidationError
 from ..ids import new_id
 from ..model import CONTENT_FIELDS, RETIRED, Link, Memory, Notebook, normalize_text
 from ..revise import (
@@ -231,7 +231,7 @@ class MemoryOps(ServiceBase):
                         error = ValidationError(f"Refused: {exc.reason}.")
                         raise error.at_item(index) if mode == "items" else error from None
                     unmatched.append({"target": target.label, "reason": exc.reason})
-                except ValidationError as exc:
+                except PalimpsestError as exc:
                     raise (exc.at_item(index) if mode == "items" else exc) from None
             answer: dict[str, Any] = {"results": results, "unmatched": unmatched}
             if unmatched:
@@ -295,6 +295,7 @@ class MemoryOps(ServiceBase):
                 targets.append(_Target(memory, item_changes, item_expected, item["id"]))
         elif mode == "ids":
             for memory_id in id_list(ids, "ids"):
+                gate.check_length("ids", memory_id, limit_name="key")
                 found = tx.get_memory(memory_id)
                 if found is None:
                     unmatched.append({"target": memory_id, "reason": "no such memory"})

@@ -9,7 +9,7 @@ from ..errors import Conflict, NotFound, ValidationError
 from ..ids import new_id
 from ..model import LINK_TYPES, Link, Memory, Notebook
 from ..store import StoreReader, StoreWriter
-from .base import ServiceBase, id_list, notebook_fields, notebook_name
+from .base import MAX_ID, ServiceBase, id_list, notebook_fields, notebook_name
 
 
 class NotebookOps(ServiceBase):
@@ -166,7 +166,7 @@ class NotebookOps(ServiceBase):
     def _link_ends(self, tx: StoreReader, source: str, target: str) -> list[Memory | Notebook]:
         ends: list[Memory | Notebook] = []
         for ref, name in ((source, "source"), (target, "target")):
-            if not isinstance(ref, str) or not ref:
+            if not isinstance(ref, str) or not 0 < len(ref) <= MAX_ID:
                 raise ValidationError(f"`{name}` must be an id.", field=name)
             memory = tx.get_memory(ref)
             notebook = None if memory else tx.get_notebook(ref)

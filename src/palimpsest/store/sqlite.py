@@ -84,7 +84,7 @@ class SqliteStore:
         self.path = path
         self.url = str(path)
         self._local = threading.local()
-        self._connections: list[sqlite3.Connection] = []
+        self._connections: dict[threading.Thread, sqlite3.Connection] = {}
         self._lock = threading.Lock()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -112,7 +112,10 @@ class SqliteStore:
             conn.execute("PRAGMA secure_delete = ON")
             self._local.conn = conn
             with self._lock:
-                self._connections.append(conn)
+                # Threads come and go (worker pools); their connections must not pile up.
+                for thread in [t for t in self._connections if not t.is_alive()]:
+                    self._connections.pop(thread).close()
+                self._connections[threading.current_thread()] = conn
         return conn
 
     def _migrate(self) -> None:
@@ -169,7 +172,7 @@ class SqliteStore:
 
     def close(self) -> None:
         with self._lock:
-            for conn in self._connections:
+            for conn in self._connections.values():
                 conn.close()
             self._connections.clear()
         self._local = threading.local()
