@@ -354,6 +354,69 @@ KIND_CASES: list[tuple[str, Case]] = [
     ("secret-assignment", in_text('"apiKey": "{}"', token("", 32))),
     ("secret-assignment", in_text("x-api-key: {}", token("", 40, HEX))),
     ("secret-assignment", in_text("PrivateKey = {}", token("", 43, B64, "="))),
+    (
+        "pem-private-key",
+        in_text(
+            "    client-key-data: {}",
+            lambda rng: b64(pem("RSA PRIVATE KEY", pem_body(rng, b"\x30\x82\x04\xa4")).encode()),
+        ),
+    ),
+    (
+        "basic-auth-header",
+        in_text(
+            '{{"auths": {{"ghcr.io": {{"auth": "{}"}}}}}}',
+            lambda rng: b64(f"bot:{password(rng)}".encode()),
+        ),
+    ),
+    ("password-assignment", in_text("db.internal:5432:app:app_user:{}", password)),
+    ("secret-assignment", in_text('<add key="StripeApiKey" value="{}" />', token("", 32))),
+    ("password-assignment", in_text('<add name="DbPassword" value="{}"/>', password)),
+    ("password-assignment", in_text('network={{\n  ssid="home"\n  psk="{}"\n}}', password)),
+    ("password-in-prose", in_text("keytool -importkeystore -srcstorepass {} -noprompt", password)),
+    ("password-in-prose", in_text("Login: deploy / {}", password)),
+    ("password-in-prose", in_text("{} is the wifi password", password)),
+    ("password-in-prose", in_text("the new password will be {}", password)),
+    ("high-entropy-secret", in_text("{} is the API key for staging", token("", 32, HEX))),
+    ("cli-password", in_text("openssl enc -aes-256-cbc -in a -out b -pass pass:{}", password)),
+    ("cli-password", in_text("mongosh 'mongodb://db' -u admin -p '{}'", password)),
+    ("cli-password", in_text("sqlplus scott/{}@orcl", password)),
+    ("cli-password", in_text("http -a admin:{} https://api.acme.io", password)),
+    (
+        "basic-auth-header",
+        in_text("The basic auth header is {}", lambda rng: b64(f"svc:{password(rng)}".encode())),
+    ),
+    (
+        "telegram-bot-token",
+        in_text(
+            "https://api.telegram.org/bot{}/sendMessage",
+            lambda rng: f"{rand(rng, 9, string.digits)}:AA{rand(rng, 33)}",
+        ),
+    ),
+    (
+        "seed-phrase",
+        in_text(
+            "seed phrase: {}",
+            lambda rng: " ".join(
+                rng.choice(
+                    [
+                        "legal",
+                        "winner",
+                        "thank",
+                        "year",
+                        "wave",
+                        "sausage",
+                        "worth",
+                        "useful",
+                        "abandon",
+                        "zoo",
+                        "wrong",
+                        "ozone",
+                    ]
+                )
+                for _ in range(12)
+            ),
+        ),
+    ),
     ("high-entropy-secret", in_text("Use token {} for the internal metrics API.", token("", 32))),
     (
         "high-entropy-secret",
@@ -492,6 +555,16 @@ NEGATIVE_FAMILIES: dict[str, list[Callable[[random.Random], str]]] = {
         lambda r: "The key insight: caching embeddings halves latency.",
         lambda r: "Primary key is (memory_id, version); partition key: tenant_id",
         lambda r: "pad_token = '<pad>'; eos_token: '</s>'",
+        lambda r: "encryption key: AES-256-GCM; the signing key algorithm is RS256",
+        lambda r: "Pass :meth:`peek` a default; pass `notebook` to narrow the search.",
+        lambda r: "private_key: PKCS7PrivateKeyTypes, password: SecretStr | None = None",
+        lambda r: "username, password = auth",
+        lambda r: "self.tag_handles[key] = self.DEFAULT_TAGS[key]",
+        lambda r: "raise InvalidToken('Supplied TOTP value does not match.')",
+        lambda r: "Hunter2 is the classic joke password.",
+        lambda r: "The mnemonic is a memory aid; mnemonic: every good boy does fine",
+        lambda r: "Use the login/logout buttons; see the userguide/#installing-only-deps page",
+        lambda r: "docker login -u bot --password-stdin; mysql -u root -p app",
     ],
 }
 NEGATIVES = [

@@ -815,7 +815,8 @@ _CLI_PASSWORDS: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
         # Oracle: sqlplus user/SECRET@service.
         (
             ("sqlplus", "rman", "expdp", "impdp"),
-            r"\b(?:sqlplus|rman|expdp|impdp)[ \t]+(?:-\w+[ \t]+)*[\w$#]+/(?P<v>[^\s@/'\"]+)@",
+            r"\b(?:sqlplus|rman|expdp|impdp)[ \t]+(?:-\w+[ \t]+)*[\w$#]+/"
+            r"(?P<v>[^\s/'\"]+)@[\w.\-:]+",
         ),
         # echo 'SECRET' | sudo -S ...
         (("sudo",), rf"\becho[ \t]+{_Q}(?P<v>[^\s'\"|]+){_Q}[ \t]*\|[ \t]*sudo[ \t]+-S\b"),
@@ -843,6 +844,11 @@ _KEY_VALUE_ATTR = re.compile(
 _USER_SLASH_PASSWORD = re.compile(
     r"\b(?i:login|logins|credentials|creds|username|user)(?:[ \t]*(?:is|are|:|=)[ \t]*|[ \t]+)"
     r"[\"'`]?[\w.@\-]{2,64}[ \t]*/[ \t]*[\"'`]?(?P<v>[^\s\"'`/]{6,128})"
+)
+# A wallet's recovery words: "seed phrase: <12 or 24 lowercase words>".
+_SEED_PHRASE = re.compile(
+    r"(?i:seed[ \t]+phrase|recovery[ \t]+phrase|mnemonic|secret[ \t]+recovery[ \t]+phrase)"
+    r"[^\r\n\w]{0,12}(?:is[ \t]+)?[\"'`]?(?P<v>[a-z]{3,8}(?:[ \t]+[a-z]{3,8}){11,23})\b"
 )
 # SQL: CREATE/ALTER USER ... IDENTIFIED BY 'password'.
 _IDENTIFIED_BY = re.compile(
@@ -932,6 +938,9 @@ def _structures(text: str, lower: str) -> Iterator[_Hit]:
             value = m["v"].rstrip(_TRAILING)
             if _looks_like_password(value):
                 yield _Hit("password-in-prose", m.start("v"), m.start("v") + len(value), rank + 6)
+    if "phrase" in lower or "mnemonic" in lower:
+        for m in _SEED_PHRASE.finditer(text):
+            yield _Hit("seed-phrase", m.start("v"), m.end("v"), rank + 5)
     if "identified" in lower:
         for m in _IDENTIFIED_BY.finditer(text):
             if _password_literal(m["v"]):
@@ -1225,7 +1234,7 @@ def _named_values(text: str, lower: str) -> Iterator[_Hit]:
             if not quoted:
                 value = value.rstrip(_TRAILING) if mode != "assign" else value.rstrip(".,)]}")
                 end = start + len(value)
-                if mode != "assign" and (len(value) < 6 or value.isalpha()):
+                if mode != "assign" and (len(value) < 6 or (value.isalpha() and len(value) < 16)):
                     continue  # prose goes on: "token budget", "password policy"
             if ident.lower() == "pass" and (
                 text[b] not in ":=" if mode == "assign" else quoted or not _DIGIT.search(value)
