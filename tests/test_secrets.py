@@ -14,6 +14,8 @@ import time
 from collections.abc import Callable
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from palimpsest.secrets import Finding, find_secrets, redact
 
@@ -55,6 +57,11 @@ def jwt(rng: random.Random) -> str:
     header = b64url(b'{"alg":"HS256","typ":"JWT"}')
     claims = b64url(f'{{"sub":"{rng.randint(1, 10**9)}","role":"admin"}}'.encode())
     return f"{header}.{claims}.{rand(rng, 43, URLSAFE)}"
+
+
+def _uuid(rng: random.Random) -> str:
+    h = rand(rng, 32, HEX)
+    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-a{h[17:20]}-{h[20:]}"
 
 
 # Each case: (kind, make) where make(rng) returns (text, secret). The text says what an agent
@@ -282,6 +289,121 @@ KIND_CASES: list[tuple[str, Case]] = [
             "tailscale up --authkey {}", lambda rng: f"tskey-auth-{rand(rng, 12)}-{rand(rng, 30)}"
         ),
     ),
+    # the rest of the vendor table, one case each
+    ("aws-mws-key", in_text("MWS_AUTH_TOKEN={}", lambda rng: f"amzn.mws.{_uuid(rng)}")),
+    (
+        "azure-access-key",
+        in_text("search admin key {}", lambda rng: rand(rng, 42) + "AzSeB" + rand(rng, 5)),
+    ),
+    (
+        "azure-cosmosdb-key",
+        in_text(
+            "cosmos key {}", lambda rng: rand(rng, 76, B64) + "ACDb" + rand(rng, 5, B64) + "Q=="
+        ),
+    ),
+    (
+        "braintree-access-token",
+        in_text(
+            "BT_TOKEN={}",
+            lambda rng: (
+                f"access_token$production${rand(rng, 16, string.ascii_lowercase)}$"
+                + rand(rng, 32, HEX)
+            ),
+        ),
+    ),
+    (
+        "brevo-api-key",
+        in_text("brevo {}", lambda rng: f"xkeysib-{rand(rng, 64, HEX)}-{rand(rng, 16)}"),
+    ),
+    ("buildkite-token", in_text("BUILDKITE_API_TOKEN={}", token("bkua_", 40, HEX))),
+    (
+        "circleci-token",
+        in_text("circle token {}", lambda rng: f"CCIPAT_{rand(rng, 22)}_{rand(rng, 40, HEX)}"),
+    ),
+    (
+        "clojars-token",
+        in_text(
+            "clojars deploy token {}", token("CLOJARS_", 60, string.ascii_lowercase + string.digits)
+        ),
+    ),
+    (
+        "cloudflare-origin-ca-key",
+        in_text("origin CA key {}", lambda rng: f"v1.0-{rand(rng, 24, HEX)}-{rand(rng, 146, HEX)}"),
+    ),
+    ("contentful-token", in_text("CONTENTFUL_TOKEN={}", token("CFPAT-", 43, URLSAFE))),
+    ("crates-io-token", in_text("cargo login {}", token("cio", 32))),
+    ("dropbox-token", in_text("dropbox access token {}", token("sl.", 140, URLSAFE))),
+    (
+        "dynatrace-token",
+        in_text(
+            "DT_API_TOKEN={}",
+            lambda rng: f"dt0c01.{rand(rng, 24, UPPER_DIGITS)}.{rand(rng, 64, UPPER_DIGITS)}",
+        ),
+    ),
+    ("easypost-api-key", in_text("easypost {}", token("EZAK", 54))),
+    ("figma-token", in_text("FIGMA_TOKEN={}", token("figd_", 40, URLSAFE))),
+    (
+        "flutterwave-secret-key",
+        in_text(
+            "FLW_SECRET_KEY={}", lambda rng: f"FLWSECK_TEST-{rand(rng, 32, 'abcdefgh0123456789')}-X"
+        ),
+    ),
+    ("flyio-token", in_text("FLY_API_TOKEN={}", token("fo1_", 43, URLSAFE))),
+    ("jfrog-api-key", in_text("artifactory key {}", token("AKCp", 69))),
+    ("mailersend-api-key", in_text("MAILERSEND_API_KEY={}", token("mlsn.", 64, HEX))),
+    ("mapbox-secret-token", in_text("mapbox secret token {}", token("sk.eyJ", 80, URLSAFE))),
+    ("netlify-token", in_text("NETLIFY_AUTH_TOKEN={}", token("nfp_", 36))),
+    (
+        "nostr-private-key",
+        in_text("my nostr key {}", token("nsec1", 58, "023456789acdefghjklmnpqrstuvwxyz")),
+    ),
+    ("notion-token", in_text("NOTION_TOKEN={}", token("ntn_", 46))),
+    (
+        "nuget-api-key",
+        in_text("nuget push -k {}", token("oy2", 43, string.ascii_lowercase + string.digits)),
+    ),
+    (
+        "onepassword-service-token",
+        in_text("OP_SERVICE_ACCOUNT_TOKEN={}", token("ops_eyJ", 250, URLSAFE)),
+    ),
+    ("pinecone-api-key", in_text("PINECONE_API_KEY={}", token("pcsk_", 60))),
+    (
+        "plaid-access-token",
+        in_text("plaid item token {}", lambda rng: f"access-sandbox-{_uuid(rng)}"),
+    ),
+    ("posthog-personal-key", in_text("POSTHOG_PERSONAL_API_KEY={}", token("phx_", 47))),
+    ("prefect-api-key", in_text("PREFECT_API_KEY={}", token("pnu_", 36))),
+    ("render-api-key", in_text("RENDER_API_KEY={}", token("rnd_", 32))),
+    ("resend-api-key", in_text("RESEND_API_KEY={}", token("re_", 32))),
+    ("shippo-api-key", in_text("shippo {}", token("shippo_live_", 40, HEX))),
+    ("slack-token", in_text("refresh with {}", token("xoxe.xoxp-1-", 140))),
+    ("sonarqube-token", in_text("SONAR_TOKEN={}", token("squ_", 40, HEX))),
+    (
+        "teams-webhook",
+        in_text(
+            "Teams alerts: {}",
+            lambda rng: (
+                f"https://acme.webhook.office.com/webhookb2/{_uuid(rng)}@{_uuid(rng)}"
+                + f"/IncomingWebhook/{rand(rng, 32, HEX)}/{_uuid(rng)}"
+            ),
+        ),
+    ),
+    ("typeform-token", in_text("TYPEFORM_TOKEN={}", token("tfp_", 59, URLSAFE))),
+    (
+        "airtable-token",
+        in_text("AIRTABLE_TOKEN={}", lambda rng: f"pat{rand(rng, 14)}.{rand(rng, 64, HEX)}"),
+    ),
+    (
+        "putty-private-key",
+        in_text(
+            "{}",
+            lambda rng: (
+                "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: ops\n"
+                f"Public-Lines: 2\n{rand(rng, 64, B64)}\n{rand(rng, 20, B64)}\n"
+                f"Private-Lines: 1\n{rand(rng, 44, B64)}"
+            ),
+        ),
+    ),
     # tokens in structure
     ("jwt", in_text("Session token for the admin panel: {}", jwt)),
     (
@@ -449,11 +571,6 @@ def test_redaction_removes_each_kind(kind: str, make: Case) -> None:
     assert kind in kinds
 
 
-def _uuid(rng: random.Random) -> str:
-    h = rand(rng, 32, HEX)
-    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-a{h[17:20]}-{h[20:]}"
-
-
 # Look-alikes that must pass, per family; `{r}` parts are random so no list is memorised.
 NEGATIVE_FAMILIES: dict[str, list[Callable[[random.Random], str]]] = {
     "placeholder": [
@@ -586,6 +703,12 @@ def test_look_alikes_are_allowed(
         assert redact(text) == (text, [])
 
 
+def test_every_vendor_kind_has_a_case() -> None:
+    from palimpsest.secrets import _VENDOR_RULES
+
+    assert {rule.kind for rule in _VENDOR_RULES} <= {kind for kind, _ in KIND_CASES}
+
+
 def test_finding_is_a_frozen_value() -> None:
     finding = Finding("github-pat", 3, 43)
     assert finding == Finding("github-pat", 3, 43)
@@ -643,6 +766,84 @@ def test_a_private_key_is_redacted_whole() -> None:
     redacted, kinds = redact(f"keep this:\n{key}\nthanks")
     assert redacted == "keep this:\n[REDACTED:openssh-private-key]\nthanks"
     assert kinds == ["openssh-private-key"]
+
+
+# Text built from the pieces patterns look for, so the property test reaches every branch.
+PIECES = [
+    "password",
+    "PASSWORD",
+    "pass",
+    "pw",
+    "token",
+    "secret",
+    "key",
+    "api_key",
+    "auth",
+    "psk",
+    "Authorization",
+    "Bearer ",
+    "Basic ",
+    "Cookie:",
+    "://",
+    "@",
+    ":",
+    "=",
+    "==",
+    " is ",
+    " as ",
+    " the ",
+    "-----BEGIN RSA PRIVATE KEY-----",
+    "-----END RSA PRIVATE KEY-----",
+    "LS0tLS1CRUdJTi",
+    "eyJ",
+    ".",
+    "..",
+    "ghp_",
+    "xoxb-",
+    "sk-",
+    "AKIA",
+    "AIza",
+    "hf_",
+    "SG.",
+    "curl -u ",
+    "mysql -p",
+    "seed phrase ",
+    "Login: ",
+    "/",
+    "\\n",
+    "\n",
+    '"',
+    "'",
+    "`",
+    "(",
+    "<",
+    ">",
+    "${",
+    "$",
+    "%",
+    " ",
+    "\t",
+    "Q~",
+    ":AA",
+    "sig=",
+    "AccountKey=",
+    "identified by ",
+]
+texts = st.lists(
+    st.one_of(st.sampled_from(PIECES), st.text(alphabet=string.ascii_letters + string.digits)),
+    max_size=40,
+).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(texts, st.text(max_size=300)))
+def test_any_text_gives_ordered_spans_and_a_stable_redaction(text: str) -> None:
+    findings = find_secrets(text)
+    assert all(0 <= f.start < f.end <= len(text) for f in findings)
+    assert all(a.end <= b.start for a, b in itertools.pairwise(findings))
+    redacted, kinds = redact(text)
+    assert kinds == [f.kind for f in findings]
+    assert redact(redacted) == (redacted, [])
 
 
 LIMIT = 8_000  # the longest memory text allowed

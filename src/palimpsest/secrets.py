@@ -27,9 +27,10 @@ Why our own rules and not a library (measured on ../shared/bench/secrets, 150 ca
 How a text is read, cheapest first, so ordinary prose costs a few substring searches:
 
 1. Private-key blocks (PEM, OpenSSH, PGP, PuTTY), also with escaped ``\\n`` inside JSON.
-2. Vendor tokens with a known prefix or shape (a table below, one line per format); each
-   runs only when its literal hint occurs in the text.
-3. Structures: JWTs, URLs with a password, Authorization headers, ``curl -u``, CLI flags.
+2. Vendor tokens with a known prefix or shape (a table below, one entry per format); each
+   runs only when its literal hint occurs in a long run of non-space characters.
+3. Structures: JWTs, URLs with a password, Authorization/Basic/Bearer, cookies, ``curl -u``
+   and other command lines, .pgpass, XML settings, seed phrases.
 4. Credential words (password, secret, token, key, ...): the name around the word decides
    the class, the value after it (assigned, stated in prose, or simply following) must look
    like a password or a random key. Hashes, ids, paths, versions, variable references and
@@ -102,21 +103,24 @@ _PLACEHOLDER = re.compile(
 )
 # The same character eight times running: "T00000000", "aaaaaaaa" (not in a random body).
 _RUN = re.compile(r"(.)\1{7,}")
-# Whole values that name a thing instead of being it.
+# Whole values that name a thing instead of being it, and famous sample passwords.
 _STOPWORDS = frozenset(
     """none null nil true false yes no on off empty default required optional unset
     undefined string str int integer bool boolean number text bytes char varchar any object
     secret secrets password passwd pass pwd pw token key apikey api_key credentials creds
     hidden masked redacted sensitive encrypted hashed omitted removed n/a na tbd todo same
     test demo foo bar baz qux abc abc123 admin guest root user username prompt prompted
-    stdin keychain keyring vault env environment blank see ask name ****""".split()
+    stdin keychain keyring vault env environment blank see ask name ****
+    changeit letmein p@ssw0rd passw0rd p@55w0rd pa$$word pa55word s3cr3t""".split()
 )
 # Variable references and templating: ${DB_PASSWORD}, $TOKEN, %(pw)s, {{ secrets.X }},
 # os.environ[...], process.env.X, !vault, arn:..., op://..., ENC[...].
 _REFERENCE = re.compile(
-    r"""^(?:[$%{]|#\{|ENC\[|@[\w.]+@$|!(?:vault|Ref|Sub|GetAtt|ImportValue|Secret|ENV|env|include|Join|Base64)$|(?:vault|op|arn|ssm|env|file|secretsmanager|awskms|gcpkms):"""
-    r"""|(?:os\.environ|os\.getenv|getenv|process\.env|ENV\[|ENV\.fetch|System\.getenv"""
-    r"""|Environment\.GetEnvironmentVariable|env\(|secrets\.|vars\.|var\.|local\.|data\.))"""
+    r"^(?:[$%{]|#\{|ENC\[|@[\w.]+@$"
+    r"|!(?:vault|Ref|Sub|GetAtt|ImportValue|Secret|ENV|env|include|Join|Base64)$"
+    r"|(?:vault|op|arn|ssm|env|file|secretsmanager|awskms|gcpkms):"
+    r"|os\.environ|os\.getenv|getenv|process\.env|ENV\[|ENV\.fetch|System\.getenv"
+    r"|Environment\.GetEnvironmentVariable|env\(|secrets\.|vars\.|var\.|local\.|data\.)"
 )
 # Values that are public by design (never a credential, whatever word names them).
 _PUBLIC_PREFIX = re.compile(
@@ -273,6 +277,9 @@ _NOT_IN_SECRET = re.compile(r"[\s{}\[\]<>\\|\"']")
 def _looks_secretish(value: str) -> bool:
     """A literal assigned to a token/secret name: random, or a made-up string with digits."""
     if len(value) < 8 or _is_allowed(value) or _is_path(value) or _MEASURE.fullmatch(value):
+        return False
+    core = value.rstrip("=")  # base64 padding, or an "expires_in=" that is not a value
+    if core != value and (_WORDY.fullmatch(core) or _is_identifier(core)):
         return False
     if _ALGORITHM.fullmatch(value) or _NOT_IN_SECRET.search(value) or _is_identifier(value):
         return False
@@ -828,10 +835,9 @@ _CLI_PASSWORDS: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
         ),
     )
 )
-# A session cookie: Cookie / Set-Cookie: name=<random value>.
-_COOKIE = re.compile(
-    r"(?i:set-cookie|cookie)[ \t]*:[^\r\n]{0,200}?[ \t;=:](?P<v>[A-Za-z0-9%+/_\-.]{16,}={0,2})"
-)
+# Session cookies: every random value on a "Cookie:" or "Set-Cookie:" line.
+_COOKIE_HEADER = re.compile(r"(?i:set-cookie|cookie)[ \t]*:")
+_COOKIE_VALUE = re.compile(r"[ \t;=:](?P<v>[A-Za-z0-9%+/_\-.]{16,}={0,2})")
 # .pgpass: host:port:database:user:password, one per line.
 _PGPASS = re.compile(r"(?m)^[\w.\-*]+:(?:\d{2,5}|\*):[\w.\-*]+:[\w.\-@*]+:(?P<v>[^\s:]\S*)$")
 # XML/.NET settings: <add key="ApiKey" value="..."/>, name="DbPassword" value="...".
@@ -874,12 +880,16 @@ _TRAILING = ".,;:)]}>\"'`"
 
 def _jwt_ok(token: str) -> bool:
     parts = token.split(".")
+    if len(parts) < 3:
+        return False
     header = _b64_text(parts[0])
     if header is None or not (b'"alg"' in header or b'"enc"' in header or b'"typ"' in header):
         return False
     if any(doc in token for doc in _DOCUMENTED):
         return False
-    return len(parts) == 5 or len(parts[2]) >= 16
+    if len(parts) == 5:  # JWE: the IV and the tag are there ("eyJ...." is an elided token)
+        return len(parts[2]) >= 16 and len(parts[4]) >= 16
+    return len(parts[2]) >= 16
 
 
 def _structures(text: str, lower: str) -> Iterator[_Hit]:
@@ -894,7 +904,7 @@ def _structures(text: str, lower: str) -> Iterator[_Hit]:
             password = m["v"]
             if _ENCODED_WORDS.fullmatch(password) or ("," in password and ":" in password):
                 continue  # "a%20secret": a sentence; "h1:1,h2:2": a multi-host list
-            if _password_literal(password, 1) and password != m["user"]:
+            if _password_literal(password, 4) and password != m["user"]:
                 yield _Hit("url-password", m.start("v"), m.end("v"), rank + 1)
     if "basic" in lower:
         for m in _BASIC.finditer(text):
@@ -920,9 +930,12 @@ def _structures(text: str, lower: str) -> Iterator[_Hit]:
             for m in pattern.finditer(text):
                 yield from _literal_hit("cli-password", text, m.start("v"), m.end("v"), rank + 4)
     if "cookie" in lower:
-        for m in _COOKIE.finditer(text):
-            if _looks_random(m["v"], 16):
-                yield _Hit("session-cookie", m.start("v"), m.end("v"), rank + 4)
+        for header in _COOKIE_HEADER.finditer(text):
+            line_end = text.find("\n", header.end())
+            line_end = len(text) if line_end < 0 else line_end
+            for m in _COOKIE_VALUE.finditer(text, header.end() - 1, line_end):
+                if _looks_random(m["v"], 16):
+                    yield _Hit("session-cookie", m.start("v"), m.end("v"), rank + 4)
     if text.count(":") >= 4:
         for m in _PGPASS.finditer(text):
             if _password_literal(m["v"]):
@@ -1221,6 +1234,8 @@ def _named_values(text: str, lower: str) -> Iterator[_Hit]:
             seen.add(a)
             if a > 0 and text[a - 1] in "{%":  # a reference: ${TOKEN}, %PASSWORD%
                 continue
+            if text.endswith("[REDACTED:", 0, a):  # our own marker names a kind, not a key
+                continue
             if b < len(text) and text[b] not in _AFTER_NAME:  # "token.", "keys)": no value
                 continue
             ident = text[a:b]
@@ -1267,6 +1282,9 @@ def _merge(hits: list[_Hit]) -> list[Finding]:
     return findings
 
 
+_MARKER = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
+
+
 def find_secrets(text: str) -> list[Finding]:
     """Every credential in `text`, in order, each span covering the whole secret value."""
     if len(text) < 8:
@@ -1280,6 +1298,9 @@ def find_secrets(text: str) -> list[Finding]:
     hits += _aws_secret_near_key_id(text, vendor)
     hits += _structures(text, lower)
     hits += _named_values(text, lower)
+    if "[REDACTED:" in text:  # what redact() wrote is never a secret, nor part of one
+        markers = [m.span() for m in _MARKER.finditer(text)]
+        hits = [h for h in hits if not any(h.start < e and s < h.end for s, e in markers)]
     return _merge(hits)
 
 
