@@ -471,6 +471,8 @@ KIND_CASES: list[tuple[str, Case]] = [
     ("password-in-prose", in_text("the password for the staging box was changed to {}", password)),
     ("password-in-prose", in_text("login as deploy, pw {} for now", password)),
     ("password-in-prose", in_text("use {} as the wifi password", password)),
+    ("password-in-prose", in_text("ssh admin@10.0.0.5 (password {})", password)),
+    ("cli-password", in_text("Cookie: theme=dark\nmysql -uroot -p{} -h db shop", password)),
     ("secret-assignment", in_text("SECRET_KEY={}", token("", 50))),
     ("secret-assignment", in_text("client_secret: {}", token("", 40, URLSAFE))),
     ("secret-assignment", in_text('"apiKey": "{}"', token("", 32))),
@@ -682,6 +684,10 @@ NEGATIVE_FAMILIES: dict[str, list[Callable[[random.Random], str]]] = {
         lambda r: "The mnemonic is a memory aid; mnemonic: every good boy does fine",
         lambda r: "Use the login/logout buttons; see the userguide/#installing-only-deps page",
         lambda r: "docker login -u bot --password-stdin; mysql -u root -p app",
+        lambda r: 'username="jo@example.com", password="a secret"',
+        lambda r: "def verify(msg: bytes, key: Ed25519PrivateKey | None) -> bool:",
+        lambda r: "token: expires_in=3600; the token was eyJhbGciOiJIUzI1NiJ9... (truncated)",
+        lambda r: "PASSWORD=P@ssw0rd and keystore password changeit are the usual samples",
     ],
 }
 NEGATIVES = [

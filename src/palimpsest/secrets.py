@@ -785,51 +785,54 @@ _CURL_USER = re.compile(
     r"(?:^|[\s'\"])(?:-u|--user|-a|--auth)(?:[ \t]+|=)?[\"']?[^\s:'\"]{1,128}"
     r":(?P<v>[^\s'\"]{1,256})"
 )
-# Passwords given on a command line or in a call, each found by its literal hint.
+# Passwords given on a command line or in a call: (hints, command, value). With a command,
+# every value pattern on the rest of its line counts (`mysql -uroot -pX`); without one, the
+# value pattern stands alone. Each entry runs only when one of its hints occurs.
 _Q = "[\"']?"  # an optional opening quote
-_CLI_PASSWORDS: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
-    (hints, re.compile(pattern))
-    for hints, pattern in (
+_CLI_PASSWORDS: tuple[tuple[tuple[str, ...], re.Pattern[str] | None, re.Pattern[str]], ...] = tuple(
+    (hints, re.compile(command) if command else None, re.compile(value))
+    for hints, command, value in (
         # mysql/mysqldump/mariadb -pSECRET (no space: "-p" alone prompts).
         (
             ("mysql", "mariadb"),
-            rf"\b(?:mysql\w*|mariadb)\b[^\r\n]{{0,200}}?[ \t]-p{_Q}(?P<v>[^\s'\"-][^\s'\"]*)",
+            r"\b(?:mysql\w*|mariadb)\b",
+            rf"[ \t]-p{_Q}(?P<v>[^\s'\"-][^\s'\"]*)",
         ),
-        # sshpass -p SECRET.
-        (("sshpass",), rf"\bsshpass[ \t]+-p[ \t]*{_Q}(?P<v>[^\s'\"]+)"),
+        # sshpass -p SECRET (right after the command: a later -p is ssh's port).
+        (("sshpass",), None, rf"\bsshpass[ \t]+-p[ \t]*{_Q}(?P<v>[^\s'\"]+)"),
         # docker/podman/helm login -p SECRET or --password SECRET.
         (
             ("login",),
-            rf"\b(?:docker|podman|buildah|nerdctl|helm)[ \t]+(?:registry[ \t]+)?login\b"
-            rf"[^\r\n]{{0,200}}?[ \t](?:-p|--password)(?:[ \t]+|=){_Q}(?P<v>[^\s'\"]+)",
+            r"\b(?:docker|podman|buildah|nerdctl|helm)[ \t]+(?:registry[ \t]+)?login\b",
+            rf"[ \t](?:-p|--password)(?:[ \t]+|=){_Q}(?P<v>[^\s'\"]+)",
         ),
         # redis-cli -a SECRET.
-        (("redis-cli",), rf"\bredis-cli\b[^\r\n]{{0,200}}?[ \t]-a[ \t]+{_Q}(?P<v>[^\s'\"]+)"),
+        (("redis-cli",), r"\bredis-cli\b", rf"[ \t]-a[ \t]+{_Q}(?P<v>[^\s'\"]+)"),
         # ldapsearch/ldapadd/... -w SECRET.
-        (("ldap",), rf"\bldap\w+\b[^\r\n]{{0,200}}?[ \t]-w[ \t]+{_Q}(?P<v>[^\s'\"]+)"),
+        (("ldap",), r"\bldap\w+\b", rf"[ \t]-w[ \t]+{_Q}(?P<v>[^\s'\"]+)"),
         # Windows: net use X: \\host\share /user:DOMAIN\name SECRET.
-        (
-            ("net use", "NET USE"),
-            r"\b(?i:net[ \t]+use)\b[^\r\n]{0,200}?/user:\S+[ \t]+(?P<v>[^\s/'\"]+)",
-        ),
+        (("net use", "NET USE"), r"\b(?i:net[ \t]+use)\b", r"/user:\S+[ \t]+(?P<v>[^\s/'\"]+)"),
         # mongosh/mongodump/mongo -p SECRET or --password SECRET.
         (
             ("mongo",),
-            rf"\bmongo\w*\b[^\r\n]{{0,200}}?[ \t](?:-p|--password)(?:[ \t]+|=){_Q}(?P<v>[^\s'\"]+)",
+            r"\bmongo\w*\b",
+            rf"[ \t](?:-p|--password)(?:[ \t]+|=){_Q}(?P<v>[^\s'\"]+)",
         ),
         # openssl ... -pass pass:SECRET, -passin pass:SECRET, -passout pass:SECRET.
-        (("pass:",), r"[ \t]-pass(?:in|out)?[ \t]+pass:(?P<v>[^\s'\"]+)"),
+        (("pass:",), None, r"[ \t]-pass(?:in|out)?[ \t]+pass:(?P<v>[^\s'\"]+)"),
         # Oracle: sqlplus user/SECRET@service.
         (
             ("sqlplus", "rman", "expdp", "impdp"),
+            None,
             r"\b(?:sqlplus|rman|expdp|impdp)[ \t]+(?:-\w+[ \t]+)*[\w$#]+/"
             r"(?P<v>[^\s/'\"]+)@[\w.\-:]+",
         ),
         # echo 'SECRET' | sudo -S ...
-        (("sudo",), rf"\becho[ \t]+{_Q}(?P<v>[^\s'\"|]+){_Q}[ \t]*\|[ \t]*sudo[ \t]+-S\b"),
+        (("sudo",), None, rf"\becho[ \t]+{_Q}(?P<v>[^\s'\"|]+){_Q}[ \t]*\|[ \t]*sudo[ \t]+-S\b"),
         # Python requests: auth=("user", "SECRET").
         (
             ("auth=", "auth ="),
+            None,
             r"\bauth[ \t]*=[ \t]*\([ \t]*['\"][^'\"\r\n]{1,128}['\"][ \t]*,"
             r"[ \t]*['\"](?P<v>[^'\"\r\n]{1,256})['\"]",
         ),
@@ -925,9 +928,9 @@ def _structures(text: str, lower: str) -> Iterator[_Hit]:
     if "-u" in text or "-a" in text:
         for m in _CURL_USER.finditer(text):
             yield from _literal_hit("cli-password", text, m.start("v"), m.end("v"), rank + 4)
-    for hints, pattern in _CLI_PASSWORDS:
+    for hints, command, value in _CLI_PASSWORDS:
         if any(hint in text for hint in hints):
-            for m in pattern.finditer(text):
+            for m in _cli_values(text, command, value):
                 yield from _literal_hit("cli-password", text, m.start("v"), m.end("v"), rank + 4)
     if "cookie" in lower:
         for header in _COOKIE_HEADER.finditer(text):
@@ -946,11 +949,13 @@ def _structures(text: str, lower: str) -> Iterator[_Hit]:
             if cls is not None and _judge(cls, "assign", m["v"], True, text, m.end("v")):
                 kind = "password-assignment" if cls == "password" else "secret-assignment"
                 yield _Hit(kind, m.start("v"), m.end("v"), rank + 5)
-    if "/" in text and any(w in lower for w in ("login", "cred", "user")):
-        for m in _USER_SLASH_PASSWORD.finditer(text):
-            value = m["v"].rstrip(_TRAILING)
-            if _looks_like_password(value):
-                yield _Hit("password-in-prose", m.start("v"), m.start("v") + len(value), rank + 6)
+    if "/" in text:
+        for at in _occurrences(lower, ("login", "cred", "user")):
+            pair = _USER_SLASH_PASSWORD.match(text, at)
+            value = pair["v"].rstrip(_TRAILING) if pair else ""
+            if pair and _looks_like_password(value):
+                start = pair.start("v")
+                yield _Hit("password-in-prose", start, start + len(value), rank + 6)
     if "phrase" in lower or "mnemonic" in lower:
         for m in _SEED_PHRASE.finditer(text):
             yield _Hit("seed-phrase", m.start("v"), m.end("v"), rank + 5)
@@ -971,10 +976,32 @@ def _structures(text: str, lower: str) -> Iterator[_Hit]:
                     yield _Hit("password-in-prose", start, start + len(value), rank + 6)
             elif _looks_random(value, 16):
                 yield _Hit("high-entropy-secret", start, start + len(value), rank + 6)
-    if "auth" in lower or "basic" in lower:  # "the basic auth header is c3ZjOmh1bnRlcjI="
+    if "basic" in lower or any(w in lower for w in ('auth"', "auth ", "auth:", "auth=")):
         for m in _B64_TOKEN.finditer(text):
             if _is_b64_credentials(m[0]):
                 yield _Hit("basic-auth-header", m.start(), m.end(), rank + 2)
+
+
+def _cli_values(
+    text: str, command: re.Pattern[str] | None, value: re.Pattern[str]
+) -> Iterator[re.Match[str]]:
+    """Each value: anywhere, or on the rest of the line of each command (200 characters)."""
+    if command is None:
+        yield from value.finditer(text)
+        return
+    for cmd in command.finditer(text):
+        line_end = text.find("\n", cmd.end())
+        end = min(len(text) if line_end < 0 else line_end, cmd.end() + 200)
+        yield from value.finditer(text, cmd.end(), end)
+
+
+def _occurrences(lower: str, words: tuple[str, ...]) -> Iterator[int]:
+    """Where each word starts in the lowercased text (a regex .match() then runs there)."""
+    for word in words:
+        at = lower.find(word)
+        while at != -1:
+            yield at
+            at = lower.find(word, at + 1)
 
 
 def _has_stem(lower: str) -> bool:
@@ -1191,6 +1218,8 @@ def _judge(cls: str, mode: str, value: str, quoted: bool, text: str, end: int) -
         return False
     if not quoted and (_CODE.search(value) or value.lower() in _CODE_VARS):
         return False  # an expression or a variable: `key = derive(key)`, `password = auth`
+    if mode == "assign" and not quoted and text[end : end + 3].lstrip(" \t")[:1] in ("|", ")"):
+        return False  # a type in a signature: `key: Ed25519PrivateKey | None`
     if cls == "key":  # a bare "key": hex needs the length of a real key, not a key id
         return _looks_random(value, 16) and not (_HEX.fullmatch(value) and len(value) < 32)
     if cls == "secret":
@@ -1198,7 +1227,9 @@ def _judge(cls: str, mode: str, value: str, quoted: bool, text: str, end: int) -
             return _looks_secretish(value) and not (not quoted and _CODE.search(value))
         return _looks_random(value, 16)
     # a password
-    if quoted:
+    if quoted:  # a few words need a digit or symbol: "a secret" is a phrase, not a password
+        if " " in value and not _looks_like_password(value.replace(" ", "")):
+            return False
         return _password_literal(value)
     if mode != "assign":
         return _looks_like_password(value)
