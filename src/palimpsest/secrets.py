@@ -80,7 +80,7 @@ def _cased(*words: str) -> str:
 
 # Obvious placeholders and documented examples, anywhere in a value.
 _PLACEHOLDER = re.compile(
-    r"(?i:x{4,})|\*{3,}|\.{3,}|…|•{3,}|#{4,}|<[^>]*>|\{\{|\$\{|0123456|123456789|abcdefgh|"
+    r"x{4,}|X{4,}|\*{3,}|\.{3,}|…|•{3,}|#{4,}|<[^>]*>|\{\{|\$\{|0123456|123456789|abcdefgh|"
     + _cased(
         "example",
         "your",
@@ -100,6 +100,13 @@ _PLACEHOLDER = re.compile(
         "qwerty",
     )
     + r"|ChangeMe|_(?:here|HERE)\b|(?:here|HERE|Here)$"
+)
+# The same, for the random body of a vendor token: only what a person types in place of one
+# (a body of 36-250 random characters holds "XxXX" or "FAKE" by chance often enough to matter).
+_BODY_PLACEHOLDER = re.compile(
+    r"x{5,}|X{5,}|\*{3,}|\.{3,}|…|[<>{}]|0123456789|abcdefghij|ABCDEFGHIJ|_here|_HERE|(?:here|HERE)$"
+    r"|example|Example|EXAMPLE|your|Your|YOUR_|placeholder|PLACEHOLDER|redacted|REDACTED"
+    r"|changeme|CHANGEME|ChangeMe|dummy|DUMMY|sample|SAMPLE|fake"
 )
 # The same character eight times running: "T00000000", "aaaaaaaa" (not in a random body).
 _RUN = re.compile(r"(.)\1{7,}")
@@ -141,7 +148,7 @@ _MEASURE = re.compile(r"v?\d+(?:[.:/-]\d+)*[a-z]{0,5}[+%]?", re.I)
 # Algorithm and standard names: "AES-256-GCM", "RSA-2048", "Ed25519", "HS256", "CVE-2024-1".
 _ALGORITHM = re.compile(
     r"(?:aes|rsa|sha|hs|rs|es|ps|ed|x|p|chacha|poly|secp|des|blake|md|hmac|argon|pbkdf"
-    r"|scrypt|bcrypt|ecdsa|ecdh|dsa|tls|ssl|utf|iso|rfc|cve)[-_]?\d+(?:[-_/.][a-z0-9]+){0,3}",
+    r"|scrypt|bcrypt|ecdsa|ecdh|dsa|tls|ssl|utf|iso|rfc|cve)[-_]?\d{1,5}(?:[-_/.][a-z0-9]{1,8}){0,3}",
     re.I,
 )
 _PATH = re.compile(r"^(?:~/|\.\.?/|[A-Za-z]:\\|[a-z][a-z0-9+.\-]{1,20}://|file:)")
@@ -196,9 +203,12 @@ def _b64_text(value: str) -> bytes | None:
 
 
 def _is_b64_of_words(value: str) -> bool:
+    """Base64 of a sentence or of JSON (a JWT header alone): text, not key material."""
     raw = _b64_text(value)
     if raw is None:
         return False
+    if raw.lstrip()[:1] in (b"{", b"["):
+        return True
     letters = sum(chr(b).isalpha() or b == 32 for b in raw)
     return b" " in raw and b":" not in raw and letters >= 0.8 * len(raw)
 
@@ -751,7 +761,7 @@ def _vendor_tokens(text: str) -> Iterator[_Hit]:
                 continue
             if value in _DOCUMENTED:
                 continue
-            if _FAKE_BODY.fullmatch(body) or _PLACEHOLDER.search(body):
+            if _FAKE_BODY.fullmatch(body) or _BODY_PLACEHOLDER.search(body):
                 continue
             if not rule.runs_ok and (_RUN.search(body) or body.lower() in _STOPWORDS):
                 continue
@@ -1277,6 +1287,8 @@ def _named_values(text: str, lower: str) -> Iterator[_Hit]:
                 continue
             mode, start, end, quoted = found
             value = text[start:end]
+            if value.endswith(("...", "…")):
+                continue  # elided on purpose: "sk-abc...", "eyJhbGci..."
             if not quoted:
                 value = value.rstrip(_TRAILING) if mode != "assign" else value.rstrip(".,)]}")
                 end = start + len(value)
