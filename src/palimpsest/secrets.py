@@ -796,8 +796,9 @@ _CURL_USER = re.compile(
     r":(?P<v>[^\s'\"]{1,256})"
 )
 # Passwords given on a command line or in a call: (hints, command, value). With a command,
-# every value pattern on the rest of its line counts (`mysql -uroot -pX`); without one, the
-# value pattern stands alone. Each entry runs only when one of its hints occurs.
+# every value pattern on the rest of its line counts (`mysql -uroot -pX`), and the text must
+# hold a " -" flag; without one, the value pattern stands alone. Each entry runs only when
+# one of its hints occurs.
 _Q = "[\"']?"  # an optional opening quote
 _CLI_PASSWORDS: tuple[tuple[tuple[str, ...], re.Pattern[str] | None, re.Pattern[str]], ...] = tuple(
     (hints, re.compile(command) if command else None, re.compile(value))
@@ -821,7 +822,11 @@ _CLI_PASSWORDS: tuple[tuple[tuple[str, ...], re.Pattern[str] | None, re.Pattern[
         # ldapsearch/ldapadd/... -w SECRET.
         (("ldap",), r"\bldap\w+\b", rf"[ \t]-w[ \t]+{_Q}(?P<v>[^\s'\"]+)"),
         # Windows: net use X: \\host\share /user:DOMAIN\name SECRET.
-        (("net use", "NET USE"), r"\b(?i:net[ \t]+use)\b", r"/user:\S+[ \t]+(?P<v>[^\s/'\"]+)"),
+        (
+            ("net use", "NET USE"),
+            None,
+            r"\b(?i:net[ \t]+use)\b[^\r\n]{0,200}?/user:\S+[ \t]+(?P<v>[^\s/'\"]+)",
+        ),
         # mongosh/mongodump/mongo -p SECRET or --password SECRET.
         (
             ("mongo",),
@@ -935,11 +940,12 @@ def _structures(text: str, lower: str) -> Iterator[_Hit]:
             value = m["v"]
             if value.lower() not in ("basic", "bearer") and _looks_random(value.rstrip("="), 16):
                 yield _Hit("authorization-header", m.start("v"), m.end("v"), rank + 3)
-    if "-u" in text or "-a" in text:
+    flags = " -" in text  # most command lines pass the password as a flag
+    if flags:
         for m in _CURL_USER.finditer(text):
             yield from _literal_hit("cli-password", text, m.start("v"), m.end("v"), rank + 4)
     for hints, command, value in _CLI_PASSWORDS:
-        if any(hint in text for hint in hints):
+        if (flags or command is None) and any(hint in text for hint in hints):
             for m in _cli_values(text, command, value):
                 yield from _literal_hit("cli-password", text, m.start("v"), m.end("v"), rank + 4)
     if "cookie" in lower:
@@ -973,20 +979,23 @@ def _structures(text: str, lower: str) -> Iterator[_Hit]:
         for m in _IDENTIFIED_BY.finditer(text):
             if _password_literal(m["v"]):
                 yield _Hit("password-assignment", m.start("v"), m.end("v"), rank + 5)
-    if (" as " in lower or " is " in lower or " was " in lower) and _has_stem(lower):
-        for m in _NAMED_AFTER.finditer(text):
-            end = m.start()
+    if _has_stem(lower):
+        for at in _occurrences(lower, (" as ", " is ", " was ")):
+            named = _NAMED_AFTER.match(text, at)
+            if named is None:
+                continue
+            end = named.start()
             start = max(text.rfind(" ", 0, end), text.rfind("\n", 0, end), end - 256) + 1
             value = text[start:end].strip("\"'`(").rstrip(",;:")
             if not value:
                 continue
             start = text.index(value, start)
-            if m["name"].lower().startswith("pass"):
+            if named["name"].lower().startswith("pass"):
                 if _looks_like_password(value):
                     yield _Hit("password-in-prose", start, start + len(value), rank + 6)
             elif _looks_random(value, 16):
                 yield _Hit("high-entropy-secret", start, start + len(value), rank + 6)
-    if "basic" in lower or any(w in lower for w in ('auth"', "auth ", "auth:", "auth=")):
+    if "basic" in lower or _AUTH_WORD.search(lower):
         for m in _B64_TOKEN.finditer(text):
             if _is_b64_credentials(m[0]):
                 yield _Hit("basic-auth-header", m.start(), m.end(), rank + 2)
@@ -1018,6 +1027,7 @@ def _has_stem(lower: str) -> bool:
     return "pass" in lower or "key" in lower or "token" in lower or "secret" in lower
 
 
+_AUTH_WORD = re.compile(r"auth[\"' :=]")
 # A standalone base64 token, for base64 of "user:password" near the word auth or basic.
 _B64_TOKEN = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{8,256}={0,2}(?![A-Za-z0-9+/=])")
 _CREDENTIAL_PAIR = re.compile(r"[\w.@+\-]{1,64}:[^\s:]{4,128}")
