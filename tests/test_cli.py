@@ -160,7 +160,7 @@ def test_demo_runs_on_an_empty_home(run: Run, tmp_path: Path) -> None:
 def test_forget_then_inspect_shows_only_the_tombstone(
     cli: Callable[..., Any], run: Run, db_path: Path
 ) -> None:
-    memory = cli("remember", "-n", "p", "The password is hunter2-but-not-really")
+    memory = cli("remember", "-n", "p", "Ana lives at 12 hunter2 street")
     cli("forget", memory["id"], "--because", "pasted by mistake")
     shown = cli("inspect", memory["id"])
     assert shown["tombstone"]["reason"] == "pasted by mistake"

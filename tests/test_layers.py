@@ -11,7 +11,8 @@ ALLOWED = {
     "errors": set(),
     "store": {"model", "errors", "store"},
     "revise": {"model", "errors", "gate"},
-    "gate": {"errors"},
+    "gate": {"errors", "secrets"},
+    "secrets": set(),
 }
 
 

@@ -306,12 +306,12 @@ async def test_revert_goes_back_as_a_new_version(client: Client) -> None:
 
 
 async def test_forget_leaves_only_a_tombstone(client: Client) -> None:
-    memory = await remember(client, "The staging password is hunter2-ish")
+    memory = await remember(client, "Ana's home address is 12 hunter2 street")
     await refuse(client, "forget", id=memory)  # no reason given
-    gone = await call(client, "forget", id=memory, because="a password was pasted")
+    gone = await call(client, "forget", id=memory, because="personal data was pasted")
     assert gone["results"][0]["forgotten"] is True and "scrub_pending" in gone
     assert (await call(client, "inspect", id=memory))["tombstone"]["reason"] == (
-        "a password was pasted"
+        "personal data was pasted"
     )
     assert (await call(client, "recall", query="hunter2", include_retired=True))["hits"] == []
     again = await refuse(client, "forget", id=memory, because="again")

@@ -1,12 +1,15 @@
 """The write gate: every string Palimpsest would store passes `screen` first.
 
-For now it enforces size limits and refuses blank required values; secret detection
-joins here (one place for every path in) with the write-gate issue.
+It refuses what is too long, NUL characters, and secrets (`palimpsest.secrets` holds every
+pattern): the refusal names the field and the kind of secret, never the secret itself.
+Where a caller asks for it (summaries and notes), `screen_redacting` keeps the text with
+each credential replaced by `[REDACTED:kind]` instead.
 """
 
 from __future__ import annotations
 
 from .errors import ValidationError
+from .secrets import find_secrets, redact
 
 LIMITS = {
     "text": 8_000,
@@ -48,4 +51,21 @@ def screen(field: str, value: str, *, limit_name: str | None = None) -> str:
     check_length(field, value, limit_name=limit_name)
     if "\x00" in value:
         raise ValidationError(f"`{field}` contains a NUL character; remove it.", field=field)
+    kinds = sorted({finding.kind for finding in find_secrets(value)})
+    if kinds:
+        raise ValidationError(
+            f"`{field}` holds what looks like a secret ({', '.join(kinds)}); nothing was "
+            "stored. Remove it and keep a pointer instead (the vault path or the name of the "
+            "environment variable that holds it).",
+            field=field,
+        )
     return value
+
+
+def screen_redacting(
+    field: str, value: str, *, limit_name: str | None = None
+) -> tuple[str, list[str]]:
+    """Like `screen`, but credentials become `[REDACTED:kind]`; returns the kinds redacted."""
+    check_length(field, value, limit_name=limit_name)
+    cleaned, kinds = redact(value)
+    return screen(field, cleaned, limit_name=limit_name), kinds

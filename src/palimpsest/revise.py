@@ -239,14 +239,19 @@ class Changes:
     move_to: str | None = None
     supersede: bool = False
     claim: bool = False
+    redacted: tuple[str, ...] = ()  # kinds of credentials redacted from `note`
 
     @property
     def is_empty(self) -> bool:
-        return self == Changes(because=self.because, note=self.note)
+        return self == Changes(because=self.because, note=self.note, redacted=self.redacted)
 
 
-def parse_changes(raw: Mapping[str, Any]) -> Changes:
-    """Validate a revise request's changes; every conflict between fields is refused here."""
+def parse_changes(raw: Mapping[str, Any], *, redact: bool = False) -> Changes:
+    """Validate a revise request's changes; every conflict between fields is refused here.
+
+    With `redact`, credentials in `note` are replaced by `[REDACTED:kind]` instead of
+    refusing the request.
+    """
     raw = {k: v for k, v in raw.items() if v is not None}
     clear = raw.pop("clear", [])
     if not isinstance(clear, list | tuple) or not all(isinstance(c, str) for c in clear):
@@ -278,6 +283,9 @@ def parse_changes(raw: Mapping[str, Any]) -> Changes:
             field="replace_to" if "replace_from" in edits else "replace_from",
         )
     strings = {}
+    redacted: list[str] = []
+    if redact and isinstance(edits.get("note"), str) and edits["note"]:
+        edits["note"], redacted = gate.screen_redacting("note", edits["note"])
     for name in ("append", "replace_from", "replace_to", "remove", "note", "because"):
         if name in edits:
             strings[name] = _edit_string(name, edits[name])
@@ -301,6 +309,7 @@ def parse_changes(raw: Mapping[str, Any]) -> Changes:
         move_to=move_to,
         supersede=bool(edits.get("supersede", False)),
         claim=bool(edits.get("claim", False)),
+        redacted=tuple(redacted),
         **strings,
     )
 

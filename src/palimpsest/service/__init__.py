@@ -7,6 +7,7 @@ operations are grouped by concept in the modules beside this one.
 from __future__ import annotations
 
 from .base import DEFAULT_WORKSPACE
+from .doctor import DoctorOps
 from .history import HistoryOps
 from .memories import MemoryOps
 from .notebooks import NotebookOps
@@ -15,5 +16,5 @@ from .recall import RecallOps
 __all__ = ["DEFAULT_WORKSPACE", "Service"]
 
 
-class Service(MemoryOps, RecallOps, HistoryOps, NotebookOps):
-    """remember, recall, revise, revert, forget, inspect, history, notebooks and links."""
+class Service(MemoryOps, RecallOps, HistoryOps, NotebookOps, DoctorOps):
+    """remember, recall, revise, revert, forget, inspect, history, notebooks, links, doctor."""

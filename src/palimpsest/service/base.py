@@ -246,17 +246,27 @@ def notebook_name(name: Any) -> str:
 
 
 def notebook_fields(
-    *, summary: str | None = None, domain: str | None = None, tags: list[str] | None = None
-) -> dict[str, Any]:
+    *,
+    summary: str | None = None,
+    domain: str | None = None,
+    tags: list[str] | None = None,
+    redact: bool = False,
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Checked notebook values, and what was redacted from the summary if `redact`."""
     values: dict[str, Any] = {}
+    redacted: list[dict[str, Any]] = []
     for name, value in (("summary", summary), ("domain", domain)):
         if value is not None:
             if not isinstance(value, str) or not value.strip():
                 raise ValidationError(f"`{name}` must be a non-empty string.", field=name)
-            values[name] = gate.screen(name, value.strip())
+            if redact and name == "summary":
+                values[name], kinds = gate.screen_redacting(name, value.strip())
+                redacted += [{"field": name, "kinds": kinds}] if kinds else []
+            else:
+                values[name] = gate.screen(name, value.strip())
     if tags is not None:
         values["tags"] = parse_fields({"tags": tags})["tags"]
-    return values
+    return values, redacted
 
 
 def ids_only(result: dict[str, Any]) -> dict[str, Any]:

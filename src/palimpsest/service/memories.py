@@ -165,9 +165,14 @@ class MemoryOps(ServiceBase):
         expected_version: int | None = None,
         idempotency_key: str | None = None,
         dry_run: bool = False,
+        redact: bool = False,
         **changes: Any,
     ) -> dict[str, Any]:
-        """Change memories losing nothing: one (`id`), several (`ids`, `texts`) or a batch."""
+        """Change memories losing nothing: one (`id`), several (`ids`, `texts`) or a batch.
+
+        With `redact`, credentials in a `note` become `[REDACTED:kind]` (listed in the
+        answer's `redacted`) instead of refusing the request.
+        """
         forms = [
             name
             for name, v in (("id", id), ("ids", ids), ("texts", texts), ("items", items))
@@ -190,9 +195,9 @@ class MemoryOps(ServiceBase):
                 raise ValidationError(
                     f"With `items`, put `{sorted(changes)[0]}` inside each item.", field="items"
                 )
-            plans = self._parse_items(items)
+            plans = self._parse_items(items, redact)
         else:
-            parsed = parse_changes(changes)
+            parsed = parse_changes(changes, redact=redact)
             if mode != "id" and (parsed.supersede or parsed.claim):
                 raise ValidationError(
                     "`supersede` and `claim` act on one memory per call: pass a single `id`.",
@@ -216,6 +221,7 @@ class MemoryOps(ServiceBase):
             "items": items,
             "expected_version": expected_version,
             "changes": changes,
+            "redact": redact,
         }
 
         def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
@@ -234,6 +240,9 @@ class MemoryOps(ServiceBase):
                 except PalimpsestError as exc:
                     raise (exc.at_item(index) if mode == "items" else exc) from None
             answer: dict[str, Any] = {"results": results, "unmatched": unmatched}
+            redacted = sorted({kind for changes, _ in plans for kind in changes.redacted})
+            if redacted:
+                answer["redacted"] = [{"field": "note", "kinds": redacted}]
             if unmatched:
                 answer["warnings"] = [
                     "Everything listed in `unmatched` is unchanged: fix it and revise again."
@@ -242,7 +251,7 @@ class MemoryOps(ServiceBase):
 
         return self._write("revise", request, idempotency_key, dry_run, body)
 
-    def _parse_items(self, items: Any) -> list[tuple[Changes, int | None]]:
+    def _parse_items(self, items: Any, redact: bool) -> list[tuple[Changes, int | None]]:
         if not isinstance(items, list) or not items:
             raise ValidationError("`items` must be a non-empty list of {id, ...}.", field="items")
         plans = []
@@ -252,7 +261,7 @@ class MemoryOps(ServiceBase):
                     raise ValidationError("Each item is an object with an `id`.", field="id")
                 fields = {k: v for k, v in item.items() if k not in ("id", "expected_version")}
                 check_version_arg(item.get("expected_version"))
-                changes = parse_changes(fields)
+                changes = parse_changes(fields, redact=redact)
                 if changes.supersede or changes.claim:
                     raise ValidationError(
                         "`supersede` and `claim` are not allowed in a batch; revise that one "

@@ -26,8 +26,10 @@ class NotebookOps(ServiceBase):
         tags: list[str] | None = None,
         idempotency_key: str | None = None,
         dry_run: bool = False,
+        redact: bool = False,
     ) -> dict[str, Any]:
-        values = notebook_fields(summary=summary, domain=domain, tags=tags)
+        """Create a notebook; with `redact`, credentials in the summary become placeholders."""
+        values, redacted = notebook_fields(summary=summary, domain=domain, tags=tags, redact=redact)
         name = notebook_name(name)
 
         def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
@@ -38,7 +40,7 @@ class NotebookOps(ServiceBase):
             nb = Notebook(new_id("nb"), self.workspace, name, now, **values)
             tx.put_notebook(nb)
             seq = self._notebook_event(tx, "notebook.create", op_id, now, nb, nb.to_dict())
-            return {"notebook": nb.to_dict(), "seq": seq}
+            return {"notebook": nb.to_dict(), "seq": seq} | _listed(redacted)
 
         request = {"name": name, **values}
         return self._write("notebook.create", request, idempotency_key, dry_run, body)
@@ -54,9 +56,10 @@ class NotebookOps(ServiceBase):
         clear: list[str] | None = None,
         idempotency_key: str | None = None,
         dry_run: bool = False,
+        redact: bool = False,
     ) -> dict[str, Any]:
         """Rename (the id stays), or replace the summary, domain or tags of a notebook."""
-        values: dict[str, Any] = notebook_fields(summary=summary, domain=domain, tags=tags)
+        values, redacted = notebook_fields(summary=summary, domain=domain, tags=tags, redact=redact)
         if name is not None:
             values["name"] = notebook_name(name)
         cleared = id_list(clear, "clear")
@@ -80,7 +83,7 @@ class NotebookOps(ServiceBase):
             before, after = nb.to_dict(), updated.to_dict()
             data = {k: [before[k], after[k]] for k in after if before[k] != after[k]}
             seq = self._notebook_event(tx, "notebook.edit", op_id, now, updated, data)
-            return {"notebook": after, "seq": seq}
+            return {"notebook": after, "seq": seq} | _listed(redacted)
 
         request = {"notebook": notebook, **values}
         return self._write("notebook.edit", request, idempotency_key, dry_run, body)
@@ -176,3 +179,7 @@ class NotebookOps(ServiceBase):
         if type(ends[0]) is not type(ends[1]):
             raise ValidationError("A link joins two memories or two notebooks, not one of each.")
         return ends
+
+
+def _listed(redacted: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"redacted": redacted} if redacted else {}

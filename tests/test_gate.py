@@ -1,0 +1,219 @@
+"""The write gate on every path in: each kind of secret refused in each field, never echoed,
+nothing written; redaction where asked; doctor finds what got in before the gate."""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+import string
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from palimpsest.errors import ValidationError
+from palimpsest.ids import new_id
+from palimpsest.model import Event, Memory
+from palimpsest.service import Service
+
+from .test_revise_rules import current, event_count, fact, rule
+
+RNG = random.Random(7)
+ALNUM = string.ascii_letters + string.digits
+
+
+def _random(alphabet: str, n: int) -> str:
+    return "".join(RNG.choice(alphabet) for _ in range(n))
+
+
+def _b64url(data: dict[str, Any]) -> str:
+    return base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
+
+
+# One generated secret per kind the gate must refuse, each in the shape a real one has.
+SECRETS = {
+    "aws-access-key-id": "AKIA" + _random(string.ascii_uppercase + "234567", 16),
+    "github-token": "ghp_" + _random(ALNUM, 36),
+    "slack-token": f"xoxb-{_random(string.digits, 12)}-{_random(string.digits, 13)}-"
+    + _random(ALNUM, 24),
+    "stripe-key": "sk_live_" + _random(ALNUM, 24),
+    "jwt": ".".join(
+        [
+            _b64url({"alg": "HS256", "typ": "JWT"}),
+            _b64url({"sub": _random(string.digits, 8), "name": "Ana", "iat": 1716239022}),
+            _random(ALNUM + "-_", 43),
+        ]
+    ),
+    "private-key": "-----BEGIN RSA PRIVATE KEY-----\n"
+    + "\n".join(_random(ALNUM + "+/", 64) for _ in range(6))
+    + "\n-----END RSA PRIVATE KEY-----",
+    "url-password": f"postgresql://app:{_random(ALNUM, 14)}@db.internal:5432/orders",
+    "env-password": f"DB_PASSWORD={_random(ALNUM, 12)}!9",
+}
+SECRET_ITEMS = sorted(SECRETS.items())
+
+CLEAN = [
+    "Fixed in commit 3f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d6c5b4a39",
+    "The job id is 123e4567-e89b-12d3-a456-426614174000",
+    '"integrity": "sha512-' + base64.b64encode(bytes(range(64))).decode() + '"',
+    "Upgrade to version 2.14.3-rc.1 before Friday",
+    "The token file lives at /etc/app/secrets/token_path.conf",
+    "Use AKIAIOSFODNN7EXAMPLE in the docs, never a real key",
+    "Set DB_PASSWORD=${DB_PASSWORD} in the deploy environment",
+    "Our password policy needs twelve characters and a rotation every 90 days",
+]
+
+
+def assert_refused_without_echo(
+    service: Service, secret: str, call: Callable[[], Any], *, as_secret: bool = True
+) -> None:
+    """Refused, naming no part of the secret, writing nothing; `as_secret`: for being one."""
+    before = event_count(service)
+    with pytest.raises(ValidationError) as caught:
+        call()
+    body = json.dumps(caught.value.to_dict())
+    assert ("secret" in caught.value.message) or not as_secret
+    assert secret not in body
+    assert all(part not in body for part in secret.split() if len(part) > 12)
+    assert event_count(service) == before
+
+
+REMEMBER_FIELDS: dict[str, Callable[[str], dict[str, Any]]] = {
+    "text": lambda s: {"text": f"Use {s} for deploys"},
+    "title": lambda s: {"title": s},
+    "why": lambda s: {"why": f"because {s}"},
+    "tags": lambda s: {"tags": ["ops", s]},
+    "source": lambda s: {"source": s},
+    "key": lambda s: {"key": s},
+}
+SHORT_FIELDS = {"title": 200, "tags": 64, "key": 200}  # longer values fail the length check
+
+
+@pytest.mark.parametrize(("kind", "secret"), SECRET_ITEMS)
+@pytest.mark.parametrize("field", sorted(REMEMBER_FIELDS))
+def test_remember_refuses_each_kind_in_each_field(
+    service: Service, kind: str, secret: str, field: str
+) -> None:
+    values = {"notebook": "proj", "kind": "fact", "text": "Deploys need a key"}
+    values |= REMEMBER_FIELDS[field](secret)
+    fits = len(secret) <= SHORT_FIELDS.get(field, 8000)
+    assert_refused_without_echo(service, secret, lambda: service.remember(**values), as_secret=fits)
+
+
+@pytest.mark.parametrize(("kind", "secret"), SECRET_ITEMS)
+def test_rule_fields_are_gated(service: Service, kind: str, secret: str) -> None:
+    for extra in (
+        {"falsifier": f"it fails with {secret}"},
+        {"check": {"kind": "contains", "path": "app.cfg", "literal": secret}},
+        {"bindings": {"targets": [secret]}},
+    ):
+        assert_refused_without_echo(service, secret, lambda extra=extra: rule(service, **extra))
+
+
+@pytest.mark.parametrize(("kind", "secret"), SECRET_ITEMS)
+def test_revise_refuses_each_kind_on_every_field_and_edit(
+    service: Service, kind: str, secret: str
+) -> None:
+    mid = fact(service, text="Deploys use the vault")
+    for change in (
+        {"text": f"Deploys use {secret}"},
+        {"append": secret},
+        {"replace_from": "vault", "replace_to": secret},
+        {"why": secret},
+        {"status": "retracted", "note": f"leaked: {secret}"},
+        {"move_to": "proj", "because": f"see {secret}"},
+    ):
+        assert_refused_without_echo(
+            service, secret, lambda change=change: service.revise(id=mid, **change)
+        )
+    assert current(service, mid)["version"] == 1
+
+
+@pytest.mark.parametrize(("kind", "secret"), SECRET_ITEMS)
+def test_a_batch_with_one_secret_applies_nothing(service: Service, kind: str, secret: str) -> None:
+    a, b = fact(service, text="alpha"), fact(service, text="beta")
+    items = [{"id": a, "append": "fine"}, {"id": b, "append": secret}]
+    assert_refused_without_echo(service, secret, lambda: service.revise(items=items))
+    assert current(service, a)["text"] == "alpha"
+
+
+@pytest.mark.parametrize(("kind", "secret"), SECRET_ITEMS)
+def test_notebooks_forget_and_merge_reasons_are_gated(
+    service: Service, kind: str, secret: str
+) -> None:
+    mid = fact(service)
+    calls = [
+        lambda: service.create_notebook(name="nb", summary=f"uses {secret}"),
+        lambda: service.create_notebook(name="nb", tags=["ops", secret]),
+        lambda: service.edit_notebook(notebook="proj", summary=secret),
+        lambda: service.forget(id=mid, because=f"it held {secret}"),
+        lambda: service.merge_domains(source="a", target="b", because=secret),
+    ]
+    for call in calls:
+        assert_refused_without_echo(service, secret, call, as_secret=len(secret) <= 64)
+    for call in (
+        lambda: service.create_notebook(name=secret),
+        lambda: service.edit_notebook(notebook="proj", domain=secret),
+    ):
+        assert_refused_without_echo(service, secret, call, as_secret=len(secret) <= 100)
+
+
+@pytest.mark.parametrize("text", CLEAN)
+def test_ordinary_text_passes_unchanged(service: Service, text: str) -> None:
+    mid = fact(service, text=text, why=text[:2000])
+    assert current(service, mid)["text"] == text
+
+
+@pytest.mark.parametrize(("kind", "secret"), SECRET_ITEMS)
+def test_redaction_on_notes_and_summaries(service: Service, kind: str, secret: str) -> None:
+    mid = fact(service)
+    answer = service.revise(id=mid, status="retracted", note=f"was {secret} here", redact=True)
+    note = current(service, mid)["status_note"]
+    assert secret not in note and "[REDACTED:" in note
+    assert answer["redacted"][0]["field"] == "note"
+    created = service.create_notebook(name="ops", summary=f"Deploy key: {secret}", redact=True)
+    assert secret not in created["notebook"]["summary"]
+    assert "[REDACTED:" in created["notebook"]["summary"]
+    assert created["redacted"][0]["field"] == "summary"
+
+
+def test_redaction_is_only_for_notes_and_summaries(service: Service) -> None:
+    secret = SECRETS["github-token"]
+    with pytest.raises(ValidationError):
+        service.remember(notebook="p", kind="fact", text=secret, redact=True)  # type: ignore[call-arg]
+
+
+def test_doctor_finds_secrets_that_got_in_before_the_gate(service: Service) -> None:
+    secret = SECRETS["github-token"]
+    clean = fact(service, text="nothing to see")
+    leaked = _write_past_the_gate(service, f"old note with {secret}")
+    report = service.doctor()
+    assert [(s["id"], list(s["fields"])) for s in report["secrets"]] == [(leaked, ["text"])]
+    assert report["secrets"][0]["fields"]["text"]
+    assert f"forget {leaked}" in report["secrets"][0]["fix"]
+    assert secret not in json.dumps(report)
+    service.forget(id=leaked, because="doctor found a token")
+    assert service.doctor()["secrets"] == []
+    assert clean
+
+
+def _write_past_the_gate(service: Service, text: str) -> str:
+    """Store a memory the way an old version or an import could have: straight to the store."""
+    with service.store.write(service.workspace) as tx:
+        notebook = tx.list_notebooks()[0]
+        memory = Memory(
+            id=new_id("m"),
+            workspace=service.workspace,
+            notebook_id=notebook.id,
+            kind="note",
+            text=text,
+            version=1,
+            recorded_at="2026-01-01T00:00:00.000000Z",
+            author="user:old",
+            owner="user:old",
+        )
+        event = Event(0, new_id("op"), memory.recorded_at, "user:old", "import", "memory",
+                      memory.id, notebook.id, 1, ("created",))  # fmt: skip
+        tx.put_memory(memory, tx.append_event(event))
+    return memory.id
