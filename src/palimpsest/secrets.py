@@ -19,10 +19,12 @@ Why our own rules and not a library (measured on ../shared/bench/secrets, 150 ca
   placeholder filters) and the public rule sets of gitleaks and detect-secrets are what
   these rules are written from.
 - These rules (bench/bench_secrets.py): precision 1.000, recall 1.000, no false positive
-  on the 60 clean cases, every refusal spanning its whole secret; 0.07 ms mean per case,
-  0.3 ms on an 8,000-character ordinary text (0.9 ms when dense with credential words),
-  a few ms on adversarial repetitions. The bench is a check, not the target: the rules
-  follow the formats, and the tests generate their own secrets.
+  on the 60 clean cases, every refusal's span covering its whole secret. 0.07 ms mean per
+  case (p95 0.22 ms); on 8,000 characters (the longest memory) 0.36 ms for ordinary prose,
+  0.65 ms for config lines, about 1 ms for prose dense with credential words, at most
+  ~4.5 ms for adversarial repetitions ("password=" x 900). The bench is a check, not the
+  target: the rules follow the formats; the tests generate their own secrets (103,200
+  generated from 172 format cases, none missed) and a property test feeds arbitrary text.
 
 How a text is read, cheapest first, so ordinary prose costs a few substring searches:
 
