@@ -176,3 +176,13 @@ def test_notebook_rename_keeps_the_id(cli: Callable[..., Any]) -> None:
     assert edited["notebook"]["id"] == created["id"]
     listed = {nb["id"]: nb for nb in cli("notebook", "list")["notebooks"]}
     assert (listed[created["id"]]["name"], listed[created["id"]]["domain"]) == ("beta", "work")
+
+
+def test_redact_and_doctor(cli: Callable[..., Any]) -> None:
+    token = "ghp_" + "".join(chr(ord("a") + (i * 7) % 26) for i in range(20)) + "Q9x8W7v6U5t4S3r2"
+    created = cli("notebook", "create", "ops", "--summary", f"key {token}", "--redact")
+    assert token not in created["notebook"]["summary"]
+    refused = cli("remember", "-n", "ops", f"key {token}", code=1)
+    assert refused["error_class"] == "validation" and token not in json.dumps(refused)
+    report = cli("doctor")
+    assert report["secrets"] == [] and report["scrub_pending"] is False

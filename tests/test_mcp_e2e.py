@@ -164,6 +164,14 @@ async def every_tool(client: Client) -> None:
         "not_found"
     )
 
+    report = await call(client, "doctor")
+    assert report["secrets"] == [] and report["scrub_pending"] is False
+    secret_note = "ghp_" + "Zq8Yw7Xv6Ut5Sr4Qp3On2Ml1Kj0Ih9Gf8Ed7Cb"
+    refused_secret = await refuse(client, "remember", notebook="shop", kind="fact",
+                                  text=f"CI uses {secret_note}")  # fmt: skip
+    assert refused_secret["field"] == "text" and secret_note not in json.dumps(refused_secret)
+    assert (await refuse(client, "doctor", verbose=True))["error_class"] == "validation"
+
 
 async def test_every_tool_over_stdio(db_path: Path, env: dict[str, str]) -> None:
     async with stdio(db_path, env) as client:
@@ -271,6 +279,7 @@ def bad_ids(tool: str, memory: str) -> Iterator[dict[str, Any]]:
             "history": {"id": bad or " "},
             "notebook": {"action": "edit", "notebook": bad or " ", "summary": "s"},
             "link": {"source": memory, "target": bad, "type": "relates_to"},
+            "doctor": {"id": bad},
         }[tool]
 
 
@@ -290,6 +299,7 @@ async def test_malformed_arguments_are_refused_and_change_nothing(
             "history": {"id": memory},
             "notebook": {"action": "create", "name": "fresh"},
             "link": {"source": memory, "target": other, "type": "relates_to"},
+            "doctor": {},
         }
         before = event_count(db_path)
         classes: Counter[str] = Counter()

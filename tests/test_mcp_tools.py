@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import typing
@@ -489,3 +490,17 @@ def test_the_readme_documents_every_tool_and_the_client_configuration() -> None:
         assert f"| `{name}` |" in section, name
     assert "http://127.0.0.1:8765/mcp" in section
     assert "| `serve` |" in readme  # in the CLI's table too
+
+
+async def test_redact_keeps_a_note_and_a_summary_without_their_credentials(client: Client) -> None:
+    token = "xoxb-" + "123456789012-1234567890123-" + "aB3dE5fG7hJ9kL1mN3pQ5rS7"
+    memory = await remember(client, "The alerts bot posts to #ops")
+    refused_note = await refuse(client, "revise", id=memory, status="retracted", note=token)
+    assert refused_note["field"] == "note" and token not in json.dumps(refused_note)
+    revised = await call(client, "revise", id=memory, status="retracted", note=token, redact=True)
+    assert revised["redacted"][0]["field"] == "note"
+    shown = await call(client, "inspect", id=memory)
+    assert token not in json.dumps(shown) and "[REDACTED:" in shown["memory"]["status_note"]
+    created = await call(client, "notebook", action="create", name="ops", summary=token,
+                         redact=True)  # fmt: skip
+    assert token not in json.dumps(created)

@@ -286,6 +286,7 @@ def recall(env: _Env, /, query: tuple[str, ...], kind: tuple[str, ...], **option
 @click.option("--remove", help="Delete the first occurrence of this from the text.")
 @click.option("--status", help="superseded, retracted, active or verified.")
 @click.option("--note", help="Why the status changes.")
+@click.option("--redact", is_flag=True, help="Store the note with credentials as [REDACTED:kind].")
 @click.option("--because", help="Reason, needed to weaken a rule or move across domains.")
 @click.option("--move-to", help="Move to this notebook (kept: id, dates, key, history).")
 @click.option("--supersede", is_flag=True, help="File as a new memory; retire the original.")
@@ -402,6 +403,9 @@ def notebook_list(env: _Env, /) -> None:
 @_command(notebook, "create", "palimpsest notebook create myproj --domain work --summary 'API'")
 @click.argument("name")
 @click.option("--summary", help="What the notebook is about.")
+@click.option(
+    "--redact", is_flag=True, help="Store the summary with credentials as [REDACTED:kind]."
+)
 @click.option("--domain", help="The domain it belongs to.")
 @click.option("--tag", "tags", multiple=True, help="A tag (repeatable).")
 @_write_options
@@ -415,6 +419,9 @@ def notebook_create(env: _Env, /, **options: Any) -> None:
 @click.argument("notebook")
 @click.option("--name", help="Rename it (the id never changes).")
 @click.option("--summary", help="Replace the summary.")
+@click.option(
+    "--redact", is_flag=True, help="Store the summary with credentials as [REDACTED:kind]."
+)
 @click.option("--domain", help="Replace the domain.")
 @click.option("--tag", "tags", multiple=True, help="Replace the tags (repeatable).")
 @click.option("--clear", multiple=True, help="Clear summary, domain or tags (repeatable).")
@@ -436,6 +443,20 @@ def notebook_edit(env: _Env, /, **options: Any) -> None:
 def notebook_merge_domains(env: _Env, /, **options: Any) -> None:
     """Move every notebook of domain SOURCE into domain TARGET."""
     _emit(env.service().merge_domains(**_given(**options)))
+
+
+# -- doctor ----------------------------------------------------------------------------
+
+
+@_command(palimpsest, "doctor", "palimpsest doctor --json")
+@pass_env
+def doctor(env: _Env, /) -> None:
+    """List what needs a person: secrets that got in, stale, expired and ownerless memories.
+
+    Each secret comes with the forget command that removes it. Doctor also finishes a
+    scrub that a forget left pending.
+    """
+    _emit(env.service().doctor(), render.doctor)
 
 
 # -- serve -----------------------------------------------------------------------------

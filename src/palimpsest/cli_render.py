@@ -167,3 +167,21 @@ def notebooks(result: dict[str, Any]) -> None:
         click.echo("No notebooks yet; `palimpsest remember -n NAME ...` creates one.")
     columns = [("id", "id"), ("name", "name"), ("domain", "domain"), ("tags", "tags")]
     table(result["notebooks"], [*columns, ("summary", "summary")])
+
+
+def doctor(result: dict[str, Any]) -> None:
+    sections = (
+        ("secrets", "Secrets stored before the gate (forget them)"),
+        ("possibly_stale", "Possibly stale: verify or retire"),
+        ("expired", "Expired but still active: retire or extend"),
+        ("ownerless", "Ownerless: claim them"),
+    )
+    for key, title in sections:
+        rows = result.get(key) or []
+        click.echo(f"{title}: {len(rows)}")
+        for row in rows:
+            where = row.get("id") or row.get("notebook")
+            detail = row.get("fix") or short(row.get("text", ""), 80)
+            click.echo(f"  {where}  {detail}")
+    if result.get("scrub_pending"):
+        click.echo("A forget's scrub is still pending: another process holds a read open.")

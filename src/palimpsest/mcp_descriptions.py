@@ -49,7 +49,10 @@ Returns {id, version, seq, notebook, superseded}. Filing the same text and kind 
 the same notebook writes nothing and answers with the existing memory: `duplicate_of` \
 set, `written` false.
 
-Refused (validation, naming the field): a `rule` or `orientation` without `falsifier`; a \
+Refused (validation, naming the field): a secret in any field (an API key, token, \
+private key, password, a URL with a password: the error names the field and the kind, \
+never the value; store where the secret lives instead, such as a vault path or an \
+environment variable name); a `rule` or `orientation` without `falsifier`; a \
 value over its limit (text: 8,000 characters); a `key` held by another active memory of \
 the notebook (the message names that memory: revise it instead); a `supersedes` id that \
 is not an active memory; superseding a rule without `because`. `dry_run` checks all of \
@@ -93,9 +96,10 @@ refused. Small text edits: `append` adds to the end, `replace_from` with `replac
 replaces the first occurrence, `remove` deletes the first occurrence; none of them \
 combines with `text`, which replaces the whole text. `status`: superseded (a newer \
 truth exists), retracted (never true), active (bring a retired memory back) or verified \
-(checked, still true), with `note` saying why. `move_to` moves memories to another \
-notebook, keeping ids and history. `supersede` (one `id` only) files the revised \
-content as a new memory and retires the original intact.
+(checked, still true), with `note` saying why (`redact` true stores the note with each \
+credential as [REDACTED:kind], listed in `redacted`, instead of refusing it). `move_to` \
+moves memories to another notebook, keeping ids and history. `supersede` (one `id` \
+only) files the revised content as a new memory and retires the original intact.
 
 Returns `results`: per memory its id, new version, seq and `changed` fields, or \
 `unchanged` true when nothing differed (no event written). `unmatched` lists the \
@@ -104,7 +108,8 @@ memories share the text, a status that does not allow the change, `replace_from`
 `remove` not in the text), each with its reason: those are unchanged, and `warnings` \
 says so. Fix them and call again.
 
-Refused: weakening a rule or orientation (retiring it, lowering or clearing its \
+Refused: a secret in any value or in the edited text (named by field and kind, never \
+echoed); weakening a rule or orientation (retiring it, lowering or clearing its \
 severity, changing its check, removing a binding, narrowing its scope) without \
 `because`; `expected_version` that is not the current version (conflict: someone \
 changed it; inspect, then retry); a `key` held by another active memory; setting and \
@@ -183,7 +188,9 @@ domain or tags. Omitted fields keep their value; an edit that changes nothing an
 - merge_domains: every notebook of `from_domain` moves to `to_domain`, with `because` \
 (required), one event per notebook.
 
-A parameter that the action does not take is refused, so nothing is silently ignored.
+A secret in any value is refused; with `redact` true, credentials in `summary` are \
+stored as [REDACTED:kind] instead and listed in `redacted`. A parameter that the action \
+does not take is refused, so nothing is silently ignored.
 """
 
 LINK = """\
@@ -201,6 +208,17 @@ Refused: a memory linked to a notebook, a thing linked to itself, an id that doe
 exist (not_found), removing a link that is not there (not_found).
 """
 
+DOCTOR = """\
+List what needs a person's attention in this memory, each with its fix: secrets stored \
+before the gate refused them (in any version, or in a notebook summary), with the forget \
+that removes each; possibly stale memories (verify or retire them); memories past \
+`expires_at` that are still active; memories without an owner.
+
+Use it when asked to check the memory's health, or after importing. It never returns a \
+secret's value, and it finishes any cleanup that a forget left pending \
+(`scrub_pending`). Takes no parameters; changes no memory.
+"""
+
 DESCRIPTIONS = {
     "remember": REMEMBER,
     "recall": RECALL,
@@ -211,4 +229,5 @@ DESCRIPTIONS = {
     "history": HISTORY,
     "notebook": NOTEBOOK,
     "link": LINK,
+    "doctor": DOCTOR,
 }

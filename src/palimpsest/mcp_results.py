@@ -72,6 +72,9 @@ class RecallResult(TypedDict, total=False):
 class ReviseResult(TypedDict, total=False):
     """What revise changed, and what it left alone."""
 
+    redacted: Annotated[
+        Items, _("With `redact`: {field, kinds} for each credential replaced in the note.")
+    ]
     results: Annotated[
         Items,
         _(
@@ -163,6 +166,9 @@ class NotebookResult(TypedDict, total=False):
     seq: Annotated[int, _SEQ]
     unchanged: Annotated[bool, _("edit: true when it already said that.")]
     moved: Annotated[list[str], _("merge_domains: the names of the notebooks moved.")]
+    redacted: Annotated[
+        Items, _("With `redact`: {field, kinds} for each credential replaced in the summary.")
+    ]
     domain: Annotated[str, _("merge_domains: the domain they are in now.")]
     dry_run: Annotated[bool, _DRY_RUN]
     replayed: Annotated[bool, _REPLAYED]
@@ -178,3 +184,20 @@ class LinkResult(TypedDict, total=False):
     unchanged: Annotated[bool, _("True when that link already existed.")]
     dry_run: Annotated[bool, _DRY_RUN]
     replayed: Annotated[bool, _REPLAYED]
+
+
+@with_config(_OPEN)
+class DoctorResult(TypedDict, total=False):
+    """What needs a person's attention, each with the fix."""
+
+    secrets: Annotated[
+        Items,
+        _(
+            "Secrets stored before the gate: id and version (or notebook), fields with the "
+            "kinds found, and `fix`, the forget that removes it. Never the secret itself."
+        ),
+    ]
+    possibly_stale: Annotated[Items, _("Active memories not verified in time: id, kind, text.")]
+    expired: Annotated[Items, _("Memories past expires_at but still active: id, kind, text.")]
+    ownerless: Annotated[Items, _("Active memories without an owner: id, kind, text.")]
+    scrub_pending: Annotated[bool, _("True when a forget's cleanup still waits on a reader.")]

@@ -71,6 +71,8 @@ ANNOTATIONS = {
     "history": _hints(read_only=True, destructive=False, idempotent=True, title="History"),
     "notebook": _hints(read_only=False, destructive=False, idempotent=True, title="Notebooks"),
     "link": _hints(read_only=False, destructive=False, idempotent=True, title="Link"),
+    # Doctor only reads, and finishes a scrub a forget already committed to.
+    "doctor": _hints(read_only=True, destructive=False, idempotent=True, title="Doctor"),
 }
 
 

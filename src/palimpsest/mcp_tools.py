@@ -51,6 +51,7 @@ from .mcp_params import (
     describe,
 )
 from .mcp_results import (
+    DoctorResult,
     ForgetResult,
     HistoryResult,
     InspectResult,
@@ -201,6 +202,10 @@ class PalimpsestTools:
         ] = None,
         status: Annotated[ReviseStatus | None, describe("Retire, reactivate or verify.")] = None,
         note: Annotated[str | None, describe("Why the status changes; kept in history.")] = None,
+        redact: Annotated[
+            bool,
+            describe("Store `note` with each credential as [REDACTED:kind] instead of refusing."),
+        ] = False,
         because: Because = None,
         move_to: Annotated[
             str | None, describe("Move to this notebook (name or id; created if new).")
@@ -297,6 +302,10 @@ class PalimpsestTools:
             list[str] | None, describe("create, edit: its tags (edit replaces the whole set).")
         ] = None,
         clear: Annotated[list[NotebookClearable] | None, describe("edit: fields to empty.")] = None,
+        redact: Annotated[
+            bool,
+            describe("create, edit: store `summary` with credentials as [REDACTED:kind]."),
+        ] = False,
         from_domain: Annotated[
             str | None, describe("merge_domains: the domain whose notebooks move.")
         ] = None,
@@ -330,11 +339,15 @@ class PalimpsestTools:
 
         return {
             "list": (listing, set(), set()),
-            "create": (self.service.create_notebook, {"name"}, {"summary", "domain", "tags"}),
+            "create": (
+                self.service.create_notebook,
+                {"name"},
+                {"summary", "domain", "tags", "redact"},
+            ),
             "edit": (
                 self.service.edit_notebook,
                 {"notebook"},
-                {"name", "summary", "domain", "tags", "clear"},
+                {"name", "summary", "domain", "tags", "clear", "redact"},
             ),
             "merge_domains": (merge, {"from_domain", "to_domain", "because"}, set()),
         }
@@ -350,7 +363,11 @@ class PalimpsestTools:
     ) -> LinkResult:
         return await self._run(LinkResult, self.service.link, locals())
 
+    async def doctor(self) -> DoctorResult:
+        return await self._run(DoctorResult, self.service.doctor, {})
+
 
 TOOL_NAMES = (
     "remember", "recall", "revise", "revert", "forget", "inspect", "history", "notebook", "link",
+    "doctor",
 )  # fmt: skip

@@ -71,4 +71,4 @@ class DoctorOps(ServiceBase):
 
 def _line(memory: Memory) -> dict[str, Any]:
     # A report must not spread a secret it has not flagged yet: redact on the way out.
-    return {"id": memory.id, "kind": memory.kind, "text": redact(memory.text[:120])[0]}
+    return {"id": memory.id, "kind": memory.kind, "text": redact(memory.text)[0][:120]}
