@@ -7,30 +7,19 @@ free pages; the FTS index is merged after a forget so no segment keeps the words
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from ..errors import Conflict, PalimpsestError, Retryable, ValidationError
-from ..model import (
-    Anchor,
-    Bindings,
-    Check,
-    Event,
-    Link,
-    Memory,
-    MemoryVersion,
-    Notebook,
-    Tombstone,
-    normalize_text,
-    now_utc,
-)
-from . import EventFilter, SearchQuery, StoredResponse
+from ..model import Memory
+from . import SearchQuery
+from .rows import Row, memory_from_row
+from .session import SqlSession
 from .terms import query_terms
 
 BUSY_TIMEOUT_MS = 15_000
@@ -38,35 +27,6 @@ BUSY_TIMEOUT_MS = 15_000
 # and how many of the newest matches are ranked before all of them are.
 CANDIDATES = 500
 WINDOW = 4_000
-
-# Columns of memory_versions that hold a memory's content; forget sets them all to NULL.
-_CONTENT_COLUMNS = (
-    "notebook_id",
-    "kind",
-    "status",
-    "text",
-    "norm_text",
-    "title",
-    "why",
-    "tags",
-    "tags_text",
-    "key",
-    "occurred_at",
-    "recorded_at",
-    "expires_at",
-    "status_note",
-    "superseded_by",
-    "verified_at",
-    "owner",
-    "author",
-    "source",
-    "anchors",
-    "severity",
-    "falsifier",
-    "check_json",
-    "bindings",
-    "scope",
-)
 
 
 def migrations() -> list[tuple[int, str]]:
@@ -206,134 +166,66 @@ def _split_sql(script: str) -> list[str]:
     return [part.strip() for part in without_comments.split(";") if part.strip()]
 
 
-class SqliteSession:
+class SqliteSession(SqlSession):
     """A workspace-bound view of the store inside one transaction."""
 
+    UNINDEXED: ClassVar[str] = "+"
+
     def __init__(self, conn: sqlite3.Connection, workspace: str):
+        super().__init__(workspace)
         self.conn = conn
-        self.workspace = workspace
-        self.discarded = False
 
-    def discard(self) -> None:
-        """Roll the transaction back at the end instead of committing (dry runs)."""
-        self.discarded = True
+    def _rows(self, sql: str, params: Iterable[Any] = ()) -> list[Row]:
+        return self.conn.execute(sql, tuple(params)).fetchall()
 
-    def ensure_workspace(self) -> None:
-        self.conn.execute(
-            "INSERT OR IGNORE INTO workspaces(id, created_at) VALUES (?, ?)",
-            (self.workspace, now_utc()),
+    def _run(self, sql: str, params: Iterable[Any] = ()) -> None:
+        self.conn.execute(sql, tuple(params))
+
+    def _cursor(self, sql: str, params: Iterable[Any] = ()) -> Iterator[Row]:
+        return iter(self.conn.execute(sql, tuple(params)))
+
+    def _tag_condition(self) -> str:
+        return "EXISTS (SELECT 1 FROM json_each(v.tags) WHERE json_each.value = ?)"
+
+    # -- full text: an external-content FTS5 table kept in step by hand ------------------
+
+    def _indexed(self, rowid: int, columns: dict[str, Any]) -> None:
+        self._fts("insert", rowid, columns)
+
+    def _unindexed(self, row: Row) -> None:
+        self._fts("delete", row["rowid"], {c: row[c] for c in _FTS_COLUMNS})
+
+    def _after_scrub(self) -> None:
+        # Deleted words linger in older segments until they are merged: merge them all now.
+        self._run("INSERT INTO memory_fts(memory_fts) VALUES ('optimize')")
+
+    def _fts(self, action: str, rowid: int, values: dict[str, Any]) -> None:
+        command = "" if action == "insert" else "memory_fts, "
+        head = "" if action == "insert" else "'delete', "
+        self._run(
+            f"INSERT INTO memory_fts({command}rowid, {', '.join(_FTS_COLUMNS)}) "
+            f"VALUES ({head}?, {', '.join('?' for _ in _FTS_COLUMNS)})",
+            (rowid, *(values[c] for c in _FTS_COLUMNS)),
         )
-
-    # -- memories ----------------------------------------------------------------------
-
-    def get_memory(self, memory_id: str) -> Memory | None:
-        row = self.conn.execute(
-            "SELECT * FROM memory_versions WHERE memory_id = ? AND +workspace = ? "
-            "AND to_seq IS NULL AND scrubbed = 0",
-            (memory_id, self.workspace),
-        ).fetchone()
-        return _memory(row) if row else None
-
-    def get_tombstone(self, memory_id: str) -> Tombstone | None:
-        row = self.conn.execute(
-            "SELECT * FROM memories WHERE id = ? AND workspace = ? AND forgotten_at IS NOT NULL",
-            (memory_id, self.workspace),
-        ).fetchone()
-        if row is None:
-            return None
-        return Tombstone(row["id"], row["forgotten_at"], row["forgotten_by"], row["forget_reason"])
-
-    def memory_versions(self, memory_id: str) -> list[MemoryVersion]:
-        rows = self.conn.execute(
-            "SELECT v.*, e.at AS event_at, e.actor AS event_actor, e.op AS event_op "
-            "FROM memory_versions v JOIN events e ON e.seq = v.from_seq "
-            "WHERE v.memory_id = ? AND +v.workspace = ? ORDER BY v.version",
-            (memory_id, self.workspace),
-        ).fetchall()
-        return [
-            MemoryVersion(
-                version=row["version"],
-                seq=row["from_seq"],
-                at=row["event_at"],
-                actor=row["event_actor"],
-                op=row["event_op"],
-                memory=None if row["scrubbed"] else _memory(row),
-            )
-            for row in rows
-        ]
-
-    def memory_at(self, memory_id: str, seq: int) -> Memory | None:
-        row = self.conn.execute(
-            "SELECT * FROM memory_versions WHERE memory_id = ? AND +workspace = ? "
-            "AND from_seq <= ? AND (to_seq IS NULL OR to_seq > ?) AND scrubbed = 0",
-            (memory_id, self.workspace, seq, seq),
-        ).fetchone()
-        return _memory(row) if row else None
-
-    def memories_at(self, seq: int | None, notebook_id: str | None = None) -> list[Memory]:
-        span, params = _span(seq)
-        sql = f"SELECT * FROM memory_versions v WHERE v.workspace = ? AND {span} AND scrubbed = 0"
-        args: list[Any] = [self.workspace, *params]
-        if notebook_id is not None:
-            sql += " AND v.notebook_id = ?"
-            args.append(notebook_id)
-        return [_memory(row) for row in self.conn.execute(sql + " ORDER BY v.memory_id", args)]
-
-    def all_versions(self) -> Iterator[Memory]:
-        rows = self.conn.execute(
-            "SELECT * FROM memory_versions WHERE workspace = ? AND scrubbed = 0 ORDER BY rowid",
-            (self.workspace,),
-        )
-        return (_memory(row) for row in rows)
-
-    def find_by_text(self, notebook_id: str, norm_text: str) -> list[Memory]:
-        rows = self.conn.execute(
-            "SELECT * FROM memory_versions WHERE notebook_id = ? AND norm_text = ? "
-            "AND to_seq IS NULL AND scrubbed = 0 AND +workspace = ? ORDER BY memory_id",
-            (notebook_id, norm_text, self.workspace),
-        ).fetchall()
-        return [_memory(row) for row in rows]
-
-    def key_holder(self, notebook_id: str, key: str) -> Memory | None:
-        row = self.conn.execute(
-            "SELECT * FROM memory_versions WHERE notebook_id = ? AND key = ? AND status = 'active' "
-            "AND to_seq IS NULL AND scrubbed = 0 AND +workspace = ?",
-            (notebook_id, key, self.workspace),
-        ).fetchone()
-        return _memory(row) if row else None
-
-    def memories_with_key(self, key: str, at_seq: int | None) -> list[Memory]:
-        span, args = _span(at_seq)
-        rows = self.conn.execute(
-            f"SELECT * FROM memory_versions v WHERE v.workspace = ? AND v.key = ? AND {span} "
-            "AND v.scrubbed = 0 ORDER BY v.memory_id LIMIT 50",
-            (self.workspace, key, *args),
-        ).fetchall()
-        return [_memory(row) for row in rows]
 
     def search(self, query: SearchQuery) -> list[tuple[Memory, float]]:
-        where, args = _filters(self.workspace, query)
+        where, args = self.filters(query)
         terms = query_terms(query.text)
         if query.notebook_ids == ():
             return []
         if not terms:
-            sql = (
-                f"SELECT v.*, 0.0 AS score FROM memory_versions v WHERE {' AND '.join(where)} "
-                "ORDER BY v.from_seq DESC LIMIT ?"
-            )
-            rows = self.conn.execute(sql, [*args, query.limit]).fetchall()
-            return [(_memory(row), 0.0) for row in rows]
+            return self.recent(where, args, query.limit)
         # Memories holding every word rank first; any word fills the rest.
         found: dict[str, tuple[Memory, float]] = {}
         for joiner in (" AND ", " OR ")[: 2 if len(terms) > 1 else 1]:
             match = _match_expression(joiner.join(f'"{t}"' for t in terms), query)
             for row in self._best(match, where, args, query.limit):
-                found.setdefault(row["memory_id"], (_memory(row), float(row["score"])))
+                found.setdefault(row["memory_id"], (memory_from_row(row), float(row["score"])))
             if len(found) >= query.limit:
                 break
         return list(found.values())[: query.limit]
 
-    def _best(self, match: str, where: list[str], args: list[Any], limit: int) -> list[sqlite3.Row]:
+    def _best(self, match: str, where: list[str], args: list[Any], limit: int) -> list[Row]:
         """The best `limit` matches passing the filters, widening the search only as needed.
 
         BM25 must score every match it ranks, so words found in very many memories would
@@ -347,7 +239,7 @@ class SqliteSession:
             passes.append((None, start))
         if start is not None:
             passes.append((None, None))
-        rows: list[sqlite3.Row] = []
+        rows: list[Row] = []
         for cap, lowest in passes:
             rows = self._matches(match, where, args, limit, cap, lowest)
             if len(rows) >= limit:
@@ -356,19 +248,20 @@ class SqliteSession:
 
     def _window_start(self, match: str) -> int | None:
         """The rowid below which matches fall outside the newest WINDOW, if there are more."""
-        row = self.conn.execute(
+        row = self._row(
             "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rowid DESC "
             "LIMIT 1 OFFSET ?",
             (match, WINDOW),
-        ).fetchone()
-        return None if row is None else int(row[0])
+        )
+        return None if row is None else int(row["rowid"])
 
     def _count(self, match: str, lowest: int | None, most: int) -> int:
-        sql = (
-            "SELECT count(*) FROM (SELECT 1 FROM memory_fts WHERE memory_fts MATCH ? "
-            "AND rowid > ? LIMIT ?)"
+        row = self._row(
+            "SELECT count(*) AS n FROM (SELECT 1 FROM memory_fts WHERE memory_fts MATCH ? "
+            "AND rowid > ? LIMIT ?)",
+            (match, lowest or 0, most),
         )
-        return int(self.conn.execute(sql, (match, lowest or 0, most)).fetchone()[0])
+        return int(row["n"]) if row else 0
 
     def _matches(
         self,
@@ -378,7 +271,7 @@ class SqliteSession:
         limit: int,
         cap: int | None,
         lowest: int | None,
-    ) -> list[sqlite3.Row]:
+    ) -> list[Row]:
         candidates = "SELECT rowid, rank FROM memory_fts WHERE memory_fts MATCH ? AND rowid > ?"
         if cap is not None:
             candidates += f" ORDER BY rank LIMIT {cap}"
@@ -387,249 +280,10 @@ class SqliteSession:
             f"JOIN memory_versions v ON v.rowid = c.rowid WHERE {' AND '.join(where)} "
             "ORDER BY c.rank LIMIT ?"
         )
-        return self.conn.execute(sql, [match, lowest or 0, *args, limit]).fetchall()
-
-    def put_memory(self, memory: Memory, seq: int) -> None:
-        self.conn.execute(
-            "INSERT OR IGNORE INTO memories(id, workspace) VALUES (?, ?)",
-            (memory.id, self.workspace),
-        )
-        self.conn.execute(
-            "UPDATE memory_versions SET to_seq = ? WHERE memory_id = ? AND to_seq IS NULL",
-            (seq, memory.id),
-        )
-        columns = _memory_columns(memory)
-        cursor = self.conn.execute(
-            f"INSERT INTO memory_versions(memory_id, version, workspace, from_seq, "
-            f"{', '.join(columns)}) VALUES (?, ?, ?, ?, {_marks(columns)})",
-            (memory.id, memory.version, self.workspace, seq, *columns.values()),
-        )
-        self._fts("insert", cursor.lastrowid, columns)
-
-    def forget_memory(self, tombstone: Tombstone, seq: int) -> None:
-        rows = self.conn.execute(
-            "SELECT * FROM memory_versions WHERE memory_id = ? AND +workspace = ? AND scrubbed = 0",
-            (tombstone.id, self.workspace),
-        ).fetchall()
-        for row in rows:
-            self._scrub_version_row(row)
-        self.conn.execute(
-            "UPDATE memory_versions SET to_seq = ? WHERE memory_id = ? AND to_seq IS NULL",
-            (seq, tombstone.id),
-        )
-        self.conn.execute(
-            "UPDATE events SET note = NULL, data = '{}', fields = '[]' "
-            "WHERE target_id = ? AND seq < ?",
-            (tombstone.id, seq),
-        )
-        self.conn.execute(
-            "UPDATE memories SET forgotten_at = ?, forgotten_by = ?, forget_reason = ? "
-            "WHERE id = ?",
-            (tombstone.forgotten_at, tombstone.actor, tombstone.reason, tombstone.id),
-        )
-        self._merge_fts()
-
-    def forget_version(self, memory_id: str, version: int) -> None:
-        row = self.conn.execute(
-            "SELECT * FROM memory_versions WHERE memory_id = ? AND version = ? AND +workspace = ?",
-            (memory_id, version, self.workspace),
-        ).fetchone()
-        if row is None or row["scrubbed"]:
-            return
-        self._scrub_version_row(row)
-        self.conn.execute(
-            "UPDATE events SET note = NULL, data = '{}' WHERE target_id = ? AND version = ?",
-            (memory_id, version),
-        )
-        self._merge_fts()
-
-    def _scrub_version_row(self, row: sqlite3.Row) -> None:
-        self._fts("delete", row["rowid"], {c: row[c] for c in _FTS_COLUMNS})
-        assignments = ", ".join(f"{c} = NULL" for c in _CONTENT_COLUMNS)
-        self.conn.execute(
-            f"UPDATE memory_versions SET {assignments}, scrubbed = 1 WHERE rowid = ?",
-            (row["rowid"],),
-        )
-
-    def _fts(self, action: str, rowid: int | None, values: dict[str, Any]) -> None:
-        command = "" if action == "insert" else "memory_fts, "
-        head = "" if action == "insert" else "'delete', "
-        self.conn.execute(
-            f"INSERT INTO memory_fts({command}rowid, {', '.join(_FTS_COLUMNS)}) "
-            f"VALUES ({head}?, {_marks(_FTS_COLUMNS)})",
-            (rowid, *(values[c] for c in _FTS_COLUMNS)),
-        )
-
-    def _merge_fts(self) -> None:
-        # Deleted words linger in older segments until they are merged: merge them all now.
-        self.conn.execute("INSERT INTO memory_fts(memory_fts) VALUES ('optimize')")
-
-    # -- notebooks and links -----------------------------------------------------------
-
-    def get_notebook(self, ref: str) -> Notebook | None:
-        row = self.conn.execute(
-            "SELECT * FROM notebooks WHERE workspace = ? AND (id = ? OR name = ?) "
-            "ORDER BY id = ? DESC LIMIT 1",
-            (self.workspace, ref, ref, ref),
-        ).fetchone()
-        return _notebook(row) if row else None
-
-    def list_notebooks(self) -> list[Notebook]:
-        rows = self.conn.execute(
-            "SELECT * FROM notebooks WHERE workspace = ? ORDER BY name", (self.workspace,)
-        )
-        return [_notebook(row) for row in rows]
-
-    def put_notebook(self, notebook: Notebook) -> None:
-        self.conn.execute(
-            "INSERT INTO notebooks(id, workspace, name, summary, domain, tags, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET name = excluded.name, "
-            "summary = excluded.summary, domain = excluded.domain, tags = excluded.tags",
-            (
-                notebook.id,
-                self.workspace,
-                notebook.name,
-                notebook.summary,
-                notebook.domain,
-                json.dumps(list(notebook.tags)),
-                notebook.created_at,
-            ),
-        )
-
-    def links(self, object_id: str) -> list[Link]:
-        rows = self.conn.execute(
-            "SELECT * FROM links WHERE workspace = ? AND (source_id = ? OR target_id = ?) "
-            "ORDER BY created_at, id",
-            (self.workspace, object_id, object_id),
-        )
-        return [_link(row) for row in rows]
-
-    def add_link(self, link: Link) -> None:
-        self.conn.execute(
-            "INSERT INTO links(id, workspace, source_id, target_id, type, created_at, actor) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (
-                link.id,
-                self.workspace,
-                link.source_id,
-                link.target_id,
-                link.type,
-                link.created_at,
-                link.actor,
-            ),
-        )
-
-    def remove_link(self, link_id: str) -> None:
-        self.conn.execute(
-            "DELETE FROM links WHERE id = ? AND workspace = ?", (link_id, self.workspace)
-        )
-
-    # -- events ------------------------------------------------------------------------
-
-    def append_event(self, event: Event) -> int:
-        cursor = self.conn.execute(
-            "INSERT INTO events(workspace, op_id, at, actor, op, target_type, target_id, "
-            "notebook_id, version, fields, note, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                self.workspace,
-                event.op_id,
-                event.at,
-                event.actor,
-                event.op,
-                event.target_type,
-                event.target_id,
-                event.notebook_id,
-                event.version,
-                json.dumps(list(event.fields)),
-                event.note,
-                json.dumps(event.data),
-            ),
-        )
-        assert cursor.lastrowid is not None
-        return cursor.lastrowid
-
-    def events(self, query: EventFilter) -> list[Event]:
-        where, args = ["workspace = ?"], [self.workspace]
-        for column, value in (
-            ("target_id", query.target_id),
-            ("actor", query.actor),
-        ):
-            if value is not None:
-                where.append(f"{column} = ?")
-                args.append(value)
-        if query.notebook_id is not None:
-            where.append("(notebook_id = ? OR target_id = ?)")
-            args.extend([query.notebook_id, query.notebook_id])
-        if query.since is not None:
-            where.append("at >= ?")
-            args.append(query.since)
-        if query.until is not None:
-            where.append("at <= ?")
-            args.append(query.until)
-        rows = self.conn.execute(
-            f"SELECT * FROM (SELECT * FROM events WHERE {' AND '.join(where)} "
-            "ORDER BY seq DESC LIMIT ?) ORDER BY seq",
-            [*args, query.limit],
-        )
-        return [_event(row) for row in rows]
-
-    def seq_at(self, time: str) -> int:
-        row = self.conn.execute(
-            "SELECT max(seq) FROM events WHERE workspace = ? AND at <= ?", (self.workspace, time)
-        ).fetchone()
-        return int(row[0] or 0)
-
-    def last_event(self) -> Event | None:
-        row = self.conn.execute(
-            "SELECT * FROM events WHERE workspace = ? ORDER BY seq DESC LIMIT 1", (self.workspace,)
-        ).fetchone()
-        return _event(row) if row else None
-
-    # -- idempotency -------------------------------------------------------------------
-
-    def stored_response(self, actor: str, op: str, key: str) -> StoredResponse | None:
-        row = self.conn.execute(
-            "SELECT request_hash, response FROM idempotency "
-            "WHERE workspace = ? AND actor = ? AND op = ? AND key = ?",
-            (self.workspace, actor, op, key),
-        ).fetchone()
-        return StoredResponse(row[0], row[1]) if row else None
-
-    def store_response(self, actor: str, op: str, key: str, stored: StoredResponse) -> None:
-        self.conn.execute(
-            "INSERT INTO idempotency(workspace, actor, op, key, request_hash, response) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            (self.workspace, actor, op, key, stored.request_hash, stored.response),
-        )
+        return self._rows(sql, [match, lowest or 0, *args, limit])
 
 
 _FTS_COLUMNS = ("text", "title", "why", "tags_text", "notebook_id")
-
-
-def _filters(workspace: str, query: SearchQuery) -> tuple[list[str], list[Any]]:
-    """The SQL conditions on memory_versions (alias v) for a search's filters."""
-    span, span_args = _span(query.at_seq)
-    where = ["v.workspace = ?", span, "v.scrubbed = 0"]
-    args: list[Any] = [workspace, *span_args]
-    for column, values in (
-        ("notebook_id", query.notebook_ids),
-        ("kind", query.kinds),
-        ("status", query.statuses),
-    ):
-        if values:
-            where.append(f"v.{column} IN ({_marks(values)})")
-            args.extend(values)
-    for tag in query.tags:
-        where.append("EXISTS (SELECT 1 FROM json_each(v.tags) WHERE json_each.value = ?)")
-        args.append(tag)
-    for bound, operator in ((query.since, ">="), (query.until, "<=")):
-        if bound is not None:
-            where.append(f"coalesce(v.occurred_at, v.recorded_at) {operator} ?")
-            args.append(bound)
-    if query.alive_at is not None:
-        where.append("(v.expires_at IS NULL OR v.expires_at > ?)")
-        args.append(query.alive_at)
-    return where, args
 
 
 def _match_expression(words: str, query: SearchQuery) -> str:
@@ -647,135 +301,3 @@ def _match_expression(words: str, query: SearchQuery) -> str:
 
 def _phrase(value: str) -> str:
     return '"' + value.replace('"', '""') + '"'
-
-
-def _marks(values: Any) -> str:
-    return ", ".join("?" for _ in values)
-
-
-def _span(seq: int | None) -> tuple[str, list[Any]]:
-    """The condition for the version rows that were current at event `seq` (None: now)."""
-    if seq is None:
-        return "v.to_seq IS NULL", []
-    return "v.from_seq <= ? AND (v.to_seq IS NULL OR v.to_seq > ?)", [seq, seq]
-
-
-def _dumps(value: Any) -> str | None:
-    return None if value is None else json.dumps(value)
-
-
-def _memory_columns(m: Memory) -> dict[str, Any]:
-    return {
-        "notebook_id": m.notebook_id,
-        "kind": m.kind,
-        "status": m.status,
-        "text": m.text,
-        "norm_text": normalize_text(m.text),
-        "title": m.title,
-        "why": m.why,
-        "tags": json.dumps(list(m.tags)),
-        "tags_text": " ".join(m.tags),
-        "key": m.key,
-        "occurred_at": m.occurred_at,
-        "recorded_at": m.recorded_at,
-        "expires_at": m.expires_at,
-        "status_note": m.status_note,
-        "superseded_by": m.superseded_by,
-        "verified_at": m.verified_at,
-        "owner": m.owner,
-        "author": m.author,
-        "source": m.source,
-        "anchors": json.dumps([a.to_dict() for a in m.anchors]),
-        "severity": m.severity,
-        "falsifier": m.falsifier,
-        "check_json": _dumps(m.check.to_dict() if m.check else None),
-        "bindings": _dumps(m.bindings.to_dict() if m.bindings else None),
-        "scope": m.scope,
-    }
-
-
-def _memory(row: sqlite3.Row) -> Memory:
-    check = json.loads(row["check_json"]) if row["check_json"] else None
-    bindings = json.loads(row["bindings"]) if row["bindings"] else None
-    return Memory(
-        id=row["memory_id"],
-        workspace=row["workspace"],
-        notebook_id=row["notebook_id"],
-        kind=row["kind"],
-        text=row["text"],
-        version=row["version"],
-        recorded_at=row["recorded_at"],
-        author=row["author"],
-        owner=row["owner"],
-        status=row["status"],
-        title=row["title"],
-        why=row["why"],
-        tags=tuple(json.loads(row["tags"])),
-        key=row["key"],
-        occurred_at=row["occurred_at"],
-        expires_at=row["expires_at"],
-        status_note=row["status_note"],
-        superseded_by=row["superseded_by"],
-        verified_at=row["verified_at"],
-        source=row["source"],
-        anchors=tuple(Anchor(**a) for a in json.loads(row["anchors"])),
-        severity=row["severity"],
-        falsifier=row["falsifier"],
-        check=Check(
-            kind=check["kind"],
-            path=check.get("path"),
-            literal=check.get("literal"),
-            literals=tuple(check.get("literals", ())),
-        )
-        if check
-        else None,
-        bindings=Bindings(
-            always=bindings["always"],
-            moments=tuple(bindings["moments"]),
-            targets=tuple(bindings["targets"]),
-        )
-        if bindings
-        else None,
-        scope=row["scope"],
-    )
-
-
-def _notebook(row: sqlite3.Row) -> Notebook:
-    return Notebook(
-        id=row["id"],
-        workspace=row["workspace"],
-        name=row["name"],
-        created_at=row["created_at"],
-        summary=row["summary"],
-        domain=row["domain"],
-        tags=tuple(json.loads(row["tags"])),
-    )
-
-
-def _link(row: sqlite3.Row) -> Link:
-    return Link(
-        id=row["id"],
-        workspace=row["workspace"],
-        source_id=row["source_id"],
-        target_id=row["target_id"],
-        type=row["type"],
-        created_at=row["created_at"],
-        actor=row["actor"],
-    )
-
-
-def _event(row: sqlite3.Row) -> Event:
-    return Event(
-        seq=row["seq"],
-        op_id=row["op_id"],
-        at=row["at"],
-        actor=row["actor"],
-        op=row["op"],
-        target_type=row["target_type"],
-        target_id=row["target_id"],
-        notebook_id=row["notebook_id"],
-        version=row["version"],
-        fields=tuple(json.loads(row["fields"])),
-        note=row["note"],
-        data=json.loads(row["data"]),
-    )

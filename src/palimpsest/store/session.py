@@ -1,0 +1,382 @@
+"""What SQLite and PostgreSQL do alike: a workspace-bound session over the same schema.
+
+The SQL is written once with `?` placeholders; a backend runs it through `_rows`, `_row`
+and `_run`, and fills in what differs: how full text is indexed and searched, how a tag
+filter reads the JSON tags, and how to keep the planner on the right index.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator
+from typing import Any, ClassVar
+
+from ..model import Event, Link, Memory, MemoryVersion, Notebook, Tombstone, now_utc
+from . import EventFilter, SearchQuery, StoredResponse
+from .rows import (
+    CONTENT_COLUMNS,
+    Row,
+    event_from_row,
+    link_from_row,
+    memory_columns,
+    memory_from_row,
+    notebook_from_row,
+)
+
+
+class SqlSession(ABC):
+    """A view of the store bound to one workspace, inside one transaction."""
+
+    # Prefix that keeps a column's index out of the planner's choice ("+" in SQLite),
+    # where a lookup by memory id must use the unique (memory_id, version) index.
+    UNINDEXED: ClassVar[str] = ""
+
+    def __init__(self, workspace: str):
+        self.workspace = workspace
+        self.discarded = False
+
+    # -- what a backend provides ---------------------------------------------------------
+
+    @abstractmethod
+    def _rows(self, sql: str, params: Iterable[Any] = ()) -> list[Row]: ...
+
+    @abstractmethod
+    def _run(self, sql: str, params: Iterable[Any] = ()) -> None: ...
+
+    @abstractmethod
+    def _cursor(self, sql: str, params: Iterable[Any] = ()) -> Iterator[Row]:
+        """Rows one at a time, for scans too large to hold in memory."""
+
+    @abstractmethod
+    def search(self, query: SearchQuery) -> list[tuple[Memory, float]]: ...
+
+    @abstractmethod
+    def _tag_condition(self) -> str:
+        """SQL true when the JSON tags of version `v` hold the tag given as parameter."""
+
+    def _indexed(self, rowid: int, columns: dict[str, Any]) -> None:
+        """A version row was inserted: index its text (if the backend does it by hand)."""
+        return None  # a backend whose index follows the table by itself needs nothing
+
+    def _unindexed(self, row: Row) -> None:
+        """A version row is about to lose its content: drop it from the text index."""
+        return None
+
+    def _after_scrub(self) -> None:
+        """Content was scrubbed: make the text index forget it physically too."""
+        return None
+
+    def _row(self, sql: str, params: Iterable[Any] = ()) -> Row | None:
+        found = self._rows(sql, params)
+        return found[0] if found else None
+
+    # -- sessions ------------------------------------------------------------------------
+
+    def discard(self) -> None:
+        """Roll the transaction back at the end instead of committing (dry runs)."""
+        self.discarded = True
+
+    def ensure_workspace(self) -> None:
+        self._run(
+            "INSERT INTO workspaces(id, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING",
+            (self.workspace, now_utc()),
+        )
+
+    # -- memories ------------------------------------------------------------------------
+
+    def _versions(self, condition: str, params: Iterable[Any]) -> list[Memory]:
+        rows = self._rows(
+            f"SELECT * FROM memory_versions v WHERE {condition} "
+            f"AND {self.UNINDEXED}v.workspace = ? AND v.scrubbed = 0 ORDER BY v.memory_id",
+            (*params, self.workspace),
+        )
+        return [memory_from_row(row) for row in rows]
+
+    def get_memory(self, memory_id: str) -> Memory | None:
+        found = self._versions("v.memory_id = ? AND v.to_seq IS NULL", (memory_id,))
+        return found[0] if found else None
+
+    def get_tombstone(self, memory_id: str) -> Tombstone | None:
+        row = self._row(
+            "SELECT * FROM memories WHERE id = ? AND workspace = ? AND forgotten_at IS NOT NULL",
+            (memory_id, self.workspace),
+        )
+        if row is None:
+            return None
+        return Tombstone(row["id"], row["forgotten_at"], row["forgotten_by"], row["forget_reason"])
+
+    def memory_versions(self, memory_id: str) -> list[MemoryVersion]:
+        rows = self._rows(
+            "SELECT v.*, e.at AS event_at, e.actor AS event_actor, e.op AS event_op "
+            "FROM memory_versions v JOIN events e ON e.seq = v.from_seq "
+            f"WHERE v.memory_id = ? AND {self.UNINDEXED}v.workspace = ? ORDER BY v.version",
+            (memory_id, self.workspace),
+        )
+        return [
+            MemoryVersion(
+                version=row["version"],
+                seq=row["from_seq"],
+                at=row["event_at"],
+                actor=row["event_actor"],
+                op=row["event_op"],
+                memory=None if row["scrubbed"] else memory_from_row(row),
+            )
+            for row in rows
+        ]
+
+    def memory_at(self, memory_id: str, seq: int) -> Memory | None:
+        span, span_args = current_at(seq)
+        found = self._versions(f"v.memory_id = ? AND {span}", (memory_id, *span_args))
+        return found[0] if found else None
+
+    def memories_at(self, seq: int | None, notebook_id: str | None = None) -> list[Memory]:
+        span, span_args = current_at(seq)
+        if notebook_id is None:
+            return self._versions(span, span_args)
+        return self._versions(f"{span} AND v.notebook_id = ?", (*span_args, notebook_id))
+
+    def all_versions(self) -> Iterator[Memory]:
+        rows = self._cursor(
+            "SELECT * FROM memory_versions WHERE workspace = ? AND scrubbed = 0 ORDER BY rowid",
+            (self.workspace,),
+        )
+        return (memory_from_row(row) for row in rows)
+
+    def find_by_text(self, notebook_id: str, norm_text: str) -> list[Memory]:
+        return self._versions(
+            "v.notebook_id = ? AND v.norm_text = ? AND v.to_seq IS NULL", (notebook_id, norm_text)
+        )
+
+    def key_holder(self, notebook_id: str, key: str) -> Memory | None:
+        found = self._versions(
+            "v.notebook_id = ? AND v.key = ? AND v.status = 'active' AND v.to_seq IS NULL",
+            (notebook_id, key),
+        )
+        return found[0] if found else None
+
+    def memories_with_key(self, key: str, at_seq: int | None) -> list[Memory]:
+        span, span_args = current_at(at_seq)
+        rows = self._rows(  # by (workspace, key): no notebook narrows this lookup
+            f"SELECT * FROM memory_versions v WHERE v.workspace = ? AND v.key = ? AND {span} "
+            "AND v.scrubbed = 0 ORDER BY v.memory_id LIMIT 50",
+            (self.workspace, key, *span_args),
+        )
+        return [memory_from_row(row) for row in rows]
+
+    def put_memory(self, memory: Memory, seq: int) -> None:
+        self._run(
+            "INSERT INTO memories(id, workspace) VALUES (?, ?) ON CONFLICT DO NOTHING",
+            (memory.id, self.workspace),
+        )
+        self._run(
+            "UPDATE memory_versions SET to_seq = ? WHERE memory_id = ? AND to_seq IS NULL",
+            (seq, memory.id),
+        )
+        columns = memory_columns(memory)
+        inserted = self._row(
+            f"INSERT INTO memory_versions(memory_id, version, workspace, from_seq, "
+            f"{', '.join(columns)}) VALUES (?, ?, ?, ?, {marks(columns)}) RETURNING rowid",
+            (memory.id, memory.version, self.workspace, seq, *columns.values()),
+        )
+        assert inserted is not None
+        self._indexed(int(inserted["rowid"]), columns)
+
+    def forget_memory(self, tombstone: Tombstone, seq: int) -> None:
+        rows = self._rows(
+            "SELECT * FROM memory_versions WHERE memory_id = ? AND workspace = ? AND scrubbed = 0",
+            (tombstone.id, self.workspace),
+        )
+        for row in rows:
+            self._scrub(row)
+        self._run(
+            "UPDATE memory_versions SET to_seq = ? WHERE memory_id = ? AND to_seq IS NULL",
+            (seq, tombstone.id),
+        )
+        self._run(
+            "UPDATE events SET note = NULL, data = '{}', fields = '[]' "
+            "WHERE target_id = ? AND seq < ?",
+            (tombstone.id, seq),
+        )
+        self._run(
+            "UPDATE memories SET forgotten_at = ?, forgotten_by = ?, forget_reason = ? "
+            "WHERE id = ?",
+            (tombstone.forgotten_at, tombstone.actor, tombstone.reason, tombstone.id),
+        )
+        self._after_scrub()
+
+    def forget_version(self, memory_id: str, version: int) -> None:
+        row = self._row(
+            "SELECT * FROM memory_versions WHERE memory_id = ? AND version = ? AND workspace = ?",
+            (memory_id, version, self.workspace),
+        )
+        if row is None or row["scrubbed"]:
+            return
+        self._scrub(row)
+        self._run(
+            "UPDATE events SET note = NULL, data = '{}' WHERE target_id = ? AND version = ?",
+            (memory_id, version),
+        )
+        self._after_scrub()
+
+    def _scrub(self, row: Row) -> None:
+        self._unindexed(row)
+        assignments = ", ".join(f"{c} = NULL" for c in CONTENT_COLUMNS)
+        self._run(
+            f"UPDATE memory_versions SET {assignments}, scrubbed = 1 WHERE rowid = ?",
+            (row["rowid"],),
+        )
+
+    def filters(self, query: SearchQuery) -> tuple[list[str], list[Any]]:
+        """The SQL conditions on memory_versions (alias v) for a search's filters."""
+        span, span_args = current_at(query.at_seq)
+        where = ["v.workspace = ?", span, "v.scrubbed = 0"]
+        args: list[Any] = [self.workspace, *span_args]
+        for column, values in (
+            ("notebook_id", query.notebook_ids),
+            ("kind", query.kinds),
+            ("status", query.statuses),
+        ):
+            if values:
+                where.append(f"v.{column} IN ({marks(values)})")
+                args.extend(values)
+        for tag in query.tags:
+            where.append(self._tag_condition())
+            args.append(tag)
+        for bound, operator in ((query.since, ">="), (query.until, "<=")):
+            if bound is not None:
+                where.append(f"coalesce(v.occurred_at, v.recorded_at) {operator} ?")
+                args.append(bound)
+        if query.alive_at is not None:
+            where.append("(v.expires_at IS NULL OR v.expires_at > ?)")
+            args.append(query.alive_at)
+        return where, args
+
+    def recent(self, where: list[str], args: list[Any], limit: int) -> list[tuple[Memory, float]]:
+        """Without query words: the newest versions passing the filters."""
+        rows = self._rows(
+            f"SELECT v.* FROM memory_versions v WHERE {' AND '.join(where)} "
+            "ORDER BY v.from_seq DESC LIMIT ?",
+            [*args, limit],
+        )
+        return [(memory_from_row(row), 0.0) for row in rows]
+
+    # -- notebooks and links -------------------------------------------------------------
+
+    def get_notebook(self, ref: str) -> Notebook | None:
+        row = self._row(
+            "SELECT * FROM notebooks WHERE workspace = ? AND (id = ? OR name = ?) "
+            "ORDER BY (id = ?) DESC LIMIT 1",
+            (self.workspace, ref, ref, ref),
+        )
+        return notebook_from_row(row) if row else None
+
+    def list_notebooks(self) -> list[Notebook]:
+        rows = self._rows(
+            "SELECT * FROM notebooks WHERE workspace = ? ORDER BY name", (self.workspace,)
+        )
+        return [notebook_from_row(row) for row in rows]
+
+    def put_notebook(self, notebook: Notebook) -> None:
+        self._run(
+            "INSERT INTO notebooks(id, workspace, name, summary, domain, tags, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET name = excluded.name, "
+            "summary = excluded.summary, domain = excluded.domain, tags = excluded.tags",
+            (notebook.id, self.workspace, notebook.name, notebook.summary, notebook.domain,
+             json.dumps(list(notebook.tags)), notebook.created_at),
+        )  # fmt: skip
+
+    def links(self, object_id: str) -> list[Link]:
+        rows = self._rows(
+            "SELECT * FROM links WHERE workspace = ? AND (source_id = ? OR target_id = ?) "
+            "ORDER BY created_at, id",
+            (self.workspace, object_id, object_id),
+        )
+        return [link_from_row(row) for row in rows]
+
+    def add_link(self, link: Link) -> None:
+        self._run(
+            "INSERT INTO links(id, workspace, source_id, target_id, type, created_at, actor) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (link.id, self.workspace, link.source_id, link.target_id, link.type,
+             link.created_at, link.actor),
+        )  # fmt: skip
+
+    def remove_link(self, link_id: str) -> None:
+        self._run("DELETE FROM links WHERE id = ? AND workspace = ?", (link_id, self.workspace))
+
+    # -- events --------------------------------------------------------------------------
+
+    def append_event(self, event: Event) -> int:
+        row = self._row(
+            "INSERT INTO events(workspace, op_id, at, actor, op, target_type, target_id, "
+            "notebook_id, version, fields, note, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "RETURNING seq",
+            (self.workspace, event.op_id, event.at, event.actor, event.op, event.target_type,
+             event.target_id, event.notebook_id, event.version, json.dumps(list(event.fields)),
+             event.note, json.dumps(event.data)),
+        )  # fmt: skip
+        assert row is not None
+        return int(row["seq"])
+
+    def events(self, query: EventFilter) -> list[Event]:
+        where, args = ["workspace = ?"], [self.workspace]
+        for condition, value in (
+            ("target_id = ?", query.target_id),
+            ("actor = ?", query.actor),
+            ("at >= ?", query.since),
+            ("at <= ?", query.until),
+        ):
+            if value is not None:
+                where.append(condition)
+                args.append(value)
+        if query.notebook_id is not None:
+            where.append("(notebook_id = ? OR target_id = ?)")
+            args.extend([query.notebook_id, query.notebook_id])
+        rows = self._rows(
+            f"SELECT * FROM (SELECT * FROM events WHERE {' AND '.join(where)} "
+            "ORDER BY seq DESC LIMIT ?) AS recent ORDER BY seq",
+            [*args, query.limit],
+        )
+        return [event_from_row(row) for row in rows]
+
+    def seq_at(self, time: str) -> int:
+        row = self._row(
+            "SELECT max(seq) AS seq FROM events WHERE workspace = ? AND at <= ?",
+            (self.workspace, time),
+        )
+        return int(row["seq"] or 0) if row else 0
+
+    def last_event(self) -> Event | None:
+        row = self._row(
+            "SELECT * FROM events WHERE workspace = ? ORDER BY seq DESC LIMIT 1", (self.workspace,)
+        )
+        return event_from_row(row) if row else None
+
+    # -- idempotency ---------------------------------------------------------------------
+
+    def stored_response(self, actor: str, op: str, key: str) -> StoredResponse | None:
+        row = self._row(
+            "SELECT request_hash, response FROM idempotency "
+            "WHERE workspace = ? AND actor = ? AND op = ? AND key = ?",
+            (self.workspace, actor, op, key),
+        )
+        return StoredResponse(row["request_hash"], row["response"]) if row else None
+
+    def store_response(self, actor: str, op: str, key: str, stored: StoredResponse) -> None:
+        self._run(
+            "INSERT INTO idempotency(workspace, actor, op, key, request_hash, response) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (self.workspace, actor, op, key, stored.request_hash, stored.response),
+        )
+
+
+def marks(values: Any) -> str:
+    return ", ".join("?" for _ in values)
+
+
+def current_at(seq: int | None) -> tuple[str, list[Any]]:
+    """The condition for the version rows (alias v) current at event `seq` (None: now)."""
+    if seq is None:
+        return "v.to_seq IS NULL", []
+    return "v.from_seq <= ? AND (v.to_seq IS NULL OR v.to_seq > ?)", [seq, seq]
