@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ import pytest
 
 from palimpsest.errors import NotFound
 from palimpsest.service import Service
+from palimpsest.store import Store, open_store
 
 
 def secret_word() -> str:
@@ -71,6 +73,14 @@ def assert_no_text_in_history(service: Service, memory_id: str, *words: str) -> 
         dumped = repr(event)
         for word in words:
             assert word not in dumped, event
+
+
+@pytest.fixture
+def store(db_path: Path) -> Iterator[Store]:
+    """SQLite only: these tests read the database file's bytes and SQLite's FTS5 vocabulary."""
+    opened = open_store(str(db_path))
+    yield opened
+    opened.close()
 
 
 @pytest.fixture

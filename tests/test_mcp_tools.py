@@ -6,7 +6,7 @@ import json
 import os
 import sqlite3
 import typing
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +21,20 @@ from palimpsest.mcp_tools import STORE_THREADS
 from palimpsest.model import CHECK_KINDS, KINDS, LINK_TYPES, MOMENTS, SCOPES, SEVERITIES, STATUSES
 from palimpsest.revise import CLEARABLE, REVISE_STATUSES
 from palimpsest.service import Service
+from palimpsest.store import Store, open_store
 
 from .mcp_helpers import call, check_tool_schemas, refuse
 
 pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def store(db_path: Path) -> Iterator[Store]:
+    """SQLite only: these test the MCP adapter (two read or break the SQLite file itself);
+    the store rules run on both stores in the service tests."""
+    opened = open_store(str(db_path))
+    yield opened
+    opened.close()
 
 
 @pytest.fixture

@@ -30,8 +30,8 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-def timed(store: Store, clock: Clock) -> Service:
-    return Service(store, clock=clock)
+def timed(store: Store, workspace: str, clock: Clock) -> Service:
+    return Service(store, workspace=workspace, clock=clock)
 
 
 def test_remember_returns_id_version_and_sequence(service: Service) -> None:
@@ -206,7 +206,7 @@ def test_inspect_a_notebook_lists_all_its_memories(service: Service) -> None:
 
 def test_history_filters_and_diffs(service: Service) -> None:
     mid = fact(service)
-    other = Service(service.store, actor="agent:ci")
+    other = Service(service.store, actor="agent:ci", workspace=service.workspace)
     other.revise(id=mid, replace_from="20", replace_to="25")
     assert [e["version"] for e in service.history(actor="agent:ci")["events"]] == [2]
     events = service.history(id=mid)["events"]

@@ -28,6 +28,7 @@ import itertools
 import shutil
 import sys
 import tempfile
+import uuid
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -49,6 +50,8 @@ from palimpsest.errors import PalimpsestError
 from palimpsest.model import Memory, format_time
 from palimpsest.service import Service
 from palimpsest.store import EventFilter, StoreReader, open_store
+
+from .conftest import POSTGRES_URL, needs_postgres
 
 # Porter stems of these are the words themselves and no word is inside another, so a word
 # query finds exactly the texts holding that word, and string edits never merge words.
@@ -113,13 +116,17 @@ def dedupe(values: list[str]) -> tuple[str, ...]:
 
 
 class MemoryMachine(RuleBasedStateMachine):
+    # None: a fresh SQLite file per run; else a PostgreSQL URL, with a workspace per run.
+    POSTGRES: str | None = None
+
     def __init__(self) -> None:
         super().__init__()
         self.folder = Path(tempfile.mkdtemp(prefix="palimpsest-props-"))
         self.db = self.folder / "palimpsest.db"
-        self.store = open_store(str(self.db))
+        self.store = open_store(self.POSTGRES or str(self.db))
+        workspace = f"props-{uuid.uuid4().hex[:12]}" if self.POSTGRES else "default"
         self.now = START
-        self.service = Service(self.store, clock=lambda: format_time(self.now))
+        self.service = Service(self.store, workspace=workspace, clock=lambda: format_time(self.now))
         self.current: dict[str, Snap] = {}  # live memories
         self.history: dict[str, dict[int, Snap | None]] = {}  # None: forgotten version
         self.order: list[str] = []  # every memory id, in creation order
@@ -150,7 +157,7 @@ class MemoryMachine(RuleBasedStateMachine):
         return ids[n % len(ids)]
 
     def event_count(self) -> int:
-        with self.store.read("default") as tx:
+        with self.store.read(self.service.workspace) as tx:
             return len(tx.events(ALL_EVENTS))
 
     def call(self, events: int, fn: Any, **kwargs: Any) -> dict[str, Any]:
@@ -630,7 +637,7 @@ class MemoryMachine(RuleBasedStateMachine):
 
     @invariant()
     def store_agrees(self) -> None:
-        with self.store.read("default") as tx:
+        with self.store.read(self.service.workspace) as tx:
             names = {nb.id: nb.name for nb in tx.list_notebooks()}
             assert set(names.values()) == self.notebooks
             events = tx.events(ALL_EVENTS)
@@ -639,7 +646,7 @@ class MemoryMachine(RuleBasedStateMachine):
             self.check_replay(tx, events, names)
             self.check_moments(tx, names)
         self.check_recall()
-        if self.scan_bytes:
+        if self.scan_bytes and not self.POSTGRES:  # the bytes of a file: SQLite's alone
             self.scan_file()
             self.scan_bytes = False
         self.checks += 1
@@ -771,3 +778,12 @@ MemoryMachine.TestCase.settings = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
 TestMemoryMachine = MemoryMachine.TestCase
+
+
+@needs_postgres
+class TestMemoryMachineOnPostgres(MemoryMachine.TestCase):
+    def setUp(self) -> None:
+        MemoryMachine.POSTGRES = POSTGRES_URL
+
+    def tearDown(self) -> None:
+        MemoryMachine.POSTGRES = None

@@ -4,25 +4,35 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from palimpsest.service import Service
-from palimpsest.store import open_store, sqlite
-from palimpsest.store.sqlite import CANDIDATES, SqliteStore, _split_sql, migrations
+from palimpsest.store import Store, open_store, sqlite
+from palimpsest.store.migrations import migrations, statements
+from palimpsest.store.sqlite import CANDIDATES, SqliteStore
+
+
+@pytest.fixture
+def store(db_path: Path) -> Iterator[Store]:
+    """SQLite only: migrations, FTS5 search passes and per-thread connections are SQLite's own."""
+    opened = open_store(str(db_path))
+    yield opened
+    opened.close()
 
 
 def test_a_new_file_gets_every_migration(db_path: Path) -> None:
     store = SqliteStore(db_path)
-    assert store.schema_version() == migrations()[-1][0] >= 2
+    assert store.schema_version() == migrations("sqlite")[-1][0] >= 2
     store.close()
 
 
 def test_an_older_file_is_upgraded_in_place_keeping_its_memories(db_path: Path) -> None:
     conn = sqlite3.connect(db_path, isolation_level=None)
-    number, first = migrations()[0]
-    for statement in _split_sql(first):
+    number, first = migrations("sqlite")[0]
+    for statement in statements(first):
         conn.execute(statement)
     conn.execute(f"PRAGMA user_version = {number}")
     conn.close()

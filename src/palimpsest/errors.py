@@ -60,6 +60,11 @@ class ValidationError(PalimpsestError):
 class Retryable(PalimpsestError):
     error_class = "retryable"
 
+    def __init__(self, message: str, *, maybe_applied: bool = False, **where: Any):
+        super().__init__(message, **where)
+        # True when the failure came at commit: retrying blindly could apply it twice.
+        self.maybe_applied = maybe_applied
+
 
 class InternalError(PalimpsestError):
     error_class = "internal"

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections.abc import Callable
 from typing import Any
 
 from .. import gate
-from ..errors import Conflict, NotFound, ValidationError
+from ..errors import Conflict, NotFound, Retryable, ValidationError
 from ..ids import new_id
 from ..model import Event, Memory, Notebook, now_utc
 from ..revise import Unmatched, changed_fields, parse_fields
@@ -20,6 +21,7 @@ from ..store import Store, StoredResponse, StoreReader, StoreWriter
 
 DEFAULT_WORKSPACE = "default"
 MAX_LIMIT = 200
+WRITE_ATTEMPTS = 3
 MAX_ID = 100  # ours are 23 characters; anything far longer is no id, and not echoed
 
 Body = Callable[[StoreWriter, str, str], dict[str, Any]]
@@ -47,12 +49,36 @@ class ServiceBase:
         dry_run: bool,
         body: Body,
     ) -> dict[str, Any]:
-        """Run `body` in one transaction; replay or record idempotent answers; undo dry runs."""
+        """Run `body` in one transaction; replay or record idempotent answers; undo dry runs.
+
+        A transient failure (a busy database, a serialization conflict) is retried a few
+        times; one that may have committed is retried only under an idempotency key.
+        """
         request_hash = hashlib.sha256(
             json.dumps(request, sort_keys=True, default=str).encode()
         ).hexdigest()
         if idempotency_key is not None:
             gate.screen("idempotency_key", idempotency_key, limit_name="key")
+        for attempt in range(1, WRITE_ATTEMPTS + 1):
+            try:
+                result = self._transaction(op, request_hash, idempotency_key, dry_run, body)
+                break
+            except Retryable as exc:
+                if attempt == WRITE_ATTEMPTS or (exc.maybe_applied and not idempotency_key):
+                    raise
+                time.sleep(0.05 * 2**attempt)
+        if op == "forget" and not dry_run:
+            result["scrub_pending"] = not self.store.scrub()
+        return result
+
+    def _transaction(
+        self,
+        op: str,
+        request_hash: str,
+        idempotency_key: str | None,
+        dry_run: bool,
+        body: Body,
+    ) -> dict[str, Any]:
         with self.store.write(self.workspace) as tx:
             if idempotency_key and not dry_run:
                 stored = tx.stored_response(self.actor, op, idempotency_key)
@@ -71,8 +97,6 @@ class ServiceBase:
             elif idempotency_key:
                 answer = StoredResponse(request_hash, json.dumps(ids_only(result)))
                 tx.store_response(self.actor, op, idempotency_key, answer)
-        if op == "forget" and not dry_run:
-            result["scrub_pending"] = not self.store.scrub()
         return result
 
     def _now(self, tx: StoreReader) -> str:

@@ -113,11 +113,9 @@ def default_db_path(home: Path) -> Path:
 def open_store(url: str) -> Store:
     """Open the store a `--db` value names: a `postgresql://` URL or a SQLite file path."""
     if url.startswith(("postgresql://", "postgres://")):
-        from ..errors import ValidationError
+        from .postgres import PostgresStore
 
-        raise ValidationError(
-            "PostgreSQL stores are not supported yet; pass a SQLite file path to --db."
-        )
+        return PostgresStore(url)
     from .sqlite import SqliteStore
 
     return SqliteStore(Path(url).expanduser())

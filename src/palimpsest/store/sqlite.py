@@ -11,13 +11,13 @@ import sqlite3
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from importlib import resources
 from pathlib import Path
 from typing import Any, ClassVar
 
 from ..errors import Conflict, PalimpsestError, Retryable, ValidationError
 from ..model import Memory
 from . import SearchQuery
+from .migrations import migrations, statements
 from .rows import Row, memory_from_row
 from .session import SqlSession
 from .terms import query_terms
@@ -27,16 +27,6 @@ BUSY_TIMEOUT_MS = 15_000
 # and how many of the newest matches are ranked before all of them are.
 CANDIDATES = 500
 WINDOW = 4_000
-
-
-def migrations() -> list[tuple[int, str]]:
-    """The numbered SQL files of this backend, in order: (number, script)."""
-    folder = resources.files("palimpsest.store") / "sql" / "sqlite"
-    found = []
-    for entry in folder.iterdir():
-        if entry.name.endswith(".sql"):
-            found.append((int(entry.name.split("_", 1)[0]), entry.read_text("utf-8")))
-    return sorted(found)
 
 
 class SqliteStore:
@@ -83,9 +73,9 @@ class SqliteStore:
         conn.execute("BEGIN IMMEDIATE")
         try:
             current = conn.execute("PRAGMA user_version").fetchone()[0]
-            for number, script in migrations():
+            for number, script in migrations("sqlite"):
                 if number > current:
-                    for statement in _split_sql(script):
+                    for statement in statements(script):
                         conn.execute(statement)
                     conn.execute(f"PRAGMA user_version = {number}")
             conn.execute("COMMIT")
@@ -156,14 +146,6 @@ def _translated() -> Iterator[None]:
         if "locked" in str(exc) or "busy" in str(exc):
             raise Retryable("The database is busy with another writer; try again.") from exc
         raise
-
-
-def _split_sql(script: str) -> list[str]:
-    """Split a migration into statements (ours hold no semicolons inside literals)."""
-    without_comments = "\n".join(
-        line for line in script.splitlines() if not line.lstrip().startswith("--")
-    )
-    return [part.strip() for part in without_comments.split(";") if part.strip()]
 
 
 class SqliteSession(SqlSession):

@@ -1,0 +1,184 @@
+"""The team store: PostgreSQL through psycopg 3 and a connection pool.
+
+Any number of stateless Palimpsest processes may share one database. Writers of a
+workspace take a transaction-scoped advisory lock first, so event sequence numbers are
+handed out in commit order: no reader ever sees event N+1 before N. Readers take a
+repeatable-read snapshot and never wait for writers.
+
+Full text is a generated tsvector column with a GIN index, ranked with ts_rank. A forget
+sets the content columns to NULL (the tsvector follows) at once; the old row versions stay
+in the table's pages until VACUUM reclaims them (autovacuum does so on its own schedule;
+`VACUUM memory_versions` does it now) and the space is reused or `VACUUM FULL` rewrites
+the table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+from psycopg import errors as pg_errors
+from psycopg.rows import dict_row
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from ..errors import Conflict, PalimpsestError, Retryable, ValidationError
+from ..model import Memory
+from . import SearchQuery
+from .migrations import migrations, statements
+from .rows import Row, memory_from_row
+from .session import SqlSession
+from .terms import query_terms
+
+POOL_SIZE = 10
+MIGRATION_LOCK = 7_305_301  # any constant: one migrator at a time across processes
+
+
+class PostgresStore:
+    def __init__(self, url: str):
+        self.url = url
+        try:
+            self.pool = ConnectionPool(
+                url,
+                min_size=1,
+                max_size=POOL_SIZE,
+                kwargs={"row_factory": dict_row},
+                open=True,
+                timeout=30,
+            )
+            self.pool.wait(timeout=30)
+        except (psycopg.Error, PoolTimeout) as exc:
+            raise ValidationError(
+                f"Cannot reach the PostgreSQL server at {_redacted(url)} ({type(exc).__name__}); "
+                "check that it runs and that the URL, user and password are right."
+            ) from None
+        self._migrate()
+
+    def _migrate(self) -> None:
+        with self.pool.connection() as conn, conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+            conn.execute("CREATE TABLE IF NOT EXISTS palimpsest_schema (version INTEGER NOT NULL)")
+            current = self._version(conn)
+            for number, script in migrations("postgres"):
+                if number > current:
+                    for statement in statements(script):
+                        conn.execute(statement.encode())
+                    conn.execute("INSERT INTO palimpsest_schema VALUES (%s)", (number,))
+
+    def schema_version(self) -> int:
+        with self.pool.connection() as conn:
+            return self._version(conn)
+
+    @staticmethod
+    def _version(conn: psycopg.Connection[Any]) -> int:
+        row: Row | None = conn.execute(
+            "SELECT max(version) AS version FROM palimpsest_schema"
+        ).fetchone()
+        return int(row["version"] or 0) if row else 0
+
+    @contextmanager
+    def read(self, workspace: str) -> Iterator[PostgresSession]:
+        with _translated(), self.pool.connection() as conn, conn.transaction():
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            yield PostgresSession(conn, workspace)
+
+    @contextmanager
+    def write(self, workspace: str) -> Iterator[PostgresSession]:
+        with _translated(), self.pool.connection() as conn, conn.transaction():
+            # Writers of one workspace go one at a time, so sequence order is commit order.
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (workspace,))
+            session = PostgresSession(conn, workspace)
+            session.ensure_workspace()
+            yield session
+            if session.discarded:
+                raise psycopg.Rollback()
+
+    def scrub(self) -> bool:
+        """Nothing waits here: PostgreSQL reclaims the old row versions with VACUUM."""
+        return True
+
+    def close(self) -> None:
+        self.pool.close()
+
+
+@contextmanager
+def _translated() -> Iterator[None]:
+    """The one place where driver errors become Palimpsest errors."""
+    try:
+        yield
+    except PalimpsestError:
+        raise
+    except pg_errors.UniqueViolation as exc:
+        if exc.diag.constraint_name == "versions_active_key":
+            raise Conflict(
+                "Another active memory of this notebook took the same key meanwhile; "
+                "re-read and choose another key, or revise that memory instead."
+            ) from exc
+        raise
+    except (pg_errors.SerializationFailure, pg_errors.DeadlockDetected, PoolTimeout) as exc:
+        raise Retryable("The database was busy with other writers; try again.") from exc
+    except psycopg.OperationalError as exc:
+        raise Retryable(
+            "The connection to PostgreSQL failed; try again. If this was a write, it may or "
+            "may not have been applied: pass an idempotency_key to retry safely.",
+            maybe_applied=True,
+        ) from exc
+
+
+class PostgresSession(SqlSession):
+    def __init__(self, conn: psycopg.Connection[Any], workspace: str):
+        super().__init__(workspace)
+        self.conn = conn
+
+    def _rows(self, sql: str, params: Iterable[Any] = ()) -> list[Row]:
+        return self.conn.execute(_placeholders(sql), tuple(params)).fetchall()
+
+    def _run(self, sql: str, params: Iterable[Any] = ()) -> None:
+        self.conn.execute(_placeholders(sql), tuple(params))
+
+    def _cursor(self, sql: str, params: Iterable[Any] = ()) -> Iterator[Row]:
+        with self.conn.cursor(name="palimpsest_scan") as cursor:
+            cursor.execute(_placeholders(sql), tuple(params))
+            yield from cursor
+
+    def _tag_condition(self) -> str:
+        return "(v.tags::jsonb @> jsonb_build_array(?::text))"
+
+    def search(self, query: SearchQuery) -> list[tuple[Memory, float]]:
+        if query.notebook_ids == ():
+            return []
+        where, args = self.filters(query)
+        terms = query_terms(query.text)
+        if not terms:
+            return self.recent(where, args, query.limit)
+        # Memories holding every word rank first; any word fills the rest. Query words are
+        # \w+ runs, so quoting them makes a tsquery that no input can break.
+        found: dict[str, tuple[Memory, float]] = {}
+        for joiner in (" & ", " | ")[: 2 if len(terms) > 1 else 1]:
+            rows = self._rows(
+                "SELECT v.*, ts_rank(v.search, q) AS score "
+                "FROM memory_versions v, to_tsquery('english', ?) q "
+                f"WHERE v.search @@ q AND {' AND '.join(where)} "
+                "ORDER BY score DESC, v.from_seq DESC LIMIT ?",
+                [joiner.join(f"'{t}'" for t in terms), *args, query.limit],
+            )
+            for row in rows:
+                found.setdefault(row["memory_id"], (memory_from_row(row), float(row["score"])))
+            if len(found) >= query.limit:
+                break
+        return list(found.values())[: query.limit]
+
+
+def _placeholders(sql: str) -> bytes:
+    """Our SQL is written with `?`; psycopg takes `%s` (none of it holds a literal ? or %)."""
+    return sql.replace("?", "%s").encode()
+
+
+def _redacted(url: str) -> str:
+    """The URL without its password, for messages."""
+    scheme, _, rest = url.partition("://")
+    credentials, at, host = rest.rpartition("@")
+    if not at:
+        return url
+    return f"{scheme}://{credentials.split(':', 1)[0]}:***@{host}"
