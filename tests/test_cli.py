@@ -186,3 +186,17 @@ def test_redact_and_doctor(cli: Callable[..., Any]) -> None:
     assert refused["error_class"] == "validation" and token not in json.dumps(refused)
     report = cli("doctor")
     assert report["secrets"] == [] and report["scrub_pending"] is False
+
+
+def test_copy_and_migrate(cli: Callable[..., Any], run: Run, tmp_path: Path) -> None:
+    filed = cli("remember", "-n", "p", "Copied with its history")
+    cli("revise", filed["id"], "--append", "(twice revised)")
+    target = tmp_path / "copy.db"
+    source = next(tmp_path.glob("*.db"))
+    done = run("copy", "--from", str(source), "--to", str(target), "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["copied"]["memory_versions"] == 2
+    shown = run("--db", str(target), "inspect", filed["id"], "--json")
+    assert [v["version"] for v in json.loads(shown.stdout)["versions"]] == [1, 2]
+    migrated = run("--db", str(target), "migrate", "--json")
+    assert json.loads(migrated.stdout)["schema_version"] >= 2

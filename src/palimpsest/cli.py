@@ -21,8 +21,9 @@ import click
 from . import cli_render as render
 from .errors import PalimpsestError, ValidationError
 from .model import KINDS, LINK_TYPES, SCOPES, SEVERITIES, STATUSES
-from .service import Service
+from .service import DEFAULT_WORKSPACE, Service
 from .store import Store, default_db_path, open_store
+from .transfer import copy_workspace
 
 F = TypeVar("F", bound=Callable[..., Any])
 Renderer = Callable[[dict[str, Any]], None]
@@ -443,6 +444,43 @@ def notebook_edit(env: _Env, /, **options: Any) -> None:
 def notebook_merge_domains(env: _Env, /, **options: Any) -> None:
     """Move every notebook of domain SOURCE into domain TARGET."""
     _emit(env.service().merge_domains(**_given(**options)))
+
+
+# -- stores ----------------------------------------------------------------------------
+
+
+@_command(palimpsest, "migrate", "palimpsest migrate  # with PALIMPSEST_DB=postgresql://...")
+@pass_env
+def migrate(env: _Env, /) -> None:
+    """Create the store's schema, or upgrade it to this version of Palimpsest.
+
+    Any command does this on first use; migrate does only that, for deployments that
+    upgrade the database before starting servers.
+    """
+    store = env.service().store
+    _emit({"schema_version": store.schema_version()})
+
+
+@_command(
+    palimpsest,
+    "copy",
+    "palimpsest copy --from ~/.local/share/palimpsest/palimpsest.db --to postgresql://...",
+)
+@click.option("--from", "source", required=True, help="The store to copy from (path or URL).")
+@click.option("--to", "target", required=True, help="The store to copy to (path or URL).")
+@click.option("--workspace", default=DEFAULT_WORKSPACE, show_default=True)
+@pass_env
+def copy(env: _Env, /, source: str, target: str, workspace: str) -> None:
+    """Copy a whole workspace, history included, to another store (SQLite or PostgreSQL).
+
+    The target must not hold that workspace yet. Nothing is removed from the source.
+    """
+    origin, destination = open_store(source), open_store(target)
+    try:
+        _emit(copy_workspace(origin, destination, workspace))
+    finally:
+        origin.close()
+        destination.close()
 
 
 # -- doctor ----------------------------------------------------------------------------

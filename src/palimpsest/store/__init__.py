@@ -8,11 +8,11 @@ default) and, later, PostgreSQL.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..model import Event, Link, Memory, MemoryVersion, Notebook, Tombstone
 
@@ -70,6 +70,11 @@ class StoreReader(Protocol):
     def seq_at(self, time: str) -> int: ...
     def last_event(self) -> Event | None: ...
     def stored_response(self, actor: str, op: str, key: str) -> StoredResponse | None: ...
+    def is_empty(self) -> bool: ...
+
+    def dump(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        """Every row of the workspace, table by table, for a lossless copy."""
+        ...
 
 
 class StoreWriter(StoreReader, Protocol):
@@ -88,6 +93,10 @@ class StoreWriter(StoreReader, Protocol):
     def forget_version(self, memory_id: str, version: int) -> None: ...
     def store_response(self, actor: str, op: str, key: str, stored: StoredResponse) -> None: ...
 
+    def load(self, records: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, int]:
+        """Write `dump` records into this empty workspace; returns rows per table."""
+        ...
+
     def discard(self) -> None:
         """Roll the whole transaction back when it ends (a dry run)."""
         ...
@@ -98,6 +107,8 @@ class Store(Protocol):
 
     def read(self, workspace: str) -> AbstractContextManager[StoreReader]: ...
     def write(self, workspace: str) -> AbstractContextManager[StoreWriter]: ...
+
+    def schema_version(self) -> int: ...
 
     def scrub(self) -> bool:
         """Purge forgotten content from indexes and side files; False if it must wait."""

@@ -353,6 +353,49 @@ class SqlSession(ABC):
         )
         return event_from_row(row) if row else None
 
+    # -- copying a whole workspace ---------------------------------------------------------
+
+    def dump(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        """Every row of this workspace, table by table, in an order `load` can replay."""
+        for table, order in COPY_ORDER:
+            rows = self._cursor(
+                f"SELECT * FROM {table} WHERE workspace = ? ORDER BY {order}", (self.workspace,)
+            )
+            for row in rows:
+                yield table, {k: v for k, v in dict(row).items() if k not in GENERATED}
+
+    def load(self, records: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, int]:
+        """Replay `dump` records into this (empty) workspace; returns the rows per table.
+
+        Sequence numbers are handed out anew, in the same order (a store's sequence is
+        shared by its workspaces), and the versions' spans follow them.
+        """
+        seqs: dict[int, int] = {}
+        counts: dict[str, int] = {}
+        for table, row in records:
+            values = {**row, "workspace": self.workspace}
+            if table == "events":
+                values.pop("seq")
+            elif table == "memory_versions":
+                values.pop("rowid")
+                values["from_seq"] = seqs[row["from_seq"]]
+                values["to_seq"] = seqs[row["to_seq"]] if row["to_seq"] is not None else None
+            insert = f"INSERT INTO {table}({', '.join(values)}) VALUES ({marks(values)})"
+            if table == "events":
+                inserted = self._row(insert + " RETURNING seq", tuple(values.values()))
+                seqs[row["seq"]] = int(inserted["seq"]) if inserted else 0
+            elif table == "memory_versions":
+                inserted = self._row(insert + " RETURNING rowid", tuple(values.values()))
+                if inserted and not row["scrubbed"]:
+                    self._indexed(int(inserted["rowid"]), values)
+            else:
+                self._run(insert, tuple(values.values()))
+            counts[table] = counts.get(table, 0) + 1
+        return counts
+
+    def is_empty(self) -> bool:
+        return self.last_event() is None and not self.list_notebooks()
+
     # -- idempotency ---------------------------------------------------------------------
 
     def stored_response(self, actor: str, op: str, key: str) -> StoredResponse | None:
@@ -369,6 +412,18 @@ class SqlSession(ABC):
             "VALUES (?, ?, ?, ?, ?, ?)",
             (self.workspace, actor, op, key, stored.request_hash, stored.response),
         )
+
+
+# Tables of a workspace in the order a copy writes them (what a row refers to comes first).
+COPY_ORDER = (
+    ("notebooks", "id"),
+    ("memories", "id"),
+    ("events", "seq"),
+    ("memory_versions", "rowid"),
+    ("links", "id"),
+    ("idempotency", "key"),
+)
+GENERATED = frozenset({"search"})  # columns a database computes itself
 
 
 def marks(values: Any) -> str:
