@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import random
 import resource
 import shutil
@@ -27,6 +28,7 @@ import statistics
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -204,10 +206,43 @@ def file_size(db: Path) -> int:
     return sum(p.stat().st_size for p in (db, Path(f"{db}-wal")) if p.exists())
 
 
+def measure(service: Service, corpus: Corpus, args: argparse.Namespace) -> dict[str, Any]:
+    """Fill the store behind `service`, then time remember and recall on it."""
+    fill_start = time.perf_counter()
+    remember_samples = fill(service, corpus, args.memories)
+    fill_seconds = time.perf_counter() - fill_start
+    queries = [corpus.query() for _ in range(args.queries)]
+    scoped = [(corpus.query(), corpus.rnd.choice(corpus.notebooks)) for _ in queries]
+    tagged = [(corpus.query(), corpus.rnd.choice(corpus.tag_pool)) for _ in queries]
+    for q in queries[:20]:  # warm the page cache and statement cache
+        service.recall(query=q)
+    plain = timed((lambda q=q: service.recall(query=q)) for q in queries)
+    with_nb = timed((lambda q=q, nb=nb: service.recall(query=q, notebook=nb)) for q, nb in scoped)
+    with_tag = timed((lambda q=q, t=t: service.recall(query=q, tags=[t])) for q, t in tagged)
+    hits = [len(service.recall(query=q)["hits"]) for q in queries[:100]]
+    return {
+        "rows": {
+            "remember (last 1000)": percentiles(remember_samples[-1000:]),
+            "remember (all)": percentiles(remember_samples),
+            "recall": percentiles(plain),
+            "recall + notebook": percentiles(with_nb),
+            "recall + tag": percentiles(with_tag),
+        },
+        "fill": f"{fill_seconds:.1f} s ({args.memories / fill_seconds:.0f}/s)",
+        "hits": f"{statistics.mean(hits):.1f} (limit 10)",
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--memories", type=int, default=100_000, help="memories to file")
-    parser.add_argument("--db", type=Path, help="database file (default: a temporary one)")
+    parser.add_argument("--db", type=Path, help="SQLite file (default: a temporary one)")
+    parser.add_argument(
+        "--postgres",
+        default=os.environ.get("PALIMPSEST_TEST_POSTGRES"),
+        help="also run on this PostgreSQL URL, in a new workspace "
+        "(default: $PALIMPSEST_TEST_POSTGRES; '' for SQLite only)",
+    )
     parser.add_argument("--queries", type=int, default=500, help="recall queries per variant")
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--keep", action="store_true", help="keep the temporary database")
@@ -220,54 +255,37 @@ def main(argv: list[str] | None = None) -> int:
     if db is None:
         temp_dir = Path(tempfile.mkdtemp(prefix="palimpsest-bench-"))
         db = temp_dir / "bench.db"
-    store = open_store(str(db))
-    service = Service(store, actor="agent:bench")
-    corpus = Corpus(args.seed)
-    print(
-        f"palimpsest bench: {args.memories} memories into {db} "
-        f"({len(corpus.sentences)} LoCoMo sentences mixed in)",
-        flush=True,
-    )
+    targets = [("SQLite", str(db), "default")]
+    if args.postgres:
+        targets.append(("PostgreSQL", args.postgres, f"bench-{uuid.uuid4().hex[:8]}"))
+    results = {}
     try:
-        fill_start = time.perf_counter()
-        remember_samples = fill(service, corpus, args.memories)
-        fill_seconds = time.perf_counter() - fill_start
-        last = remember_samples[-1000:]
-
-        queries = [corpus.query() for _ in range(args.queries)]
-        scoped = [(corpus.query(), corpus.rnd.choice(corpus.notebooks)) for _ in queries]
-        tagged = [(corpus.query(), corpus.rnd.choice(corpus.tag_pool)) for _ in queries]
-        for q in queries[:20]:  # warm the page cache and statement cache
-            service.recall(query=q)
-        plain = timed((lambda q=q: service.recall(query=q)) for q in queries)
-        with_nb = timed(
-            (lambda q=q, nb=nb: service.recall(query=q, notebook=nb)) for q, nb in scoped
-        )
-        with_tag = timed((lambda q=q, t=t: service.recall(query=q, tags=[t])) for q, t in tagged)
-        hits = [len(service.recall(query=q)["hits"]) for q in queries[:100]]
-
-        rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        size_mib = file_size(db) / 2**20
-        rows = [
-            ("remember (last 1000)", *percentiles(last)),
-            ("remember (all)", *percentiles(remember_samples)),
-            ("recall", *percentiles(plain)),
-            ("recall + notebook", *percentiles(with_nb)),
-            ("recall + tag", *percentiles(with_tag)),
-        ]
+        for label, url, workspace in targets:
+            corpus = Corpus(args.seed)
+            print(f"palimpsest bench on {label}: {args.memories} memories "
+                  f"({len(corpus.sentences)} LoCoMo sentences mixed in)", flush=True)  # fmt: skip
+            store = open_store(url)
+            try:
+                results[label] = measure(Service(store, actor="agent:bench", workspace=workspace),
+                                         corpus, args)  # fmt: skip
+            finally:
+                store.close()
+        labels = list(results)
         print()
-        print(f"{'operation':<22} {'p50 ms':>8} {'p95 ms':>8}")
-        for name, p50, p95 in rows:
-            print(f"{name:<22} {p50:8.2f} {p95:8.2f}")
+        print(f"{'p50 / p95 ms':<22}" + "".join(f"{label:>22}" for label in labels))
+        for name in results[labels[0]]["rows"]:
+            cells = [results[label]["rows"][name] for label in labels]
+            print(f"{name:<22}" + "".join(f"{p50:>11.2f}{p95:>11.2f}" for p50, p95 in cells))
         print()
-        print(f"fill time          {fill_seconds:8.1f} s ({args.memories / fill_seconds:.0f}/s)")
-        print(f"mean hits/recall   {statistics.mean(hits):8.1f} (limit 10)")
+        for key, title in (("fill", "fill time"), ("hits", "mean hits/recall")):
+            print(f"{title:<22}" + "".join(f"{results[label][key]:>22}" for label in labels))
+        size = file_size(db)
         print(
-            f"file size db+wal   {size_mib:8.1f} MiB ({file_size(db) / args.memories:.0f} B/memory)"
+            f"SQLite file db+wal    {size / 2**20:8.1f} MiB ({size / args.memories:.0f} B/memory)"
         )
-        print(f"peak RSS           {rss_mib:8.1f} MiB")
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(f"peak RSS              {rss:8.1f} MiB")
     finally:
-        store.close()
         if temp_dir is not None and not args.keep:
             shutil.rmtree(temp_dir, ignore_errors=True)
         elif temp_dir is not None:
