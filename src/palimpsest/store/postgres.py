@@ -23,12 +23,12 @@ from psycopg import errors as pg_errors
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from ..errors import Conflict, PalimpsestError, Retryable, ValidationError
+from ..errors import PalimpsestError, Retryable, ValidationError
 from ..model import Memory
 from . import SearchQuery
 from .migrations import migrations, statements
 from .rows import Row, memory_from_row
-from .session import SqlSession
+from .session import SqlSession, key_race
 from .terms import query_terms
 
 POOL_SIZE = 10
@@ -111,10 +111,7 @@ def _translated() -> Iterator[None]:
         raise
     except pg_errors.UniqueViolation as exc:
         if exc.diag.constraint_name == "versions_active_key":
-            raise Conflict(
-                "Another active memory of this notebook took the same key meanwhile; "
-                "re-read and choose another key, or revise that memory instead."
-            ) from exc
+            raise key_race() from exc
         raise
     except (pg_errors.SerializationFailure, pg_errors.DeadlockDetected, PoolTimeout) as exc:
         raise Retryable("The database was busy with other writers; try again.") from exc

@@ -12,6 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from typing import Any, ClassVar
 
+from ..errors import Conflict
 from ..model import Event, Link, Memory, MemoryVersion, Notebook, Tombstone, now_utc
 from . import EventFilter, SearchQuery, StoredResponse
 from .rows import (
@@ -424,6 +425,14 @@ COPY_ORDER = (
     ("idempotency", "key"),
 )
 GENERATED = frozenset({"search"})  # columns a database computes itself
+
+
+def key_race() -> Conflict:
+    """The unique key index refused a write: another writer took the key meanwhile."""
+    return Conflict(
+        "Another active memory of this notebook took the same key meanwhile; "
+        "re-read and choose another key, or revise that memory instead."
+    )
 
 
 def marks(values: Any) -> str:

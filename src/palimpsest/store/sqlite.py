@@ -14,12 +14,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..errors import Conflict, PalimpsestError, Retryable, ValidationError
+from ..errors import PalimpsestError, Retryable, ValidationError
 from ..model import Memory
 from . import SearchQuery
 from .migrations import migrations, statements
 from .rows import Row, memory_from_row
-from .session import SqlSession
+from .session import SqlSession, key_race
 from .terms import query_terms
 
 BUSY_TIMEOUT_MS = 15_000
@@ -137,10 +137,7 @@ def _translated() -> Iterator[None]:
         raise
     except sqlite3.IntegrityError as exc:
         if "versions_active_key" in str(exc) or "memory_versions.notebook_id" in str(exc):
-            raise Conflict(
-                "Another active memory of this notebook took the same key meanwhile; "
-                "re-read and choose another key, or revise that memory instead."
-            ) from exc
+            raise key_race() from exc
         raise
     except sqlite3.OperationalError as exc:
         if "locked" in str(exc) or "busy" in str(exc):
