@@ -1,0 +1,357 @@
+"""Crash tests: a real `palimpsest serve` killed mid-stream, and the database server killed too.
+
+A client streams remember and revise calls (each revise with the `expected_version` it
+was last told) to a `palimpsest serve` process over stdio, with the official MCP client,
+and notes a write — id, version, seq, text — only once its success reply has arrived.
+At a random moment (seeded) the server gets SIGKILL, usually with a call in flight. Then:
+
+- for SQLite, `PRAGMA integrity_check` on the file must say ok;
+- every write noted so far must be in the store exactly as acknowledged: that version of
+  that memory, written by the event with that seq, with that text (read through the
+  store, and through `inspect` on the restarted server);
+- a call in flight at the kill was never acknowledged: it may or may not have landed,
+  and the next revise of that memory expects whatever version the store now holds.
+
+20 such rounds run on a SQLite file and 20 on PostgreSQL. On PostgreSQL, further rounds
+kill the database server itself (SIGKILL to the postmaster, by the pid in its
+`postmaster.pid`) while the stream goes on, restart it with ../shared/scripts/start-postgres
+and require the same `palimpsest serve` process to write again, with its connection pool,
+within a bound; a call refused meanwhile must be refused as `retryable`, and is not
+noted. The database server is started again at the end whatever happens. (That server is
+the one every PostgreSQL test uses: other runs against it at the same moment would see
+it go away for a few seconds.)
+
+`serve` has no workspace option, so on PostgreSQL the writes go to the `default`
+workspace of the test database; the texts carry a run id, so nothing collides.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import select
+import signal
+import sqlite3
+import subprocess
+import uuid
+from collections.abc import Iterator
+from contextlib import closing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import anyio
+import psycopg
+import pytest
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+from palimpsest.store import open_store
+
+from .conftest import POSTGRES_URL, needs_postgres
+from .mcp_helpers import call, refused
+from .test_mcp_e2e import command, stdio
+
+pytestmark = pytest.mark.anyio
+
+REPO = Path(__file__).resolve().parent.parent
+SCRIPTS = REPO / ".." / "shared" / "scripts"
+SEED = 20_260_530
+ROUNDS = 20
+DATABASE_ROUNDS = 3
+KILL_AFTER = (0.05, 0.5)  # seconds of streaming before the kill
+ROUND_SECONDS = 30  # a generous bound on one round: a hang fails instead of stalling CI
+RECOVERY_SECONDS = 20  # the server must write again this soon after the database is back
+WORKSPACE = "default"
+# test_mcp_e2e's `stdio` and `command` take the store as a Path; a str (a file path, or a
+# postgresql:// URL, which a Path would mangle) reaches `--db` just the same.
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    """No store selection inherited from the caller, and a private home directory."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith("PALIMPSEST_")}
+    base.update(HOME=str(tmp_path / "home"), XDG_DATA_HOME=str(tmp_path / "xdg"))
+    return base
+
+
+@dataclass(frozen=True)
+class Write:
+    id: str
+    version: int
+    seq: int
+    text: str
+
+
+@dataclass
+class Ledger:
+    """What the client was told: a write is noted only once its success reply is in."""
+
+    run: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
+    writes: list[Write] = field(default_factory=list)
+    current: dict[str, int] = field(default_factory=dict)  # the version to expect next
+    unanswered: set[str] = field(default_factory=set)  # revised without a success reply
+    calls: int = 0
+    goal: tuple[int, anyio.Event] | None = None  # wake a waiter once this many are noted
+    server_killed: bool = False
+
+    def note(self, write: Write) -> None:
+        self.writes.append(write)
+        self.current[write.id] = write.version
+        self.unanswered.discard(write.id)
+        if self.goal and len(self.writes) >= self.goal[0]:
+            self.goal[1].set()
+
+    async def wait_for(self, count: int) -> None:
+        self.goal = (count, anyio.Event())
+        if len(self.writes) < count:
+            await self.goal[1].wait()
+
+    def next_call(self, rng: random.Random) -> tuple[str, dict[str, Any]]:
+        self.calls += 1
+        text = f"crash test {self.run} call {self.calls}"
+        if not self.current or rng.random() < 0.35:
+            notebook = rng.choice(["crash-a", "crash-b"])
+            return "remember", {"notebook": notebook, "kind": "fact", "text": text}
+        memory_id = rng.choice(sorted(self.current))
+        # Until a reply says otherwise, this revise may have landed or not: no more
+        # revises of that memory until the store has been read again.
+        expected = self.current.pop(memory_id)
+        self.unanswered.add(memory_id)
+        return "revise", {"id": memory_id, "text": text, "expected_version": expected}
+
+
+def acknowledged(tool: str, arguments: dict[str, Any], answer: dict[str, Any]) -> Write:
+    if tool == "remember":
+        return Write(answer["id"], answer["version"], answer["seq"], arguments["text"])
+    [result] = answer["results"]
+    return Write(result["id"], result["version"], result["seq"], arguments["text"])
+
+
+async def stream(client: Client, ledger: Ledger, rng: random.Random, outage: bool) -> None:
+    """Write until the connection to the server breaks (or the caller cancels).
+
+    Without a database outage every answer must be a success; during one, a refusal
+    must be `retryable`, and it is not noted.
+    """
+    while True:
+        tool, arguments = ledger.next_call(rng)
+        try:
+            result = await client.call_tool(tool, arguments)
+        except MCPError as exc:  # the server is gone: this call's outcome is unknown
+            assert ledger.server_killed, f"the connection broke before the kill: {exc}"
+            return
+        if result.is_error:
+            body = refused(result)
+            assert outage and body["error_class"] == "retryable", (tool, arguments, body)
+            continue
+        assert result.structured_content is not None
+        ledger.note(acknowledged(tool, arguments, result.structured_content))
+
+
+def server_pid(args: list[str]) -> int:
+    """The pid of this process's own child running exactly `args` (the served store)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            argv = (entry / "cmdline").read_bytes().split(b"\0")[:-1]
+        except OSError:
+            continue
+        parent = int(stat.rsplit(")", 1)[1].split()[1])
+        if parent == os.getpid() and [a.decode() for a in argv] == args:
+            found.append(int(entry.name))
+    assert len(found) == 1, found
+    return found[0]
+
+
+def kill_and_wait(pid: int, name: str | None = None) -> None:
+    """SIGKILL `pid` (if `name`: only if that is its name) and wait until it has died."""
+    fd = os.pidfd_open(pid)  # pins the process: a reused pid cannot be hit
+    try:
+        if name is not None:
+            assert Path(f"/proc/{pid}/comm").read_text().strip() == name, pid
+        signal.pidfd_send_signal(fd, signal.SIGKILL)
+        readable, _, _ = select.select([fd], [], [], 30)  # readable once it has exited
+        assert readable, f"{name} {pid} survived SIGKILL"
+    finally:
+        os.close(fd)
+
+
+def check_store(url: str, ledger: Ledger, writes: list[Write]) -> None:
+    """Each noted write is there as acknowledged; then learn what each memory is at now."""
+    store = open_store(url)
+    try:
+        with store.read(WORKSPACE) as tx:
+            for memory_id in sorted({w.id for w in writes} | ledger.unanswered):
+                versions = {v.version: v for v in tx.memory_versions(memory_id)}
+                for write in (w for w in writes if w.id == memory_id):
+                    row = versions.get(write.version)
+                    assert row is not None, ("an acknowledged write is missing", write)
+                    assert row.seq == write.seq, (write, row)
+                    assert row.memory is not None and row.memory.text == write.text, (write, row)
+                ledger.current[memory_id] = max(versions)  # an unanswered write may have landed
+        ledger.unanswered.clear()
+    finally:
+        store.close()
+
+
+async def check_inspect(client: Client, writes: list[Write]) -> None:
+    """The restarted server shows each of these writes as acknowledged."""
+    for memory_id in sorted({w.id for w in writes}):
+        shown = await call(client, "inspect", id=memory_id)
+        versions = {v["version"]: v for v in shown["versions"]}
+        for write in (w for w in writes if w.id == memory_id):
+            assert write.version in versions, ("inspect misses a write", write)
+            version = versions[write.version]
+            assert (version["seq"], version["memory"]["text"]) == (write.seq, write.text)
+
+
+def check_sqlite_file(db: Path) -> None:
+    with closing(sqlite3.connect(db)) as raw:
+        assert raw.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+
+
+async def server_kill_round(
+    url: str, env: dict[str, str], ledger: Ledger, rng: random.Random, last: list[Write]
+) -> list[Write]:
+    """Restart the server, check the last round's writes, stream, SIGKILL it; return ours."""
+    before = len(ledger.writes)
+    ledger.server_killed = False
+    with anyio.fail_after(ROUND_SECONDS):
+        async with stdio(url, env) as client:
+            await check_inspect(client, last)
+            pid = server_pid(command(url, "serve"))  # type: ignore[arg-type]  # a URL too
+            async with anyio.create_task_group() as group:
+                group.start_soon(stream, client, ledger, rng, False)
+                await anyio.sleep(rng.uniform(*KILL_AFTER))  # the random moment itself
+                ledger.server_killed = True
+                kill_and_wait(pid)
+    return ledger.writes[before:]
+
+
+async def crash_rounds(url: str, env: dict[str, str], sqlite_file: Path | None) -> Ledger:
+    ledger = Ledger()
+    rng = random.Random(SEED)
+    last: list[Write] = []
+    for _ in range(ROUNDS):
+        last = await server_kill_round(url, env, ledger, rng, last)
+        if sqlite_file is not None:
+            check_sqlite_file(sqlite_file)
+        check_store(url, ledger, last)
+    async with stdio(url, env) as client:
+        await check_inspect(client, last)
+    check_store(url, ledger, ledger.writes)
+    assert len(ledger.writes) > ROUNDS, "too few writes were acknowledged to test anything"
+    return ledger
+
+
+async def test_sqlite_survives_serve_killed_mid_stream(db_path: Path, env: dict[str, str]) -> None:
+    await crash_rounds(str(db_path), env, db_path)
+
+
+@needs_postgres
+async def test_postgres_survives_serve_killed_mid_stream(env: dict[str, str]) -> None:
+    assert POSTGRES_URL
+    await crash_rounds(POSTGRES_URL, env, None)
+
+
+# -- killing the database server --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """The local test cluster behind PALIMPSEST_TEST_POSTGRES, as start-postgres made it."""
+
+    url: str
+    directory: Path
+
+    @classmethod
+    def of(cls, url: str) -> Cluster | None:
+        port = urlsplit(url).port or 5432
+        directory = Path(os.environ.get("PGTEST_DIR") or f"/tmp/pgtest-{port}")
+        pid_file = directory / "postmaster.pid"
+        if not pid_file.exists() or pid_file.read_text().splitlines()[3:4] != [str(port)]:
+            return None
+        return cls(url, directory)
+
+    def postmaster(self) -> int:
+        return int((self.directory / "postmaster.pid").read_text().splitlines()[0])
+
+    def start(self) -> None:
+        """../shared/scripts/start-postgres for this cluster (idempotent)."""
+        parts = urlsplit(self.url)
+        args = ["--dir", str(self.directory), "--port", str(parts.port or 5432)]
+        args += ["--user", parts.username or "", "--password", parts.password or ""]
+        args += ["--db", parts.path.lstrip("/")]
+        done = subprocess.run(
+            [str(SCRIPTS / "start-postgres"), *args], capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert done.stdout.splitlines()[-1] == self.url, done.stdout
+
+    def crash(self) -> None:
+        kill_and_wait(self.postmaster(), "postgres")
+
+    def durable(self) -> bool:
+        """False if commits may be acknowledged before they reach the WAL (--fast)."""
+        with psycopg.connect(self.url) as conn:
+            row = conn.execute("SHOW synchronous_commit").fetchone()
+        return row is not None and row[0] != "off"
+
+
+@pytest.fixture
+def cluster() -> Iterator[Cluster]:
+    """The cluster to crash; running again afterwards, whatever happened."""
+    assert POSTGRES_URL
+    found = Cluster.of(POSTGRES_URL)
+    if found is None:
+        pytest.skip("PALIMPSEST_TEST_POSTGRES is not a cluster that start-postgres runs here")
+    if not found.durable():
+        pytest.skip("the server runs with synchronous_commit=off (--fast): no durability test")
+    try:
+        yield found
+    finally:
+        found.start()
+
+
+async def database_kill_round(
+    cluster: Cluster, env: dict[str, str], ledger: Ledger, rng: random.Random
+) -> list[Write]:
+    """Crash and restart the database under a streaming server; it must write again."""
+    before = len(ledger.writes)
+    with anyio.fail_after(ROUND_SECONDS + RECOVERY_SECONDS):
+        async with stdio(cluster.url, env) as client, anyio.create_task_group() as group:
+            group.start_soon(stream, client, ledger, rng, True)
+            await anyio.sleep(rng.uniform(*KILL_AFTER))  # the random moment itself
+            cluster.crash()
+            crashed_at = len(ledger.writes)
+            await anyio.to_thread.run_sync(cluster.start)
+            with anyio.move_on_after(RECOVERY_SECONDS) as waiting:
+                # three answered after the crash, of which at most one was in flight at it
+                await ledger.wait_for(crashed_at + 3)
+            assert not waiting.cancelled_caught, "serve did not write again after the restart"
+            group.cancel_scope.cancel()
+    return ledger.writes[before:]
+
+
+@needs_postgres
+async def test_postgres_survives_the_database_server_killed(
+    cluster: Cluster, env: dict[str, str]
+) -> None:
+    ledger = Ledger()
+    rng = random.Random(SEED + 1)
+    for _ in range(DATABASE_ROUNDS):
+        written = await database_kill_round(cluster, env, ledger, rng)
+        check_store(cluster.url, ledger, written)
+    check_store(cluster.url, ledger, ledger.writes)
+    async with stdio(cluster.url, env) as client:
+        await check_inspect(client, ledger.writes)
