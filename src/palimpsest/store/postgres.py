@@ -32,6 +32,9 @@ from .session import SqlSession, key_race
 from .terms import query_terms
 
 POOL_SIZE = 10
+# How long a call waits for a connection before answering retryable: a database that is
+# down should fail fast (the service retries a few times), not hang the client.
+POOL_WAIT_SECONDS = 5
 MIGRATION_LOCK = 7_305_301  # any constant: one migrator at a time across processes
 
 
@@ -45,7 +48,7 @@ class PostgresStore:
                 max_size=POOL_SIZE,
                 kwargs={"row_factory": dict_row},
                 open=True,
-                timeout=30,
+                timeout=POOL_WAIT_SECONDS,
             )
             self.pool.wait(timeout=30)
         except (psycopg.Error, PoolTimeout) as exc:
