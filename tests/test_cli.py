@@ -200,3 +200,12 @@ def test_copy_and_migrate(cli: Callable[..., Any], run: Run, tmp_path: Path) -> 
     assert [v["version"] for v in json.loads(shown.stdout)["versions"]] == [1, 2]
     migrated = run("--db", str(target), "migrate", "--json")
     assert json.loads(migrated.stdout)["schema_version"] >= 2
+
+
+def test_a_store_url_is_never_printed_with_its_password(run: Run) -> None:
+    for url in (
+        "postgresql://ana:Hunter2Secret@127.0.0.1:1/memory",
+        "postgresql://ana@127.0.0.1:1/memory?password=Hunter2Secret",
+    ):
+        done = run("--db", url, "notebook", "list")
+        assert done.returncode == 1 and "Hunter2Secret" not in done.stdout + done.stderr

@@ -173,3 +173,16 @@ def test_forget_one_version_removes_only_that_version(
     # The memory itself lives on: found by its other words, revisable.
     assert mid in search_hits(service, "cache replica startup")
     service.revise(id=mid, append=" and logs it")
+
+
+def test_idempotent_answers_keep_no_copy_of_forgotten_text(service: Service, folder: Path) -> None:
+    word = secret_word()
+    text = f"Ana's phone is {word}"
+    a = service.remember(notebook="n", kind="fact", text=text)["id"]
+    b = service.remember(notebook="n", kind="note", text=text)["id"]
+    # Two memories share the text, so it comes back in `unmatched`: the stored answer
+    # for the idempotency key must not keep it.
+    answer = service.revise(texts=[text], notebook="n", tags=["x"], idempotency_key="k")
+    assert answer["unmatched"]
+    service.forget(ids=[a, b], because="personal data")
+    assert on_disk(folder, word) == []

@@ -217,3 +217,15 @@ def _write_past_the_gate(service: Service, text: str) -> str:
                       memory.id, notebook.id, 1, ("created",))  # fmt: skip
         tx.put_memory(memory, tx.append_event(event))
     return memory.id
+
+
+def test_an_anchor_hash_is_gated_too(service: Service) -> None:
+    secret = SECRETS["aws-access-key-id"]
+    anchors = [{"path": "app.py", "hash": secret}]
+    assert_refused_without_echo(
+        service, secret, lambda: fact(service, text="anchored", anchors=anchors)
+    )
+    huge = [{"path": "app.py", "hash": "f" * 10_000}]
+    assert_refused_without_echo(
+        service, "f" * 10_000, lambda: fact(service, text="anchored", anchors=huge), as_secret=False
+    )

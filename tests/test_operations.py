@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import pytest
 
@@ -298,3 +299,76 @@ def test_a_conflict_in_a_batch_names_its_item(service: Service) -> None:
         ),
     )
     assert error.item == 1
+
+
+def test_recall_lists_a_notebooks_rules_however_many_others_exist(service: Service) -> None:
+    mine = rule(service, notebook="mine", text="Rule of mine", scope="notebook", check=None)
+    for n in range(205):
+        rule(service, notebook=f"other{n % 3}", text=f"Other rule {n}", scope="notebook",
+             check=None)  # fmt: skip
+    fact(service, notebook="mine", text="widgets are blue")
+    rules = service.recall(query="widgets", notebook="mine")["rules"]
+    assert [r["id"] for r in rules] == [mine]
+
+
+def test_an_exact_id_or_key_match_still_honours_the_filters(service: Service) -> None:
+    mid = fact(service, notebook="nb", key="pool")
+    assert service.recall(query=mid)["hits"][0]["id"] == mid
+    service.create_notebook(name="other")
+    for filters in ({"notebook": "other"}, {"kind": "rule"}, {"status": "retracted"}):
+        assert service.recall(query=mid, **filters)["hits"] == []
+        assert service.recall(query="pool", **filters)["hits"] == []
+
+
+def test_remember_of_a_duplicate_never_drops_what_was_asked(service: Service) -> None:
+    old = fact(service, text="old value is 1")
+    fact(service, text="new value is 2")
+    refused(service, ValidationError, lambda: service.remember(
+        notebook="proj", kind="fact", text="new value is 2", supersedes=[old]))  # fmt: skip
+    assert current(service, old)["status"] == "active"
+    again = service.remember(notebook="proj", kind="fact", text="new value is 2", key="v")
+    assert again["duplicate_of"] and "key" in again["warnings"][0]
+
+
+def test_revert_a_notebook_across_a_supersede_of_a_keyed_memory(
+    timed: Service, clock: Clock
+) -> None:
+    old = fact(timed, text="pool size is 10", key="pool")
+    clock.day = "2026-01-05"
+    new = timed.revise(id=old, supersede=True, text="pool size is 20")["results"][0]["id"]
+    timed.revert(notebook="proj", as_of="2026-01-02", because="undo the change")
+    assert (current(timed, old)["status"], current(timed, old)["key"]) == ("active", "pool")
+    assert current(timed, new)["status"] == "retracted"
+
+
+def test_revert_a_notebook_leaves_a_memory_whose_past_was_forgotten(
+    timed: Service, clock: Clock
+) -> None:
+    mid = fact(timed, text="oops pasted")
+    clock.day = "2026-01-05"
+    timed.revise(id=mid, text="clean text now")
+    timed.forget(id=mid, version=1, because="pasted by mistake")
+    answer = timed.revert(notebook="proj", as_of="2026-01-02")
+    assert answer["skipped"][0]["id"] == mid
+    assert (current(timed, mid)["status"], current(timed, mid)["text"]) == (
+        "active",
+        "clean text now",
+    )
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"kind": "rule", "falsifier": "f", "bindings": {"moments": 5}},
+        {"kind": "rule", "falsifier": "f", "bindings": {"always": "false"}},
+        {"kind": "fact", "occurred_at": "9999-12-31T23:59:59-01:00"},
+    ],
+)
+def test_malformed_values_are_validation_errors(service: Service, fields: dict[str, Any]) -> None:
+    refused(service, ValidationError, lambda: service.remember(notebook="p", text="x", **fields))
+
+
+def test_a_notebook_name_is_trimmed_before_it_is_looked_up(service: Service) -> None:
+    first = service.remember(notebook="proj", kind="fact", text="first")
+    second = service.remember(notebook="proj ", kind="fact", text="second")
+    assert first["notebook"] == second["notebook"] == "proj"

@@ -168,6 +168,7 @@ def test_only_active_memories_are_verified(service: Service) -> None:
         {"bindings": {"moments": ["before_command"]}},
         {"scope": "notebook"},
         {"kind": "note"},
+        {"kind": "orientation"},
         {"status": "retracted"},
         {"expires_at": "2030-01-01"},
     ],
@@ -362,3 +363,16 @@ def test_one_operation_on_several_memories_shares_an_op_id(service: Service) -> 
     events = service.history(notebook="proj")["events"][-2:]
     assert {e["target_id"] for e in events} == {a, b}
     assert events[0]["op_id"] == events[1]["op_id"]
+
+
+def test_tags_are_a_set_so_a_new_order_changes_nothing(service: Service) -> None:
+    mid = fact(service, tags=["a", "b"])
+    assert service.revise(id=mid, tags=["b", "a"])["results"][0]["unchanged"] is True
+
+
+def test_a_missing_substring_is_reported_without_quoting_it(service: Service) -> None:
+    a, b = fact(service, text="alpha"), fact(service, text="beta")
+    answer = service.revise(ids=[a, b], remove="zz-private-zz")
+    assert len(answer["unmatched"]) == 2 and "zz-private-zz" not in str(answer)
+    error = refused(service, ValidationError, lambda: service.revise(id=a, remove="zz-private-zz"))
+    assert "zz-private-zz" not in error.message

@@ -22,7 +22,7 @@ from . import cli_render as render
 from .errors import PalimpsestError, ValidationError
 from .model import KINDS, LINK_TYPES, SCOPES, SEVERITIES, STATUSES
 from .service import DEFAULT_WORKSPACE, Service
-from .store import Store, default_db_path, open_store
+from .store import Store, default_db_path, open_store, shown
 from .transfer import copy_workspace
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -523,9 +523,9 @@ def serve(env: _Env, /, http: bool, port: int) -> None:
     if http:
         url = f"http://{HOST}:{port}{PATH}"
         if click.get_current_context().meta.get(JSON_KEY):
-            click.echo(json.dumps({"url": url, "store": env.db}), err=True)
+            click.echo(json.dumps({"url": url, "store": shown(env.db)}), err=True)
         else:
-            click.echo(f"Palimpsest MCP at {url} (store: {env.db})", err=True)
+            click.echo(f"Palimpsest MCP at {url} (store: {shown(env.db)})", err=True)
     serve(service, http=http, port=port)
 
 
@@ -545,7 +545,7 @@ def demo(env: _Env, /, notebook: str) -> None:
     """A short guided tour: remember, revise, recall and history in your database."""
     service = env.service()
     say = click.echo if not click.get_current_context().meta.get(JSON_KEY) else _quiet
-    say(f"Database: {env.db}\n\n1. remember: filing three memories in notebook {notebook!r}")
+    say(f"Database: {shown(env.db)}\n\n1. remember: filing three memories in notebook {notebook!r}")
     filed = []
     for kind, text, why in DEMO_MEMORIES:
         result = service.remember(notebook=notebook, kind=kind, text=text, **_given(why=why))
@@ -566,7 +566,7 @@ def demo(env: _Env, /, notebook: str) -> None:
     events = service.history(id=first)
     if say is click.echo:
         render.events(events)
-    db = f" --db {env.db}" if env.db != str(default_db_path(data_dir())) else ""
+    db = f" --db {shown(env.db)}" if env.db != str(default_db_path(data_dir())) else ""
     say(f"\nNext: palimpsest{db} inspect {first}")
     if say is not click.echo:
         _emit({"remembered": filed, "revised": revised, "recalled": found, "history": events})

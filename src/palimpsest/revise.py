@@ -99,10 +99,10 @@ def _time(name: str, value: Any) -> str:
         raise ValidationError(f"`{name}` must be an RFC 3339 time or a date.", field=name)
     try:
         return format_time(parse_time(value))
-    except ValueError:
+    except (ValueError, OverflowError):
         raise ValidationError(
             f"`{name}` must be an RFC 3339 time (2026-05-01T12:00:00Z) or a date "
-            f"(2026-05-01); got {value!r}.",
+            f"(2026-05-01) between years 1 and 9999; got {value[:40]!r}.",
             field=name,
         ) from None
 
@@ -147,6 +147,8 @@ def _anchors(name: str, value: Any) -> tuple[Anchor, ...]:
             digest = item.get("hash")
             if digest is not None and not isinstance(digest, str):
                 raise ValidationError("An anchor's `hash` must be a string.", field=name)
+            if digest is not None:
+                digest = gate.screen("anchors.hash", digest, limit_name="key")
             anchors.append(Anchor(_relative_path(name, item["path"]), digest))
         else:
             raise ValidationError("Each anchor is a path or an object {path, hash}.", field=name)
@@ -193,12 +195,15 @@ def _bindings(name: str, value: Any) -> Bindings:
         )
     moments = value.get("moments") or ()
     targets = value.get("targets") or ()
-    if not all(m in MOMENTS for m in moments):
+    always = value.get("always", False)
+    if not isinstance(always, bool):
+        raise ValidationError("`bindings.always` must be true or false.", field=name)
+    if not isinstance(moments, list | tuple) or not all(m in MOMENTS for m in moments):
         raise ValidationError(f"`bindings.moments` are among {', '.join(MOMENTS)}.", field=name)
     if not isinstance(targets, list | tuple) or not all(isinstance(t, str) for t in targets):
         raise ValidationError("`bindings.targets` must be a list of strings.", field=name)
     return Bindings(
-        always=bool(value.get("always", False)),
+        always=always,
         moments=tuple(moments),
         targets=tuple(gate.screen("bindings.targets", t, limit_name="target") for t in targets),
     )
@@ -334,16 +339,18 @@ def edit(memory: Memory, changes: Changes, *, now: str, actor: str) -> Memory:
     ValidationError when the result would be invalid.
     """
     updated = memory.replace(**changes.sets, **{name: _empty(name) for name in changes.clear})
+    if set(updated.tags) == set(memory.tags):  # a set: the same tags in another order
+        updated = updated.replace(tags=memory.tags)
     text = updated.text
     if changes.append is not None:
         text = f"{text.rstrip()} {changes.append.strip()}"
     if changes.replace_from is not None:
         if changes.replace_from not in text:
-            raise Unmatched(f"`replace_from` {changes.replace_from!r} is not in the text")
+            raise Unmatched("the `replace_from` text is not in the memory's text")
         text = text.replace(changes.replace_from, changes.replace_to or "", 1)
     if changes.remove is not None:
         if changes.remove not in text:
-            raise Unmatched(f"`remove` {changes.remove!r} is not in the text")
+            raise Unmatched("the `remove` text is not in the memory's text")
         text = text.replace(changes.remove, "", 1).strip()
     if not text.strip():
         raise ValidationError("The edit would leave the text empty; to delete, use forget.")
@@ -398,8 +405,8 @@ def weakenings(old: Memory, new: Memory) -> list[str]:
     if old.kind not in RULE_KINDS:
         return []
     found = []
-    if new.kind not in RULE_KINDS:
-        found.append("changes its kind away from rule")
+    if new.kind not in RULE_KINDS or (old.kind == "rule" and new.kind != "rule"):
+        found.append(f"changes its kind from {old.kind} to {new.kind}")
     if old.check is not None and new.check != old.check:
         found.append("changes or clears its check")
     if old.severity is not None and (

@@ -194,10 +194,10 @@ class ServiceBase:
         self, tx: StoreWriter, ref: str, now: str, op_id: str, domain: str | None = None
     ) -> Notebook:
         """The notebook named `ref`, created (with `domain`) if there is none yet."""
-        found = tx.get_notebook(ref)
+        name = notebook_name(ref)
+        found = tx.get_notebook(ref) or tx.get_notebook(name)
         if found is not None:
             return found
-        name = notebook_name(ref)
         notebook = Notebook(new_id("nb"), self.workspace, name, now, domain=domain)
         tx.put_notebook(notebook)
         self._notebook_event(
@@ -295,7 +295,7 @@ def notebook_fields(
 
 def ids_only(result: dict[str, Any]) -> dict[str, Any]:
     """What an idempotent replay returns: ids, versions and sequences, never content."""
-    keep = {
+    keep = {  # never `target`, `reason` or a notebook's summary: they may quote content
         "id",
         "version",
         "seq",
@@ -309,10 +309,7 @@ def ids_only(result: dict[str, Any]) -> dict[str, Any]:
         "versions",
         "notebook",
         "changed",
-        "target",
-        "reason",
         "ids",
-        "warnings",
         "removed",
     }
 

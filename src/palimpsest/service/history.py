@@ -52,34 +52,43 @@ class HistoryOps(ServiceBase):
                 return {"results": [self._revert_memory(tx, id, version, because, now, op_id)]}
             assert notebook is not None and as_of_t is not None
             nb = self._find_notebook(tx, notebook)
-            seq = tx.seq_at(as_of_t)
-            results = []
-            ids = {m.id for m in tx.memories_at(None, nb.id)} | {
-                m.id for m in tx.memories_at(seq, nb.id)
-            }
-            for memory_id in sorted(ids):
-                current = tx.get_memory(memory_id)
-                if current is None:
-                    continue
-                then = tx.memory_at(memory_id, seq)
-                if then is None:
-                    target = current.replace(
-                        status="retracted", status_note=f"notebook reverted to {as_of_t}"
-                    )
-                else:
-                    target = current.replace(
-                        **then.content(),
-                        status=then.status,
-                        status_note=then.status_note,
-                        superseded_by=then.superseded_by,
-                        notebook_id=then.notebook_id,
-                    )
-                results.append(
-                    self._apply_revert(tx, current, target, because, now, op_id, {"as_of": as_of_t})
-                )
-            return {"results": results}
+            return self._revert_notebook(tx, nb.id, as_of_t, because, now, op_id)
 
         return self._write("revert", request, idempotency_key, dry_run, body)
+
+    def _revert_notebook(
+        self, tx: StoreWriter, notebook_id: str, as_of: str, because: str | None, now: str,
+        op_id: str,
+    ) -> dict[str, Any]:  # fmt: skip
+        """Each memory of the notebook back to its content and status at `as_of`."""
+        seq = tx.seq_at(as_of)
+        ids = {m.id for m in tx.memories_at(None, notebook_id)}
+        ids |= {m.id for m in tx.memories_at(seq, notebook_id)}
+        plans: list[tuple[Memory, Memory]] = []
+        skipped = []
+        for memory_id in sorted(ids):
+            current = tx.get_memory(memory_id)
+            if current is None:
+                continue
+            then = [v for v in tx.memory_versions(memory_id) if v.seq <= seq]
+            if not then:  # filed after `as_of`
+                if current.status == "active":
+                    note = f"notebook reverted to {as_of}"
+                    plans.append((current, current.replace(status="retracted", status_note=note)))
+            elif then[-1].memory is None:
+                skipped.append({"id": memory_id, "reason": "its version then was forgotten"})
+            else:
+                past = then[-1].memory
+                plans.append((current, current.replace(**past.content(), status=past.status,
+                              status_note=past.status_note, superseded_by=past.superseded_by,
+                              notebook_id=past.notebook_id)))  # fmt: skip
+        # Memories giving up a key go first, so that the others can take it back.
+        plans.sort(key=lambda plan: not _gives_up_key(*plan))
+        results = [
+            self._apply_revert(tx, current, target, because, now, op_id, {"as_of": as_of})
+            for current, target in plans
+        ]
+        return {"results": results, "skipped": skipped} if skipped else {"results": results}
 
     def _revert_memory(
         self,
@@ -314,3 +323,13 @@ class HistoryOps(ServiceBase):
             "changes": diff(before, after),
             "text_diff": text_diff(before.text, after.text, f"v{old}", f"v{new}"),
         }
+
+
+def _gives_up_key(current: Memory, target: Memory) -> bool:
+    holds = current.status == "active" and current.key is not None
+    keeps = (target.status, target.key, target.notebook_id) == (
+        "active",
+        current.key,
+        current.notebook_id,
+    )
+    return holds and not keeps

@@ -65,13 +65,7 @@ class MemoryOps(ServiceBase):
             norm = normalize_text(values["text"])
             for same in tx.find_by_text(nb.id, norm):
                 if same.kind == values["kind"] and same.status == "active":
-                    return {
-                        "id": same.id,
-                        "version": same.version,
-                        "duplicate_of": same.id,
-                        "written": False,
-                        "notebook": nb.name,
-                    }
+                    return _duplicate(same, nb.name, values, superseded_ids)
             memory = Memory(
                 id=new_id("m"),
                 workspace=self.workspace,
@@ -439,3 +433,28 @@ def _op_name(changes: Changes) -> str:
     if changes.claim:
         return "claim"
     return "revise"
+
+
+def _duplicate(
+    same: Memory, notebook: str, values: dict[str, Any], superseded: list[str]
+) -> dict[str, Any]:
+    """The answer to filing what is already there: nothing is written, nothing ignored."""
+    if superseded:
+        raise ValidationError(
+            f"This text is already the active memory {same.id}, so nothing new would be filed "
+            "to supersede those memories. Retire them with revise (status superseded), or "
+            "change the text.",
+            field="supersedes",
+        )
+    differing = sorted(
+        name for name, value in values.items() if name not in ("text", "kind")
+        and getattr(same, name) != value
+    )  # fmt: skip
+    answer = {"id": same.id, "version": same.version, "duplicate_of": same.id,
+              "written": False, "notebook": notebook}  # fmt: skip
+    if differing:
+        answer["warnings"] = [
+            f"{same.id} already holds this text; what you gave for {', '.join(differing)} was "
+            "not applied: use revise to change it."
+        ]
+    return answer

@@ -69,7 +69,7 @@ class RecallOps(ServiceBase):
                 alive_at=None if include_retired else at,
             )
             found = tx.search(search)
-            exact = self._exact(tx, query.strip(), at_seq, include_retired, at)
+            exact = self._exact(tx, query.strip(), search)
             hits = [(m, s) for m, s in found if m.id not in {e.id for e in exact}]
             ranked = [(m, max([s for _, s in found], default=0.0) + 1.0) for m in exact] + hits
             ranked = ranked[:limit]
@@ -81,29 +81,40 @@ class RecallOps(ServiceBase):
             "as_of": as_of_t,
         }
 
-    def _exact(
-        self, tx: StoreReader, query: str, at_seq: int | None, include_retired: bool, at: str
-    ) -> list[Memory]:
-        """Memories whose id or key is exactly the query: they rank first."""
+    def _exact(self, tx: StoreReader, query: str, search: SearchQuery) -> list[Memory]:
+        """Memories whose id or key is exactly the query and that pass the filters: first."""
         if not query or len(query) > 200:
             return []
-        found = []
+        at_seq = search.at_seq
         memory = tx.get_memory(query) if at_seq is None else tx.memory_at(query, at_seq)
-        if memory is not None:
-            found.append(memory)
-        found += [
-            m for m in tx.memories_with_key(query, at_seq) if m.id not in {f.id for f in found}
-        ]
-        return [m for m in found if include_retired or (m.status == "active" and not m.expired(at))]
+        found = [memory] if memory is not None else []
+        found += [m for m in tx.memories_with_key(query, at_seq) if m not in found]
+        return [m for m in found if _passes(m, search)]
 
     def _standing_rules(
         self, tx: StoreReader, notebook_ids: set[str], at_seq: int | None, at: str
     ) -> list[Memory]:
+        """The rules binding the touched notebooks: their own and the workspace-wide ones."""
         if not notebook_ids:
             return []
-        search = SearchQuery(text="", limit=MAX_LIMIT, kinds=("rule",), at_seq=at_seq, alive_at=at)
-        return [
-            m
-            for m, _ in tx.search(search)
-            if m.scope == "workspace" or m.notebook_id in notebook_ids
-        ]
+        rules: dict[str, Memory] = {}
+        for narrowed in ({"notebook_ids": tuple(sorted(notebook_ids))}, {"scopes": ("workspace",)}):
+            search = SearchQuery(
+                text="", limit=MAX_LIMIT, kinds=("rule",), at_seq=at_seq, alive_at=at, **narrowed
+            )
+            rules.update((m.id, m) for m, _ in tx.search(search))
+        return list(rules.values())
+
+
+def _passes(memory: Memory, search: SearchQuery) -> bool:
+    """Whether `memory` passes the filters of `search` (the store applies the same ones)."""
+    when = memory.occurred_at or memory.recorded_at
+    return (
+        (search.notebook_ids is None or memory.notebook_id in search.notebook_ids)
+        and (not search.kinds or memory.kind in search.kinds)
+        and (not search.statuses or memory.status in search.statuses)
+        and set(search.tags) <= set(memory.tags)
+        and (search.since is None or when >= search.since)
+        and (search.until is None or when <= search.until)
+        and (search.alive_at is None or not memory.expired(search.alive_at))
+    )

@@ -13,6 +13,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from ..model import Event, Link, Memory, MemoryVersion, Notebook, Tombstone
 
@@ -25,6 +26,7 @@ class SearchQuery:
     kinds: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()  # a hit must carry every one
     statuses: tuple[str, ...] = ("active",)
+    scopes: tuple[str, ...] = ()  # rules' scope: notebook or workspace
     since: str | None = None  # on occurred_at, else recorded_at
     until: str | None = None
     at_seq: int | None = None  # None: the current state
@@ -115,6 +117,21 @@ class Store(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+def shown(url: str) -> str:
+    """A store's name safe to print: a URL loses its password, wherever it was given."""
+    parts = urlsplit(url)
+    if not parts.scheme.startswith("postgres"):
+        return url
+    host = parts.hostname or ""
+    user = f"{parts.username}:***@" if parts.username else ""
+    port = f":{parts.port}" if parts.port else ""
+    query = "&".join(
+        f"{k}={'***' if k.lower() in ('password', 'passfile') else v}"
+        for k, v in parse_qsl(parts.query)
+    )
+    return urlunsplit((parts.scheme, f"{user}{host}{port}", parts.path, query, ""))
 
 
 def default_db_path(home: Path) -> Path:

@@ -25,7 +25,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ..errors import PalimpsestError, Retryable, ValidationError
 from ..model import Memory
-from . import SearchQuery
+from . import SearchQuery, shown
 from .migrations import migrations, statements
 from .rows import Row, memory_from_row
 from .session import SqlSession, key_race
@@ -53,7 +53,7 @@ class PostgresStore:
             self.pool.wait(timeout=30)
         except (psycopg.Error, PoolTimeout) as exc:
             raise ValidationError(
-                f"Cannot reach the PostgreSQL server at {_redacted(url)} ({type(exc).__name__}); "
+                f"Cannot reach the PostgreSQL server at {shown(url)} ({type(exc).__name__}); "
                 "check that it runs and that the URL, user and password are right."
             ) from None
         self._migrate()
@@ -173,12 +173,3 @@ class PostgresSession(SqlSession):
 def _placeholders(sql: str) -> bytes:
     """Our SQL is written with `?`; psycopg takes `%s` (none of it holds a literal ? or %)."""
     return sql.replace("?", "%s").encode()
-
-
-def _redacted(url: str) -> str:
-    """The URL without its password, for messages."""
-    scheme, _, rest = url.partition("://")
-    credentials, at, host = rest.rpartition("@")
-    if not at:
-        return url
-    return f"{scheme}://{credentials.split(':', 1)[0]}:***@{host}"

@@ -237,6 +237,7 @@ class SqlSession(ABC):
             ("notebook_id", query.notebook_ids),
             ("kind", query.kinds),
             ("status", query.statuses),
+            ("scope", query.scopes),
         ):
             if values:
                 where.append(f"v.{column} IN ({marks(values)})")
