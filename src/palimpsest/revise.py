@@ -27,6 +27,7 @@ from .model import (
     Memory,
     format_time,
     parse_time,
+    to_json,
 )
 
 CLEARABLE = frozenset(CONTENT_FIELDS) - {"kind", "text"}
@@ -445,8 +446,6 @@ def changed_fields(old: Memory, new: Memory) -> list[str]:
 
 def diff(old: Memory | None, new: Memory | None) -> dict[str, dict[str, Any]]:
     """Field by field, what changed from `old` to `new` (either may be absent)."""
-    from .model import to_json
-
     names = [n for n in Memory.__dataclass_fields__ if n not in ("version", "id", "workspace")]
     result = {}
     for name in names:

@@ -171,11 +171,13 @@ class NotebookOps(ServiceBase):
         for ref, name in ((source, "source"), (target, "target")):
             if not isinstance(ref, str) or not 0 < len(ref) <= MAX_ID:
                 raise ValidationError(f"`{name}` must be an id.", field=name)
-            memory = tx.get_memory(ref)
-            notebook = None if memory else tx.get_notebook(ref)
-            if memory is None and (notebook is None or notebook.id != ref):
+            end: Memory | Notebook | None = tx.get_memory(ref)
+            if end is None:
+                notebook = tx.get_notebook(ref)
+                end = notebook if notebook is not None and notebook.id == ref else None
+            if end is None:
                 raise NotFound(f"No memory or notebook with id {ref}.", field=name)
-            ends.append(memory or notebook)  # type: ignore[arg-type]
+            ends.append(end)
         if type(ends[0]) is not type(ends[1]):
             raise ValidationError("A link joins two memories or two notebooks, not one of each.")
         return ends
