@@ -1,0 +1,184 @@
+"""Recall quality on LoCoMo: does recall find the turns that answer a question?
+
+Run on demand, not by pytest:
+
+    .venv/bin/python bench/bench_locomo.py
+    .venv/bin/python bench/bench_locomo.py --store postgresql://localhost/palimpsest
+
+Each dev conversation of LoCoMo (Maharana et al., "Evaluating Very Long-Term
+Conversational Memory of LLM Agents", ACL 2024) is filed through the service, one memory
+per dialog turn ("<speaker>: <text>", kind note, in a notebook named after the
+conversation, occurred_at from the session's date). Then every question of that
+conversation is asked as a recall query in its notebook (limit 10) and scored as
+../shared/bench/locomo/README.md defines it: recall@k is the share of the question's
+evidence turns in the top k, hit@k whether any is, each averaged over questions
+(category 5 included). The data is read at run time and never copied: it is licensed for
+evaluation only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from palimpsest.errors import ValidationError
+from palimpsest.service import Service
+from palimpsest.store import open_store, shown
+
+REPO = Path(__file__).resolve().parents[1]
+LOCOMO_DEV = REPO.parent / "shared" / "bench" / "locomo" / "dev"
+LIMIT = 10
+CUTS = (1, 5, 10)
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+
+
+@dataclass
+class Scores:
+    """Per-question figures, kept whole so any average can be taken at the end."""
+
+    recall: dict[int, list[float]] = field(default_factory=lambda: {k: [] for k in CUTS})
+    hit5: list[float] = field(default_factory=list)
+    by_category: dict[int, list[float]] = field(default_factory=lambda: defaultdict(list))
+    latency: list[float] = field(default_factory=list)
+    memories: int = 0
+    duplicates: int = 0
+    refused: int = 0
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    with path.open(encoding="utf-8") as lines:
+        return [json.loads(line) for line in lines if line.strip()]
+
+
+def occurred_at(session_date_time: str) -> str | None:
+    """'1:56 pm on 8 May, 2023' as RFC 3339 (no zone is given: taken as UTC), else None."""
+    try:
+        moment = datetime.strptime(session_date_time.strip(), "%I:%M %p on %d %B, %Y")
+    except (AttributeError, ValueError):
+        return None
+    return moment.strftime("%Y-%m-%dT%H:%M:00Z")
+
+
+def file_turns(
+    service: Service, notebook: str, turns: list[dict[str, Any]], scores: Scores
+) -> dict[str, list[str]]:
+    """Remember every turn; return memory id -> the LoCoMo dialog ids it stands for."""
+    dialog_ids: dict[str, list[str]] = defaultdict(list)
+    for turn in turns:
+        fields: dict[str, Any] = {"notebook": notebook, "kind": "note"}
+        fields["text"] = f"{turn['speaker']}: {turn['text']}"
+        when = occurred_at(turn.get("session_date_time", ""))
+        if when:
+            fields["occurred_at"] = when
+        try:
+            answer = service.remember(**fields)
+        except ValidationError as exc:  # the write gate may refuse a turn; count it
+            print(f"  {notebook} {turn['id']} refused: {exc}", file=sys.stderr)
+            scores.refused += 1
+            continue
+        scores.duplicates += "duplicate_of" in answer
+        scores.memories += "duplicate_of" not in answer
+        dialog_ids[answer["id"]].append(turn["id"])
+    return dialog_ids
+
+
+def ask(service: Service, notebook: str, questions: list[dict[str, Any]],
+        dialog_ids: dict[str, list[str]], scores: Scores) -> None:  # fmt: skip
+    """Recall each question in its conversation's notebook and score the ranked hits."""
+    for question in questions:
+        start = time.perf_counter()
+        hits = service.recall(query=question["question"], notebook=notebook, limit=LIMIT)["hits"]
+        scores.latency.append(time.perf_counter() - start)
+        ranked = [dialog_ids.get(hit["id"], []) for hit in hits]
+        evidence = set(question["evidence"])
+        for k in CUTS:
+            found = evidence.intersection(d for turn in ranked[:k] for d in turn)
+            scores.recall[k].append(len(found) / len(evidence))
+            if k == 5:
+                scores.hit5.append(1.0 if found else 0.0)
+                scores.by_category[question["category"]].append(len(found) / len(evidence))
+
+
+def run(store_url: str, workspace: str, data: Path) -> Scores:
+    scores = Scores()
+    store = open_store(store_url)
+    try:
+        service = Service(store, actor="agent:bench-locomo", workspace=workspace)
+        for path in sorted(data.glob("*.memories.jsonl")):
+            conversation = path.name.removesuffix(".memories.jsonl")
+            questions = read_jsonl(path.with_name(f"{conversation}.questions.jsonl"))
+            started = time.perf_counter()
+            dialog_ids = file_turns(service, conversation, read_jsonl(path), scores)
+            filed = time.perf_counter() - started
+            ask(service, conversation, questions, dialog_ids, scores)
+            print(f"  {conversation}: {sum(map(len, dialog_ids.values()))} turns filed in "
+                  f"{filed:.1f} s, {len(questions)} questions", flush=True)  # fmt: skip
+    finally:
+        store.close()
+    return scores
+
+
+def report(scores: Scores) -> None:
+    n = len(scores.hit5)
+    mean = statistics.fmean
+    cuts = statistics.quantiles(scores.latency, n=100, method="inclusive")
+    print(f"\n{n} questions, {scores.memories} memories "
+          f"({scores.duplicates} duplicate turns, {scores.refused} refused)\n")  # fmt: skip
+    print(f"{'':<24}{'value':>8}")
+    for k in CUTS:
+        print(f"{f'recall@{k}':<24}{mean(scores.recall[k]):>8.3f}")
+    print(f"{'hit@5':<24}{mean(scores.hit5):>8.3f}")
+    print(f"\n{'recall@5 by category':<24}{'value':>8}{'questions':>11}")
+    for category in sorted(scores.by_category):
+        values = scores.by_category[category]
+        label = f"{category} {CATEGORIES.get(category, '')}"
+        print(f"{label:<24}{mean(values):>8.3f}{len(values):>11}")
+    print(f"\nrecall latency p50 / p95  {cuts[49] * 1000:.2f} / {cuts[94] * 1000:.2f} ms")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=LOCOMO_DEV,
+        help=f"folder of <id>.memories.jsonl and <id>.questions.jsonl (default: {LOCOMO_DEV})",
+    )
+    parser.add_argument(
+        "--store",
+        help="a SQLite path or postgresql:// URL, filled in a new workspace "
+        "(default: a fresh SQLite file in a temporary folder)",
+    )
+    args = parser.parse_args(argv)
+    if not any(args.data.glob("*.memories.jsonl")):
+        parser.error(f"no *.memories.jsonl in {args.data}; pass --data DIR")
+
+    temp_dir = None
+    if args.store:
+        url, workspace = args.store, f"locomo-{uuid.uuid4().hex[:8]}"
+    else:
+        temp_dir = Path(tempfile.mkdtemp(prefix="palimpsest-locomo-"))
+        url, workspace = str(temp_dir / "locomo.db"), "default"
+    print(f"LoCoMo recall on {shown(url)} (workspace {workspace}), data {args.data}", flush=True)
+    try:
+        scores = run(url, workspace, args.data)
+    finally:
+        if temp_dir is not None:
+            shutil.rmtree(temp_dir, ignore_errors=True)
+    report(scores)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
