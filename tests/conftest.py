@@ -56,3 +56,17 @@ def workspace(store: Store) -> str:
 @pytest.fixture
 def service(store: Store, workspace: str) -> Service:
     return Service(store, workspace=workspace)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """The MCP tests run on asyncio, as the SDK's own server does."""
+    return "asyncio"
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    """For subprocesses: no store selection inherited from the caller, a private home."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith("PALIMPSEST_")}
+    base.update(HOME=str(tmp_path / "home"), XDG_DATA_HOME=str(tmp_path / "xdg"))
+    return base

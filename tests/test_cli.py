@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -16,14 +15,6 @@ import pytest
 from palimpsest.cli import palimpsest
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
-
-
-@pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
-    """The environment without any store selection, and a private home directory."""
-    base = {k: v for k, v in os.environ.items() if not k.startswith("PALIMPSEST_")}
-    base.update(HOME=str(tmp_path / "home"), XDG_DATA_HOME=str(tmp_path / "xdg"))
-    return base
 
 
 @pytest.fixture

@@ -68,19 +68,6 @@ WORKSPACE = "default"
 # postgresql:// URL, which a Path would mangle) reaches `--db` just the same.
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
-    """No store selection inherited from the caller, and a private home directory."""
-    base = {k: v for k, v in os.environ.items() if not k.startswith("PALIMPSEST_")}
-    base.update(HOME=str(tmp_path / "home"), XDG_DATA_HOME=str(tmp_path / "xdg"))
-    return base
-
-
 @dataclass(frozen=True)
 class Write:
     id: str

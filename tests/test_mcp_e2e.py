@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import socket
 import sqlite3
 import subprocess
@@ -25,19 +24,6 @@ from .mcp_helpers import call, check_tool_schemas, refuse, refused
 pytestmark = pytest.mark.anyio
 
 STARTUP_SECONDS = 30
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
-    """No store selection inherited from the caller, and a private home directory."""
-    base = {k: v for k, v in os.environ.items() if not k.startswith("PALIMPSEST_")}
-    base.update(HOME=str(tmp_path / "home"), XDG_DATA_HOME=str(tmp_path / "xdg"))
-    return base
 
 
 def command(db: Path, *args: str) -> list[str]:

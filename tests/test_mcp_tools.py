@@ -38,11 +38,6 @@ def store(db_path: Path) -> Iterator[Store]:
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 async def client(service: Service) -> AsyncIterator[Client]:
     server = build_server(service)
     async with Client(server) as connected:
