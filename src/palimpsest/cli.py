@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 import click
 
 from . import cli_render as render
+from .cli_demo import run_demo
 from .errors import PalimpsestError, ValidationError
 from .model import KINDS, LINK_TYPES, SCOPES, SEVERITIES, STATUSES
 from .service import DEFAULT_WORKSPACE, Service
@@ -74,6 +75,10 @@ class _Group(click.Group):
             _fail(ctx, exc.to_dict(), EXIT_CODES.get(exc.error_class, 3))
         except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
+        except BrokenPipeError:
+            # The reader went away (`palimpsest ... | head`): nothing more to say to it.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(0)
         except Exception as exc:
             if os.environ.get("PALIMPSEST_DEBUG"):
                 raise
@@ -531,49 +536,17 @@ def serve(env: _Env, /, http: bool, port: int) -> None:
 
 # -- demo ------------------------------------------------------------------------------
 
-DEMO_MEMORIES = [
-    ("decision", "We use PostgreSQL 15 for the main database", "pgvector needs 15 or later"),
-    ("fact", "The API listens on port 8080 behind nginx", None),
-    ("pattern", "Database migrations are plain SQL files, numbered, never edited", None),
-]
-
 
 @_command(palimpsest, "demo", "PALIMPSEST_HOME=/tmp/try palimpsest demo")
 @click.option("-n", "--notebook", default="demo", show_default=True, help="Notebook to use.")
 @pass_env
 def demo(env: _Env, /, notebook: str) -> None:
     """A short guided tour: remember, revise, recall and history in your database."""
-    service = env.service()
-    say = click.echo if not click.get_current_context().meta.get(JSON_KEY) else _quiet
-    say(f"Database: {shown(env.db)}\n\n1. remember: filing three memories in notebook {notebook!r}")
-    filed = []
-    for kind, text, why in DEMO_MEMORIES:
-        result = service.remember(notebook=notebook, kind=kind, text=text, **_given(why=why))
-        filed.append(result)
-        say(f"   {result['id']}  {kind:<9} {text}")
-    first = filed[0]["id"]
-    say("\n2. revise: the database was upgraded; the old version stays in the history")
-    revised = service.revise(id=first, replace_from="PostgreSQL 15", replace_to="PostgreSQL 16")
-    for line in revised["results"]:
-        say(f"   {line['id']} is now version {line['version']}")
-    for miss in revised["unmatched"]:
-        say(f"   {miss['target']} unchanged: {miss['reason']}")
-    say('\n3. recall "database"')
-    found = service.recall(query="database", notebook=notebook)
-    if say is click.echo:
-        render.hits(found)
-    say(f"\n4. history of {first}")
-    events = service.history(id=first)
-    if say is click.echo:
-        render.events(events)
+    as_json = bool(click.get_current_context().meta.get(JSON_KEY))
     db = f" --db {shown(env.db)}" if env.db != str(default_db_path(data_dir())) else ""
-    say(f"\nNext: palimpsest{db} inspect {first}")
-    if say is not click.echo:
-        _emit({"remembered": filed, "revised": revised, "recalled": found, "history": events})
-
-
-def _quiet(_text: str) -> None:
-    pass
+    tour = run_demo(env.service(), notebook, shown(env.db), f"palimpsest{db}", quiet=as_json)
+    if as_json:
+        _emit(tour)
 
 
 def main() -> None:
