@@ -511,3 +511,13 @@ async def test_redact_keeps_a_note_and_a_summary_without_their_credentials(clien
     created = await call(client, "notebook", action="create", name="ops", summary=token,
                          redact=True)  # fmt: skip
     assert token not in json.dumps(created)
+
+
+async def test_someone_elses_memory_needs_an_override(client: Client, service: Service) -> None:
+    bob = Service(service.store, actor="user:bob", workspace=service.workspace)
+    memory = bob.remember(notebook="n", kind="fact", text="Bob's note on caching")["id"]
+    denied = await refuse(client, "revise", id=memory, tags=["cache"])
+    assert denied["error_class"] == "forbidden"
+    allowed = await call(client, "revise", id=memory, tags=["cache"],
+                         override_reason="tagging for search", override_confirm=True)  # fmt: skip
+    assert allowed["results"][0]["version"] == 2

@@ -7,7 +7,9 @@ from typing import Any
 
 import pytest
 
-from palimpsest.errors import Conflict, NotFound, ValidationError
+from palimpsest.errors import Conflict, Forbidden, NotFound, ValidationError
+from palimpsest.ids import new_id
+from palimpsest.model import Event, Memory
 from palimpsest.service import Service
 from palimpsest.store import Store
 
@@ -207,9 +209,10 @@ def test_inspect_a_notebook_lists_all_its_memories(service: Service) -> None:
 
 def test_history_filters_and_diffs(service: Service) -> None:
     mid = fact(service)
+    service.revise(id=mid, replace_from="20", replace_to="25")
     other = Service(service.store, actor="agent:ci", workspace=service.workspace)
-    other.revise(id=mid, replace_from="20", replace_to="25")
-    assert [e["version"] for e in service.history(actor="agent:ci")["events"]] == [2]
+    other.revise(id=mid, tags=["db"], override_reason="tagging", override_confirm=True)
+    assert [e["version"] for e in service.history(actor="agent:ci")["events"]] == [3]
     events = service.history(id=mid)["events"]
     assert events[1]["changes"]["text"] == {
         "old": "The pool size is 20",
@@ -372,3 +375,56 @@ def test_a_notebook_name_is_trimmed_before_it_is_looked_up(service: Service) -> 
     first = service.remember(notebook="proj", kind="fact", text="first")
     second = service.remember(notebook="proj ", kind="fact", text="second")
     assert first["notebook"] == second["notebook"] == "proj"
+
+
+def test_someone_elses_memory_changes_only_through_an_override_or_a_supersede(
+    service: Service,
+) -> None:
+    mid = fact(service, key="pool")
+    bob = Service(service.store, actor="user:bob", workspace=service.workspace)
+    refused(service, Forbidden, lambda: bob.revise(id=mid, tags=["db"]))
+    refused(service, Forbidden, lambda: bob.revise(id=mid, tags=["db"], override_reason="fix"))
+    bob.revise(id=mid, tags=["db"], override_reason="tag it", override_confirm=True)
+    assert current(service, mid)["tags"] == ["db"]
+    error = refused(service, Forbidden, lambda: bob.revise(
+        id=mid, text="pool is 30", override_reason="wrong", override_confirm=True))  # fmt: skip
+    assert error.field == "text"
+    successor = bob.revise(id=mid, supersede=True, text="The pool size is 30")["results"][0]
+    assert current(service, successor["id"])["owner"] == "user:bob"
+    assert current(service, mid)["status"] == "superseded"
+
+
+def test_overrides_act_on_one_memory_and_need_the_right(service: Service) -> None:
+    a, b = fact(service, text="alpha"), fact(service, text="beta")
+    bob = Service(service.store, actor="user:bob", workspace=service.workspace)
+    answer = bob.revise(ids=[a, b], tags=["x"])
+    assert answer["results"] == [] and len(answer["unmatched"]) == 2
+    refused(service, Forbidden, lambda: bob.revise(items=[{"id": a, "tags": ["x"]}]))
+    refused(service, ValidationError, lambda: bob.revise(
+        ids=[a, b], tags=["x"], override_reason="all of them"))  # fmt: skip
+    agent = Service(service.store, actor="agent:ci", workspace=service.workspace,
+                    may_override=False)  # fmt: skip
+    refused(service, Forbidden, lambda: agent.revise(
+        id=a, tags=["x"], override_reason="fix", override_confirm=True))  # fmt: skip
+
+
+def test_an_ownerless_memory_can_be_claimed(service: Service) -> None:
+    mid = _ownerless(service)
+    bob = Service(service.store, actor="user:bob", workspace=service.workspace)
+    bob.revise(id=mid, claim=True)
+    assert current(service, mid)["owner"] == "user:bob"
+    refused(service, ValidationError, lambda: service.revise(id=mid, claim=True))
+
+
+def _ownerless(service: Service) -> str:
+    """A memory from before ownership was recorded (filed straight to the store)."""
+    with service.store.write(service.workspace) as tx:
+        notebook = tx.list_notebooks()[0] if tx.list_notebooks() else None
+        memory = Memory(id=new_id("m"), workspace=service.workspace,
+                        notebook_id=notebook.id if notebook else "nb_none", kind="fact",
+                        text="an old fact", version=1, recorded_at="2026-01-01T00:00:00.000000Z",
+                        author="user:old", owner=None)  # fmt: skip
+        event = Event(0, new_id("op"), memory.recorded_at, "user:old", "import", "memory",
+                      memory.id, memory.notebook_id, 1, ("created",))  # fmt: skip
+        tx.put_memory(memory, tx.append_event(event))
+    return memory.id

@@ -297,6 +297,8 @@ def recall(env: _Env, /, query: tuple[str, ...], kind: tuple[str, ...], **option
 @click.option("--move-to", help="Move to this notebook (kept: id, dates, key, history).")
 @click.option("--supersede", is_flag=True, help="File as a new memory; retire the original.")
 @click.option("--claim", is_flag=True, help="Make an ownerless memory yours.")
+@click.option("--override-reason", help="Why you change a memory someone else owns.")
+@click.option("--override-confirm", is_flag=True, help="Confirm overriding a person's memory.")
 @click.option("--expected-version", type=int, help="Refuse if the memory changed since.")
 @_write_options
 @pass_env

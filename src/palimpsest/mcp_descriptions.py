@@ -108,6 +108,11 @@ memories share the text, a status that does not allow the change, `replace_from`
 `remove` not in the text), each with its reason: those are unchanged, and `warnings` \
 says so. Fix them and call again.
 
+A memory someone else owns is `forbidden` to change unless you give `override_reason` \
+(and `override_confirm` true when the owner is a person), one `id` per call; an override \
+corrects tags, dates, expiry or status, while its text, title, why or kind change only \
+through `supersede`. `claim` makes an ownerless memory yours.
+
 Refused: a secret in any value or in the edited text (named by field and kind, never \
 echoed); weakening a rule or orientation (retiring it, lowering or clearing its \
 severity, changing its check, removing a binding, narrowing its scope) without \

@@ -214,6 +214,13 @@ class PalimpsestTools:
             bool, describe("File the result as a new memory and retire this one (one `id`).")
         ] = False,
         claim: Annotated[bool, describe("Make an ownerless memory yours (one `id`).")] = False,
+        override_reason: Annotated[
+            str | None,
+            describe("Why you change a memory someone else owns (one `id`); kept in history."),
+        ] = None,
+        override_confirm: Annotated[
+            bool, describe("With `override_reason`: confirm overriding a person's memory.")
+        ] = False,
         expected_version: Annotated[
             int | None,
             describe("The version you read (with one `id`); a newer one makes this a conflict."),

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import gate
-from .errors import ValidationError
+from .errors import Forbidden, ValidationError
 from .model import (
     CHECK_KINDS,
     CONTENT_FIELDS,
@@ -45,8 +45,12 @@ EDIT_FIELDS = frozenset(
         "move_to",
         "supersede",
         "claim",
+        "override_reason",
+        "override_confirm",
     }
 )
+# What a memory says: someone else's memory changes these only through a supersede.
+SUBSTANTIVE = ("text", "title", "why", "kind")
 
 
 class Unmatched(Exception):
@@ -245,11 +249,19 @@ class Changes:
     move_to: str | None = None
     supersede: bool = False
     claim: bool = False
+    override_reason: str | None = None
+    override_confirm: bool = False
     redacted: tuple[str, ...] = ()  # kinds of credentials redacted from `note`
 
     @property
     def is_empty(self) -> bool:
-        return self == Changes(because=self.because, note=self.note, redacted=self.redacted)
+        return self == Changes(
+            because=self.because,
+            note=self.note,
+            redacted=self.redacted,
+            override_reason=self.override_reason,
+            override_confirm=self.override_confirm,
+        )
 
 
 def parse_changes(raw: Mapping[str, Any], *, redact: bool = False) -> Changes:
@@ -292,7 +304,8 @@ def parse_changes(raw: Mapping[str, Any], *, redact: bool = False) -> Changes:
     redacted: list[str] = []
     if redact and isinstance(edits.get("note"), str) and edits["note"]:
         edits["note"], redacted = gate.screen_redacting("note", edits["note"])
-    for name in ("append", "replace_from", "replace_to", "remove", "note", "because"):
+    for name in ("append", "replace_from", "replace_to", "remove", "note", "because",
+                 "override_reason"):  # fmt: skip
         if name in edits:
             strings[name] = _edit_string(name, edits[name])
     status = edits.get("status")
@@ -305,7 +318,7 @@ def parse_changes(raw: Mapping[str, Any], *, redact: bool = False) -> Changes:
     if move_to is not None:
         move_to = _string("move_to", move_to)
         gate.screen("move_to", move_to, limit_name="notebook")
-    for flag in ("supersede", "claim"):
+    for flag in ("supersede", "claim", "override_confirm"):
         if flag in edits and not isinstance(edits[flag], bool):
             raise ValidationError(f"`{flag}` must be true or false.", field=flag)
     return Changes(
@@ -315,6 +328,7 @@ def parse_changes(raw: Mapping[str, Any], *, redact: bool = False) -> Changes:
         move_to=move_to,
         supersede=bool(edits.get("supersede", False)),
         claim=bool(edits.get("claim", False)),
+        override_confirm=bool(edits.get("override_confirm", False)),
         redacted=tuple(redacted),
         **strings,
     )
@@ -323,7 +337,7 @@ def parse_changes(raw: Mapping[str, Any], *, redact: bool = False) -> Changes:
 def _edit_string(name: str, value: Any) -> str:
     if not isinstance(value, str) or value == "":
         raise ValidationError(f"`{name}` must be a non-empty string.", field=name)
-    limit = {"note": "note", "because": "because"}.get(name, "text")
+    limit = {"note": "note", "because": "because", "override_reason": "because"}.get(name, "text")
     if name in ("replace_from", "remove"):
         # Only located in the text, never stored: a secret here is how one gets removed.
         return gate.check_length(name, value, limit_name=limit)
@@ -423,6 +437,42 @@ def weakenings(old: Memory, new: Memory) -> list[str]:
     if new.expires_at is not None and (old.expires_at is None or new.expires_at < old.expires_at):
         found.append("makes it expire")
     return found
+
+
+def check_ownership(
+    old: Memory, new: Memory, changes: Changes, *, actor: str, may_override: bool
+) -> None:
+    """Refuse (forbidden) a change to someone else's memory that no override covers.
+
+    The owner, or anyone on an ownerless memory, may change anything. Others need an
+    override: a reason (and a confirmation when the owner is a person) from an actor
+    allowed to give one; an override corrects tags, dates, expiry or status in place, while
+    what the memory says changes only through `supersede`.
+    """
+    if old.owner is None or old.owner == actor:
+        return
+    if not changes.override_reason:
+        raise Forbidden(
+            f"{old.id} belongs to {old.owner}. To correct its tags, dates, expiry or status, "
+            "pass override_reason (with override_confirm: true, its owner being a person); "
+            "to change what it says, revise it with supersede: true, which files your "
+            "version and retires this one intact."
+        )
+    if not may_override:
+        raise Forbidden("Only an editor or owner of the workspace may override; supersede it.")
+    if old.owner.startswith("user:") and not changes.override_confirm:
+        raise Forbidden(
+            f"{old.id} belongs to the person {old.owner}: confirm the override with "
+            "override_confirm: true.",
+            field="override_confirm",
+        )
+    changed = [name for name in SUBSTANTIVE if getattr(old, name) != getattr(new, name)]
+    if changed and not changes.supersede:
+        raise Forbidden(
+            f"The {changed[0]} of a memory owned by {old.owner} changes only through "
+            "supersede: true (your version is filed as a new memory, theirs retires intact).",
+            field=changed[0],
+        )
 
 
 def require_because(old: Memory, new: Memory, because: str | None) -> None:

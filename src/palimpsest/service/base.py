@@ -35,11 +35,15 @@ class ServiceBase:
         actor: str = "user:local",
         workspace: str = DEFAULT_WORKSPACE,
         clock: Callable[[], str] = now_utc,
+        may_override: bool = True,
     ):
         self.store = store
         self.actor = actor
         self.workspace = workspace
         self.clock = clock
+        # Whether the actor may override another's ownership with a reason: an editor or
+        # owner of the workspace may; local use acts as the local owner (DESIGN §6).
+        self.may_override = may_override
 
     def _write(
         self,

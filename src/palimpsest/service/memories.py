@@ -6,13 +6,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import gate
-from ..errors import Conflict, NotFound, PalimpsestError, ValidationError
+from ..errors import Conflict, Forbidden, NotFound, PalimpsestError, ValidationError
 from ..ids import new_id
 from ..model import CONTENT_FIELDS, RETIRED, Link, Memory, Notebook, normalize_text
 from ..revise import (
     Changes,
     Unmatched,
     changed_fields,
+    check_ownership,
     diff,
     edit,
     parse_changes,
@@ -192,10 +193,13 @@ class MemoryOps(ServiceBase):
             plans = self._parse_items(items, redact)
         else:
             parsed = parse_changes(changes, redact=redact)
-            if mode != "id" and (parsed.supersede or parsed.claim):
+            one_only = [
+                name for name in ("supersede", "claim", "override_reason") if getattr(parsed, name)
+            ]
+            if mode != "id" and one_only:
                 raise ValidationError(
-                    "`supersede` and `claim` act on one memory per call: pass a single `id`.",
-                    field="supersede" if parsed.supersede else "claim",
+                    f"`{one_only[0]}` acts on one memory per call: pass a single `id`.",
+                    field=one_only[0],
                 )
             if parsed.is_empty:
                 raise ValidationError(
@@ -231,6 +235,10 @@ class MemoryOps(ServiceBase):
                         error = ValidationError(f"Refused: {exc.reason}.")
                         raise error.at_item(index) if mode == "items" else error from None
                     unmatched.append({"target": target.label, "reason": exc.reason})
+                except Forbidden as exc:
+                    if mode in ("id", "items"):
+                        raise (exc.at_item(index) if mode == "items" else exc) from None
+                    unmatched.append({"target": target.label, "reason": exc.message})
                 except PalimpsestError as exc:
                     raise (exc.at_item(index) if mode == "items" else exc) from None
             answer: dict[str, Any] = {"results": results, "unmatched": unmatched}
@@ -256,11 +264,14 @@ class MemoryOps(ServiceBase):
                 fields = {k: v for k, v in item.items() if k not in ("id", "expected_version")}
                 check_version_arg(item.get("expected_version"))
                 changes = parse_changes(fields, redact=redact)
-                if changes.supersede or changes.claim:
+                single = [
+                    n for n in ("supersede", "claim", "override_reason") if getattr(changes, n)
+                ]
+                if single:
                     raise ValidationError(
-                        "`supersede` and `claim` are not allowed in a batch; revise that one "
-                        "memory on its own.",
-                        field="supersede",
+                        f"`{single[0]}` is not allowed in a batch; revise that one memory on "
+                        "its own.",
+                        field=single[0],
                     )
                 if changes.is_empty:
                     raise ValidationError("This item changes nothing.")
@@ -343,13 +354,15 @@ class MemoryOps(ServiceBase):
         new = edit(old, changes, now=now, actor=self.actor)
         if changes.move_to is not None:
             new = new.replace(notebook_id=self._move_target(tx, old, changes, now, op_id).id)
+        check_ownership(old, new, changes, actor=self.actor, may_override=self.may_override)
         require_because(old, new, changes.because)
         self._check_key(tx, old, new)
         if new == old:
             return {"id": old.id, "version": old.version, "unchanged": True}
         new = new.replace(version=old.version + 1)
+        override = {"override_reason": changes.override_reason} if changes.override_reason else {}
         seq = self._memory_event(
-            tx, _op_name(changes), op_id, now, old, new, changes.note or changes.because
+            tx, _op_name(changes), op_id, now, old, new, changes.note or changes.because, override
         )
         result: dict[str, Any] = {
             "id": new.id,
