@@ -32,6 +32,12 @@ STALE_SHARE = 0.1  # revises sent with a version that was not the one just read
 DISCOVER_EVERY = 50  # ops between looks at which memories exist (other workers' too)
 
 
+# Every worker writes as one actor, the seed's: concurrency is what this measures, and
+# ownership would refuse most cross-worker edits (tests/test_operations.py covers it).
+# Which worker wrote what is still told apart by the token each write carries.
+ACTOR = "agent:load"
+
+
 class Observed:
     """The real store; each write transaction notes the last event it saw on entering.
 
@@ -70,7 +76,7 @@ class Worker:
         self.service = Service(
             self.store,  # type: ignore[arg-type]
             workspace=self.workspace,
-            actor=f"agent:w{self.number}",
+            actor=ACTOR,
         )
         self.rng = random.Random(spec["seed"])
         self.hot: list[str] = list(spec["hot"])

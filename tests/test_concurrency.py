@@ -12,7 +12,7 @@ the events and the version rows are the ground truth, and the test checks:
    one event, in increasing `seq`.
 3. No acknowledged write is missing, and nothing was written that nobody was told about:
    the version rows are exactly the seeds plus the acknowledged writes, each with the
-   `seq`, the author (the worker's actor) and the content it was acknowledged with.
+   `seq`, the actor and the content (carrying the worker's token) it was acknowledged with.
 4. A revise succeeded exactly when its `expected_version` equalled the memory's version
    just before its event, and every other one came back as `conflict`. This is exact:
    each write transaction notes the last event it saw when it began (`seen`: inside the
@@ -43,6 +43,7 @@ from palimpsest.model import Event, Memory, MemoryVersion
 from palimpsest.service import Service
 from palimpsest.store import EventFilter, Store, open_store
 
+from .concurrency_worker import ACTOR
 from .conftest import POSTGRES_URL, needs_postgres
 
 REPO = Path(__file__).resolve().parent.parent
@@ -75,7 +76,7 @@ def run_and_audit(url: str, workspace: str, tmp_path: Path) -> None:
 
 
 def seed(store: Store, workspace: str) -> list[Memory]:
-    service = Service(store, workspace=workspace, actor="agent:seed")
+    service = Service(store, workspace=workspace, actor=ACTOR)
     ids = [
         service.remember(notebook="hot", kind="fact", text=f"hot memory {n}")["id"]
         for n in range(HOT)
@@ -207,7 +208,7 @@ def check_acknowledged(
         row = rows.get(entry["id"], {}).get(entry["version"])
         assert row is not None, ("an acknowledged write is missing", entry)
         assert row.seq == entry["seq"], ("acknowledged with another seq", entry, row)
-        assert row.actor == f"agent:w{entry['worker']}", (entry, row)
+        assert row.actor == ACTOR, (entry, row)
         assert row.memory is not None and content_matches(entry, row.memory), (entry, row)
     on_disk = {(i, v) for i, versions in rows.items() for v in versions}
     maybe = [e for e in entries if e.get("maybe_applied")]

@@ -111,6 +111,12 @@ def has_word(text: str, word: str) -> bool:
     return word in text.casefold().split()
 
 
+def as_set(old: Snap, tags: list[str]) -> tuple[str, ...]:
+    """Tags are a set: the same tags in another order leave the stored order as it was."""
+    given = dedupe(list(tags))
+    return old.tags if set(given) == set(old.tags) else given
+
+
 def dedupe(values: list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(values))
 
@@ -291,6 +297,9 @@ class MemoryMachine(RuleBasedStateMachine):
             and s.status == "active"
             and norm(s.text) == norm(text)
         ]
+        if same and old_ids:  # filing nothing new cannot supersede anything
+            self.refused("validation", self.service.remember, **args)
+            return
         if same:
             result = self.call(0, self.service.remember, **args)
             assert result["duplicate_of"] == min(same), (result, same)
@@ -360,7 +369,7 @@ class MemoryMachine(RuleBasedStateMachine):
         new = replace(
             old,
             text=text,
-            tags=old.tags if tags is None else () if tags == "clear" else dedupe(list(tags)),
+            tags=old.tags if tags is None else () if tags == "clear" else as_set(old, tags),
             key=old.key if key is None else None if key == "clear" else key,
         )
         if (
