@@ -109,6 +109,40 @@ class ServiceBase:
         last = tx.last_event()
         return max(now, last.at) if last else now
 
+    def _event(
+        self,
+        tx: StoreWriter,
+        op: str,
+        op_id: str,
+        now: str,
+        target: Memory | Notebook,
+        *,
+        version: int | None = None,
+        fields: tuple[str, ...] = (),
+        note: str | None = None,
+        data: dict[str, Any] | None = None,
+    ) -> int:
+        """Append one event by this actor about `target`; returns its sequence number."""
+        if isinstance(target, Memory):
+            target_type, notebook_id = "memory", target.notebook_id
+        else:
+            target_type, notebook_id = "notebook", target.id
+        event = Event(
+            seq=0,
+            op_id=op_id,
+            at=now,
+            actor=self.actor,
+            op=op,
+            target_type=target_type,
+            target_id=target.id,
+            notebook_id=notebook_id,
+            version=version,
+            fields=fields,
+            note=note,
+            data=data or {},
+        )
+        return tx.append_event(event)
+
     def _memory_event(
         self,
         tx: StoreWriter,
@@ -120,22 +154,10 @@ class ServiceBase:
         note: str | None = None,
         data: dict[str, Any] | None = None,
     ) -> int:
-        fields = changed_fields(old, new) if old else ["created"]
-        event = Event(
-            seq=0,
-            op_id=op_id,
-            at=now,
-            actor=self.actor,
-            op=op,
-            target_type="memory",
-            target_id=new.id,
-            notebook_id=new.notebook_id,
-            version=new.version,
-            fields=tuple(fields),
-            note=note,
-            data=data or {},
-        )
-        seq = tx.append_event(event)
+        """The event that makes `new` the memory's next version, and that version itself."""
+        fields = tuple(changed_fields(old, new)) if old else ("created",)
+        seq = self._event(tx, op, op_id, now, new, version=new.version, fields=fields,
+                          note=note, data=data)  # fmt: skip
         tx.put_memory(new, seq)
         return seq
 
@@ -149,19 +171,7 @@ class ServiceBase:
         data: dict[str, Any],
         note: str | None = None,
     ) -> int:
-        event = Event(
-            seq=0,
-            op_id=op_id,
-            at=now,
-            actor=self.actor,
-            op=op,
-            target_type="notebook",
-            target_id=notebook.id,
-            notebook_id=notebook.id,
-            note=note,
-            data=data,
-        )
-        return tx.append_event(event)
+        return self._event(tx, op, op_id, now, notebook, note=note, data=data)
 
     def _get(self, tx: StoreReader, memory_id: str) -> Memory:
         if not isinstance(memory_id, str) or not 0 < len(memory_id) <= MAX_ID:

@@ -6,7 +6,7 @@ from typing import Any
 
 from .. import gate
 from ..errors import NotFound, ValidationError
-from ..model import Event, Memory, Tombstone
+from ..model import Memory, Tombstone
 from ..revise import Unmatched, changed_fields, diff, require_because, validate
 from ..store import EventFilter, StoreReader, StoreWriter
 from ..views import event_view, memory_view, notebook_line, text_diff, version_view
@@ -176,20 +176,7 @@ class HistoryOps(ServiceBase):
                 if version is not None:
                     results.append(self._forget_version(tx, memory, version, because, now, op_id))
                     continue
-                event = Event(
-                    0,
-                    op_id,
-                    now,
-                    self.actor,
-                    "forget",
-                    "memory",
-                    memory_id,
-                    memory.notebook_id,
-                    None,
-                    (),
-                    because,
-                )
-                seq = tx.append_event(event)
+                seq = self._event(tx, "forget", op_id, now, memory, note=because)
                 tx.forget_memory(Tombstone(memory_id, now, self.actor, because), seq)
                 results.append(
                     {"id": memory_id, "forgotten": True, "seq": seq, "versions": memory.version}
@@ -212,21 +199,8 @@ class HistoryOps(ServiceBase):
         scrubbed = {v.version for v in tx.memory_versions(memory.id) if v.memory is None}
         if version in scrubbed:
             return {"id": memory.id, "version": version, "forgotten": True, "unchanged": True}
-        event = Event(
-            0,
-            op_id,
-            now,
-            self.actor,
-            "forget_version",
-            "memory",
-            memory.id,
-            memory.notebook_id,
-            None,
-            (),
-            because,
-            {"version": version},
-        )
-        seq = tx.append_event(event)
+        seq = self._event(tx, "forget_version", op_id, now, memory, note=because,
+                          data={"version": version})  # fmt: skip
         tx.forget_version(memory.id, version)
         return {"id": memory.id, "version": version, "forgotten": True, "seq": seq}
 
