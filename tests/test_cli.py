@@ -200,3 +200,19 @@ def test_a_store_url_is_never_printed_with_its_password(run: Run) -> None:
     ):
         done = run("--db", url, "notebook", "list")
         assert done.returncode == 1 and "Hunter2Secret" not in done.stdout + done.stderr
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly(
+    env: dict[str, str], db_path: Path
+) -> None:
+    """`palimpsest demo | head -1`: no error when nobody reads the rest."""
+    with subprocess.Popen(
+        [sys.executable, "-m", "palimpsest", "--db", str(db_path), "demo"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    ) as process:
+        assert process.stdout is not None and process.stderr is not None
+        process.stdout.close()  # the reader is gone before the first line is written
+        assert process.wait(timeout=60) == 0
+        assert process.stderr.read() == b""
