@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from palimpsest.errors import Retryable
 from palimpsest.service import Service
 from palimpsest.store import Store, open_store, sqlite
 from palimpsest.store.migrations import migrations, statements
@@ -95,3 +96,25 @@ def test_connections_of_finished_threads_are_closed(service: Service) -> None:
     store = service.store
     assert isinstance(store, SqliteStore)
     assert len(store._connections) <= 2
+
+
+def test_a_busy_database_is_retried_then_answered_retryable(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process holding the write lock: a short wait is retried, a long one refused."""
+    monkeypatch.setattr(sqlite, "BUSY_TIMEOUT_MS", 50)
+    store = SqliteStore(db_path)
+    service = Service(store)
+    blocker = sqlite3.connect(db_path, isolation_level=None, check_same_thread=False)
+    try:
+        blocker.execute("BEGIN IMMEDIATE")
+        with pytest.raises(Retryable):
+            service.remember(notebook="p", kind="fact", text="blocked throughout")
+        releaser = threading.Timer(0.12, lambda: blocker.execute("COMMIT"))
+        releaser.start()
+        filed = service.remember(notebook="p", kind="fact", text="written on a retry")
+        releaser.join()
+        assert [h["id"] for h in service.recall(query="blocked retry")["hits"]] == [filed["id"]]
+    finally:
+        blocker.close()
+        store.close()
