@@ -174,11 +174,7 @@ class ServiceBase:
         return self._event(tx, op, op_id, now, notebook, note=note, data=data)
 
     def _get(self, tx: StoreReader, memory_id: str) -> Memory:
-        if not isinstance(memory_id, str) or not 0 < len(memory_id) <= MAX_ID:
-            raise ValidationError(
-                f"`id` must be a memory id: a string of at most {MAX_ID} characters.", field="id"
-            )
-        memory = tx.get_memory(memory_id)
+        memory = tx.get_memory(memory_id_arg(memory_id))
         if memory is not None:
             return memory
         tombstone = tx.get_tombstone(memory_id)
@@ -195,7 +191,7 @@ class ServiceBase:
     def _find_notebook(self, tx: StoreReader, ref: str) -> Notebook:
         if not isinstance(ref, str):
             raise ValidationError("`notebook` must be a notebook name or id.", field="notebook")
-        gate.check_length("notebook", ref)
+        gate.check_length("notebook", refuse_nul("notebook", ref))
         notebook = tx.get_notebook(ref)
         if notebook is None:
             raise NotFound(
@@ -236,6 +232,25 @@ class ServiceBase:
         return {nb.id: nb for nb in tx.list_notebooks()}
 
 
+def memory_id_arg(value: Any, name: str = "id") -> str:
+    """`value` if it can be a memory id, checked before any store looks it up."""
+    if not isinstance(value, str) or not 0 < len(value) <= MAX_ID:
+        raise ValidationError(
+            f"`{name}` must be a memory id: a string of at most {MAX_ID} characters.", field=name
+        )
+    return refuse_nul(name, value)
+
+
+def refuse_nul(name: str, value: str) -> str:
+    """`value`, unless it holds a NUL: PostgreSQL cannot take one, so no store ever sees it.
+
+    Refusing here, before any lookup, makes both stores answer the same `validation`.
+    """
+    if "\x00" in value:
+        raise ValidationError(f"`{name}` contains a NUL character; remove it.", field=name)
+    return value
+
+
 def id_list(values: Any, name: str) -> list[str]:
     if values is None:
         return []
@@ -243,7 +258,7 @@ def id_list(values: Any, name: str) -> list[str]:
         raise ValidationError(f"`{name}` must be a list of non-empty strings.", field=name)
     if len(values) > 1000:
         raise ValidationError(f"`{name}` takes at most 1000 entries.", field=name)
-    return list(dict.fromkeys(values))
+    return list(dict.fromkeys(refuse_nul(name, v) for v in values))
 
 
 def choices(value: str | list[str] | None, name: str) -> tuple[str, ...]:
@@ -277,10 +292,10 @@ def check_version_arg(version: Any) -> None:
         raise ValidationError("A version is a whole number from 1.", field="version")
 
 
-def notebook_name(name: Any) -> str:
+def notebook_name(name: Any, field: str = "notebook") -> str:
     if not isinstance(name, str) or not name.strip():
-        raise ValidationError("A notebook name is a non-empty string.", field="notebook")
-    return gate.screen("notebook", name.strip())
+        raise ValidationError("A notebook name is a non-empty string.", field=field)
+    return gate.screen(field, name.strip(), limit_name="notebook")
 
 
 def notebook_fields(

@@ -10,7 +10,14 @@ from ..model import Memory, Tombstone
 from ..revise import Unmatched, changed_fields, diff, require_because, validate
 from ..store import EventFilter, StoreReader, StoreWriter
 from ..views import event_view, memory_view, notebook_line, text_diff, version_view
-from .base import ServiceBase, check_version_arg, id_list, parse_time_arg
+from .base import (
+    ServiceBase,
+    check_version_arg,
+    id_list,
+    memory_id_arg,
+    parse_time_arg,
+    refuse_nul,
+)
 
 
 class HistoryOps(ServiceBase):
@@ -152,7 +159,7 @@ class HistoryOps(ServiceBase):
         dry_run: bool = False,
     ) -> dict[str, Any]:
         """Remove a memory (or one version of it) for good, leaving only a tombstone."""
-        targets = id_list([id] if id is not None else ids, "ids")
+        targets = id_list([id], "id") if id is not None else id_list(ids, "ids")
         if (id is None) == (ids is None) or not targets:
             raise ValidationError("Pass `id` (or `ids`) of the memories to forget.", field="id")
         if not because or not isinstance(because, str):
@@ -218,7 +225,7 @@ class HistoryOps(ServiceBase):
                     "memories": [notebook_line(m) for m in memories],
                     "links": [link.to_dict() for link in tx.links(nb.id)],
                 }
-            assert id is not None
+            id = memory_id_arg(id)
             tombstone = tx.get_tombstone(id)
             if tombstone is not None:
                 return {"tombstone": tombstone.to_dict()}
@@ -248,12 +255,12 @@ class HistoryOps(ServiceBase):
             if diff_from is not None or diff_to is not None:
                 return self._version_diff(tx, id, diff_from, diff_to)
             nb_id = self._find_notebook(tx, notebook).id if notebook is not None else None
-            if id is not None and tx.get_memory(id) is None and tx.get_tombstone(id) is None:
+            if id is not None and not (tx.get_memory(memory_id_arg(id)) or tx.get_tombstone(id)):
                 self._get(tx, id)
             query = EventFilter(
                 target_id=id,
                 notebook_id=nb_id,
-                actor=actor,
+                actor=refuse_nul("actor", actor) if isinstance(actor, str) else actor,
                 since=parse_time_arg(since, "since"),
                 until=parse_time_arg(until, "until"),
                 limit=limit,

@@ -304,7 +304,7 @@ class MemoryOps(ServiceBase):
             ):
                 try:
                     memory = self._get(tx, item["id"])
-                except NotFound as exc:
+                except (NotFound, ValidationError) as exc:
                     raise exc.at_item(index) from None
                 targets.append(_Target(memory, item_changes, item_expected, item["id"]))
         elif mode == "ids":

@@ -9,7 +9,7 @@ from ..errors import Conflict, NotFound, ValidationError
 from ..ids import new_id
 from ..model import LINK_TYPES, Link, Memory, Notebook
 from ..store import StoreReader, StoreWriter
-from .base import MAX_ID, ServiceBase, id_list, notebook_fields, notebook_name
+from .base import MAX_ID, ServiceBase, id_list, notebook_fields, notebook_name, refuse_nul
 
 
 class NotebookOps(ServiceBase):
@@ -30,7 +30,7 @@ class NotebookOps(ServiceBase):
     ) -> dict[str, Any]:
         """Create a notebook; with `redact`, credentials in the summary become placeholders."""
         values, redacted = notebook_fields(summary=summary, domain=domain, tags=tags, redact=redact)
-        name = notebook_name(name)
+        name = notebook_name(name, "name")
 
         def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
             if tx.get_notebook(name) is not None:
@@ -61,7 +61,7 @@ class NotebookOps(ServiceBase):
         """Rename (the id stays), or replace the summary, domain or tags of a notebook."""
         values, redacted = notebook_fields(summary=summary, domain=domain, tags=tags, redact=redact)
         if name is not None:
-            values["name"] = notebook_name(name)
+            values["name"] = notebook_name(name, "name")
         cleared = id_list(clear, "clear")
         for field_name in cleared:
             if field_name not in ("summary", "domain", "tags"):
@@ -98,8 +98,10 @@ class NotebookOps(ServiceBase):
         idempotency_key: str | None = None,
     ) -> dict[str, Any]:
         """Move every notebook of domain `source` into domain `target`, one event each."""
-        notebook_fields(domain=source)
-        notebook_fields(domain=target)
+        for value, name in ((source, "from_domain"), (target, "to_domain")):
+            if not isinstance(value, str) or not value.strip():
+                raise ValidationError(f"`{name}` must be a non-empty string.", field=name)
+            gate.screen(name, value, limit_name="domain")
         if not because or not isinstance(because, str):
             raise ValidationError("`because` is required to merge domains.", field="because")
         gate.screen("because", because)
@@ -171,6 +173,7 @@ class NotebookOps(ServiceBase):
         for ref, name in ((source, "source"), (target, "target")):
             if not isinstance(ref, str) or not 0 < len(ref) <= MAX_ID:
                 raise ValidationError(f"`{name}` must be an id.", field=name)
+            refuse_nul(name, ref)
             end: Memory | Notebook | None = tx.get_memory(ref)
             if end is None:
                 notebook = tx.get_notebook(ref)

@@ -10,7 +10,7 @@ from ..model import STATUSES, Memory
 from ..revise import parse_fields
 from ..store import SearchQuery, StoreReader
 from ..views import hit_view, rule_view
-from .base import MAX_LIMIT, ServiceBase, choices, parse_time_arg
+from .base import MAX_LIMIT, ServiceBase, choices, parse_time_arg, refuse_nul
 
 
 class RecallOps(ServiceBase):
@@ -32,7 +32,11 @@ class RecallOps(ServiceBase):
         """Find memories by words and filters, in the current state or as of a past time."""
         if not isinstance(query, str):
             raise ValidationError("`query` must be a string.", field="query")
-        gate.check_length("query", query, limit_name="text")
+        gate.check_length("query", refuse_nul("query", query), limit_name="text")
+        if domain is not None:
+            if not isinstance(domain, str):
+                raise ValidationError("`domain` must be a string.", field="domain")
+            gate.check_length("domain", refuse_nul("domain", domain))
         if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
             raise ValidationError(f"`limit` must be from 1 to {MAX_LIMIT}.", field="limit")
         kinds = choices(kind, "kind")
