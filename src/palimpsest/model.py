@@ -44,23 +44,38 @@ CONTENT_FIELDS = (
 STATE_FIELDS = ("notebook_id", "status", "status_note", "superseded_by", "verified_at", "owner")
 
 
+# What a four-digit year holds, in UTC: every stored time sorts correctly as text.
+TIME_RANGE = "years 0001 to 9999 (UTC)"
+
+
 def now_utc() -> str:
     return format_time(datetime.now(UTC))
 
 
 def format_time(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    """RFC 3339 in UTC with microseconds and always four digits of year.
+
+    Not `strftime("%Y")`: it writes year 999 as `999`, which sorts after `2026` as text.
+    """
+    utc = moment.astimezone(UTC).replace(tzinfo=None)
+    return utc.isoformat(timespec="microseconds") + "Z"
 
 
 def parse_time(text: str) -> datetime:
-    """Parse an RFC 3339 time or a bare date (taken as midnight UTC); naive times are UTC."""
+    """Parse an RFC 3339 time or a bare date (taken as midnight UTC); naive times are UTC.
+
+    Raises ValueError for anything else, including a time outside `TIME_RANGE` in UTC.
+    """
     value = text.strip()
     if value.endswith(("Z", "z")):
         value = value[:-1] + "+00:00"
     moment = datetime.fromisoformat(value)
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC)
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:  # an offset that carries it past year 1 or 9999
+        raise ValueError(f"outside {TIME_RANGE}") from None
 
 
 def add_days(time: str, days: int) -> str:

@@ -21,6 +21,7 @@ from .model import (
     RULE_KINDS,
     SCOPES,
     SEVERITIES,
+    TIME_RANGE,
     Anchor,
     Bindings,
     Check,
@@ -107,7 +108,7 @@ def _time(name: str, value: Any) -> str:
     except (ValueError, OverflowError):
         raise ValidationError(
             f"`{name}` must be an RFC 3339 time (2026-05-01T12:00:00Z) or a date "
-            f"(2026-05-01) between years 1 and 9999; got {value[:40]!r}.",
+            f"(2026-05-01), within {TIME_RANGE}.",
             field=name,
         ) from None
 

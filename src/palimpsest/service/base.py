@@ -15,7 +15,7 @@ from typing import Any
 from .. import gate
 from ..errors import Conflict, NotFound, Retryable, ValidationError
 from ..ids import new_id
-from ..model import Event, Memory, Notebook, now_utc
+from ..model import TIME_RANGE, Event, Memory, Notebook, now_utc
 from ..revise import Unmatched, changed_fields, parse_fields
 from ..store import Store, StoredResponse, StoreReader, StoreWriter
 
@@ -280,7 +280,9 @@ def parse_time_arg(value: str | None, name: str) -> str | None:
         parsed: str = parse_fields({"occurred_at": value})["occurred_at"]
     except ValidationError:
         raise ValidationError(
-            f"`{name}` must be an RFC 3339 time (2026-05-01T12:00:00Z) or a date.", field=name
+            f"`{name}` must be an RFC 3339 time (2026-05-01T12:00:00Z) or a date (2026-05-01), "
+            f"within {TIME_RANGE}.",
+            field=name,
         ) from None
     return parsed
 
