@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import resource
+import select
+import selectors
 import socket
 import sqlite3
 import subprocess
@@ -10,7 +13,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +21,8 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.types import Tool
+
+from palimpsest.mcp_transport import HEAD_SECONDS
 
 from .mcp_helpers import call, check_tool_schemas, refuse, refused
 
@@ -53,16 +58,27 @@ def accepts_connections(port: int) -> bool:
     return True
 
 
-@pytest.fixture
-def http_url(db_path: Path, env: dict[str, str]) -> Iterator[str]:
-    """`palimpsest serve --http` on a free port, ready to answer; killed afterwards."""
+@contextmanager
+def http_server(
+    db: Path, env: dict[str, str], *, open_files: int | None = None
+) -> Iterator[tuple[str, int]]:
+    """`palimpsest serve --http` on a free port, ready to answer; killed afterwards.
+
+    `open_files` caps the server's file descriptors (RLIMIT_NOFILE), as many systems do.
+    """
+
+    def limit() -> None:
+        if open_files is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (open_files, open_files))
+
     port = free_port()
     process = subprocess.Popen(
-        command(db_path, "serve", "--http", "--port", str(port)),
+        command(db, "serve", "--http", "--port", str(port)),
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=limit,
     )
     try:
         deadline = time.monotonic() + STARTUP_SECONDS
@@ -73,7 +89,7 @@ def http_url(db_path: Path, env: dict[str, str]) -> Iterator[str]:
             except subprocess.TimeoutExpired:
                 continue
             raise AssertionError(f"serve --http exited: {process.stderr.read()!r}")
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield f"http://127.0.0.1:{port}/mcp", port
     finally:
         process.terminate()
         try:
@@ -83,6 +99,12 @@ def http_url(db_path: Path, env: dict[str, str]) -> Iterator[str]:
             process.wait()
         if process.stderr:
             process.stderr.close()
+
+
+@pytest.fixture
+def http_url(db_path: Path, env: dict[str, str]) -> Iterator[str]:
+    with http_server(db_path, env) as (url, _):
+        yield url
 
 
 def cli(db: Path, env: dict[str, str], *args: str) -> Any:
@@ -302,3 +324,103 @@ async def test_malformed_arguments_are_refused_and_change_nothing(
         assert sum(classes.values()) > 200 and {"validation", "not_found"} <= set(classes)
         assert event_count(db_path) == before
         assert (await call(client, "inspect", id=memory))["memory"]["version"] == 1
+
+
+# -- lines that are no JSON-RPC message, over stdio -----------------------------------------
+
+
+def answer_line(process: subprocess.Popen[bytes], timeout: float = STARTUP_SECONDS) -> Any:
+    """The next line the server writes, as JSON; fails if none comes within `timeout`."""
+    assert process.stdout is not None
+    ready, _, _ = select.select([process.stdout], [], [], timeout)
+    assert ready, "the server gave no answer"
+    return json.loads(process.stdout.readline())
+
+
+RECALL = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "recall", '
+UNREADABLE = {  # past the parser's depth: 199 levels inside the arguments, 202 in all
+    "not JSON": b"this is not json",
+    "a lone surrogate": RECALL + b'"arguments": {"query": "\\ud800"}}}',
+    "nesting 199 deep": RECALL + b'"arguments": {"query": ' + b"[" * 199 + b"]" * 199 + b"}}}",
+}
+
+
+def test_stdio_answers_a_line_it_cannot_parse_with_a_parse_error(
+    db_path: Path, env: dict[str, str]
+) -> None:
+    process = subprocess.Popen(
+        command(db_path, "serve"), env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert process.stdin is not None
+    try:
+        for label, line in [*UNREADABLE.items(), ("not a message", b'{"id": 3}')]:
+            process.stdin.write(line + b"\n")
+            process.stdin.flush()
+            answer = answer_line(process)
+            code = -32600 if label == "not a message" else -32700
+            assert (answer["jsonrpc"], answer["id"], answer["error"]["code"]) == ("2.0", None, code)
+            assert line.decode()[:40] not in answer["error"]["message"], label
+        process.stdin.write(b'{"jsonrpc": "2.0", "id": 9, "method": "ping"}\n')
+        process.stdin.flush()
+        assert answer_line(process) == {"jsonrpc": "2.0", "id": 9, "result": {}}
+    finally:
+        process.stdin.close()
+        process.wait(timeout=STARTUP_SECONDS)
+        if process.stdout is not None:
+            process.stdout.close()
+
+
+# -- slow clients over HTTP -----------------------------------------------------------------
+
+SLOW_CLIENTS = 1_100  # more than the server's 1,024 file descriptors below
+
+
+def open_slow_clients(port: int, count: int) -> list[socket.socket]:
+    """Connections that start a request and never finish its headers."""
+    clients = []
+    for _ in range(count):
+        client = socket.create_connection(("127.0.0.1", port), timeout=10)
+        client.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: appl")
+        clients.append(client)
+    return clients
+
+
+def wait_closed_by_server(clients: list[socket.socket], seconds: float) -> list[socket.socket]:
+    """Wait up to `seconds` for the server to close each connection; return those left open."""
+    open_ = {c.fileno(): c for c in clients}
+    with selectors.DefaultSelector() as selector:
+        for client in clients:
+            client.setblocking(False)
+            selector.register(client, selectors.EVENT_READ)
+        deadline = time.monotonic() + seconds
+        while open_ and time.monotonic() < deadline:
+            for key, _ in selector.select(timeout=deadline - time.monotonic()):
+                client = open_[key.fd]
+                try:
+                    closed = client.recv(4096) == b""
+                except ConnectionResetError:
+                    closed = True
+                if closed:
+                    selector.unregister(client)
+                    del open_[key.fd]
+    return list(open_.values())
+
+
+async def test_http_slow_headers_neither_lock_out_other_clients_nor_stay_open(
+    db_path: Path, env: dict[str, str]
+) -> None:
+    with http_server(db_path, env, open_files=1024) as (url, port):
+        slow = open_slow_clients(port, SLOW_CLIENTS)
+        try:
+            with anyio.fail_after(STARTUP_SECONDS):
+                async with Client(url) as client:
+                    filed = await call(client, "remember", notebook="n", kind="fact",
+                                       text="Answered despite slow clients")  # fmt: skip
+                    hits = (await call(client, "recall", query="slow clients"))["hits"]
+                    assert [h["id"] for h in hits] == [filed["id"]]
+            left_open = wait_closed_by_server(slow, HEAD_SECONDS + 10)
+            assert left_open == [], f"{len(left_open)} slow connections still open"
+        finally:
+            for client in slow:
+                client.close()

@@ -12,16 +12,19 @@ Built on the official SDK's `MCPServer`. What is ours:
   the published schemas are lean (`mcp_schema`).
 
 The service is synchronous (SQLite): each call runs on one of a fixed set of store threads
-(`mcp_tools` says why not on the SDK's own worker threads).
+(`mcp_tools` says why not on the SDK's own worker threads). The transports are the SDK's,
+with unreadable stdio lines answered and HTTP connections bounded (`mcp_transport`).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import anyio
 import pydantic
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
@@ -32,6 +35,7 @@ from .errors import PalimpsestError
 from .mcp_descriptions import DESCRIPTIONS, INSTRUCTIONS
 from .mcp_schema import ArgumentTooLong, harden
 from .mcp_tools import STORE_THREADS, TOOL_NAMES, PalimpsestTools
+from .mcp_transport import serve_http, serve_stdio
 from .service import Service
 
 HOST = "127.0.0.1"
@@ -188,8 +192,8 @@ def serve(service: Service, *, http: bool = False, port: int = DEFAULT_PORT) -> 
     server = build_server(service)
     try:
         if http:
-            server.run("streamable-http", host=HOST, port=port, streamable_http_path=PATH)
+            anyio.run(functools.partial(serve_http, server, host=HOST, port=port, path=PATH))
         else:
-            server.run("stdio")
+            anyio.run(serve_stdio, server)
     finally:
         server.close()

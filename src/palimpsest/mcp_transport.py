@@ -1,0 +1,200 @@
+"""How `mcp_server` runs over stdio and HTTP: the SDK's transports, with two gaps closed.
+
+- stdio. The SDK's stdio transport drops a line it cannot read (not JSON, a lone
+  surrogate escape, nesting past the parser's depth) without a word, and the client waits
+  for its timeout. Here every such line gets the JSON-RPC answer HTTP gives: -32700 (parse
+  error), or -32600 when the line is JSON but no JSON-RPC message; `id` is null, as the
+  request's id cannot be known.
+- HTTP. uvicorn waits for a request's headers as long as the client likes, and keeps every
+  connection it accepts: a few hundred clients sending headers slowly hold every file
+  descriptor and lock everyone else out. Here a request's head must arrive within
+  `HEAD_SECONDS`, and at most `MAX_CONNECTIONS` stay open: past that, the connection
+  that has waited longest for its head is closed to make room (one mid-request is never
+  closed for this; when all are, the newcomer is). More than that calls for a reverse
+  proxy in front (the README says how).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import h11
+import mcp_types as types
+import pydantic
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+    from mcp.shared._stream_protocols import ReadStream, WriteStream
+
+HEAD_SECONDS = 10.0  # to send a request line and headers, from connecting or the last answer
+MAX_CONNECTIONS = 256  # open at once; well under the usual 1,024 file descriptors
+KEEP_ALIVE_SECONDS = 5  # an idle connection between requests (uvicorn's default)
+# Connections accepted in one go, before any is counted against MAX_CONNECTIONS (asyncio
+# accepts up to this many per wake-up): with uvicorn's 2,048, a burst alone could exhaust
+# the descriptors. Also the kernel's queue of connections waiting to be accepted.
+ACCEPT_BATCH = 128
+
+
+# -- stdio ----------------------------------------------------------------------------------
+
+
+def unreadable_answer(error: Exception) -> SessionMessage:
+    """The JSON-RPC error for a line that is no message; it never quotes the line."""
+    unparsable = isinstance(error, pydantic.ValidationError) and all(
+        item["type"] == "json_invalid" for item in error.errors()
+    )
+    if unparsable:
+        data = types.ErrorData(
+            code=types.PARSE_ERROR,
+            message="Parse error: the line is not valid JSON (or is nested too deeply).",
+        )
+    else:
+        data = types.ErrorData(
+            code=types.INVALID_REQUEST,
+            message="Invalid Request: the line is JSON but not a JSON-RPC 2.0 message.",
+        )
+    return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=None, error=data))
+
+
+class AnsweringUnreadable:
+    """The stdio read stream, minus unreadable lines: each one is answered on the spot."""
+
+    def __init__(
+        self,
+        inner: ReadStream[SessionMessage | Exception],
+        answers: WriteStream[SessionMessage],
+    ):
+        self._inner = inner
+        self._answers = answers
+
+    @property
+    def last_context(self) -> Any:
+        """The sender's context of the last message, which the SDK reads when present."""
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> SessionMessage | Exception:
+        while True:
+            item = await self._inner.receive()
+            if not isinstance(item, Exception):
+                return item
+            await self._answers.send(unreadable_answer(item))
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def __aiter__(self) -> AnsweringUnreadable:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> AnsweringUnreadable:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> bool | None:
+        await self.aclose()
+        return None
+
+
+async def serve_stdio(server: MCPServer[Any]) -> None:
+    """What the SDK's `run("stdio")` does, with unreadable lines answered."""
+    lowlevel = server._lowlevel_server
+    async with stdio_server() as (read_stream, write_stream):
+        await lowlevel.run(
+            AnsweringUnreadable(read_stream, write_stream),
+            write_stream,
+            lowlevel.create_initialization_options(),
+        )
+
+
+# -- HTTP -----------------------------------------------------------------------------------
+
+
+class GuardedH11Protocol(H11Protocol):
+    """uvicorn's HTTP/1.1 connection, with a deadline for each request head and a cap on
+    how many connections stay open."""
+
+    head_deadline: asyncio.TimerHandle | None = None
+    waiting_since: float = 0.0
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._await_head()
+        if len(self.connections) > MAX_CONNECTIONS:
+            self._make_room()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._stop_waiting()
+        super().connection_lost(exc)
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.transport.is_closing():
+            self._await_head()
+
+    def _await_head(self) -> None:
+        self._stop_waiting()
+        self.waiting_since = self.loop.time()
+        self.head_deadline = self.loop.call_later(HEAD_SECONDS, self._head_overdue)
+
+    def _stop_waiting(self) -> None:
+        if self.head_deadline is not None:
+            self.head_deadline.cancel()
+            self.head_deadline = None
+
+    @property
+    def waiting_for_head(self) -> bool:
+        """No request is under way: the connection waits for (the rest of) a request head."""
+        return self.conn.their_state is h11.IDLE and (
+            self.cycle is None or self.cycle.response_complete
+        )
+
+    def _head_overdue(self) -> None:
+        self.head_deadline = None
+        if self.waiting_for_head and not self.transport.is_closing():
+            self.transport.close()
+
+    def _make_room(self) -> None:
+        """Close the connection that has waited longest for a head (maybe this one)."""
+        waiting = [
+            c
+            for c in self.connections
+            if isinstance(c, GuardedH11Protocol)
+            and c.waiting_for_head
+            and not c.transport.is_closing()
+        ]
+        if not waiting:
+            self.transport.close()
+            return
+        min(waiting, key=lambda c: c.waiting_since).transport.close()
+
+
+async def serve_http(server: MCPServer[Any], *, host: str, port: int, path: str) -> None:
+    """What the SDK's `run("streamable-http")` does, on guarded connections."""
+    import uvicorn
+
+    app = server.streamable_http_app(streamable_http_path=path, host=host)
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        http=GuardedH11Protocol,
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
+        backlog=ACCEPT_BATCH,
+        log_level=server.settings.log_level.lower(),
+    )
+    await uvicorn.Server(config).serve()
