@@ -1,7 +1,8 @@
 """The domain: notebooks, memories, links and events as frozen dataclasses. No I/O here.
 
-Times are RFC 3339 strings in UTC with microseconds (`2026-11-30T04:17:30.123456Z`), so
-they compare correctly as text in every store.
+Times are RFC 3339 strings in UTC with microseconds and a four-digit year
+(`2026-11-30T04:17:30.123456Z`, `0999-01-01T00:00:00.000000Z`), so they compare correctly
+as text in every store; years outside 0001-9999 are refused.
 """
 
 from __future__ import annotations
