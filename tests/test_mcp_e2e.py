@@ -350,7 +350,7 @@ def test_stdio_answers_a_line_it_cannot_parse_with_a_parse_error(
 ) -> None:
     process = subprocess.Popen(
         command(db_path, "serve"), env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL, bufsize=0,  # unbuffered: `select` sees every answer
     )  # fmt: skip
     assert process.stdin is not None
     try:
