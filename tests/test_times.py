@@ -88,5 +88,6 @@ async def test_a_time_outside_years_1_to_9999_is_refused_saying_the_range(
     for body in refusals:
         assert body["error_class"] == "validation"
         assert "0001" in body["message"] and "9999" in body["message"], body
+        assert value not in body["message"]  # a refusal never echoes the value
     shown = (await call(client, "inspect", id=memory))["memory"]
     assert shown["version"] == 1 and shown["expires_at"] is None
