@@ -235,6 +235,31 @@ def test_every_actor_a_login_name_gives_still_works(
     assert [e["actor"] for e in service.history(id=mid)["events"]] == [actor]
 
 
+def test_events_by_actors_stored_before_the_rule_still_read(service: Service) -> None:
+    """An actor the old CLI took unchecked ("ana") stays readable in history and inspect."""
+    fact(service, text="a notebook to hold it")
+    with service.store.write(service.workspace) as tx:
+        notebook = tx.list_notebooks()[0]
+        memory = Memory(
+            id=new_id("m"),
+            workspace=service.workspace,
+            notebook_id=notebook.id,
+            kind="fact",
+            text="filed by an old CLI",
+            version=1,
+            recorded_at="2026-01-01T00:00:00.000000Z",
+            author="ana",
+            owner="ana",
+        )
+        event = Event(0, new_id("op"), memory.recorded_at, "ana", "remember", "memory",
+                      memory.id, notebook.id, 1, ("created",))  # fmt: skip
+        tx.put_memory(memory, tx.append_event(event))
+    assert [e["target_id"] for e in service.history(actor="ana")["events"]] == [memory.id]
+    assert current(service, memory.id)["author"] == "ana"
+    service.revise(id=memory.id, tags=["legacy"], override_reason="tidy up")
+    assert current(service, memory.id)["tags"] == ["legacy"]
+
+
 BAD_ACTORS = {
     "a token": "user:" + TOKEN,
     "a token, fullwidth": "user:" + _fullwidth(TOKEN),
@@ -283,7 +308,9 @@ def test_the_cli_refuses_a_bad_actor_with_exit_1(
     assert not db.exists()
 
 
-@pytest.mark.parametrize("login", ["Ana Lima", "CORP\\ana", "ana@corp.example.com"])
+@pytest.mark.parametrize(
+    "login", ["Ana Lima", "CORP\\ana", "ana@corp.example.com", "CORP.EXAMPLE.COM\\Ana Lima "]
+)
 def test_the_default_actor_from_any_login_name(
     env: dict[str, str], tmp_path: Path, login: str
 ) -> None:
@@ -294,7 +321,7 @@ def test_the_default_actor_from_any_login_name(
     assert done.returncode == 0, done.stderr
     mid = json.loads(done.stdout)["id"]
     shown = json.loads(_palimpsest(env, "--db", db, "inspect", mid, "--json").stdout)
-    assert shown["memory"]["author"] == f"user:{login}"
+    assert shown["memory"]["author"] == f"user:{login.strip()}"
 
 
 # -- echoes --------------------------------------------------------------------------------

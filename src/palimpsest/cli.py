@@ -46,10 +46,12 @@ def data_dir() -> Path:
 
 
 def default_actor() -> str:
+    """`user:<login name>`: spaces, a domain and a backslash are kept, blanks around dropped."""
     try:
-        return f"user:{getpass.getuser()}"
+        login = getpass.getuser().strip()
     except (OSError, KeyError):  # no login name (some containers)
-        return "user:local"
+        login = ""
+    return f"user:{login}" if login else "user:local"
 
 
 class _Env:
