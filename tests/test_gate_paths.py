@@ -29,6 +29,7 @@ from palimpsest.store import Store
 
 from .mcp_helpers import call, refuse
 from .test_gate import assert_refused_without_echo
+from .test_mcp_e2e import stdio
 from .test_revise_rules import current, event_count, fact
 
 RNG = random.Random(8)
@@ -412,6 +413,29 @@ async def test_over_mcp_refusals_repeat_nothing_and_append_keeps_lines(client: C
     await call(client, "revise", id=mid, append="\n- push the tag\n")
     shown = await call(client, "inspect", id=mid)
     assert shown["memory"]["text"] == "Release:\n- build\n- test\n- push the tag"
+
+
+@pytest.mark.anyio
+async def test_a_real_server_refuses_disguised_and_split_secrets_without_echo(
+    db_path: Path, env: dict[str, str]
+) -> None:
+    hidden = STRIPE[:8] + "\u200b" + STRIPE[8:]
+    async with stdio(db_path, env) as client:
+        for arguments in (
+            {"text": f"Deploy with {hidden}"},
+            {"text": f"Deploy with {_fullwidth(TOKEN)}"},
+            {"text": f"DB_PASSWORD=[REDACTED:password]{PASSWORD}"},
+            {"title": "staging DB password", "text": PASSWORD},
+            {"title": f"CI uses {TOKEN[:20]}", "text": f"{TOKEN[20:]} for CI"},
+        ):
+            body = await refuse(client, "remember", notebook="ops", kind="fact", **arguments)
+            shown = json.dumps(body, ensure_ascii=False)
+            assert body["error_class"] == "validation" and "secret" in body["message"]
+            assert all(v[-12:] not in shown for v in (STRIPE, TOKEN, PASSWORD))
+        filed = await call(client, "remember", notebook="ops", kind="fact", text="Steps:\n- a")
+        await call(client, "revise", id=filed["id"], append="\n- b\n")
+        shown_memory = await call(client, "inspect", id=filed["id"])
+        assert shown_memory["memory"]["text"] == "Steps:\n- a\n- b"
 
 
 # -- append --------------------------------------------------------------------------------
