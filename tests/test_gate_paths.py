@@ -131,6 +131,9 @@ def test_a_title_that_names_the_credential_its_value_alone_in_the_text(service: 
     )
     mid = fact(service, title="staging DB password", text="It lives in the vault")
     assert_refused_without_echo(service, PASSWORD, lambda: service.revise(id=mid, text=PASSWORD))
+    assert_refused_without_echo(
+        service, PASSWORD, lambda: fact(service, key="staging-db-password", text=PASSWORD)
+    )
     other = fact(service, text=PASSWORD)
     assert_refused_without_echo(
         service, PASSWORD, lambda: service.revise(id=other, title="staging DB password")

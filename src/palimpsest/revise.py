@@ -395,10 +395,10 @@ def appended(text: str, addition: str) -> str:
 
 
 def record_fields(memory: Memory) -> list[tuple[str, str]]:
-    """The strings a memory stores, in reading order (a title before the text it names)."""
+    """The strings a memory stores, in reading order (a title or key before the text)."""
     fields = [
         (name, getattr(memory, name))
-        for name in ("title", "text", "why", "falsifier", "source", "key")
+        for name in ("title", "key", "text", "why", "falsifier", "source")
         if getattr(memory, name)
     ]
     fields += [("tags", tag) for tag in memory.tags]
