@@ -95,7 +95,7 @@ def screen_record(fields: Sequence[tuple[str, str]], *, already: bool = False) -
     kinds = ", ".join(sorted({kind for kind, _ in found}))
     names = sorted({fields[i][0] for _, touched in found for i in touched})
     where = " and ".join(f"`{name}`" for name in names)
-    together = " together" if len(names) > 1 else ""
+    together = " together hold" if len(names) > 1 else " holds"
     if already:
         fix = (
             "This memory already held it before your change: forget it (or `forget` with its "
@@ -105,12 +105,13 @@ def screen_record(fields: Sequence[tuple[str, str]], *, already: bool = False) -
     else:
         fix = _KEEP_OUT
     raise ValidationError(
-        f"{where}{together} hold what looks like a secret ({kinds}); nothing was stored. {fix}",
+        f"{where}{together} what looks like a secret ({kinds}); nothing was stored. {fix}",
         field=names[0],
     )
 
 
 def record_flagged(fields: Sequence[tuple[str, str]]) -> bool:
+    """Whether `screen_record` would refuse these fields."""
     return bool(find_in_parts([value for _, value in fields]))
 
 
