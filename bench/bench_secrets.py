@@ -12,6 +12,12 @@ every secret lies inside one finding's span, and "redacted" those where `redact`
 none of them in the text. Prints precision, recall, false-positive rate, the kinds missed
 and wrongly refused, and the time per call: mean and p95 over the cases, and on
 8,000-character texts (ordinary prose, code-like config, and pathological inputs).
+
+Then records, as the gate reads them (`find_in_parts`): false positives on every ordered
+pair of negative cases (joined by a newline, as a title over a text, and glued where they
+meet); and recall on positives whose secrets are disguised (a zero-width space or a soft
+hyphen inside, fullwidth letters, a fake `[REDACTED:...]` marker in front) or split in two
+parts at the middle of the secret.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
 
-from palimpsest.secrets import find_secrets, redact  # noqa: E402
+from palimpsest.secrets import find_in_parts, find_secrets, redact  # noqa: E402
 
 DEFAULT_CASES = REPO / ".." / "shared" / "bench" / "secrets" / "cases.jsonl"
 LIMIT = 8_000  # the longest memory text allowed
@@ -120,6 +126,51 @@ def score(path: Path, verbose: bool) -> None:
     print(f"  time per case: mean {mean_us:.0f} us, p95 {p95 * 1e6:.0f} us")
 
 
+def _fullwidth(text: str) -> str:
+    return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in text)
+
+
+DISGUISES: dict[str, Callable[[str], str]] = {
+    "zero-width space inside": lambda s: s[: len(s) // 2] + "\u200b" + s[len(s) // 2 :],
+    "soft hyphen inside": lambda s: s[: len(s) // 2] + "\u00ad" + s[len(s) // 2 :],
+    "fullwidth": _fullwidth,
+    "fake marker in front": lambda s: "[REDACTED:x]" + s,
+}
+
+
+def records(path: Path) -> None:
+    cases = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    negatives = [c["text"] for c in cases if not c["should_refuse"]]
+    positives = [c for c in cases if c["should_refuse"]]
+    pairs = [(a, b) for i, a in enumerate(negatives) for j, b in enumerate(negatives) if i != j]
+    start = time.perf_counter()
+    wrong = [(a, b) for a, b in pairs if find_in_parts([a, b])]
+    took = (time.perf_counter() - start) / len(pairs)
+    print(f"records: {len(pairs)} ordered pairs of negatives, newline-joined and glued:")
+    print(f"  false positives {len(wrong)}  ({took * 1e6:.0f} us per record)")
+    for a, b in wrong[:5]:
+        print(f"    FP {a[:50]!r} + {b[:50]!r}")
+    for name, disguise in DISGUISES.items():
+        found = 0
+        for case in positives:
+            text = case["text"]
+            for secret in case["secrets"]:
+                text = text.replace(secret, disguise(secret))
+            found += bool(find_secrets(text))
+        print(f"  disguised ({name}): recall {found / len(positives):.3f}")
+    split = found = 0
+    for case in positives:
+        secret = max(case["secrets"], key=len)
+        if len(secret) < 16 or secret not in case["text"]:
+            continue
+        at = case["text"].index(secret) + len(secret) // 2
+        split += 1
+        found += bool(find_in_parts([case["text"][:at], case["text"][at:]]))
+    print(
+        f"  split in two parts at the middle of the secret: recall {found / split:.3f} of {split}"
+    )
+
+
 def speed() -> None:
     texts = {
         "ordinary prose": _fill(PROSE),
@@ -145,6 +196,7 @@ def main() -> None:
     parser.add_argument("--verbose", action="store_true", help="print each miss and error")
     args = parser.parse_args()
     score(args.cases.resolve(), args.verbose)
+    records(args.cases.resolve())
     speed()
 
 

@@ -21,6 +21,7 @@ import click
 from . import cli_render as render
 from .cli_demo import run_demo
 from .errors import PalimpsestError, ValidationError
+from .gate import check_actor
 from .model import KINDS, LINK_TYPES, SCOPES, SEVERITIES, STATUSES
 from .service import DEFAULT_WORKSPACE, Service
 from .store import Store, default_db_path, open_store, shown
@@ -45,10 +46,12 @@ def data_dir() -> Path:
 
 
 def default_actor() -> str:
+    """`user:<login name>`: spaces, a domain and a backslash are kept, blanks around dropped."""
     try:
-        return f"user:{getpass.getuser()}"
+        login = getpass.getuser().strip()
     except (OSError, KeyError):  # no login name (some containers)
-        return "user:local"
+        login = ""
+    return f"user:{login}" if login else "user:local"
 
 
 class _Env:
@@ -61,6 +64,7 @@ class _Env:
         self._store: Store | None = None
 
     def service(self) -> Service:
+        check_actor(self.actor)  # before a store is opened (or a database file made) for it
         if self._store is None:
             self._store = open_store(self.db)
             self.ctx.call_on_close(self._store.close)
@@ -286,7 +290,7 @@ def recall(env: _Env, /, query: tuple[str, ...], kind: tuple[str, ...], **option
 @click.option("--text", help="Replace the whole text.")
 @_field_options
 @click.option("--clear", multiple=True, help="Clear this field (repeatable).")
-@click.option("--append", help="Add to the end of the text.")
+@click.option("--append", help="Add to the end of the text (a leading newline starts a new line).")
 @click.option("--replace-from", help="Replace the first occurrence of this...")
 @click.option("--replace-to", help="...with this.")
 @click.option("--remove", help="Delete the first occurrence of this from the text.")

@@ -1,15 +1,23 @@
 """The write gate: every string Palimpsest would store passes `screen` first.
 
 It refuses what is too long, NUL characters, and secrets (`palimpsest.secrets` holds every
-pattern): the refusal names the field and the kind of secret, never the secret itself.
+pattern, and reads each text as its screening copy: markers out, NFKC, no invisible
+characters): the refusal names the field and the kind of secret, never the secret itself.
 Where a caller asks for it (summaries and notes), `screen_redacting` keeps the text with
 each credential replaced by `[REDACTED:kind]` instead.
+
+`screen_record` reads the fields of a record together (a title naming a credential whose
+value is the text, half a key in each), and `check_actor` holds the one rule for actors.
 """
 
 from __future__ import annotations
 
+import re
+import unicodedata
+from collections.abc import Sequence
+
 from .errors import ValidationError
-from .secrets import find_secrets, redact
+from .secrets import find_in_parts, find_secrets, redact
 
 LIMITS = {
     "text": 8_000,
@@ -55,8 +63,7 @@ def screen(field: str, value: str, *, limit_name: str | None = None) -> str:
     if kinds:
         raise ValidationError(
             f"`{field}` holds what looks like a secret ({', '.join(kinds)}); nothing was "
-            "stored. Remove it and keep a pointer instead (the vault path or the name of the "
-            "environment variable that holds it).",
+            f"stored. {_KEEP_OUT}",
             field=field,
         )
     return value
@@ -69,3 +76,96 @@ def screen_redacting(
     check_length(field, value, limit_name=limit_name)
     cleaned, kinds = redact(value)
     return screen(field, cleaned, limit_name=limit_name), kinds
+
+
+_KEEP_OUT = (
+    "Remove it and keep a pointer instead (the vault path or the name of the environment "
+    "variable that holds it)."
+)
+
+
+def screen_record(fields: Sequence[tuple[str, str]], *, already: bool = False) -> None:
+    """Refuse a record whose fields, read together, hold a secret (each alone may pass).
+
+    `already`: the record held it before this change, so the way out is forget.
+    """
+    found = find_in_parts([value for _, value in fields])
+    if not found:
+        return
+    kinds = ", ".join(sorted({kind for kind, _ in found}))
+    names = sorted({fields[i][0] for _, touched in found for i in touched})
+    where = " and ".join(f"`{name}`" for name in names)
+    together = " together hold" if len(names) > 1 else " holds"
+    if already:
+        fix = (
+            "This memory already held it before your change: forget it (or `forget` with its "
+            "`version` for the versions that hold it) and file it again without the secret; "
+            "retiring, re-tagging and verifying it still work."
+        )
+    else:
+        fix = _KEEP_OUT
+    raise ValidationError(
+        f"{where}{together} what looks like a secret ({kinds}); nothing was stored. {fix}",
+        field=names[0],
+    )
+
+
+def record_flagged(fields: Sequence[tuple[str, str]]) -> bool:
+    """Whether `screen_record` would refuse these fields."""
+    return bool(find_in_parts([value for _, value in fields]))
+
+
+def screen_joint(field: str, head: str, tail: str) -> None:
+    """Refuse `tail` added to `head` when a secret forms where they meet.
+
+    The rest of a key appended to a text that holds its start is refused like the key.
+    """
+    kinds = sorted({kind for kind, touched in find_in_parts([head, tail]) if len(touched) > 1})
+    if kinds:
+        raise ValidationError(
+            f"`{field}` completes what looks like a secret with the text it is added to "
+            f"({', '.join(kinds)}); nothing was stored. {_KEEP_OUT}",
+            field=field,
+        )
+
+
+MAX_ACTOR = 200
+_ACTOR = re.compile(r"(user|agent):(\S(?:.*\S)?)", re.DOTALL)
+
+
+def check_actor(actor: object) -> str:
+    """Return `actor` if it may act and be stored: `user:NAME` or `agent:NAME`, screened.
+
+    NAME may hold what login names hold (spaces, a domain, a backslash, an @), never a
+    control or invisible character, and is bounded; the refusal never repeats it.
+    """
+    shape = (
+        f"The actor must be `user:NAME` or `agent:NAME`, at most {MAX_ACTOR} characters, "
+        "without control or invisible characters (`--actor user:ana`)."
+    )
+    if not isinstance(actor, str) or len(actor) > MAX_ACTOR:
+        raise ValidationError(shape, field="actor")
+    match = _ACTOR.fullmatch(actor)
+    if match is None or any(unicodedata.category(c) in ("Cc", "Cf") for c in actor):
+        raise ValidationError(shape, field="actor")
+    if find_secrets(match[2]) or find_secrets(actor):
+        raise ValidationError(
+            "The actor holds what looks like a secret; it is stored in every event. Name the "
+            "person or agent (`user:ana`, `agent:ci`) instead.",
+            field="actor",
+        )
+    return actor
+
+
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,39}")
+
+
+def shown_name(name: object) -> str:
+    """A caller's name (a field, an action) fit to repeat in a refusal, or a stand-in.
+
+    Only a short plain identifier that holds no secret is repeated; anything else may be
+    the very value that was refused.
+    """
+    if isinstance(name, str) and _PLAIN_NAME.fullmatch(name) and not find_secrets(name):
+        return name
+    return "(a name not repeated)"

@@ -65,7 +65,7 @@ def _bounded(value: Any, path: str) -> None:
     elif isinstance(value, dict):
         for key, item in value.items():
             _bounded(key, path)
-            _bounded(item, f"{path}.{key}")
+            _bounded(item, f"{path}.{gate.shown_name(key)}")
     elif isinstance(value, list):
         for index, item in enumerate(value):
             _bounded(item, f"{path}[{index}]")

@@ -32,6 +32,7 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
 
 from .errors import PalimpsestError
+from .gate import shown_name
 from .mcp_descriptions import DESCRIPTIONS, INSTRUCTIONS
 from .mcp_schema import ArgumentTooLong, harden
 from .mcp_tools import STORE_THREADS, TOOL_NAMES, PalimpsestTools
@@ -146,8 +147,8 @@ def _argument_error(tool: str, error: pydantic.ValidationError) -> dict[str, Any
 
 
 def _short(name: str) -> str:
-    """A name the caller sent, cut so that an error never echoes a huge one back."""
-    return name if len(name) <= 100 else f"{name[:100]}..."
+    """A name the caller sent, fit to repeat: short plain parts only, never a value."""
+    return ".".join(part if part.isdigit() else shown_name(part) for part in name.split("."))
 
 
 def build_server(service: Service) -> PalimpsestMCP:

@@ -191,7 +191,8 @@ class PalimpsestTools:
             list[Clearable] | None, describe('Fields to empty, e.g. ["expires_at", "tags"].')
         ] = None,
         append: Annotated[
-            str | None, describe("Text added to the end of the current text.")
+            str | None,
+            describe("Added to the end of the text; starts a new line if it starts with one."),
         ] = None,
         replace_from: Annotated[
             str | None, describe("Replace the first occurrence of this (must be in the text)...")

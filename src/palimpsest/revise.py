@@ -74,7 +74,8 @@ def parse_fields(raw: Mapping[str, Any]) -> dict[str, Any]:
             continue
         parser = _PARSERS.get(name)
         if parser is None:
-            raise ValidationError(f"`{name}` is not a memory field.", field=name)
+            shown = gate.shown_name(name)
+            raise ValidationError(f"`{shown}` is not a memory field.", field=shown)
         parsed[name] = parser(name, value)
     return parsed
 
@@ -91,10 +92,8 @@ def _string(name: str, value: Any) -> str:
 
 def _choice(options: tuple[str, ...]) -> Any:
     def parse(name: str, value: Any) -> str:
-        if value not in options:
-            raise ValidationError(
-                f"`{name}` must be one of {', '.join(options)}; got {value!r}.", field=name
-            )
+        if value not in options:  # what was sent is not repeated: it may be anything
+            raise ValidationError(f"`{name}` must be one of {', '.join(options)}.", field=name)
         return str(value)
 
     return parse
@@ -169,7 +168,10 @@ def _check(name: str, value: Any) -> Check:
         )
     unknown = set(value) - {"kind", "path", "literal", "literals"}
     if unknown:
-        raise ValidationError(f"`check` has unknown fields: {sorted(unknown)}.", field=name)
+        raise ValidationError(
+            "`check` takes only `kind`, `path`, `literal` and `literals`; remove the others.",
+            field=name,
+        )
     kind = value["kind"]
     path = _relative_path("check.path", value["path"]) if value.get("path") else None
     literal = value.get("literal")
@@ -278,7 +280,8 @@ def parse_changes(raw: Mapping[str, Any], *, redact: bool = False) -> Changes:
     for name in clear:
         if name not in CLEARABLE:
             raise ValidationError(
-                f"`{name}` cannot be cleared; clearable fields: {', '.join(sorted(CLEARABLE))}.",
+                f"`{gate.shown_name(name)}` cannot be cleared; clearable fields: "
+                f"{', '.join(sorted(CLEARABLE))}.",
                 field="clear",
             )
     edits = {k: raw.pop(k) for k in list(raw) if k in EDIT_FIELDS}
@@ -312,8 +315,7 @@ def parse_changes(raw: Mapping[str, Any], *, redact: bool = False) -> Changes:
     status = edits.get("status")
     if status is not None and status not in REVISE_STATUSES:
         raise ValidationError(
-            f"`status` must be one of {', '.join(REVISE_STATUSES)}; got {status!r}.",
-            field="status",
+            f"`status` must be one of {', '.join(REVISE_STATUSES)}.", field="status"
         )
     move_to = edits.get("move_to")
     if move_to is not None:
@@ -361,7 +363,8 @@ def edit(memory: Memory, changes: Changes, *, now: str, actor: str) -> Memory:
         updated = updated.replace(tags=memory.tags)
     text = updated.text
     if changes.append is not None:
-        text = f"{text.rstrip()} {changes.append.strip()}"
+        gate.screen_joint("append", text, changes.append)
+        text = appended(text, changes.append)
     if changes.replace_from is not None:
         if changes.replace_from not in text:
             raise Unmatched("the `replace_from` text is not in the memory's text")
@@ -372,7 +375,8 @@ def edit(memory: Memory, changes: Changes, *, now: str, actor: str) -> Memory:
         text = text.replace(changes.remove, "", 1).strip()
     if not text.strip():
         raise ValidationError("The edit would leave the text empty; to delete, use forget.")
-    updated = updated.replace(text=gate.screen("text", text))
+    # Secrets in the new text are screen_revision's, read with the rest of the record.
+    updated = updated.replace(text=gate.check_length("text", text))
     if changes.status is not None:
         updated = _with_status(updated, changes.status, changes.note, now)
     if changes.claim:
@@ -382,7 +386,65 @@ def edit(memory: Memory, changes: Changes, *, now: str, actor: str) -> Memory:
             )
         updated = updated.replace(owner=actor)
     validate(updated)
+    screen_revision(memory, updated)
     return updated
+
+
+def appended(text: str, addition: str) -> str:
+    """`text` with `addition` at its end: on a new line when `addition` starts with one."""
+    if addition.lstrip(" \t").startswith(("\n", "\r")):
+        return text.rstrip() + addition.lstrip(" \t").rstrip()
+    return f"{text.rstrip()} {addition.strip()}"
+
+
+def record_fields(memory: Memory) -> list[tuple[str, str]]:
+    """The strings a memory stores, in reading order (a title or key before the text)."""
+    fields = [
+        (name, getattr(memory, name))
+        for name in ("title", "key", "text", "why", "falsifier", "source")
+        if getattr(memory, name)
+    ]
+    fields += [("tags", tag) for tag in memory.tags]
+    if memory.check is not None:
+        literals = (memory.check.literal, *memory.check.literals)
+        fields += [("check", literal) for literal in literals if literal]
+    if memory.bindings is not None:
+        fields += [("bindings", target) for target in memory.bindings.targets]
+    return fields
+
+
+def screen_revision(old: Memory, new: Memory) -> None:
+    """The gate on the whole record as it would stand after a change to `old`.
+
+    A record the gate flags (one filed before it grew stricter) may still be retired,
+    re-tagged or verified: those leave what it says as it was. Anything else is refused,
+    pointing to forget.
+    """
+    fields, before = record_fields(new), record_fields(old)
+    if fields == before:
+        return
+    try:
+        gate.screen_record(fields)
+    except ValidationError:
+        if not gate.record_flagged(before):
+            raise
+        if _untagged(fields) == _untagged(before):
+            return
+        gate.screen_record(fields, already=True)
+
+
+def screen_successor(successor: Memory, old: Memory) -> None:
+    """A supersede files what `old` said as a new record: it passes the gate whole."""
+    try:
+        gate.screen_record(record_fields(successor))
+    except ValidationError:
+        if not gate.record_flagged(record_fields(old)):
+            raise
+        gate.screen_record(record_fields(successor), already=True)
+
+
+def _untagged(fields: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    return [(name, value) for name, value in fields if name != "tags"]
 
 
 def _empty(name: str) -> Any:

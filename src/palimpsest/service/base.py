@@ -38,7 +38,7 @@ class ServiceBase:
         may_override: bool = True,
     ):
         self.store = store
-        self.actor = actor
+        self.actor = gate.check_actor(actor)
         self.workspace = workspace
         self.clock = clock
         # Whether the actor may override another's ownership with a reason: an editor or
@@ -89,8 +89,8 @@ class ServiceBase:
                 if stored is not None:
                     if stored.request_hash != request_hash:
                         raise Conflict(
-                            f"The idempotency_key {idempotency_key!r} was already used for a "
-                            "different request; use a new key for a new request.",
+                            "This idempotency_key was already used for a different request; "
+                            "use a new key for a new request.",
                             field="idempotency_key",
                         )
                     return {**json.loads(stored.response), "replayed": True}
@@ -223,8 +223,8 @@ class ServiceBase:
         holder = tx.key_holder(new.notebook_id, new.key)
         if holder is not None and holder.id != new.id:
             raise Unmatched(
-                f"the key {new.key!r} is held by the active memory {holder.id} in that "
-                "notebook; revise that memory instead, or choose another key",
+                f"that key is held by the active memory {holder.id} in that notebook; "
+                "revise that memory instead, or choose another key",
                 status_related=False,
             )
 

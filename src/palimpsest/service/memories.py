@@ -18,7 +18,9 @@ from ..revise import (
     edit,
     parse_changes,
     parse_fields,
+    record_fields,
     require_because,
+    screen_successor,
     validate,
 )
 from ..store import StoreReader, StoreWriter
@@ -78,6 +80,7 @@ class MemoryOps(ServiceBase):
                 **values,
             )
             validate(memory)
+            gate.screen_record(record_fields(memory))
             retired = [
                 self._retire_for(tx, self._get(tx, old_id), memory, now, op_id, None, because)
                 for old_id in superseded_ids
@@ -188,7 +191,8 @@ class MemoryOps(ServiceBase):
         if mode == "items":
             if changes:
                 raise ValidationError(
-                    f"With `items`, put `{sorted(changes)[0]}` inside each item.", field="items"
+                    f"With `items`, put `{gate.shown_name(sorted(changes)[0])}` inside each item.",
+                    field="items",
                 )
             plans = self._parse_items(items, redact)
         else:
@@ -411,6 +415,7 @@ class MemoryOps(ServiceBase):
             owner=self.actor,
             **{name: getattr(content, name) for name in CONTENT_FIELDS},
         )
+        screen_successor(successor, old)
         require_because(old, successor.replace(id=old.id), changes.because)
         retired = self._retire_for(tx, old, successor, now, op_id, changes.note, changes.because)
         self._check_key(tx, None, successor)

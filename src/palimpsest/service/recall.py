@@ -43,9 +43,7 @@ class RecallOps(ServiceBase):
         statuses = choices(status, "status") or (STATUSES if include_retired else ("active",))
         bad = [s for s in statuses if s not in STATUSES]
         if bad:
-            raise ValidationError(
-                f"`status` filters among {', '.join(STATUSES)}; got {bad[0]!r}.", field="status"
-            )
+            raise ValidationError(f"`status` filters among {', '.join(STATUSES)}.", field="status")
         since_t = parse_time_arg(since, "since")
         until_t = parse_time_arg(until, "until")
         as_of_t = parse_time_arg(as_of, "as_of")
