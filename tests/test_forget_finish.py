@@ -14,6 +14,7 @@ import json
 import shlex
 import subprocess
 import sys
+import threading
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -294,3 +295,45 @@ def test_postgres_forget_is_pending_until_scrub_rewrites_the_files(env: dict[str
     report = answer("doctor")
     assert report["scrub_pending"] is False and report["pending_scrubs"] == []
     assert "palimpsest scrub" not in cli("serve").stderr
+
+
+@needs_postgres
+def test_postgres_scrub_keeps_every_write_made_while_it_runs(postgres_store: Store) -> None:
+    """The rewrite copies tables while they stay in use: nothing written meanwhile is lost."""
+    service = Service(postgres_store, workspace=f"test-{uuid.uuid4().hex[:12]}")
+    word = secret_word()
+    gone = service.remember(notebook="n", kind="note", text=f"Ana {word}")["id"]
+    base = [service.remember(notebook="n", kind="fact", text=f"base {n}")["id"] for n in range(20)]
+    service.forget(id=gone, because="personal data")
+    stop = threading.Event()
+    written: list[tuple[str, int, str]] = []
+
+    def write() -> None:
+        n = 0
+        while not stop.is_set():
+            n += 1
+            text = f"written meanwhile {n}"
+            if n % 2:
+                filed = service.remember(notebook="n", kind="fact", text=text)
+                written.append((filed["id"], filed["version"], text))
+            else:
+                memory = base[n % len(base)]
+                [result] = service.revise(id=memory, text=text)["results"]
+                written.append((memory, result["version"], text))
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        done = postgres_store.rewrite()
+    finally:
+        stop.set()
+        writer.join()
+    assert written, "the writer should have written during the rewrite"
+    assert max(done.locked_seconds.values()) < 5
+    with postgres_store.read(service.workspace) as tx:
+        for memory_id, version, text in written:
+            versions = {v.version: v.memory for v in tx.memory_versions(memory_id)}
+            kept = versions.get(version)
+            assert kept is not None and kept.text == text, (memory_id, version)
+    assert service.doctor()["pending_scrubs"] == []
+    assert files_with(postgres_store.url, word) == []

@@ -9,13 +9,12 @@ Full text is a generated tsvector column with a GIN index, ranked with ts_rank. 
 sets the content columns to NULL (the tsvector follows) at once, but the old row versions
 keep their bytes in the table, TOAST and index files: VACUUM marks the space free without
 erasing it. So a forget stays pending (`scrub_pending`) until `rewrite` has copied each
-table that held the text into new files (VACUUM FULL, one table at a time, each holding
-its exclusive lock only while that table is copied). A server never runs it by itself.
+table that held the text into new files (`pg_rewrite`: online, with brief locks). A
+server never runs it by itself.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -27,7 +26,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ..errors import PalimpsestError, Retryable, ValidationError
 from ..model import Memory
-from . import Rewrite, SearchQuery, shown
+from . import Rewrite, SearchQuery, pg_rewrite, shown
 from .migrations import migrations, statements
 from .rows import Row, memory_from_row
 from .session import SqlSession, key_race
@@ -113,92 +112,17 @@ class PostgresStore:
             with self.read(workspace) as tx:
                 return not tx.pending_scrubs()
         with _translated(), self.pool.connection() as conn:
-            return _count_pending(conn) == 0
+            return pg_rewrite.count_pending(conn) == 0
 
     def rewrite(self) -> Rewrite:
-        """Copy each table that may hold forgotten bytes into new files, one at a time.
-
-        Only forgets that no open snapshot can still see are finished: the copy keeps any
-        row version some transaction may read, so the rewrite waits (a bounded time) for
-        older snapshots to end. Each table is locked only while it is copied, and the lock
-        is asked for with a short timeout, retried, so live traffic never queues long.
-        """
+        """Copy each table that may hold forgotten bytes into new files (see pg_rewrite)."""
         with _translated(), psycopg.connect(self.url, autocommit=True) as conn:
-            ready = _wait_for_horizon(conn)
-            if not ready:
-                return Rewrite({}, _count_pending(conn))
-            conn.execute(f"SET lock_timeout = '{LOCK_WAIT}'")
-            locked = {table: _copy_table(conn, table) for table in REWRITTEN}
-            for table in REWRITTEN:
-                conn.execute(f"ANALYZE {table}")  # statistics keep sampled values: renew them
-            if _may_rewrite_catalog(conn):
-                locked["pg_statistic"] = _copy_table(conn, "pg_statistic")
-            conn.execute("DELETE FROM scrub_pending WHERE id = ANY(%s)", (ready,))
-            return Rewrite(locked, _count_pending(conn))
+            locked, finished = pg_rewrite.rewrite(conn)
+            conn.execute("DELETE FROM scrub_pending WHERE id = ANY(%s)", (finished,))
+            return Rewrite(locked, pg_rewrite.count_pending(conn))
 
     def close(self) -> None:
         self.pool.close()
-
-
-# The tables whose rows can hold a memory's or a notebook's content, or a hash of it.
-REWRITTEN = ("memory_versions", "events", "notebooks", "idempotency", "idempotency_targets")
-LOCK_WAIT = "1s"  # how long a rewrite's lock request may hold up the queries behind it
-LOCK_ATTEMPTS = 20
-HORIZON_WAIT_SECONDS = 30
-
-# Marks whose forget no other snapshot can still see: the transaction that forgot is older
-# than every other backend's oldest snapshot (and any replication slot's horizon).
-_SAFE_MARKS = """
-SELECT m.id FROM scrub_pending m
-WHERE NOT EXISTS (
-    SELECT 1 FROM pg_stat_activity a
-    WHERE a.pid <> pg_backend_pid()
-      AND (a.datname = current_database() OR a.backend_type = 'walsender')
-      AND (age(a.backend_xmin) >= age(m.xid::xid) OR age(a.backend_xid) >= age(m.xid::xid)))
-  AND NOT EXISTS (
-    SELECT 1 FROM pg_replication_slots s WHERE age(s.xmin) >= age(m.xid::xid))
-"""
-
-
-def _wait_for_horizon(conn: psycopg.Connection[Any]) -> list[int]:
-    """The marks a rewrite now would finish: all of them, once older snapshots are gone."""
-    deadline = time.monotonic() + HORIZON_WAIT_SECONDS
-    while True:
-        safe = [row[0] for row in conn.execute(_SAFE_MARKS).fetchall()]
-        if len(safe) == _count_pending(conn) or time.monotonic() > deadline:
-            return safe
-        time.sleep(0.2)
-
-
-def _count_pending(conn: psycopg.Connection[Any]) -> int:
-    row = conn.execute("SELECT count(*) FROM scrub_pending").fetchone()
-    return int(row[0]) if row else 0
-
-
-def _copy_table(conn: psycopg.Connection[Any], table: str) -> float:
-    """VACUUM FULL one table (new files, indexes rebuilt); the seconds it held the lock."""
-    for attempt in range(LOCK_ATTEMPTS):
-        started = time.monotonic()
-        try:
-            conn.execute(f"VACUUM FULL {table}")
-            return round(time.monotonic() - started, 4)
-        except pg_errors.LockNotAvailable:
-            if attempt == LOCK_ATTEMPTS - 1:
-                raise Retryable(
-                    f"The table {table} stayed busy; run the scrub again at a quieter moment."
-                ) from None
-            time.sleep(0.5)
-    raise AssertionError("unreachable")
-
-
-def _may_rewrite_catalog(conn: psycopg.Connection[Any]) -> bool:
-    """Whether this role may VACUUM FULL pg_statistic (a superuser, or pg_maintain)."""
-    row = conn.execute(
-        "SELECT r.rolsuper OR coalesce(pg_has_role(r.oid, m.oid, 'MEMBER'), false) "
-        "FROM pg_roles r LEFT JOIN pg_roles m ON m.rolname = 'pg_maintain' "
-        "WHERE r.rolname = current_user"
-    ).fetchone()
-    return bool(row and row[0])
 
 
 @contextmanager
