@@ -514,7 +514,7 @@ def doctor(env: _Env, /) -> None:
     _emit(env.service().doctor(), render.doctor)
 
 
-@_command(palimpsest, "scrub", "palimpsest --db postgresql://... scrub --json")
+@_command(palimpsest, "scrub", "palimpsest scrub --db postgresql://... --json")
 @pass_env
 def scrub(env: _Env, /) -> None:
     """Erase from the store's files what forgets left there, and say how long it locked.
