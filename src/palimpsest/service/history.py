@@ -252,6 +252,8 @@ class HistoryOps(NotebookOps):  # forget reaches notebooks through NotebookOps
         with self.store.read(self.workspace) as tx:
             at = self.clock()
             if notebook is not None:
+                if isinstance(notebook, str):
+                    refuse_nul("notebook", notebook)
                 gone = tx.get_notebook_tombstone(notebook) if isinstance(notebook, str) else None
                 if gone is not None and tx.get_notebook(notebook) is None:
                     return {"tombstone": gone.to_dict()}

@@ -136,6 +136,12 @@ def _translated() -> Iterator[None]:
         if exc.diag.constraint_name == "versions_active_key":
             raise key_race() from exc
         raise
+    except psycopg.DataError as exc:
+        # The service refuses NULs naming the field; this is the net under it, so that a
+        # path it missed still answers `validation`, never `internal`.
+        if "NUL" not in str(exc):
+            raise
+        raise ValidationError("A value contains a NUL character; remove it.") from exc
     except (pg_errors.SerializationFailure, pg_errors.DeadlockDetected, PoolTimeout) as exc:
         raise Retryable("The database was busy with other writers; try again.") from exc
     except psycopg.OperationalError as exc:
