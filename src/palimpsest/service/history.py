@@ -7,7 +7,14 @@ from typing import Any
 from .. import gate
 from ..errors import NotFound, ValidationError
 from ..model import Memory, Tombstone
-from ..revise import Unmatched, changed_fields, diff, require_because, validate
+from ..revise import (
+    Unmatched,
+    changed_fields,
+    diff,
+    require_because,
+    screen_revision,
+    validate,
+)
 from ..store import EventFilter, StoreReader, StoreWriter
 from ..views import event_view, memory_view, notebook_line, text_diff, version_view
 from .base import check_version_arg, id_list, memory_id_arg, parse_time_arg, refuse_nul
@@ -127,6 +134,14 @@ class HistoryOps(NotebookOps):  # forget reaches notebooks through NotebookOps
     ) -> dict[str, Any]:
         require_because(current, target, because)
         validate(target)
+        try:
+            screen_revision(current, target)
+        except ValidationError as exc:
+            raise ValidationError(
+                f"{exc.message} The version reverted to holds it: forget that version "
+                "(`forget` with `id` and `version`) rather than bring it back.",
+                field=exc.field,
+            ) from None
         try:
             self._check_key(tx, current, target)
         except Unmatched as exc:
