@@ -6,28 +6,25 @@ from __future__ import annotations
 from typing import Any
 
 from ..model import Memory, Notebook
-from ..secrets import find_secrets, redact
+from ..revise import record_fields
+from ..secrets import find_in_parts, find_secrets, redact
 from ..store import EventFilter, PendingScrub, StoreReader
 from .base import ServiceBase
 from .notebooks import FORGETTABLE_FIELDS
 
-# The stored strings of a memory that the gate screens, by field name.
-_SCREENED = ("text", "title", "why", "source", "falsifier", "key", "status_note")
-
 
 def secret_kinds(memory: Memory) -> dict[str, list[str]]:
-    """Each field of `memory` holding a secret, with the kinds found there."""
-    found: dict[str, list[str]] = {}
-    values = [(name, getattr(memory, name)) for name in _SCREENED]
-    values += [("tags", " ".join(memory.tags))]
-    if memory.check is not None:
-        values += [("check", " ".join([memory.check.literal or "", *memory.check.literals]))]
-    for name, value in values:
-        if value:
-            kinds = sorted({f.kind for f in find_secrets(value)})
-            if kinds:
-                found[name] = kinds
-    return found
+    """Each field of `memory` holding a secret, with the kinds found there: read as the gate
+    reads a record (its fields together), and the status note on its own."""
+    record = record_fields(memory)
+    found: dict[str, set[str]] = {}
+    for kind, touched in find_in_parts([value for _, value in record]):
+        for index in touched:
+            found.setdefault(record[index][0], set()).add(kind)
+    if memory.status_note:
+        for finding in find_secrets(memory.status_note):
+            found.setdefault("status_note", set()).add(finding.kind)
+    return {name: sorted(kinds) for name, kinds in found.items()}
 
 
 class DoctorOps(ServiceBase):
