@@ -525,7 +525,8 @@ def scrub(env: _Env, /) -> None:
 
     On PostgreSQL a forget is logical at once, but the old row versions keep the bytes in
     the table and index files until this rewrites each table that held them (one at a
-    time, each locked only while it is copied). On SQLite it finishes a pending checkpoint.
+    time, each copied while in use and locked only to swap the copy in). On SQLite it
+    finishes a pending checkpoint.
     """
     _emit(env.service().scrub())
 

@@ -71,7 +71,8 @@ class DoctorOps(ServiceBase):
     def scrub(self) -> dict[str, Any]:
         """Erase what forgets left in the store's files now: on PostgreSQL, rewrite the tables.
 
-        Each table is locked only while it is copied; `locked_seconds` says how long.
+        Each table is copied while in use and locked only to swap the copy in; `locked_seconds`
+        says how long.
         """
         done = self.store.rewrite()
         with self.store.read(self.workspace) as tx:
