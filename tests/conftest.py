@@ -13,6 +13,7 @@ summary at the end says so.
 from __future__ import annotations
 
 import os
+import signal
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -47,6 +48,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         POSTGRES_URL = given
         POSTGRES_SUMMARY = "PostgreSQL: the server of PALIMPSEST_TEST_POSTGRES (not this run's)"
     elif binaries is not None:
+        stop_on_sigterm()
         try:
             LOCAL_POSTGRES = LocalPostgres.start_new(binaries)
         except RuntimeError as exc:
@@ -56,6 +58,20 @@ def pytest_sessionstart(session: pytest.Session) -> None:
             f"PostgreSQL: this run's own, {LOCAL_POSTGRES.versions()} on 127.0.0.1:"
             f"{LOCAL_POSTGRES.port} in {LOCAL_POSTGRES.root}"
         )
+
+
+def stop_on_sigterm() -> None:
+    """End a run sent SIGTERM (a CI time-out, `kill PID`) as ^C would: the server stops too.
+
+    The server runs in a session of its own, so a signal to the run's process group does
+    not reach it; only the run can stop it.
+    """
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, interrupt)
+
+
+def interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
 
 
 @pytest.hookimpl(trylast=True)  # after the session's fixtures have closed their connections

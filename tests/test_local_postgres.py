@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -131,3 +132,33 @@ def test_the_server_of_a_killed_run_is_stopped_and_deleted_by_the_next() -> None
     sweep_abandoned()
     assert not root.exists()
     assert not running(postmaster)
+
+
+@needs_the_wheel
+def test_a_session_ended_by_sigterm_in_a_test_still_stops_its_server() -> None:
+    """As a CI time-out or `kill PID` ends a run: the server must not outlive it."""
+    victim = "tests/test_crash.py::test_postgres_survives_serve_killed_mid_stream"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PALIMPSEST_")}
+    env["PYTHONUNBUFFERED"] = "1"
+    with subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-vv", victim],
+        cwd=REPO,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    ) as session:
+        assert session.stdout is not None
+        said = b""
+        while victim.encode() not in said:  # -vv names the test as it starts
+            more = os.read(session.stdout.fileno(), 4096)
+            assert more, said.decode()[-3000:]
+            said += more
+        [root] = Path(tempfile.gettempdir()).glob(f"palimpsest-pg-{session.pid}-*")
+        assert LocalPostgres.at(root).postmaster() is not None
+        session.terminate()
+        output = (said + session.stdout.read()).decode()
+        session.wait(timeout=120)
+    assert "KeyboardInterrupt" in output, output[-3000:]
+    assert not root.exists(), output[-3000:]
+    assert processes_mentioning(str(root)) == []
