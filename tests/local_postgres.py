@@ -55,18 +55,19 @@ def installed_binaries() -> Path | None:
 
 
 def free_port() -> int:
-    """A port below the kernel's ephemeral range, free on 127.0.0.1 right now."""
+    """A port free on 127.0.0.1 right now, below the kernel's range for client sockets."""
     low = 32768
     with contextlib.suppress(OSError, ValueError):
         low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
     for _ in range(100):
-        port = random.randrange(20000, max(low, 20001))
+        # Where that range leaves too little room below it, let the kernel choose.
+        port = random.randrange(20000, low) if low > 21000 else 0
         with socket.socket() as probe:
             try:
                 probe.bind(("127.0.0.1", port))
             except OSError:
                 continue
-            return port
+            return int(probe.getsockname()[1])
     raise RuntimeError("found no free port on 127.0.0.1 for the test PostgreSQL")
 
 
@@ -182,7 +183,7 @@ class LocalPostgres:
             pid = int((self.data / "postmaster.pid").read_text().split()[0])
         except (OSError, ValueError, IndexError):
             return None
-        return pid if running(pid) else None
+        return pid if running(pid, self.data) else None
 
     def kill(self) -> None:
         """SIGKILL the server (the crash tests' database outage) and wait until it is gone."""
@@ -285,15 +286,22 @@ def copy_binaries(binaries: Path, root: Path) -> Path:
     return bin_dir
 
 
-def running(pid: int) -> bool:
-    """Alive, and not a zombie: a killed server lingers as one until init reaps it."""
+def running(pid: int, data: Path) -> bool:
+    """`pid` is alive, not a zombie, and the server of `data` (not a process given its pid).
+
+    A killed server lingers as a zombie until init reaps it; a stale postmaster.pid may
+    name a pid the system has since given to another process.
+    """
     if not process_alive(pid):
         return False
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:  # no /proc (macOS): alive is all there is to know
-        return True
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except FileNotFoundError:
+        return not Path("/proc/self").exists()  # no /proc (macOS): alive is all we can tell
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z" and str(data).encode() in argv
 
 
 def sweep_abandoned() -> None:

@@ -128,10 +128,10 @@ def test_the_server_of_a_killed_run_is_stopped_and_deleted_by_the_next() -> None
         owner.kill()  # no chance to stop its server
     left = LocalPostgres.at(root)
     postmaster = left.postmaster()
-    assert binaries and postmaster is not None and running(postmaster)
+    assert binaries and postmaster is not None
     sweep_abandoned()
     assert not root.exists()
-    assert not running(postmaster)
+    assert not running(postmaster, left.data)
 
 
 @needs_the_wheel
@@ -162,3 +162,17 @@ def test_a_session_ended_by_sigterm_in_a_test_still_stops_its_server() -> None:
     assert "KeyboardInterrupt" in output, output[-3000:]
     assert not root.exists(), output[-3000:]
     assert processes_mentioning(str(root)) == []
+
+
+def test_a_stale_pid_file_never_gets_another_process_killed(tmp_path: Path) -> None:
+    """A dead run's postmaster.pid may name a pid the system has given to another process."""
+    root = tmp_path / "palimpsest-pg-1-stale"
+    (root / "data").mkdir(parents=True)
+    with subprocess.Popen(["sleep", "60"]) as bystander:
+        (root / "data" / "postmaster.pid").write_text(f"{bystander.pid}\n{root / 'data'}\n")
+        left = LocalPostgres.at(root)
+        assert left.postmaster() is None
+        left.remove()
+        assert bystander.poll() is None  # still running
+        bystander.kill()
+    assert not root.exists()
