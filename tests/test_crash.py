@@ -46,6 +46,7 @@ from mcp.shared.exceptions import MCPError
 
 from palimpsest.store import open_store
 
+from . import conftest
 from .conftest import POSTGRES_URL, needs_postgres
 from .local_postgres import LocalPostgres
 from .mcp_helpers import call, refused
@@ -251,8 +252,6 @@ async def test_postgres_survives_serve_killed_mid_stream(env: dict[str, str]) ->
 @pytest.fixture
 def cluster() -> Iterator[LocalPostgres]:
     """The run's own server, to crash; running again afterwards, whatever happened."""
-    from . import conftest  # read at run time: the session sets it after this module loads
-
     if conftest.LOCAL_POSTGRES is None:
         pytest.skip(
             "PALIMPSEST_TEST_POSTGRES names a server this run did not start, and the test"
