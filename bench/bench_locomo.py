@@ -5,6 +5,9 @@ Run on demand, not by pytest:
     .venv/bin/python bench/bench_locomo.py
     .venv/bin/python bench/bench_locomo.py --store postgresql://localhost/palimpsest
 
+The data is not in this repository: by default it is read from ../shared/bench/locomo/dev
+beside it (`--data DIR` names another folder).
+
 Each dev conversation of LoCoMo (Maharana et al., "Evaluating Very Long-Term
 Conversational Memory of LLM Agents", ACL 2024) is filed through the service, one memory
 per dialog turn ("<speaker>: <text>", kind note, in a notebook named after the
@@ -38,6 +41,11 @@ from palimpsest.store import open_store, shown
 
 REPO = Path(__file__).resolve().parents[1]
 LOCOMO_DEV = REPO.parent / "shared" / "bench" / "locomo" / "dev"
+WHERE = (
+    "LoCoMo's data is not in this repository: pass --data DIR, the folder of "
+    "<id>.memories.jsonl and <id>.questions.jsonl, by default ../shared/bench/locomo/dev "
+    "beside the repository."
+)
 LIMIT = 10
 CUTS = (1, 5, 10)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
@@ -56,9 +64,37 @@ class Scores:
     refused: int = 0
 
 
+def conversations(data: Path) -> list[Path]:
+    """The conversations' memory files in `data`, each with its questions beside it.
+
+    Exits with one line saying what is missing: the data lives outside the repository.
+    """
+    if not data.exists():
+        sys.exit(f"bench_locomo: {data} does not exist. {WHERE}")
+    if not data.is_dir():
+        sys.exit(f"bench_locomo: {data} is not a folder. {WHERE}")
+    found = sorted(data.glob("*.memories.jsonl"))
+    if not found:
+        sys.exit(f"bench_locomo: no *.memories.jsonl in {data}. {WHERE}")
+    for path in found:
+        questions = path.name.removesuffix(".memories.jsonl") + ".questions.jsonl"
+        if not (data / questions).is_file():
+            sys.exit(f"bench_locomo: {path.name} has no {questions} beside it in {data}.")
+    return found
+
+
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """Every line's object; one line names the first line that is not JSON."""
+    rows = []
     with path.open(encoding="utf-8") as lines:
-        return [json.loads(line) for line in lines if line.strip()]
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                sys.exit(f"bench_locomo: {path} line {number} is not JSON ({exc.msg}).")
+    return rows
 
 
 def occurred_at(session_date_time: str) -> str | None:
@@ -110,12 +146,12 @@ def ask(service: Service, notebook: str, questions: list[dict[str, Any]],
                 scores.by_category[question["category"]].append(len(found) / len(evidence))
 
 
-def run(store_url: str, workspace: str, data: Path) -> Scores:
+def run(store_url: str, workspace: str, files: list[Path]) -> Scores:
     scores = Scores()
     store = open_store(store_url)
     try:
         service = Service(store, actor="agent:bench-locomo", workspace=workspace)
-        for path in sorted(data.glob("*.memories.jsonl")):
+        for path in files:
             conversation = path.name.removesuffix(".memories.jsonl")
             questions = read_jsonl(path.with_name(f"{conversation}.questions.jsonl"))
             started = time.perf_counter()
@@ -153,7 +189,8 @@ def main(argv: list[str] | None = None) -> int:
         "--data",
         type=Path,
         default=LOCOMO_DEV,
-        help=f"folder of <id>.memories.jsonl and <id>.questions.jsonl (default: {LOCOMO_DEV})",
+        help="folder of <id>.memories.jsonl and <id>.questions.jsonl; LoCoMo is not in this "
+        "repository: by default ../shared/bench/locomo/dev beside it",
     )
     parser.add_argument(
         "--store",
@@ -161,8 +198,7 @@ def main(argv: list[str] | None = None) -> int:
         "(default: a fresh SQLite file in a temporary folder)",
     )
     args = parser.parse_args(argv)
-    if not any(args.data.glob("*.memories.jsonl")):
-        parser.error(f"no *.memories.jsonl in {args.data}; pass --data DIR")
+    files = conversations(args.data)
 
     temp_dir = None
     if args.store:
@@ -172,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
         url, workspace = str(temp_dir / "locomo.db"), "default"
     print(f"LoCoMo recall on {shown(url)} (workspace {workspace}), data {args.data}", flush=True)
     try:
-        scores = run(url, workspace, args.data)
+        scores = run(url, workspace, files)
     finally:
         if temp_dir is not None:
             shutil.rmtree(temp_dir, ignore_errors=True)

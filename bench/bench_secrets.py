@@ -5,6 +5,9 @@ Run on demand, not by pytest:
     .venv/bin/python bench/bench_secrets.py
     .venv/bin/python bench/bench_secrets.py path/to/cases.jsonl --verbose
 
+The labelled cases are not in this repository: by default they are read from
+../shared/bench/secrets/cases.jsonl beside it (give that file, or the folder holding it).
+
 Each case is one JSON object per line: `text`, `should_refuse`, `kind`, `secrets` (the
 substrings that must not survive). Scored like ../shared/bench/secrets/baseline_detect_secrets.py:
 a case is refused when there is any finding; "span-covered" counts refused positives whose
@@ -30,13 +33,18 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
 
 from palimpsest.secrets import find_in_parts, find_secrets, redact  # noqa: E402
 
-DEFAULT_CASES = REPO / ".." / "shared" / "bench" / "secrets" / "cases.jsonl"
+DEFAULT_CASES = REPO.parent / "shared" / "bench" / "secrets" / "cases.jsonl"
+WHERE = (
+    "The labelled cases are not in this repository: give the path of cases.jsonl (or its "
+    "folder), by default ../shared/bench/secrets beside the repository."
+)
 LIMIT = 8_000  # the longest memory text allowed
 
 # Ordinary notes: engineering prose that mentions passwords, tokens and keys now and then.
@@ -78,8 +86,40 @@ def _time_per_call(fn: Callable[[], object], number: int) -> float:
     return best
 
 
+def cases_path(given: Path) -> Path:
+    """The cases file `given` names (the file, or the folder holding cases.jsonl).
+
+    Exits with one line saying what is missing: the data lives outside the repository.
+    """
+    path = given / "cases.jsonl" if given.is_dir() else given
+    if given.is_dir() and not path.is_file():
+        sys.exit(f"bench_secrets: no cases.jsonl in the folder {given}. {WHERE}")
+    if not path.exists():
+        sys.exit(f"bench_secrets: {given} does not exist. {WHERE}")
+    if not path.is_file():
+        sys.exit(f"bench_secrets: {given} is not a file or a folder. {WHERE}")
+    return path.resolve()
+
+
+def read_cases(path: Path) -> list[dict[str, Any]]:
+    """Every case of the JSONL file; one line names the first line that is not a case."""
+    cases = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            case = json.loads(line)
+        except json.JSONDecodeError as exc:
+            sys.exit(f"bench_secrets: {path} line {number} is not JSON ({exc.msg}).")
+        if not isinstance(case, dict) or not {"text", "should_refuse"} <= case.keys():
+            sys.exit(f"bench_secrets: {path} line {number} is not a case with text and "
+                     "should_refuse.")  # fmt: skip
+        cases.append(case)
+    return cases
+
+
 def score(path: Path, verbose: bool) -> None:
-    cases = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    cases = read_cases(path)
     tp = fp = fn = tn = covered = redacted = 0
     missed: collections.Counter[str] = collections.Counter()
     wrong: collections.Counter[str] = collections.Counter()
@@ -139,13 +179,13 @@ DISGUISES: dict[str, Callable[[str], str]] = {
 
 
 def records(path: Path) -> None:
-    cases = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    cases = read_cases(path)
     negatives = [c["text"] for c in cases if not c["should_refuse"]]
     positives = [c for c in cases if c["should_refuse"]]
     pairs = [(a, b) for i, a in enumerate(negatives) for j, b in enumerate(negatives) if i != j]
     start = time.perf_counter()
     wrong = [(a, b) for a, b in pairs if find_in_parts([a, b])]
-    took = (time.perf_counter() - start) / len(pairs)
+    took = (time.perf_counter() - start) / max(len(pairs), 1)  # a corpus may hold one negative
     print(f"records: {len(pairs)} ordered pairs of negatives, newline-joined and glued:")
     print(f"  false positives {len(wrong)}  ({took * 1e6:.0f} us per record)")
     for a, b in wrong[:5]:
@@ -192,11 +232,19 @@ def speed() -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("cases", nargs="?", type=Path, default=DEFAULT_CASES)
+    parser.add_argument(
+        "cases",
+        nargs="?",
+        type=Path,
+        default=DEFAULT_CASES,
+        help="the labelled cases (a JSONL file, or the folder holding cases.jsonl); they are "
+        "not in this repository: by default ../shared/bench/secrets/cases.jsonl beside it",
+    )
     parser.add_argument("--verbose", action="store_true", help="print each miss and error")
     args = parser.parse_args()
-    score(args.cases.resolve(), args.verbose)
-    records(args.cases.resolve())
+    path = cases_path(args.cases)
+    score(path, args.verbose)
+    records(path)
     speed()
 
 
