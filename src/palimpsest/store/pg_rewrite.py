@@ -133,8 +133,6 @@ def copy_online(conn: Connection, table: str, key: str) -> float:
     # locks only `table`: a swap waiting on a second table could deadlock with a reader.
     for statement in _constraints(conn, table, new) + _grants(conn, table, new):
         with_lock(conn, statement, table)
-    for sequence, column in _owned_sequences(conn, table):
-        conn.execute(f"ALTER SEQUENCE {sequence} OWNED BY {new}.{column}".encode())
     conn.execute(f"ANALYZE {new}".encode())
     seconds = _swap(conn, table, new, log, old, key, columns, indexes)
     with_lock(conn, f"DROP TABLE {old}", table)
@@ -168,6 +166,10 @@ def _swap(
                     f"WHERE {key} IN ({changed})".encode()
                 )
                 conn.execute(f"DROP TRIGGER palimpsest_rewrite ON {table}".encode())
+                # Here, not before: a copy that owned the sequence and was then left behind
+                # by a killed scrub could not be dropped while the table's default uses it.
+                for sequence, column in _owned_sequences(conn, table):
+                    conn.execute(f"ALTER SEQUENCE {sequence} OWNED BY {new}.{column}".encode())
                 conn.execute(f"ALTER TABLE {table} RENAME TO {old}".encode())
                 for _, _, name in indexes:  # an index renamed renames its constraint too
                     conn.execute(f"ALTER INDEX {name} RENAME TO {name}__retired".encode())
@@ -187,7 +189,16 @@ def _swap(
 def _drop_leftovers(conn: Connection, table: str, new: str, log: str, old: str) -> None:
     """What an interrupted rewrite left: its trigger, half-built copy, log, retired table."""
     conn.execute(f"DROP TRIGGER IF EXISTS palimpsest_rewrite ON {table}".encode())
+    # A scrub before this one took the sequence away from the table before its swap.
+    if _exists(conn, new):
+        for sequence, column in _owned_sequences(conn, new):
+            conn.execute(f"ALTER SEQUENCE {sequence} OWNED BY {table}.{column}".encode())
     conn.execute(f"DROP TABLE IF EXISTS {new}, {log}, {old}".encode())
+
+
+def _exists(conn: Connection, table: str) -> bool:
+    row = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (table,)).fetchone()
+    return bool(row and row[0])
 
 
 def _stored_columns(conn: Connection, table: str) -> list[str]:

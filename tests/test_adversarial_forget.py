@@ -1,0 +1,143 @@
+"""Forget must finish, attacked: a scrub killed at its worst moment, two scrubs at once, and
+the paths by which a forgotten text could come back (DESIGN section 2, "forget").
+
+The PostgreSQL tests that kill `palimpsest scrub` run in a database of their own, created
+for the test and dropped after it: a scrub cut off half-way leaves the tables in a state
+other tests sharing the server must never see. Only `palimpsest` processes this file
+started are ever killed, never the server.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+
+from .conftest import POSTGRES_URL, needs_postgres
+
+
+def secret_word() -> str:
+    # Lowercase letters and digits ending in a digit: its own term for both stemmers.
+    return f"zqxj{uuid.uuid4().hex[:10]}7"
+
+
+# -- PostgreSQL: a database of the test's own --------------------------------------------------
+
+
+@pytest.fixture
+def private_postgres() -> Iterator[str]:
+    """The URL of a new, empty database on the test server, dropped when the test ends."""
+    assert POSTGRES_URL
+    name = f"adv_forget_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}".encode())
+    base, _, _ = POSTGRES_URL.rpartition("/")
+    try:
+        yield f"{base}/{name}"
+    finally:
+        with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)".encode())
+
+
+def cli_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("PALIMPSEST_")}
+
+
+def run(url: str, *args: str) -> subprocess.CompletedProcess[str]:
+    command = (sys.executable, "-m", "palimpsest", "--db", url, *args, "--json")
+    return subprocess.run(command, env=cli_env(), capture_output=True, text=True, timeout=180)
+
+
+def answer(url: str, *args: str) -> Any:
+    done = run(url, *args)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return json.loads(done.stdout)
+
+
+def start_scrub(url: str) -> subprocess.Popen[str]:
+    command = (sys.executable, "-m", "palimpsest", "--db", url, "scrub", "--json")
+    return subprocess.Popen(
+        command, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+def sequence_owner(conn: psycopg.Connection[Any], sequence: str) -> str | None:
+    row = conn.execute(
+        "SELECT t.relname FROM pg_depend d JOIN pg_class s ON s.oid = d.objid "
+        "JOIN pg_class t ON t.oid = d.refobjid WHERE s.relname = %s AND d.deptype = 'a'",
+        (sequence,),
+    ).fetchone()
+    return str(row[0]) if row else None
+
+
+def wait_until(check: Any, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, "the scrub never reached the moment to cut it off"
+        time.sleep(0.02)
+
+
+def forget_one(url: str, word: str) -> str:
+    memory = answer(url, "remember", "-n", "people", "-k", "note", f"Ana's number is {word}")
+    assert answer(url, "forget", memory["id"], "--because", "personal data")["scrub_pending"]
+    return str(memory["id"])
+
+
+def live_tables_work(url: str) -> None:
+    """Writes land with fresh sequence numbers, and the key is still unique among actives."""
+    key = f"pool-{uuid.uuid4().hex[:6]}"
+    first = answer(url, "remember", "-n", "ops", "-k", "fact", f"Pool {key} is 20", "--key", key)
+    second = answer(url, "remember", "-n", "ops", "-k", "fact", f"Port {key} is 5432")
+    assert second["seq"] > first["seq"]
+    taken = run(url, "remember", "-n", "ops", "-k", "fact", f"Pool {key} is 30", "--key", key)
+    assert json.loads(taken.stdout)["error_class"] == "validation", taken.stdout
+    assert answer(url, "inspect", first["id"])["memory"]["text"] == f"Pool {key} is 20"
+
+
+def waiting_to_swap(conn: psycopg.Connection[Any], table: str) -> bool:
+    """Whether a scrub has built its copy of `table` and now waits for the swap's lock."""
+    row = conn.execute(
+        "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query = %s",
+        (f"LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE",),
+    ).fetchone()
+    return bool(row and row[0])
+
+
+@needs_postgres
+def test_scrub_killed_just_before_the_swap_lets_the_next_scrub_finish(
+    private_postgres: str,
+) -> None:
+    """Cut off after the copy of `events` was built, while it waits for the swap's lock: the
+    live table must keep working, and the next scrub must clean up and finish."""
+    url = private_postgres
+    forget_one(url, secret_word())
+    with psycopg.connect(url, autocommit=True) as watcher, psycopg.connect(url) as reader:
+        reader.execute("SELECT count(*) FROM events").fetchone()  # holds the swap back
+        scrub = start_scrub(url)
+        try:
+            wait_until(lambda: waiting_to_swap(watcher, "events"))
+        finally:
+            scrub.send_signal(signal.SIGKILL)
+            scrub.communicate()
+        reader.rollback()
+        assert sequence_owner(watcher, "events_seq_seq") == "events"
+        # What the same kill left before this fix: the half-built copy owning the sequence.
+        watcher.execute("ALTER SEQUENCE events_seq_seq OWNED BY events__rewrite.seq")
+
+    live_tables_work(url)
+    done = answer(url, "scrub")
+    assert done["scrub_pending"] is False and done["pending_scrubs"] == []
+    live_tables_work(url)
+    with psycopg.connect(url, autocommit=True) as conn:
+        assert sequence_owner(conn, "events_seq_seq") == "events"
+        left = conn.execute("SELECT relname FROM pg_class WHERE relname LIKE '%%\\_\\_%%'")
+        assert left.fetchall() == []
