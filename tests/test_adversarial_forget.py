@@ -141,3 +141,35 @@ def test_scrub_killed_just_before_the_swap_lets_the_next_scrub_finish(
         assert sequence_owner(conn, "events_seq_seq") == "events"
         left = conn.execute("SELECT relname FROM pg_class WHERE relname LIKE '%%\\_\\_%%'")
         assert left.fetchall() == []
+
+
+def row_counts(url: str) -> tuple[int, int, int]:
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT (SELECT count(*) FROM events), (SELECT count(*) FROM memory_versions), "
+            "(SELECT count(DISTINCT rowid) FROM memory_versions)"
+        ).fetchone()
+    assert row is not None
+    return int(row[0]), int(row[1]), int(row[2])
+
+
+@needs_postgres
+def test_two_scrubs_at_once_both_finish_and_lose_nothing(private_postgres: str) -> None:
+    """A second scrub started while the first waits to swap must not tear down the first
+    one's trigger and copy: it waits its turn, and both answer without an error."""
+    url = private_postgres
+    forget_one(url, secret_word())
+    before = row_counts(url)
+    with psycopg.connect(url, autocommit=True) as watcher, psycopg.connect(url) as reader:
+        reader.execute("SELECT count(*) FROM events").fetchone()  # holds the first swap back
+        first = start_scrub(url)
+        wait_until(lambda: waiting_to_swap(watcher, "events"))
+        second = start_scrub(url)
+        time.sleep(1.5)  # long enough for the second to reach the tables
+        reader.rollback()
+        answers = [scrub.communicate(timeout=180) for scrub in (first, second)]
+    for scrub, (out, err) in zip((first, second), answers, strict=True):
+        assert scrub.returncode == 0, out + err
+        assert json.loads(out)["scrub_pending"] is False
+    assert row_counts(url) == before
+    live_tables_work(url)

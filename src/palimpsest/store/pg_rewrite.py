@@ -33,6 +33,7 @@ LOCK_WAIT = "1s"  # how long a lock request may hold up the queries queued behin
 LOCK_ATTEMPTS = 20
 HORIZON_WAIT_SECONDS = 30
 MEMORY = "256MB"  # for the index builds of this session
+REWRITE_LOCK = 7_305_302  # any constant: one rewrite at a time across processes
 
 # Marks whose forget no other snapshot can still see: the transaction that forgot is older
 # than every other backend's oldest snapshot (and any replication slot's horizon).
@@ -62,6 +63,9 @@ Connection = psycopg.Connection[Any]
 def rewrite(conn: Connection) -> tuple[dict[str, float], list[int]]:
     """Rewrite every table that may hold forgotten bytes; the seconds each was locked
     exclusively, and the marks this finished (the caller deletes them)."""
+    # A second rewrite would take the first one's trigger and copy for leftovers and drop
+    # them mid-way: it waits its turn (the lock goes with this session, even if killed).
+    conn.execute("SELECT pg_advisory_lock(%s)", (REWRITE_LOCK,))
     ready = wait_for_horizon(conn)
     if not ready:
         return {}, []
