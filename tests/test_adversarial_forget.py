@@ -173,3 +173,45 @@ def test_two_scrubs_at_once_both_finish_and_lose_nothing(private_postgres: str) 
         assert json.loads(out)["scrub_pending"] is False
     assert row_counts(url) == before
     live_tables_work(url)
+
+
+def waiting_for_a_lock(conn: psycopg.Connection[Any], scrub: subprocess.Popen[str]) -> bool:
+    row = conn.execute(
+        "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+        "AND query LIKE 'LOCK TABLE %%' AND application_name <> 'watcher'"
+    ).fetchone()
+    return bool(row and row[0]) or scrub.poll() is not None
+
+
+@needs_postgres
+def test_a_read_under_way_when_a_scrub_swaps_a_table_still_sees_every_row(
+    private_postgres: str,
+) -> None:
+    """A copy (or any read) that began before the swap and reaches `memory_versions` after
+    it must not find the new, swapped-in table empty: the copy would lose every version."""
+    from palimpsest.service import Service
+    from palimpsest.store import open_store
+
+    url = private_postgres
+    forget_one(url, secret_word())
+    store = open_store(url)
+    try:
+        service = Service(store, workspace="default")
+        for n in range(5):
+            service.remember(notebook="ops", kind="fact", text=f"Shard {n} runs migrations")
+        with store.read("default") as tx:
+            expected = sum(1 for table, _ in tx.dump() if table == "memory_versions")
+        assert expected >= 6
+        with psycopg.connect(url, autocommit=True, application_name="watcher") as watcher:
+            with store.read("default") as tx:
+                dumped = tx.dump()
+                table, _ = next(dumped)  # the copy has begun: its snapshot is taken
+                assert table == "notebooks"
+                scrub = start_scrub(url)
+                wait_until(lambda: waiting_for_a_lock(watcher, scrub))
+                rows = [table for table, _ in dumped]
+            out, err = scrub.communicate(timeout=180)
+        assert rows.count("memory_versions") == expected
+        assert scrub.returncode == 0, out + err
+    finally:
+        store.close()
