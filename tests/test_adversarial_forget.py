@@ -17,6 +17,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -215,3 +216,59 @@ def test_a_read_under_way_when_a_scrub_swaps_a_table_still_sees_every_row(
         assert scrub.returncode == 0, out + err
     finally:
         store.close()
+
+
+def database_files_with(url: str, word: str) -> list[str]:
+    """Every file of the database's folder holding the word (UTF-8, UTF-16, any case)."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CHECKPOINT")  # what is in shared buffers reaches the files
+        row = conn.execute(
+            "SELECT current_setting('data_directory') || '/base/' || oid FROM pg_database "
+            "WHERE datname = current_database()"
+        ).fetchone()
+    assert row is not None
+    forms = {f.encode(enc) for f in (word, word.upper()) for enc in ("utf-8", "utf-16-le")}
+    folder = Path(str(row[0]))
+    return sorted(
+        p.name for p in folder.iterdir() if p.is_file() and any(f in p.read_bytes() for f in forms)
+    )
+
+
+def has_trigger(conn: psycopg.Connection[Any], table: str) -> bool:
+    row = conn.execute(
+        "SELECT count(*) FROM pg_trigger WHERE tgname = 'palimpsest_rewrite' "
+        "AND tgrelid = to_regclass(%s)",
+        (table,),
+    ).fetchone()
+    return bool(row and row[0])
+
+
+@needs_postgres
+def test_scrub_killed_during_the_copy_loses_no_write_and_the_next_scrub_erases(
+    private_postgres: str,
+) -> None:
+    url = private_postgres
+    word = secret_word()
+    forget_one(url, word)
+    assert database_files_with(url, word), "the bytes are on disk before the scrub"
+    with psycopg.connect(url, autocommit=True) as watcher:
+        scrub = start_scrub(url)
+        try:
+            wait_until(lambda: has_trigger(watcher, "memory_versions"))
+        finally:
+            scrub.send_signal(signal.SIGKILL)
+            scrub.communicate()
+    written = [
+        answer(url, "remember", "-n", "ops", "-k", "fact", f"Written after the kill {n}")
+        for n in range(3)
+    ]
+    done = answer(url, "scrub")
+    assert done["scrub_pending"] is False
+    for filed in written:
+        assert answer(url, "inspect", filed["id"])["memory"]["version"] == 1
+    live_tables_work(url)
+    assert database_files_with(url, word) == []
+    with psycopg.connect(url, autocommit=True) as conn:
+        assert not has_trigger(conn, "memory_versions")
+        left = conn.execute("SELECT relname FROM pg_class WHERE relname LIKE '%%\\_\\_%%'")
+        assert left.fetchall() == []
