@@ -23,6 +23,8 @@ from typing import Any
 import psycopg
 import pytest
 
+from palimpsest.service import Service
+
 from .conftest import POSTGRES_URL, needs_postgres
 
 
@@ -190,7 +192,6 @@ def test_a_read_under_way_when_a_scrub_swaps_a_table_still_sees_every_row(
 ) -> None:
     """A copy (or any read) that began before the swap and reaches `memory_versions` after
     it must not find the new, swapped-in table empty: the copy would lose every version."""
-    from palimpsest.service import Service
     from palimpsest.store import open_store
 
     url = private_postgres
@@ -272,3 +273,48 @@ def test_scrub_killed_during_the_copy_loses_no_write_and_the_next_scrub_erases(
         assert not has_trigger(conn, "memory_versions")
         left = conn.execute("SELECT relname FROM pg_class WHERE relname LIKE '%%\\_\\_%%'")
         assert left.fetchall() == []
+
+
+# -- Notebook names: no past name kept anywhere -------------------------------------------------
+
+
+def workspace_holds(service: Service, word: str) -> list[str]:
+    """The tables of the workspace with a row holding `word` (the idempotency records too)."""
+    with service.store.read(service.workspace) as tx:
+        return sorted({table for table, row in tx.dump() if word in json.dumps(row, default=str)})
+
+
+def test_a_forgotten_past_name_leaves_no_idempotent_answer_holding_it(
+    service: Service, tmp_path: Path
+) -> None:
+    """A remember's stored answer names its notebook by name: once the notebook was renamed
+    and its past names forgotten, no record may keep the old one."""
+    word = secret_word()
+    filed = service.remember(notebook=f"ana-{word}", kind="fact", text="Pool size is 20",
+                             idempotency_key="file-pool")  # fmt: skip
+    notebook = service.inspect(id=filed["id"])["memory"]["notebook_id"]
+    service.edit_notebook(notebook=notebook, name="clients")
+    service.forget(notebook=notebook, field="name", because="personal data")
+    assert workspace_holds(service, word) == []
+    if service.store.url.endswith(".db"):
+        assert database_bytes_holding(Path(service.store.url).parent, word) == []
+
+
+def test_a_notebook_forgotten_whole_leaves_no_idempotent_answer_naming_it(
+    service: Service,
+) -> None:
+    word = secret_word()
+    filed = service.remember(notebook=f"bob-{word}", kind="fact", text="Port is 5432",
+                             idempotency_key="file-port")  # fmt: skip
+    notebook = service.inspect(id=filed["id"])["memory"]["notebook_id"]
+    service.revise(id=filed["id"], move_to="ops")
+    service.forget(notebook=notebook, because="personal data")
+    assert workspace_holds(service, word) == []
+
+
+def database_bytes_holding(folder: Path, word: str) -> list[str]:
+    """SQLite's db, -wal and -shm files holding the word, in UTF-8 or UTF-16, in any case."""
+    forms = {f.encode(enc) for f in (word, word.upper()) for enc in ("utf-8", "utf-16-le")}
+    return sorted(
+        p.name for p in folder.iterdir() if p.is_file() and any(f in p.read_bytes() for f in forms)
+    )
