@@ -318,3 +318,24 @@ def database_bytes_holding(folder: Path, word: str) -> list[str]:
     return sorted(
         p.name for p in folder.iterdir() if p.is_file() and any(f in p.read_bytes() for f in forms)
     )
+
+
+def test_reverting_a_notebook_never_moves_a_memory_into_a_forgotten_notebook(
+    service: Service,
+) -> None:
+    """A memory moved out of a notebook that was then forgotten whole: reverting its new
+    notebook to before the move must not put it back into the tombstone, where no notebook
+    lists it any more."""
+    moved = service.remember(notebook="ana-private", kind="fact", text="Pool size is 20")["id"]
+    before_move = service.history(id=moved)["events"][-1]["at"]
+    time.sleep(0.002)
+    service.revise(id=moved, move_to="ops")
+    service.forget(notebook="ana-private", because="personal data")
+
+    reverted = service.revert(notebook="ops", as_of=before_move)
+
+    assert reverted["results"] == []
+    assert [s["id"] for s in reverted["skipped"]] == [moved]
+    assert "forgotten" in reverted["skipped"][0]["reason"]
+    listed = service.inspect(notebook="ops")["memories"]
+    assert [m["id"] for m in listed] == [moved]
