@@ -399,3 +399,60 @@ def test_readers_and_writers_during_a_scrub_get_whole_answers(private_postgres: 
             assert service.inspect(id=memory_id)["memory"]["version"] == 1
     finally:
         store.close()
+
+
+def waiting_on(conn: psycopg.Connection[Any], query: str) -> bool:
+    row = conn.execute(
+        "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query = %s",
+        (query,),
+    ).fetchone()
+    return bool(row and row[0])
+
+
+@needs_postgres
+def test_scrub_killed_just_after_the_swap_leaves_working_tables_and_the_next_one_erases(
+    private_postgres: str,
+) -> None:
+    """Cut off after `memory_versions` was swapped, before the old table (which may hold
+    the bytes) was dropped: the forget stays pending, and the next scrub finishes it."""
+    url = private_postgres
+    word = secret_word()
+    forget_one(url, word)
+    with (
+        psycopg.connect(url, autocommit=True) as watcher,
+        psycopg.connect(url) as reader,
+        psycopg.connect(url) as writer,
+    ):
+        reader.execute("SELECT count(*) FROM memory_versions").fetchone()  # holds the swap
+        scrub = start_scrub(url)
+        try:
+            wait_until(lambda: waiting_to_swap(watcher, "memory_versions"))
+            # Dropping the old table drops its reference to `memories`: hold that back.
+            writer.execute("LOCK TABLE memories IN ROW EXCLUSIVE MODE")
+            reader.rollback()
+            wait_until(lambda: waiting_on(watcher, "DROP TABLE memory_versions__retired"))
+        finally:
+            scrub.send_signal(signal.SIGKILL)
+            scrub.communicate()
+        # The server would still finish the statement the killed scrub sent: cancel it, as
+        # a scrub killed a moment earlier would not have sent it.
+        watcher.execute(
+            "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query = %s",
+            ("DROP TABLE memory_versions__retired",),
+        )
+        writer.rollback()
+
+    live_tables_work(url)
+    assert answer(url, "doctor")["scrub_pending"] is True
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute("SELECT to_regclass('memory_versions__retired')").fetchone()
+        assert row is not None and row[0] is not None, "the old table was left behind"
+    done = answer(url, "scrub")
+    assert done["scrub_pending"] is False
+    live_tables_work(url)
+    assert database_files_with(url, word) == []
+    with psycopg.connect(url, autocommit=True) as conn:
+        left = conn.execute("SELECT relname FROM pg_class WHERE relname LIKE '%%\\_\\_%%'")
+        assert left.fetchall() == []
+        unchecked = conn.execute("SELECT conname FROM pg_constraint WHERE NOT convalidated")
+        assert unchecked.fetchall() == []
