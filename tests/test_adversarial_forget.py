@@ -456,3 +456,62 @@ def test_scrub_killed_just_after_the_swap_leaves_working_tables_and_the_next_one
         assert left.fetchall() == []
         unchecked = conn.execute("SELECT conname FROM pg_constraint WHERE NOT convalidated")
         assert unchecked.fetchall() == []
+
+
+@pytest.fixture
+def postgres_as_owner() -> Iterator[str]:
+    """A database owned by an ordinary role (no superuser), as a team deploys it."""
+    assert POSTGRES_URL
+    tag = uuid.uuid4().hex[:10]
+    role, name = f"adv_forget_app_{tag}", f"adv_forget_own_{tag}"
+    with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
+        admin.execute(f"CREATE ROLE {role} LOGIN PASSWORD 'app'".encode())
+        admin.execute(f"CREATE DATABASE {name} OWNER {role}".encode())
+    server = POSTGRES_URL.split("@", 1)[1].rsplit("/", 1)[0]
+    try:
+        yield f"postgresql://{role}:app@{server}/{name}"
+    finally:
+        with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)".encode())
+            admin.execute(f"DROP ROLE IF EXISTS {role}".encode())
+
+
+@needs_postgres
+def test_a_scrub_that_cannot_erase_the_statistics_says_so_and_a_superuser_can(
+    postgres_as_owner: str,
+) -> None:
+    """ANALYZE (autovacuum runs it) copies sampled values into pg_statistic, which only a
+    superuser or pg_maintain may rewrite: an ordinary owner's scrub must not claim done,
+    and a superuser's scrub must finish it, leaving the tables to the owner."""
+    url = postgres_as_owner
+    word = secret_word()
+    for n in range(10):
+        answer(url, "remember", "-n", "ops", "-k", "fact", f"Shard {n} migrates first")
+    memory = answer(url, "remember", "-n", "people", "-k", "note", f"Ana's number is {word}")
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("ANALYZE")  # what autovacuum does on its own
+    answer(url, "forget", memory["id"], "--because", "personal data")
+
+    done = answer(url, "scrub")
+
+    assert POSTGRES_URL
+    admin_url = POSTGRES_URL.rpartition("/")[0] + "/" + url.rpartition("/")[2]
+    left = database_files_with(admin_url, word)
+    assert not left or done["scrub_pending"] is True, f"claimed done, bytes left in {left}"
+    if done["scrub_pending"]:
+        assert memory["id"] in [p["id"] for p in done["pending_scrubs"]]
+        assert "pg_maintain" in done["warning"]
+        assert answer(url, "doctor")["scrub_pending"] is True
+    finished = answer(admin_url, "scrub")  # a superuser can finish it
+    assert finished["scrub_pending"] is False
+    assert database_files_with(admin_url, word) == []
+    assert answer(url, "doctor")["scrub_pending"] is False
+    # The tables still belong to the server's role, which reads, writes and scrubs them.
+    live_tables_work(url)
+    forget_one(url, secret_word())
+    assert "pg_maintain" in answer(url, "scrub")["warning"]
+    with psycopg.connect(url, autocommit=True) as conn:
+        owners = conn.execute(
+            "SELECT DISTINCT tableowner FROM pg_tables WHERE schemaname = 'public'"
+        ).fetchall()
+    assert owners == [(url.split("//")[1].split(":")[0],)]

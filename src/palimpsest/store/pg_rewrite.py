@@ -71,13 +71,27 @@ def rewrite(conn: Connection) -> tuple[dict[str, float], list[int]]:
         return {}, []
     conn.execute(f"SET lock_timeout = '{LOCK_WAIT}'")
     conn.execute(f"SET maintenance_work_mem = '{MEMORY}'")
+    # As the tables' owner (a superuser may run this for the server's role): the copies,
+    # their log and trigger must belong to, and be writable by, the role that uses them.
+    conn.execute(f"SET ROLE {_table_owner(conn)}".encode())
     locked = {table: copy_online(conn, table, key) for table, key in ONLINE.items()}
     locked |= {table: with_lock(conn, f"VACUUM FULL {table}", table) for table in SMALL}
     for table in REWRITTEN:  # statistics keep sampled values: renew them
         with_lock(conn, f"ANALYZE {table}", table)
-    if may_rewrite_catalog(conn):
-        locked["pg_statistic"] = with_lock(conn, "VACUUM FULL pg_statistic", "pg_statistic")
+    conn.execute("RESET ROLE")
+    if not may_rewrite_catalog(conn):
+        return locked, []  # sampled values may stay in pg_statistic: nothing is finished
+    locked["pg_statistic"] = with_lock(conn, "VACUUM FULL pg_statistic", "pg_statistic")
     return locked, ready
+
+
+def _table_owner(conn: Connection) -> str:
+    row = conn.execute(
+        "SELECT quote_ident(pg_get_userbyid(relowner)) FROM pg_class "
+        "WHERE oid = 'memory_versions'::regclass"
+    ).fetchone()
+    assert row is not None
+    return str(row[0])
 
 
 def wait_for_horizon(conn: Connection) -> list[int]:
@@ -118,7 +132,8 @@ def copy_online(conn: Connection, table: str, key: str) -> float:
     columns = ", ".join(_stored_columns(conn, table))
     indexes = _index_plans(conn, table, new)
     conn.execute(f"CREATE UNLOGGED TABLE {log} (key bigint NOT NULL)".encode())
-    conn.execute(_LOG_FUNCTION.encode())
+    if not _exists_function(conn):  # only its owner may replace it, and it never changes
+        conn.execute(_LOG_FUNCTION.encode())
     with_lock(
         conn,
         f"CREATE TRIGGER palimpsest_rewrite AFTER INSERT OR UPDATE OR DELETE ON {table} "
@@ -198,6 +213,11 @@ def _drop_leftovers(conn: Connection, table: str, new: str, log: str, old: str) 
         for sequence, column in _owned_sequences(conn, new):
             conn.execute(f"ALTER SEQUENCE {sequence} OWNED BY {table}.{column}".encode())
     conn.execute(f"DROP TABLE IF EXISTS {new}, {log}, {old}".encode())
+
+
+def _exists_function(conn: Connection) -> bool:
+    row = conn.execute("SELECT to_regproc('palimpsest_rewrite_log') IS NOT NULL").fetchone()
+    return bool(row and row[0])
 
 
 def _exists(conn: Connection, table: str) -> bool:
@@ -280,6 +300,13 @@ def _unvalidated(conn: Connection, table: str) -> list[str]:
         (table,),
     ).fetchall()
     return [str(row[0]) for row in rows]
+
+
+CATALOG_WARNING = (
+    "The tables were rewritten, but ANALYZE may have copied forgotten values into the "
+    "pg_statistic catalog, which this role may not rewrite: run `palimpsest scrub` as a "
+    "superuser, or GRANT pg_maintain to this role (PostgreSQL 17 and later) and run it again."
+)
 
 
 def may_rewrite_catalog(conn: Connection) -> bool:

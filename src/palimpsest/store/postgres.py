@@ -123,7 +123,9 @@ class PostgresStore:
         with _translated(), psycopg.connect(self.url, autocommit=True) as conn:
             locked, finished = pg_rewrite.rewrite(conn)
             conn.execute("DELETE FROM scrub_pending WHERE id = ANY(%s)", (finished,))
-            return Rewrite(locked, pg_rewrite.count_pending(conn))
+            pending = pg_rewrite.count_pending(conn)
+            blocked = pending and locked and not pg_rewrite.may_rewrite_catalog(conn)
+            return Rewrite(locked, pending, pg_rewrite.CATALOG_WARNING if blocked else None)
 
     def close(self) -> None:
         self.pool.close()
