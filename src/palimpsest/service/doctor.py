@@ -77,11 +77,12 @@ class DoctorOps(ServiceBase):
         done = self.store.rewrite()
         with self.store.read(self.workspace) as tx:
             pending = [_pending_line(p) for p in tx.pending_scrubs()]
+        warning = {"warning": done.warning} if done.warning else {}
         return {
             "locked_seconds": done.locked_seconds,
             "scrub_pending": bool(pending) or done.pending > 0,
             "pending_scrubs": pending,
-        }
+        } | warning
 
 
 def _notebook_secrets(tx: StoreReader, notebook: Notebook) -> list[dict[str, Any]]:

@@ -85,6 +85,10 @@ class HistoryOps(NotebookOps):  # forget reaches notebooks through NotebookOps
                     plans.append((current, current.replace(status="retracted", status_note=note)))
             elif then[-1].memory is None:
                 skipped.append({"id": memory_id, "reason": "its version then was forgotten"})
+            elif tx.get_notebook_tombstone(then[-1].memory.notebook_id) is not None:
+                # Moved back there, it would sit in a tombstone that no notebook lists.
+                reason = "the notebook it was in then was forgotten"
+                skipped.append({"id": memory_id, "reason": reason})
             else:
                 past = then[-1].memory
                 plans.append((current, current.replace(**past.content(), status=past.status,

@@ -57,6 +57,7 @@ class Rewrite:
 
     locked_seconds: dict[str, float]
     pending: int
+    warning: str | None = None  # why what waits could not be finished by this run
 
 
 @dataclass(frozen=True)

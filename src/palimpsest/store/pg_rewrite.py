@@ -33,6 +33,7 @@ LOCK_WAIT = "1s"  # how long a lock request may hold up the queries queued behin
 LOCK_ATTEMPTS = 20
 HORIZON_WAIT_SECONDS = 30
 MEMORY = "256MB"  # for the index builds of this session
+REWRITE_LOCK = 7_305_302  # any constant: one rewrite at a time across processes
 
 # Marks whose forget no other snapshot can still see: the transaction that forgot is older
 # than every other backend's oldest snapshot (and any replication slot's horizon).
@@ -62,18 +63,35 @@ Connection = psycopg.Connection[Any]
 def rewrite(conn: Connection) -> tuple[dict[str, float], list[int]]:
     """Rewrite every table that may hold forgotten bytes; the seconds each was locked
     exclusively, and the marks this finished (the caller deletes them)."""
+    # A second rewrite would take the first one's trigger and copy for leftovers and drop
+    # them mid-way: it waits its turn (the lock goes with this session, even if killed).
+    conn.execute("SELECT pg_advisory_lock(%s)", (REWRITE_LOCK,))
     ready = wait_for_horizon(conn)
     if not ready:
         return {}, []
     conn.execute(f"SET lock_timeout = '{LOCK_WAIT}'")
     conn.execute(f"SET maintenance_work_mem = '{MEMORY}'")
+    # As the tables' owner (a superuser may run this for the server's role): the copies,
+    # their log and trigger must belong to, and be writable by, the role that uses them.
+    conn.execute(f"SET ROLE {_table_owner(conn)}".encode())
     locked = {table: copy_online(conn, table, key) for table, key in ONLINE.items()}
     locked |= {table: with_lock(conn, f"VACUUM FULL {table}", table) for table in SMALL}
     for table in REWRITTEN:  # statistics keep sampled values: renew them
         with_lock(conn, f"ANALYZE {table}", table)
-    if may_rewrite_catalog(conn):
-        locked["pg_statistic"] = with_lock(conn, "VACUUM FULL pg_statistic", "pg_statistic")
+    conn.execute("RESET ROLE")
+    if not may_rewrite_catalog(conn):
+        return locked, []  # sampled values may stay in pg_statistic: nothing is finished
+    locked["pg_statistic"] = with_lock(conn, "VACUUM FULL pg_statistic", "pg_statistic")
     return locked, ready
+
+
+def _table_owner(conn: Connection) -> str:
+    row = conn.execute(
+        "SELECT quote_ident(pg_get_userbyid(relowner)) FROM pg_class "
+        "WHERE oid = 'memory_versions'::regclass"
+    ).fetchone()
+    assert row is not None
+    return str(row[0])
 
 
 def wait_for_horizon(conn: Connection) -> list[int]:
@@ -114,7 +132,8 @@ def copy_online(conn: Connection, table: str, key: str) -> float:
     columns = ", ".join(_stored_columns(conn, table))
     indexes = _index_plans(conn, table, new)
     conn.execute(f"CREATE UNLOGGED TABLE {log} (key bigint NOT NULL)".encode())
-    conn.execute(_LOG_FUNCTION.encode())
+    if not _exists_function(conn):  # only its owner may replace it, and it never changes
+        conn.execute(_LOG_FUNCTION.encode())
     with_lock(
         conn,
         f"CREATE TRIGGER palimpsest_rewrite AFTER INSERT OR UPDATE OR DELETE ON {table} "
@@ -133,8 +152,6 @@ def copy_online(conn: Connection, table: str, key: str) -> float:
     # locks only `table`: a swap waiting on a second table could deadlock with a reader.
     for statement in _constraints(conn, table, new) + _grants(conn, table, new):
         with_lock(conn, statement, table)
-    for sequence, column in _owned_sequences(conn, table):
-        conn.execute(f"ALTER SEQUENCE {sequence} OWNED BY {new}.{column}".encode())
     conn.execute(f"ANALYZE {new}".encode())
     seconds = _swap(conn, table, new, log, old, key, columns, indexes)
     with_lock(conn, f"DROP TABLE {old}", table)
@@ -168,6 +185,10 @@ def _swap(
                     f"WHERE {key} IN ({changed})".encode()
                 )
                 conn.execute(f"DROP TRIGGER palimpsest_rewrite ON {table}".encode())
+                # Here, not before: a copy that owned the sequence and was then left behind
+                # by a killed scrub could not be dropped while the table's default uses it.
+                for sequence, column in _owned_sequences(conn, table):
+                    conn.execute(f"ALTER SEQUENCE {sequence} OWNED BY {new}.{column}".encode())
                 conn.execute(f"ALTER TABLE {table} RENAME TO {old}".encode())
                 for _, _, name in indexes:  # an index renamed renames its constraint too
                     conn.execute(f"ALTER INDEX {name} RENAME TO {name}__retired".encode())
@@ -187,7 +208,21 @@ def _swap(
 def _drop_leftovers(conn: Connection, table: str, new: str, log: str, old: str) -> None:
     """What an interrupted rewrite left: its trigger, half-built copy, log, retired table."""
     conn.execute(f"DROP TRIGGER IF EXISTS palimpsest_rewrite ON {table}".encode())
+    # A scrub before this one took the sequence away from the table before its swap.
+    if _exists(conn, new):
+        for sequence, column in _owned_sequences(conn, new):
+            conn.execute(f"ALTER SEQUENCE {sequence} OWNED BY {table}.{column}".encode())
     conn.execute(f"DROP TABLE IF EXISTS {new}, {log}, {old}".encode())
+
+
+def _exists_function(conn: Connection) -> bool:
+    row = conn.execute("SELECT to_regproc('palimpsest_rewrite_log') IS NOT NULL").fetchone()
+    return bool(row and row[0])
+
+
+def _exists(conn: Connection, table: str) -> bool:
+    row = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (table,)).fetchone()
+    return bool(row and row[0])
 
 
 def _stored_columns(conn: Connection, table: str) -> list[str]:
@@ -265,6 +300,13 @@ def _unvalidated(conn: Connection, table: str) -> list[str]:
         (table,),
     ).fetchall()
     return [str(row[0]) for row in rows]
+
+
+CATALOG_WARNING = (
+    "The tables were rewritten, but ANALYZE may have copied forgotten values into the "
+    "pg_statistic catalog, which this role may not rewrite: run `palimpsest scrub` as a "
+    "superuser, or GRANT pg_maintain to this role (PostgreSQL 17 and later) and run it again."
+)
 
 
 def may_rewrite_catalog(conn: Connection) -> bool:

@@ -37,6 +37,7 @@ POOL_SIZE = 10
 # down should fail fast (the service retries a few times), not hang the client.
 POOL_WAIT_SECONDS = 5
 MIGRATION_LOCK = 7_305_301  # any constant: one migrator at a time across processes
+_SHARE_REWRITTEN = f"LOCK TABLE {', '.join(pg_rewrite.REWRITTEN)} IN ACCESS SHARE MODE".encode()
 
 
 class PostgresStore:
@@ -91,6 +92,9 @@ class PostgresStore:
     def read(self, workspace: str) -> Iterator[PostgresSession]:
         with _translated(), self.pool.connection() as conn, conn.transaction():
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            # Before the snapshot (a LOCK takes none): a scrub's copy swapped in later holds
+            # rows newer than this snapshot, so a read reaching it would find it empty.
+            conn.execute(_SHARE_REWRITTEN)
             yield PostgresSession(conn, workspace)
 
     @contextmanager
@@ -119,7 +123,9 @@ class PostgresStore:
         with _translated(), psycopg.connect(self.url, autocommit=True) as conn:
             locked, finished = pg_rewrite.rewrite(conn)
             conn.execute("DELETE FROM scrub_pending WHERE id = ANY(%s)", (finished,))
-            return Rewrite(locked, pg_rewrite.count_pending(conn))
+            pending = pg_rewrite.count_pending(conn)
+            blocked = pending and locked and not pg_rewrite.may_rewrite_catalog(conn)
+            return Rewrite(locked, pending, pg_rewrite.CATALOG_WARNING if blocked else None)
 
     def close(self) -> None:
         self.pool.close()

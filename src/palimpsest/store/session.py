@@ -329,24 +329,34 @@ class SqlSession(ABC):
 
     def forget_notebook_field(self, notebook_id: str, field: str, seq: int) -> None:
         """Scrub every value `field` had from the notebook's events before `seq`."""
-        rows = self._rows(
-            "SELECT seq, data FROM events WHERE workspace = ? AND target_id = ? "
-            "AND target_type = 'notebook' AND seq < ?",
-            (self.workspace, notebook_id, seq),
-        )
-        for row in rows:
+        names: set[str] = set()
+        for row in self._notebook_event_rows(notebook_id, seq):
             data = json.loads(row["data"])
             if field in data:
+                if field == "name":
+                    names |= _values(data[field])
                 del data[field]
                 self._run(
                     "UPDATE events SET data = ? WHERE seq = ?", (json.dumps(data), row["seq"])
                 )
-        self._drop_responses_naming(notebook_id)
+        # A stored answer may name the notebook by a past name (remember's does): it goes too.
+        current = self.get_notebook(notebook_id)
+        for target in {notebook_id} | (names - {current.name if current else ""}):
+            self._drop_responses_naming(target)
         self._mark_pending(notebook_id, now_utc())
         self._after_scrub()
 
+    def _notebook_event_rows(self, notebook_id: str, seq: int) -> list[Row]:
+        return self._rows(
+            "SELECT seq, data FROM events WHERE workspace = ? AND target_id = ? "
+            "AND target_type = 'notebook' AND seq < ?",
+            (self.workspace, notebook_id, seq),
+        )
+
     def forget_notebook(self, tombstone: Tombstone, seq: int) -> None:
         """Remove an (empty) notebook for good: its row, links and events' content go."""
+        rows = self._notebook_event_rows(tombstone.id, seq)
+        names = set().union(*(_values(json.loads(row["data"]).get("name")) for row in rows))
         self._run(
             "UPDATE events SET note = NULL, data = '{}', fields = '[]' "
             "WHERE workspace = ? AND target_id = ? AND target_type = 'notebook' AND seq < ?",
@@ -365,7 +375,8 @@ class SqlSession(ABC):
             (tombstone.id, self.workspace, tombstone.forgotten_at, tombstone.actor,
              tombstone.reason),
         )  # fmt: skip
-        self._drop_responses_naming(tombstone.id)
+        for target in {tombstone.id} | names:  # answers may name it by any name it had
+            self._drop_responses_naming(target)
         self._mark_pending(tombstone.id, tombstone.forgotten_at)
         self._after_scrub()
 
@@ -536,6 +547,12 @@ def named_ids(value: Any, under_id_key: bool = False) -> set[str]:
     if isinstance(value, list):
         return set().union(*(named_ids(v, under_id_key) for v in value))
     return set()
+
+
+def _values(value: Any) -> set[str]:
+    """The names an event's `name` holds: one (a creation) or a pair (a rename)."""
+    listed = value if isinstance(value, list) else [value]
+    return {v for v in listed if isinstance(v, str)}
 
 
 def marks(values: Any) -> str:
