@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import random
+import string
 from typing import Any
 
 import pytest
@@ -54,6 +56,20 @@ def test_remember_of_an_exact_duplicate_writes_nothing(service: Service) -> None
     again = service.remember(notebook="proj", kind="fact", text="  the POOL size is 20")
     assert again["duplicate_of"] == first and again["written"] is False
     assert event_count(service) == before
+
+
+def test_a_text_at_its_length_limit_is_stored_and_found_as_a_duplicate(service: Service) -> None:
+    # Random words barely compress: a text this long once overflowed an index on PostgreSQL.
+    rng = random.Random(7)
+    words = (
+        "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(2, 9)))
+        for _ in range(2000)
+    )
+    text = " ".join(words)[:8000].strip()
+    first = service.remember(notebook="n", kind="note", text=text)
+    again = service.remember(notebook="n", kind="note", text=text)
+    assert again["duplicate_of"] == first["id"]
+    assert service.inspect(id=first["id"])["memory"]["text"] == text
 
 
 def test_a_rule_needs_a_falsifier(service: Service) -> None:
