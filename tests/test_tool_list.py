@@ -106,7 +106,7 @@ async def test_every_time_parameter_gives_its_format(client: Client) -> None:
 async def test_doctor_is_not_called_read_only_since_it_finishes_scrubs(client: Client) -> None:
     doctor = (await tools(client))["doctor"]
     assert doctor.annotations is not None and doctor.annotations.read_only_hint is False
-    assert doctor.description and "read-only" not in doctor.description
+    assert doctor.description and "Read-only." not in doctor.description
 
 
 async def test_a_single_id_that_matches_nothing_is_not_found_and_documented(

@@ -78,10 +78,11 @@ spaces ignored, in `notebook`); or `items`, a batch applied all or nothing. A si
 `id` that matches nothing is not_found; `ids` or `texts` that do not qualify come back \
 in `unmatched` with the reason, unchanged.
 
-Omitted fields keep their value; `clear` empties one. Fields of remember are set as \
-remember takes them. `append`, `replace_from`/`replace_to` and `remove` edit the text; \
-`text` replaces it. `status`: superseded (a newer truth exists), retracted (never true), \
-active (back from retired), verified (checked, still true).
+Omitted fields keep their value; `clear` empties one. The fields remember takes (kind, \
+title, why, key, ...) are set as remember's schema describes them. `append`, \
+`replace_from`/`replace_to` and `remove` edit the text; `text` replaces it. `status`: \
+superseded (a newer truth exists), retracted (never true), active (back from retired), \
+verified (checked, still true).
 
 A memory someone else owns needs `override_reason`, which changes tags, dates, expiry or \
 status only; to change its content, `supersede`.
@@ -152,8 +153,8 @@ List what needs a person: secrets stored before the gate refused them (never the
 value), each with the forget that erases it; possibly stale, expired and ownerless \
 memories; forgets whose bytes remain. Use it for the memory's health, or after an import.
 
-It changes no memory, but finishes erasing what a forget left pending where it can \
-(SQLite): so it is not marked as only reading.
+It changes no memory, but it finishes erasing what a forget left pending where it can \
+(SQLite), so it is not marked read-only.
 """
 
 DESCRIPTIONS = {
