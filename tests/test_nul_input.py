@@ -46,7 +46,10 @@ def string_parameters(tool: Tool) -> set[str]:
     found = set()
     for name, schema in tool.input_schema["properties"].items():
         options = schema.get("anyOf", [schema])
-        if any(o.get("type") in ("string", "array") or "enum" in o or "$ref" in o for o in options):
+        if any(
+            o.get("type") in ("string", "array", "object") or "enum" in o or "$ref" in o
+            for o in options
+        ):
             found.add(name)
     return found
 

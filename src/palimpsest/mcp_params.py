@@ -3,6 +3,11 @@
 The vocabularies are spelled out so each schema can list the allowed values; a test keeps
 them equal to the model's tuples. Nested objects (`check`, `bindings`, anchors) refuse
 unknown keys like the tools themselves do.
+
+Every agent pays for the tool list before its first call, so what several tools share is
+explained once: a field revise sets as remember does is published as `AS_IN_REMEMBER`
+(its type only; validation still uses the full type), and the meaning of
+`idempotency_key` and `dry_run` is in the server instructions.
 """
 
 from __future__ import annotations
@@ -36,36 +41,34 @@ NotebookClearable = Literal["summary", "domain", "tags"]
 
 @with_config(ConfigDict(extra="forbid"))
 class CheckSpec(TypedDict, total=False):
-    """A machine check: what must hold in a project directory for the memory to stand."""
+    # What must hold in a project directory for the memory to stand. (No docstring: pydantic
+    # would publish it beside the parameter's own description.)
 
     kind: Annotated[
         CheckKind,
         Field(
-            description="path_exists: `path` exists. contains / absent: the file at `path` (or "
-            "every file directly in that folder) does / does not contain `literal`. "
-            "absent_all: none of `literals`. requires: all of `literals`. forbidden: commands "
-            "that must not be run, as `literals`, no `path`."
+            description="path_exists: `path` exists. contains, absent: the file at `path` (or "
+            "each file in that folder) has, lacks `literal`. absent_all: lacks all `literals`. "
+            "requires: has all `literals`. forbidden: `literals` are commands never to run."
         ),
     ]
-    path: Annotated[str, Field(description="A path relative to the project directory.")]
-    literal: Annotated[str, Field(description="The text for contains and absent.")]
-    literals: Annotated[
-        list[str], Field(description="The texts (or commands, for forbidden) of the others.")
-    ]
+    path: Annotated[str, Field(description="Relative to the project directory.")]
+    literal: Annotated[str, Field(description="For contains, absent.")]
+    literals: Annotated[list[str], Field(description="For the others.")]
 
 
 @with_config(ConfigDict(extra="forbid"))
 class BindingsSpec(TypedDict, total=False):
-    """When a rule applies."""
+    # When a rule applies (no docstring, as for CheckSpec).
 
-    always: Annotated[bool, Field(description="True: it applies everywhere in its scope.")]
-    moments: Annotated[list[Moment], Field(description="The moments it is checked at.")]
-    targets: Annotated[list[str], Field(description="The paths or commands it is about.")]
+    always: Annotated[bool, Field(description="Everywhere in its scope.")]
+    moments: Annotated[list[Moment], Field(description="When it is checked.")]
+    targets: Annotated[list[str], Field(description="Paths or commands it is about.")]
 
 
 @with_config(ConfigDict(extra="forbid"))
 class AnchorSpec(TypedDict, total=False):
-    path: Annotated[str, Field(description="A path relative to the project directory.")]
+    path: Annotated[str, Field(description="Relative to the project directory.")]
     hash: Annotated[str, Field(description="The file's content hash when last verified.")]
 
 
@@ -73,65 +76,106 @@ def describe(description: str) -> Any:
     return Field(description=description)
 
 
+def _remembers(schema: dict[str, Any]) -> None:
+    """Publish a field revise sets as remember files it by its JSON type alone: its meaning
+    and shape are in remember's schema, and revise's description says so."""
+    kinds = [schema.get("type")] + [option.get("type") for option in schema.get("anyOf", [])]
+    schema.clear()
+    schema["type"] = next((k for k in kinds if k not in (None, "null")), "object")
+
+
+AS_IN_REMEMBER = Field(json_schema_extra=_remembers)
+
+# Times are read the same way everywhere (a bare date is midnight UTC).
+TIME = "e.g. 2026-05-01T12:00:00Z"
+
+
+def _one_or_many(schema: dict[str, Any]) -> None:
+    """A filter taking one value or a list, published with its values listed once (or, for
+    kinds, not at all: remember lists and defines them)."""
+    values = next((o["enum"] for o in schema.get("anyOf", []) if "enum" in o), None)
+    one: dict[str, Any] = {"enum": values} if values and len(values) < 5 else {"type": "string"}
+    description = schema["description"]
+    schema.clear()
+    schema.update(anyOf=[one, {"type": "array", "items": one}], description=description)
+
+
+KindFilter = Annotated[
+    Kind | list[Kind] | None,
+    Field(description="Only this kind, or these (see remember).", json_schema_extra=_one_or_many),
+]
+StatusFilter = Annotated[
+    Status | list[Status] | None,
+    Field(
+        description="Only this status, or these (default active; include_retired: all).",
+        json_schema_extra=_one_or_many,
+    ),
+]
+
+
 # -- parameters shared by several tools -----------------------------------------------------
 
-MemoryId = Annotated[str | None, describe("A memory id (from remember, recall or inspect).")]
+KIND_MEANINGS = (
+    "fact: true now. decision: a choice made, and why. pattern: how things are done here. "
+    "error: a mistake met and its fix. debt: a shortcut to repay. rule: must or must not. "
+    "orientation: softer guidance. note: anything else. reference: a person, system or "
+    "organisation. issue: an open question or problem. option: an alternative weighed. "
+    "assumption: a premise not yet checked. goal: an aim worked toward."
+)
+LINK_MEANINGS = (
+    "supersedes: source replaces target. contradicts: both cannot hold. relates_to: same "
+    "subject. depends_on: source holds only while target does. derived_from: source was "
+    "worked out from target. caused_by: target led to source. part_of: source is a piece "
+    "of target."
+)
+MemoryId = Annotated[str | None, describe("A memory id; one that matches nothing is not_found.")]
 MemoryIds = Annotated[
-    list[str] | None,
-    describe("Several memory ids; targets that do not qualify come back unmatched."),
+    list[str] | None, describe("Several ids; those that do not qualify come back in `unmatched`.")
 ]
 Title = Annotated[str | None, describe("A short label, up to 200 characters.")]
-Why = Annotated[str | None, describe("Why it matters or why it was decided.")]
-Tags = Annotated[
-    list[str] | None,
-    describe("Tags; on revise they replace the whole set (to remove them all, use `clear`)."),
-]
+Why = Annotated[str | None, describe("Why it matters, or why it was decided.")]
+Tags = Annotated[list[str] | None, describe("Labels to filter by; on revise, the whole new set.")]
 Key = Annotated[
     str | None,
-    describe(
-        "A stable handle, unique among the notebook's active memories (a setting's name, say); "
-        "recall finds it exactly."
-    ),
+    describe("A handle unique among the notebook's active memories; recall finds it exactly."),
 ]
-OccurredAt = Annotated[
-    str | None, describe("When it happened in the world: an RFC 3339 time or a date (2026-05-01).")
-]
+OccurredAt = Annotated[str | None, describe(f"When it happened in the world, {TIME}.")]
 ExpiresAt = Annotated[
-    str | None,
-    describe(
-        "When it stops being true (RFC 3339 or a date); after that it leaves recall on its own."
-    ),
+    str | None, describe(f"When it stops being true, {TIME}; then it leaves recall.")
 ]
 Source = Annotated[
-    str | None, describe("Where it comes from: a file, URL, commit, ticket or conversation.")
+    str | None, describe("Where it came from: a file, URL, commit, ticket or conversation.")
 ]
+
+
+def _paths_or_objects(schema: dict[str, Any]) -> None:
+    """Anchors, published without a separate definition of the two-key object."""
+    description = schema["description"]
+    schema.clear()
+    schema.update(type="array", description=description)
+
+
 Anchors = Annotated[
     list[str | AnchorSpec] | None,
-    describe("Project-relative files it is about: paths, or {path, hash} objects."),
+    Field(
+        description="Files it is about (project-relative): paths, or {path, hash} as verified.",
+        json_schema_extra=_paths_or_objects,
+    ),
 ]
 SeverityParam = Annotated[
-    Severity | None, describe("For a rule: how bad breaking it is, weakest first.")
+    Severity | None, describe("For a rule: the cost of breaking it, mildest first.")
 ]
 Falsifier = Annotated[
-    str | None,
-    describe(
-        "For a rule or orientation (required there): the observation that would prove it wrong."
-    ),
+    str | None, describe("Required for a rule or orientation: what would prove it wrong.")
 ]
-CheckParam = Annotated[CheckSpec | None, describe("A machine check, e.g. {kind, path, literal}.")]
+CheckParam = Annotated[CheckSpec | None, describe("For a rule: a machine check.")]
 BindingsParam = Annotated[BindingsSpec | None, describe("For a rule: when it applies.")]
 ScopeParam = Annotated[
-    Scope | None, describe("For a rule: its notebook only (default) or the whole workspace.")
+    Scope | None, describe("For a rule: its notebook (default) or the whole workspace.")
 ]
 Because = Annotated[
-    str | None,
-    describe("One sentence saying why; required to weaken or retire a rule. Kept in history."),
+    str | None, describe("Why, in a sentence; required to weaken or retire a rule.")
 ]
-IdempotencyKey = Annotated[
-    str | None,
-    describe(
-        "Any string unique to this request: a retry with the same key and request returns the "
-        "first answer and writes nothing more."
-    ),
-]
-DryRun = Annotated[bool, describe("Check everything and return what would change; write nothing.")]
+# Explained once, in the server instructions.
+IdempotencyKey = Annotated[str | None, Field()]
+DryRun = Annotated[bool, Field()]

@@ -5,25 +5,31 @@
 - Strings stay strings. The SDK turns a JSON-looking string into a list or object when a
   parameter is not plain `str` (some clients send lists that way). A memory's text may
   well look like JSON, so parameters that accept a string are left as given.
+- Case forgiven. A value from a fixed list (a kind, a status, a link type) is read
+  regardless of case where that is unambiguous: "Fact" is fact.
 - Bounded strings. No string in the arguments, however nested (a batch item's id, an
   object's key), may exceed `MAX_ARGUMENT_CHARS`, far above every limit of the write gate
   (which still gives the precise refusal), so that a megabyte-long id or filter is
   refused at the door rather than searched for or echoed back in an error.
 - Lean schemas. Every agent reads the tool list into its context. The published schemas
-  leave out what pydantic adds without saying anything: titles and, for inputs, `null` as
-  an alternative for each optional parameter (optional parameters are those not listed as
-  required). Validation still runs on the full models.
+  leave out what pydantic adds without saying anything: titles, JSON Schema's defaults,
+  empty defaults and, for inputs, `null` as an alternative for each optional parameter
+  (optional parameters are those not listed as required). An output schema keeps only each
+  key's type and description. Validation still runs on the full models.
 """
 
 from __future__ import annotations
 
+import re
 import types
 import typing
 from typing import Any, cast
 
 import pydantic
+import typing_extensions
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
+from mcp.types import ToolAnnotations
 
 from . import gate
 
@@ -76,6 +82,46 @@ def _bound_strings(cls: type[Any], value: Any, info: pydantic.ValidationInfo) ->
     return value
 
 
+def _forgiven(annotation: Any, value: Any) -> Any:
+    """`value` with each string that differs from one allowed value only by case set to it.
+
+    Follows the annotation into unions, lists and nested objects; leaves everything else,
+    including a string that matches nothing, for validation to refuse.
+    """
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _forgiven(typing.get_args(annotation)[0], value)
+    if origin is typing.Literal and isinstance(value, str):
+        allowed = [option for option in typing.get_args(annotation) if isinstance(option, str)]
+        same = [option for option in allowed if option.casefold() == value.casefold()]
+        return same[0] if value not in allowed and len(same) == 1 else value
+    if origin in (typing.Union, types.UnionType):
+        for option in typing.get_args(annotation):
+            value = _forgiven(option, value)
+        return value
+    if origin is list and isinstance(value, list):
+        (item,) = typing.get_args(annotation)
+        return [_forgiven(item, element) for element in value]
+    if typing_extensions.is_typeddict(annotation) and isinstance(value, dict):
+        hints = typing.get_type_hints(annotation)
+        return {k: _forgiven(hints[k], v) if k in hints else v for k, v in value.items()}
+    return value
+
+
+def _forgive_case(cls: type[Any], value: Any, info: pydantic.ValidationInfo) -> Any:
+    """ "Fact" for fact: a value from a fixed list is read regardless of case where only one
+    allowed value matches. A batch item's fields are read as the tool's own parameters."""
+    fields = cls.model_fields
+    if info.field_name == "items" and isinstance(value, list):
+        return [
+            {k: _forgiven(fields[k].annotation, v) if k in fields else v for k, v in item.items()}
+            if isinstance(item, dict)
+            else item
+            for item in value
+        ]
+    return _forgiven(fields[info.field_name].annotation, value) if info.field_name else value
+
+
 def harden(tool: Tool) -> Tool:
     """Refuse unknown and oversized arguments, keep strings as given (see the module doc)."""
     loose = tool.fn_metadata.arg_model
@@ -88,39 +134,106 @@ def harden(tool: Tool) -> Tool:
                 "__module__": __name__,
                 "model_config": pydantic.ConfigDict(**{**loose.model_config, "extra": "forbid"}),
                 "_bound_strings": pydantic.field_validator("*", mode="before")(_bound_strings),
+                "_forgive_case": pydantic.field_validator("*", mode="before")(_forgive_case),
             },
         ),
     )
     metadata = tool.fn_metadata
     tool.fn_metadata = _Metadata(
         arg_model=strict,
-        output_schema=lean(metadata.output_schema, answers=True),
+        output_schema=lean_answer(metadata.output_schema) if metadata.output_schema else None,
         output_model=metadata.output_model,
         wrap_output=metadata.wrap_output,
     )
     tool.parameters = lean(strict.model_json_schema(by_alias=True))
+    if tool.annotations is not None:
+        tool.annotations = _unrepeated(tool.annotations, titled=bool(tool.title))
     return tool
 
 
-def lean(schema: Any, *, answers: bool = False) -> Any:
-    """`schema` without titles, `null` alternatives and null defaults.
+def _unrepeated(hints: ToolAnnotations, *, titled: bool) -> ToolAnnotations:
+    """`hints` without what is said elsewhere or means nothing: the title when the tool has
+    its own, and for a tool that only reads, whether its writes destroy or repeat."""
+    update: dict[str, Any] = {"title": None} if titled else {}
+    if hints.read_only_hint:
+        update.update(destructive_hint=None, idempotent_hint=None)
+    return hints.model_copy(update=update)
 
-    For `answers` (an output schema) only titles go: a null in an answer is real.
-    """
+
+def lean(schema: Any) -> Any:
+    """An input `schema` without titles, `null` alternatives, empty defaults and the defaults
+    JSON Schema already implies (`additionalProperties: true`)."""
     if isinstance(schema, list):
-        return [lean(item, answers=answers) for item in schema]
+        return [lean(item) for item in schema]
     if not isinstance(schema, dict):
         return schema
-    if "anyOf" in schema and not answers:
+    if "anyOf" in schema:
         options = [o for o in schema["anyOf"] if o != {"type": "null"}]
         rest = {k: v for k, v in schema.items() if k != "anyOf"}
         schema = {**options[0], **rest} if len(options) == 1 else {**rest, "anyOf": options}
     slim: dict[str, Any] = {}
     for key, value in schema.items():
-        if key == "title" or (key == "default" and value is None and not answers):
+        if key == "title" or (key == "default" and value in (None, False, "")):
+            continue
+        if key == "additionalProperties" and value is True:
             continue
         if key in ("properties", "$defs"):  # names, not keywords, at this level
-            slim[key] = {name: lean(sub, answers=answers) for name, sub in value.items()}
+            slim[key] = {name: lean(sub) for name, sub in value.items()}
         else:
-            slim[key] = lean(value, answers=answers)
+            slim[key] = lean(value)
     return slim
+
+
+# Every write answers these the same way; the server instructions explain them once.
+_SHARED_ANSWERS = ("dry_run", "replayed")
+
+
+def lean_answer(schema: dict[str, Any]) -> dict[str, Any]:
+    """An output schema reduced to what tells the agent something: each top-level key's type
+    and description. The answer itself is not cut: every key stays optional and open."""
+    properties = {
+        name: _type_and_description(sub)
+        for name, sub in schema.get("properties", {}).items()
+        if name not in _SHARED_ANSWERS
+    }
+    return {"type": "object", "properties": properties}
+
+
+def _type_and_description(schema: dict[str, Any]) -> dict[str, Any]:
+    types = [schema["type"]] if "type" in schema else [o["type"] for o in schema.get("anyOf", [])]
+    brief: dict[str, Any] = {"type": types[0] if len(types) == 1 else types}
+    if schema.get("description"):
+        brief["description"] = schema["description"]
+    return brief
+
+
+def relevant_errors(errors: list[Any]) -> list[Any]:
+    """pydantic's errors about the arguments, as a caller can act on them.
+
+    Each `loc` loses the labels pydantic gives a union's alternatives ("literal[...]"). Of
+    the errors a union gives for one parameter, only those of the shape the caller sent
+    are kept: a list's elements when a list was sent, else the single value's.
+    """
+    by_field: dict[Any, list[Any]] = {}
+    for error in errors:
+        by_field.setdefault(error["loc"][0] if error["loc"] else "", []).append(error)
+    kept = []
+    for group in by_field.values():
+        if any(len(_path(e["loc"])) != len(e["loc"]) for e in group):
+            inside = [e for e in group if e["loc"] and isinstance(e["loc"][-1], int)]
+            choices = [e for e in group if e["type"] == "literal_error"]
+            group = inside or choices or group
+        kept += [{**error, "loc": _path(error["loc"])} for error in group]
+    return kept
+
+
+def _path(loc: tuple[Any, ...]) -> tuple[Any, ...]:
+    return tuple(p for p in loc if isinstance(p, int) or not any(c in p for c in "[]'(,"))
+
+
+def allowed_values(error: Any) -> str | None:
+    """For a value outside a fixed list: "must be one of a, b, c", as the service says it."""
+    if error["type"] != "literal_error":
+        return None
+    allowed = re.findall(r"'([^']*)'", error.get("ctx", {}).get("expected", ""))
+    return "must be one of " + ", ".join(allowed)

@@ -34,7 +34,7 @@ from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnno
 from .errors import PalimpsestError
 from .gate import shown_name
 from .mcp_descriptions import DESCRIPTIONS, INSTRUCTIONS
-from .mcp_schema import ArgumentTooLong, harden
+from .mcp_schema import ArgumentTooLong, allowed_values, harden, relevant_errors
 from .mcp_tools import STORE_THREADS, TOOL_NAMES, PalimpsestTools
 from .mcp_transport import serve_http, serve_stdio
 from .service import Service
@@ -76,8 +76,9 @@ ANNOTATIONS = {
     "history": _hints(read_only=True, destructive=False, idempotent=True, title="History"),
     "notebook": _hints(read_only=False, destructive=False, idempotent=True, title="Notebooks"),
     "link": _hints(read_only=False, destructive=False, idempotent=True, title="Link"),
-    # Doctor only reads, and finishes a scrub a forget already committed to.
-    "doctor": _hints(read_only=True, destructive=False, idempotent=True, title="Doctor"),
+    # Doctor changes no memory, but it finishes a scrub a forget left pending (it rewrites
+    # the database file), so it does not claim to only read.
+    "doctor": _hints(read_only=False, destructive=False, idempotent=True, title="Doctor"),
 }
 
 
@@ -126,9 +127,12 @@ def error_result(tool: str, exc: ToolError) -> CallToolResult:
 def _argument_error(tool: str, error: pydantic.ValidationError) -> dict[str, Any]:
     """Name every argument at fault and what it should be, never echoing the value given."""
     problems = []
-    for item in error.errors():
-        where = _short(".".join(str(part) for part in item["loc"]) or "arguments")
-        if item["type"] == "extra_forbidden":
+    errors = relevant_errors(error.errors())
+    for item in errors:
+        where = _where(item["loc"])
+        if allowed_values(item):
+            problems.append(f"`{where}` {allowed_values(item)}")
+        elif item["type"] == "extra_forbidden":
             problems.append(f"`{where}` is not a parameter of {tool}")
         elif item["type"] == "missing":
             problems.append(f"`{where}` is required")
@@ -136,7 +140,7 @@ def _argument_error(tool: str, error: pydantic.ValidationError) -> dict[str, Any
             problems.append(str(item["ctx"]["error"]))
         else:
             problems.append(f"`{where}`: {item['msg']}")
-    first = error.errors()[0]["loc"] if error.errors() else ()
+    first = errors[0]["loc"] if errors else ()
     body: dict[str, Any] = {
         "error_class": "validation",
         "message": "; ".join(problems) + ". See the tool's input schema.",
@@ -144,6 +148,12 @@ def _argument_error(tool: str, error: pydantic.ValidationError) -> dict[str, Any
     if first:
         body["field"] = _short(str(first[0]))
     return body
+
+
+def _where(loc: tuple[Any, ...]) -> str:
+    """An argument's path as a caller writes it: `check.kind`, `clear[0]`."""
+    parts = [f"[{p}]" if isinstance(p, int) else f".{_short(str(p))}" for p in loc]
+    return "".join(parts).lstrip(".") or "arguments"
 
 
 def _short(name: str) -> str:

@@ -23,6 +23,10 @@ from typing import Annotated, Any, Literal, TypeVar, cast
 
 from .errors import ValidationError
 from .mcp_params import (
+    AS_IN_REMEMBER,
+    KIND_MEANINGS,
+    LINK_MEANINGS,
+    TIME,
     Anchors,
     Because,
     BindingsParam,
@@ -34,6 +38,7 @@ from .mcp_params import (
     IdempotencyKey,
     Key,
     Kind,
+    KindFilter,
     LinkType,
     MemoryId,
     MemoryIds,
@@ -44,7 +49,7 @@ from .mcp_params import (
     ScopeParam,
     SeverityParam,
     Source,
-    Status,
+    StatusFilter,
     Tags,
     Title,
     Why,
@@ -93,8 +98,8 @@ class PalimpsestTools:
         notebook: Annotated[
             str, describe("The notebook's name or id; a new name creates the notebook.")
         ],
-        kind: Annotated[Kind, describe("What sort of knowledge this is.")],
-        text: Annotated[str, describe("The memory itself: one idea, up to 8,000 characters.")],
+        kind: Annotated[Kind, describe(KIND_MEANINGS)],
+        text: Annotated[str, describe("The memory: one idea, up to 8,000 characters.")],
         title: Title = None,
         why: Why = None,
         tags: Tags = None,
@@ -105,7 +110,7 @@ class PalimpsestTools:
         anchors: Anchors = None,
         supersedes: Annotated[
             list[str] | None,
-            describe("Ids of active memories this one replaces; they retire as superseded."),
+            describe("Ids of active memories this one replaces: they retire as superseded."),
         ] = None,
         severity: SeverityParam = None,
         falsifier: Falsifier = None,
@@ -126,31 +131,19 @@ class PalimpsestTools:
         ] = "",
         notebook: Annotated[str | None, describe("Only this notebook (name or id).")] = None,
         domain: Annotated[str | None, describe("Only notebooks of this domain.")] = None,
-        kind: Annotated[
-            Kind | list[Kind] | None, describe("Only this kind, or these kinds.")
-        ] = None,
-        tags: Annotated[
-            list[str] | None, describe("Only memories carrying every one of these.")
-        ] = None,
-        status: Annotated[
-            Status | list[Status] | None,
-            describe("Only these statuses (default: active; with include_retired: all)."),
-        ] = None,
+        kind: KindFilter = None,
+        tags: Annotated[list[str] | None, describe("Only memories carrying all of these.")] = None,
+        status: StatusFilter = None,
         since: Annotated[
-            str | None, describe("Only what occurred (else was recorded) at or after this time.")
+            str | None, describe(f"Occurred (else recorded) at or after, {TIME}.")
         ] = None,
         until: Annotated[
-            str | None, describe("Only what occurred (else was recorded) at or before this time.")
+            str | None, describe(f"Occurred (else recorded) at or before, {TIME}.")
         ] = None,
-        limit: Annotated[
-            int | None, describe("At most this many hits, 1 to 200 (default 10).")
-        ] = None,
-        include_retired: Annotated[
-            bool, describe("Also return superseded and retracted memories.")
-        ] = False,
+        limit: Annotated[int | None, describe("At most this many hits, 1 to 200 (10).")] = None,
+        include_retired: Annotated[bool, describe("Add superseded and retracted ones.")] = False,
         as_of: Annotated[
-            str | None,
-            describe("Answer from the state recorded at this past time (RFC 3339 or a date)."),
+            str | None, describe(f"Answer as recorded at this past time, {TIME}.")
         ] = None,
     ) -> RecallResult:
         return await self._run(RecallResult, self.service.recall, locals())
@@ -160,71 +153,70 @@ class PalimpsestTools:
         id: MemoryId = None,
         ids: MemoryIds = None,
         texts: Annotated[
-            list[str] | None, describe("Exact texts of memories in `notebook` (instead of ids).")
+            list[str] | None, describe("Exact texts of memories in `notebook`, instead of ids.")
         ] = None,
-        notebook: Annotated[str | None, describe("The notebook `texts` are matched in.")] = None,
+        notebook: Annotated[str | None, describe("Where `texts` are matched.")] = None,
         items: Annotated[
             list[dict[str, Any]] | None,
-            describe(
-                "A batch, all or nothing: [{id, expected_version?, ...any change below}]. "
-                "Not combined with other targets or changes."
-            ),
+            describe("A batch, all or nothing: [{id, expected_version?, ...changes}]."),
         ] = None,
-        kind: Annotated[Kind | None, describe("Change the kind.")] = None,
-        text: Annotated[
-            str | None, describe("Replace the whole text (not with append/replace/remove).")
-        ] = None,
-        title: Title = None,
-        why: Why = None,
+        kind: Annotated[Kind | None, AS_IN_REMEMBER] = None,
+        text: Annotated[str | None, describe("The whole new text.")] = None,
+        title: Annotated[Title, AS_IN_REMEMBER] = None,
+        why: Annotated[Why, AS_IN_REMEMBER] = None,
         tags: Tags = None,
-        key: Key = None,
-        occurred_at: OccurredAt = None,
-        expires_at: ExpiresAt = None,
-        source: Source = None,
-        anchors: Anchors = None,
-        severity: SeverityParam = None,
-        falsifier: Falsifier = None,
-        check: CheckParam = None,
-        bindings: BindingsParam = None,
-        scope: ScopeParam = None,
-        clear: Annotated[
-            list[Clearable] | None, describe('Fields to empty, e.g. ["expires_at", "tags"].')
-        ] = None,
+        key: Annotated[Key, AS_IN_REMEMBER] = None,
+        occurred_at: Annotated[OccurredAt, AS_IN_REMEMBER] = None,
+        expires_at: Annotated[ExpiresAt, AS_IN_REMEMBER] = None,
+        source: Annotated[Source, AS_IN_REMEMBER] = None,
+        anchors: Annotated[Anchors, AS_IN_REMEMBER] = None,
+        severity: Annotated[SeverityParam, AS_IN_REMEMBER] = None,
+        falsifier: Annotated[Falsifier, AS_IN_REMEMBER] = None,
+        check: Annotated[CheckParam, AS_IN_REMEMBER] = None,
+        bindings: Annotated[BindingsParam, AS_IN_REMEMBER] = None,
+        scope: Annotated[ScopeParam, AS_IN_REMEMBER] = None,
+        clear: Annotated[list[Clearable] | None, describe("Fields to empty.")] = None,
         append: Annotated[
-            str | None,
-            describe("Added to the end of the text; starts a new line if it starts with one."),
+            str | None, describe("Added to the end (begin it with a newline for a new line).")
         ] = None,
         replace_from: Annotated[
-            str | None, describe("Replace the first occurrence of this (must be in the text)...")
+            str | None, describe("Its first occurrence in the text becomes `replace_to`.")
         ] = None,
-        replace_to: Annotated[str | None, describe("...with this.")] = None,
+        replace_to: Annotated[str | None, describe("See `replace_from`.")] = None,
         remove: Annotated[
-            str | None, describe("Delete the first occurrence of this from the text.")
+            str | None, describe("Its first occurrence is cut from the text.")
         ] = None,
         status: Annotated[ReviseStatus | None, describe("Retire, reactivate or verify.")] = None,
-        note: Annotated[str | None, describe("Why the status changes; kept in history.")] = None,
+        note: Annotated[
+            str | None,
+            describe(
+                "Why you make this change (any change); kept in history, and as the status "
+                "note when `status` changes."
+            ),
+        ] = None,
         redact: Annotated[
-            bool,
-            describe("Store `note` with each credential as [REDACTED:kind] instead of refusing."),
+            bool, describe("Keep `note` with credentials as [REDACTED:kind] instead of refusing.")
         ] = False,
         because: Because = None,
         move_to: Annotated[
-            str | None, describe("Move to this notebook (name or id; created if new).")
+            str | None,
+            describe(
+                "Another notebook (name or id; created if new). Into another domain: needs "
+                "`because`."
+            ),
         ] = None,
         supersede: Annotated[
-            bool, describe("File the result as a new memory and retire this one (one `id`).")
+            bool, describe("File the result as a new memory; retire this one intact.")
         ] = False,
-        claim: Annotated[bool, describe("Make an ownerless memory yours (one `id`).")] = False,
+        claim: Annotated[bool, describe("Make an ownerless memory yours.")] = False,
         override_reason: Annotated[
-            str | None,
-            describe("Why you change a memory someone else owns (one `id`); kept in history."),
+            str | None, describe("Why you change a memory someone else owns; kept in history.")
         ] = None,
         override_confirm: Annotated[
-            bool, describe("With `override_reason`: confirm overriding a person's memory.")
+            bool, describe("Needed too when that owner is a person.")
         ] = False,
         expected_version: Annotated[
-            int | None,
-            describe("The version you read (with one `id`); a newer one makes this a conflict."),
+            int | None, describe("The version you read; if it moved on, a conflict.")
         ] = None,
         idempotency_key: IdempotencyKey = None,
         dry_run: DryRun = False,
@@ -238,9 +230,7 @@ class PalimpsestTools:
         notebook: Annotated[
             str | None, describe("A notebook to revert as a whole (with `as_of`).")
         ] = None,
-        as_of: Annotated[
-            str | None, describe("The past time the notebook goes back to (RFC 3339 or a date).")
-        ] = None,
+        as_of: Annotated[str | None, describe(f"The time `notebook` goes back to, {TIME}.")] = None,
         because: Because = None,
         idempotency_key: IdempotencyKey = None,
         dry_run: DryRun = False,
@@ -251,20 +241,18 @@ class PalimpsestTools:
         self,
         id: Annotated[str | None, describe("The memory to erase.")] = None,
         ids: Annotated[list[str] | None, describe("Several memories to erase.")] = None,
-        version: Annotated[
-            int | None, describe("Erase only this earlier version of `id`, not the memory.")
-        ] = None,
+        version: Annotated[int | None, describe("Only this earlier version of `id`.")] = None,
         notebook: Annotated[
             str | None,
-            describe("Instead of memories: a notebook (name or id); whole only when empty."),
+            describe("A notebook (name or id) instead of memories."),
         ] = None,
         field: Annotated[
             Literal["summary", "name"] | None,
-            describe("With `notebook`: erase every value this field had (not the notebook)."),
+            describe("With `notebook`: erase every value this field had."),
         ] = None,
         because: Annotated[
             str | None,
-            describe("Required: why it must not stay on disk. Kept in the tombstone; no secrets."),
+            describe("Required: why. Kept in the tombstone, so no secret in it."),
         ] = None,
         idempotency_key: IdempotencyKey = None,
         dry_run: DryRun = False,
@@ -287,8 +275,8 @@ class PalimpsestTools:
             str | None, describe("Events of this notebook and its memories.")
         ] = None,
         actor: Annotated[str | None, describe("Only events by this actor, e.g. user:ana.")] = None,
-        since: Annotated[str | None, describe("Events at or after this time.")] = None,
-        until: Annotated[str | None, describe("Events at or before this time.")] = None,
+        since: Annotated[str | None, describe(f"Events at or after, {TIME}.")] = None,
+        until: Annotated[str | None, describe(f"Events at or before, {TIME}.")] = None,
         limit: Annotated[
             int | None, describe("The latest this many events, 1 to 1000 (100).")
         ] = None,
@@ -301,7 +289,7 @@ class PalimpsestTools:
 
     async def notebook(
         self,
-        action: Annotated[NotebookAction, describe("What to do; see the tool description.")],
+        action: Annotated[NotebookAction, describe("See the description.")],
         name: Annotated[
             str | None, describe("create: the new notebook's name. edit: its new name.")
         ] = None,
@@ -311,16 +299,14 @@ class PalimpsestTools:
         summary: Annotated[
             str | None, describe("create, edit: what the notebook is about.")
         ] = None,
-        domain: Annotated[
-            str | None, describe("create, edit: the broad area it belongs to (e.g. infra).")
-        ] = None,
+        domain: Annotated[str | None, describe("create, edit: its broad area, e.g. infra.")] = None,
         tags: Annotated[
-            list[str] | None, describe("create, edit: its tags (edit replaces the whole set).")
+            list[str] | None, describe("create, edit: its tags (the whole set).")
         ] = None,
         clear: Annotated[list[NotebookClearable] | None, describe("edit: fields to empty.")] = None,
         redact: Annotated[
             bool,
-            describe("create, edit: store `summary` with credentials as [REDACTED:kind]."),
+            describe("create, edit: keep `summary` with credentials as [REDACTED:kind]."),
         ] = False,
         from_domain: Annotated[
             str | None, describe("merge_domains: the domain whose notebooks move.")
@@ -370,10 +356,10 @@ class PalimpsestTools:
 
     async def link(
         self,
-        source: Annotated[str, describe("The id the edge starts from (a memory or a notebook).")],
-        target: Annotated[str, describe("The id the edge points to (same sort as `source`).")],
-        type: Annotated[LinkType, describe("What the edge means: source <type> target.")],
-        remove: Annotated[bool, describe("Take this edge away instead of adding it.")] = False,
+        source: Annotated[str, describe("A memory's or a notebook's id.")],
+        target: Annotated[str, describe("An id of the same sort, not `source`.")],
+        type: Annotated[LinkType, describe(LINK_MEANINGS)],
+        remove: Annotated[bool, describe("Take the edge away.")] = False,
         idempotency_key: IdempotencyKey = None,
         dry_run: DryRun = False,
     ) -> LinkResult:

@@ -57,10 +57,11 @@ SUBSTANTIVE = ("text", "title", "why", "kind")
 class Unmatched(Exception):
     """This target does not qualify for the change; it is reported, not applied."""
 
-    def __init__(self, reason: str, *, status_related: bool = False):
+    def __init__(self, reason: str, *, status_related: bool = False, field: str | None = None):
         super().__init__(reason)
         self.reason = reason
         self.status_related = status_related
+        self.field = field  # the parameter at fault, when one is
 
 
 # -- parsing ---------------------------------------------------------------------------
@@ -367,11 +368,13 @@ def edit(memory: Memory, changes: Changes, *, now: str, actor: str) -> Memory:
         text = appended(text, changes.append)
     if changes.replace_from is not None:
         if changes.replace_from not in text:
-            raise Unmatched("the `replace_from` text is not in the memory's text")
+            raise Unmatched(
+                "the `replace_from` text is not in the memory's text", field="replace_from"
+            )
         text = text.replace(changes.replace_from, changes.replace_to or "", 1)
     if changes.remove is not None:
         if changes.remove not in text:
-            raise Unmatched("the `remove` text is not in the memory's text")
+            raise Unmatched("the `remove` text is not in the memory's text", field="remove")
         text = text.replace(changes.remove, "", 1).strip()
     if not text.strip():
         raise ValidationError("The edit would leave the text empty; to delete, use forget.")

@@ -236,7 +236,7 @@ class MemoryOps(ServiceBase):
                     results.append(self._revise_one(tx, target, now, op_id, dry_run))
                 except Unmatched as exc:
                     if mode == "items" or (mode == "id" and not exc.status_related):
-                        error = ValidationError(f"Refused: {exc.reason}.")
+                        error = ValidationError(f"Refused: {exc.reason}.", field=exc.field)
                         raise error.at_item(index) if mode == "items" else error from None
                     unmatched.append({"target": target.label, "reason": exc.reason})
                 except Forbidden as exc:

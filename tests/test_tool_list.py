@@ -1,0 +1,180 @@
+"""The tool list an agent reads: its size, what it explains, and how it answers a wrong value.
+
+Size is measured exactly as an agent pays for it: the JSON of the `tools/list` result as the
+official client receives it, `json.dumps(result.model_dump(by_alias=True, exclude_none=True))`
+(Python's default separators, non-ASCII escaped). The server's instructions are not part of
+it: they come once, with `initialize`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp.types import Tool
+
+from palimpsest.mcp_server import build_server
+from palimpsest.model import KINDS, LINK_TYPES
+from palimpsest.service import Service
+from palimpsest.store import Store, open_store
+
+from .mcp_helpers import call, refuse, tool_list_size
+
+pytestmark = pytest.mark.anyio
+
+# DESIGN section 7 allows 30,000 for all fourteen tools; the ten served today keep 8,000 of
+# it free for dispute, orient, check and guard.
+BUDGET_TODAY = 22_000
+
+
+@pytest.fixture
+def store(db_path: Path) -> Iterator[Store]:
+    """SQLite only: the tool list is the adapter's; the rules behind it run on both stores in
+    the service tests."""
+    opened = open_store(str(db_path))
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+async def client(service: Service) -> AsyncIterator[Client]:
+    server = build_server(service)
+    async with Client(server) as connected:
+        yield connected
+    server.close()
+
+
+async def tools(client: Client) -> dict[str, Tool]:
+    return {tool.name: tool for tool in (await client.list_tools()).tools}
+
+
+def everything_about(tool: Tool) -> str:
+    """All an agent reads about one tool: its description and every schema text."""
+    return json.dumps(tool.model_dump(by_alias=True, exclude_none=True))
+
+
+# -- size -----------------------------------------------------------------------------------
+
+
+async def test_the_whole_tool_list_fits_its_budget(client: Client) -> None:
+    size = tool_list_size(await client.list_tools())
+    assert size <= BUDGET_TODAY, f"tools/list is {size:,} characters of JSON"
+
+
+async def test_nothing_is_said_twice_in_a_schema(client: Client) -> None:
+    listed = json.dumps((await client.list_tools()).model_dump(by_alias=True, exclude_none=True))
+    assert '"additionalProperties": true' not in listed  # JSON Schema's default
+    assert '"default": false' not in listed  # an optional flag is off unless given
+    kind_enum = json.dumps(list(KINDS))
+    assert listed.count(kind_enum) <= 2, "the kind enum is spelled out more than twice"
+
+
+# -- what the descriptions explain ----------------------------------------------------------
+
+
+async def test_each_kind_and_each_link_type_is_defined(client: Client) -> None:
+    listed = await tools(client)
+    remember = everything_about(listed["remember"])
+    for kind in KINDS:
+        assert f"{kind}: " in remember or f"{kind} (" in remember, kind
+    link = everything_about(listed["link"])
+    for link_type in LINK_TYPES:
+        assert f"{link_type}: " in link, link_type
+
+
+async def test_revise_says_what_needs_because_and_what_note_records(client: Client) -> None:
+    properties = (await tools(client))["revise"].input_schema["properties"]
+    assert "domain" in properties["move_to"]["description"]
+    assert "`because`" in properties["move_to"]["description"]
+    assert "any change" in properties["note"]["description"]
+
+
+async def test_every_time_parameter_gives_its_format(client: Client) -> None:
+    for tool in (await tools(client)).values():
+        for name, schema in tool.input_schema["properties"].items():
+            if name in ("since", "until", "as_of", "occurred_at", "expires_at"):
+                if tool.name == "revise":  # the fields of remember, described there
+                    assert "description" not in schema
+                    continue
+                assert "2026-05-01" in schema["description"], (tool.name, name)
+
+
+async def test_doctor_is_not_called_read_only_since_it_finishes_scrubs(client: Client) -> None:
+    doctor = (await tools(client))["doctor"]
+    assert doctor.annotations is not None and doctor.annotations.read_only_hint is False
+    assert doctor.description and "Read-only." not in doctor.description
+
+
+async def test_a_single_id_that_matches_nothing_is_not_found_and_documented(
+    client: Client,
+) -> None:
+    assert "not_found" in ((await tools(client))["revise"].description or "")
+    arguments: list[tuple[str, dict[str, Any]]] = [
+        ("revise", {"why": "x"}),
+        ("revise", {"status": "verified"}),
+        ("inspect", {}),
+        ("history", {}),
+        ("revert", {"version": 1}),
+        ("forget", {"because": "a mistake"}),
+    ]
+    for tool, rest in arguments:
+        body = await refuse(client, tool, id="m_nothing_here", **rest)
+        assert (body["error_class"], body.get("field")) == ("not_found", "id"), (tool, body)
+
+
+# -- wrong values -----------------------------------------------------------------------------
+
+
+async def test_a_wrong_enum_value_names_the_choices_not_the_library(client: Client) -> None:
+    choices = "must be one of " + ", ".join(KINDS)
+    cases: list[tuple[str, dict[str, Any], str, str]] = [
+        ("remember", {"notebook": "web", "kind": "feelingz", "text": "x"}, "kind", "`kind`"),
+        ("recall", {"kind": "feelingz"}, "kind", "`kind`"),
+        ("recall", {"kind": ["fact", "feelingz"]}, "kind", "`kind[1]`"),
+        ("revise", {"id": "m_x", "kind": "feelingz"}, "kind", "`kind`"),
+        ("revise", {"id": "m_x", "clear": ["feelingz"]}, "clear", "`clear[0]`"),
+    ]
+    for tool, arguments, field, named in cases:
+        body = await refuse(client, tool, **arguments)
+        assert (body["error_class"], body["field"]) == ("validation", field), body
+        assert body["message"].startswith(named + " must be one of "), body
+        assert "Input should" not in body["message"] and "feelingz" not in body["message"]
+        if field == "kind":
+            assert choices in body["message"], body
+    body = await refuse(client, "remember", notebook="web", kind="rule", text="x",
+                        falsifier="y", check={"kind": "feelingz", "path": "a"})  # fmt: skip
+    assert body["field"] == "check" and body["message"].startswith("`check.kind` must be one of")
+    body = await refuse(client, "link", source="m_a", target="m_b", type="feelingz")
+    assert body["message"].startswith("`type` must be one of supersedes, contradicts")
+
+
+async def test_the_case_of_an_enum_value_is_forgiven(client: Client) -> None:
+    filed = await call(client, "remember", notebook="web", kind="Fact", text="Port 8080",
+                       check={"kind": "Path_Exists", "path": "setup.cfg"},
+                       bindings={"moments": ["Before_Commit"]})  # fmt: skip
+    first = filed["id"]
+    shown = (await call(client, "inspect", id=first))["memory"]
+    assert shown["kind"] == "fact" and shown["check"]["kind"] == "path_exists"
+    assert shown["bindings"]["moments"] == ["before_commit"]
+    hits = (await call(client, "recall", kind=["FACT"]))["hits"]
+    assert [h["id"] for h in hits] == [first]
+    assert (await call(client, "recall", kind="Fact"))["hits"][0]["id"] == first
+    second = (await call(client, "remember", notebook="web", kind="fact", text="Port 9090"))["id"]
+    await call(client, "revise", id=first, status="Verified")
+    await call(client, "revise", items=[{"id": second, "kind": "Decision"}])
+    assert (await call(client, "inspect", id=second))["memory"]["kind"] == "decision"
+    await call(client, "link", source=first, target=second, type="Relates_To")
+    assert (await call(client, "notebook", action="List"))["notebooks"]
+
+
+async def test_a_replace_from_that_is_not_in_the_text_names_its_field(client: Client) -> None:
+    memory = (await call(client, "remember", notebook="web", kind="fact", text="Port 8080"))["id"]
+    for edit in ({"replace_from": "Port 9090x", "replace_to": "y"}, {"remove": "Port 9090x"}):
+        body = await refuse(client, "revise", id=memory, **edit)
+        field = next(iter(edit))
+        assert (body["error_class"], body.get("field")) == ("validation", field), body
+        assert "9090x" not in body["message"]
