@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from importlib import resources
 
+from ..errors import ValidationError
+
 
 def migrations(backend: str) -> list[tuple[int, str]]:
     """The numbered SQL files of `backend` (sqlite, postgres), in order: (number, script)."""
@@ -21,3 +23,13 @@ def statements(script: str) -> list[str]:
         line for line in script.splitlines() if not line.lstrip().startswith("--")
     )
     return [part.strip() for part in without_comments.split(";") if part.strip()]
+
+
+def refuse_newer(backend: str, found: int) -> None:
+    """Refuse a store whose schema is newer than this code knows: opening it could lose data."""
+    known = max(number for number, _ in migrations(backend))
+    if found > known:
+        raise ValidationError(
+            f"This store has schema version {found}, written by a newer Palimpsest; this one "
+            f"knows versions up to {known}. Upgrade Palimpsest to open it; nothing was changed."
+        )

@@ -27,7 +27,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from ..errors import PalimpsestError, Retryable, ValidationError
 from ..model import Memory
 from . import Rewrite, SearchQuery, pg_rewrite, shown
-from .migrations import migrations, statements
+from .migrations import migrations, refuse_newer, statements
 from .rows import Row, memory_from_row
 from .session import SqlSession, key_race
 from .terms import query_terms
@@ -58,7 +58,11 @@ class PostgresStore:
                 f"Cannot reach the PostgreSQL server at {shown(url)} ({type(exc).__name__}); "
                 "check that it runs and that the URL, user and password are right."
             ) from None
-        self._migrate()
+        try:
+            self._migrate()
+        except ValidationError:
+            self.pool.close()
+            raise
 
     def _migrate(self) -> None:
         with self.pool.connection() as conn, conn.transaction():
@@ -66,6 +70,7 @@ class PostgresStore:
             conn.execute("CREATE TABLE IF NOT EXISTS palimpsest_schema (version INTEGER NOT NULL)")
             # Every migration not yet applied, by number: branches add them out of order.
             applied = self._applied(conn)
+            refuse_newer("postgres", max(applied, default=0))
             for number, script in migrations("postgres"):
                 if number not in applied:
                     for statement in statements(script):

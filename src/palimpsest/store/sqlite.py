@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 from ..errors import PalimpsestError, Retryable, ValidationError
 from ..model import Memory
 from . import Rewrite, SearchQuery
-from .migrations import migrations, statements
+from .migrations import migrations, refuse_newer, statements
 from .rows import Row, memory_from_row
 from .session import SqlSession, key_race
 from .terms import query_terms
@@ -45,6 +45,9 @@ class SqliteStore:
             self._migrate()
             # A forget committed just before a crash may have left its bytes in the WAL.
             self._finish_pending()
+        except ValidationError:
+            self.close()
+            raise
         except (OSError, sqlite3.DatabaseError) as exc:
             self.close()
             raise ValidationError(
@@ -79,6 +82,7 @@ class SqliteStore:
         conn.execute("BEGIN IMMEDIATE")
         try:
             current = conn.execute("PRAGMA user_version").fetchone()[0]
+            refuse_newer("sqlite", current)
             for number, script in migrations("sqlite"):
                 if number > current:
                     for statement in statements(script):
