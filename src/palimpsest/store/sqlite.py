@@ -183,11 +183,14 @@ def _translated() -> Iterator[None]:
     except PalimpsestError:
         raise
     except sqlite3.IntegrityError as exc:
-        if "versions_active_key" in str(exc) or "memory_versions.notebook_id" in str(exc):
+        # SQLite names the columns of a unique index, not the index: (notebook_id, key) is
+        # only versions_active_key's.
+        unique = exc.sqlite_errorname == "SQLITE_CONSTRAINT_UNIQUE"
+        if unique and "memory_versions.notebook_id, memory_versions.key" in str(exc):
             raise key_race() from exc
         raise
     except sqlite3.OperationalError as exc:
-        if "locked" in str(exc) or "busy" in str(exc):
+        if exc.sqlite_errorname.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
             raise Retryable("The database is busy with another writer; try again.") from exc
         raise
 
