@@ -223,9 +223,10 @@ def test_demo_never_writes_to_the_users_store_and_can_run_twice(run: Run, tmp_pa
     first, second = run("demo", extra_env=real), run("demo", extra_env=real)
     assert first.returncode == second.returncode == 0, first.stderr + second.stderr
     assert not (tmp_path / "real.db").exists() and not (home / "palimpsest.db").exists()
-    stores = [line.split(": ", 1)[1] for line in first.stdout.splitlines()[:1]]
-    assert stores and "demo" in stores[0]
-    found = json.loads(run("--db", stores[0], "recall", "--json").stdout)
+    named = first.stdout.splitlines()[0]  # Database: PATH (new, for this tour only: ...)
+    store = named.split(": ", 1)[1].split(" (")[0]
+    assert "demo" in store and "not touched" in named
+    found = json.loads(run("--db", store, "recall", "--json").stdout)
     assert len(found["hits"]) == 3  # the second run used a store of its own
 
 

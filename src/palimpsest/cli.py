@@ -695,10 +695,12 @@ def demo(env: _Env, /, notebook: str) -> None:
     never touched; with --db it uses that store, in a notebook that must not exist yet.
     """
     as_json = bool(click.get_current_context().meta.get(JSON_KEY))
+    label = shown(env.db)
     if not env.db_typed:
         env.db = str(Path(tempfile.mkdtemp(prefix="palimpsest-demo-")) / "demo.db")
+        label = f"{env.db} (new, for this tour only: your own memory is not touched)"
     command = f"palimpsest --db {shlex.quote(shown(env.db))}"
-    tour = run_demo(env.service(), notebook, shown(env.db), command, quiet=as_json)
+    tour = run_demo(env.service(), notebook, label, command, quiet=as_json)
     if as_json:
         _emit(tour)
 
