@@ -220,15 +220,22 @@ def _command(parent: click.Group, name: str, example: str) -> Callable[[F], clic
     def decorate(fn: F) -> click.Command:
         # The group's options work after the subcommand too (`palimpsest serve --db x.db`),
         # except where the subcommand has an option of that name (history's --actor filter).
-        if not _has_option(fn, "--actor"):
-            fn = click.option("--actor", expose_value=False, callback=_set_actor, help=ACTOR_HELP)(
-                fn
+        shared = [
+            click.Option(
+                ["--db"],
+                metavar="PATH|URL",
+                expose_value=False,
+                callback=_set_db,
+                help="The store, as before the command (see palimpsest --help).",
             )
-        fn = click.option(
-            "--db", metavar="PATH|URL", expose_value=False, callback=_set_db, help=DB_HELP
-        )(fn)
-        fn = JSON_OPTION(fn)
-        return parent.command(name, epilog=f"\b\nExample:\n  {example}")(fn)
+        ]
+        if not _has_option(fn, "--actor"):
+            shared.append(
+                click.Option(["--actor"], expose_value=False, callback=_set_actor, help=ACTOR_HELP)
+            )
+        command = parent.command(name, epilog=f"\b\nExample:\n  {example}")(JSON_OPTION(fn))
+        command.params.extend(shared)  # listed last in the help: the command's own come first
+        return command
 
     return decorate
 
