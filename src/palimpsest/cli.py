@@ -3,7 +3,9 @@
 Each command maps its options onto the service's parameter names (DESIGN section 2),
 passing only what the user gave so that "omit keeps" holds, and prints the answer for a
 person (`cli_render`) or as JSON. Errors are turned into output and exit codes in one
-place, `_Group.invoke`.
+place, `_Group.invoke`, which names the CLI's flags where the service names its fields.
+`--db`, `--actor` and `--json` belong to the whole command and work before or after the
+subcommand (`palimpsest serve --db x.db`, as MCP client configurations write it).
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ from .transfer import copy_between
 F = TypeVar("F", bound=Callable[..., Any])
 Renderer = Callable[[dict[str, Any]], None]
 
-# Exit codes: 1 the request was refused (fix it), 2 click's usage errors, 3 try again/report.
+# Exit codes: 1 the request was refused (fix it; also when every target of a write was),
+# 2 click's usage errors, 3 try again or report.
 EXIT_CODES = {"validation": 1, "not_found": 1, "conflict": 1, "forbidden": 1}
 JSON_KEY = "palimpsest.json"
 COMMAND_KEY = "palimpsest.command"  # the subcommand being run, for its flags' names
