@@ -141,7 +141,7 @@ def test_every_command_has_json_and_ends_its_help_with_an_example(run: Run) -> N
 
 def test_demo_runs_on_an_empty_home_in_a_store_of_its_own(run: Run, tmp_path: Path) -> None:
     home = tmp_path / "fresh"
-    done = run("demo", extra_env={"PALIMPSEST_HOME": str(home)})
+    done = run("demo", extra_env={"PALIMPSEST_HOME": str(home), "TMPDIR": str(tmp_path)})
     assert done.returncode == 0, done.stderr
     assert "PostgreSQL 16" in done.stdout
     assert not (home / "palimpsest.db").exists()  # the user's memory is left alone

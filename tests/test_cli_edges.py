@@ -220,12 +220,13 @@ def test_recall_and_inspect_show_a_long_text_whole(
 def test_demo_never_writes_to_the_users_store_and_can_run_twice(run: Run, tmp_path: Path) -> None:
     home = tmp_path / "home-dir"
     real = {"PALIMPSEST_HOME": str(home), "PALIMPSEST_DB": str(tmp_path / "real.db")}
+    real["TMPDIR"] = str(tmp_path)  # where the demo's own stores go, cleaned with the test
     first, second = run("demo", extra_env=real), run("demo", extra_env=real)
     assert first.returncode == second.returncode == 0, first.stderr + second.stderr
     assert not (tmp_path / "real.db").exists() and not (home / "palimpsest.db").exists()
     named = first.stdout.splitlines()[0]  # Database: PATH (new, for this tour only: ...)
     store = named.split(": ", 1)[1].split(" (")[0]
-    assert "demo" in store and "not touched" in named
+    assert store.startswith(str(tmp_path)) and "not touched" in named
     found = json.loads(run("--db", store, "recall", "--json").stdout)
     assert len(found["hits"]) == 3  # the second run used a store of its own
 
