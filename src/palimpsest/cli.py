@@ -3,7 +3,9 @@
 Each command maps its options onto the service's parameter names (DESIGN section 2),
 passing only what the user gave so that "omit keeps" holds, and prints the answer for a
 person (`cli_render`) or as JSON. Errors are turned into output and exit codes in one
-place, `_Group.invoke`.
+place, `_Group.invoke`, which names the CLI's flags where the service names its fields.
+`--db`, `--actor` and `--json` belong to the whole command and work before or after the
+subcommand (`palimpsest serve --db x.db`, as MCP client configurations write it).
 """
 
 from __future__ import annotations
@@ -11,12 +13,17 @@ from __future__ import annotations
 import getpass
 import json
 import os
+import re
+import shlex
+import socket
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
+from click.core import ParameterSource
 
 from . import cli_render as render
 from .cli_demo import run_demo
@@ -25,14 +32,28 @@ from .gate import check_actor
 from .model import KINDS, LINK_TYPES, SCOPES, SEVERITIES, STATUSES
 from .service import DEFAULT_WORKSPACE, Service
 from .store import Store, default_db_path, open_store, shown
-from .transfer import copy_workspace
+from .transfer import copy_between
 
 F = TypeVar("F", bound=Callable[..., Any])
 Renderer = Callable[[dict[str, Any]], None]
 
-# Exit codes: 1 the request was refused (fix it), 2 click's usage errors, 3 try again/report.
+# Exit codes: 1 the request was refused (fix it; also when every target of a write was),
+# 2 click's usage errors, 3 try again or report.
 EXIT_CODES = {"validation": 1, "not_found": 1, "conflict": 1, "forbidden": 1}
 JSON_KEY = "palimpsest.json"
+COMMAND_KEY = "palimpsest.command"  # the subcommand being run, for its flags' names
+# API names whose CLI option has another name (the option's parameter name, see _flag_names).
+API_ALIASES = {
+    "texts": "text_match",
+    "id": "ids",
+    "type": "type_",
+    "diff_from": "diff",
+    "diff_to": "diff",
+    "from": "source",
+    "to": "target",
+    "from_domain": "source",
+    "to_domain": "target",
+}
 
 
 def data_dir() -> Path:
@@ -60,6 +81,8 @@ class _Env:
     def __init__(self, ctx: click.Context, db: str | None, actor: str):
         self.ctx = ctx
         self.db = db or str(default_db_path(data_dir()))
+        # Whether --db was typed (not taken from PALIMPSEST_DB or the default).
+        self.db_typed = ctx.get_parameter_source("db") == ParameterSource.COMMANDLINE
         self.actor = actor
         self._store: Store | None = None
 
@@ -95,6 +118,9 @@ class _Group(click.Group):
 
 
 def _fail(ctx: click.Context, body: dict[str, Any], code: int) -> None:
+    command = ctx.meta.get(COMMAND_KEY)
+    if command is not None:
+        body = {**body, "message": _in_cli_terms(body["message"], _flag_names(command))}
     if ctx.meta.get(JSON_KEY):
         click.echo(json.dumps(body, indent=2, ensure_ascii=False))
     else:
@@ -102,33 +128,129 @@ def _fail(ctx: click.Context, body: dict[str, Any], code: int) -> None:
     ctx.exit(code)
 
 
+def _flag_names(command: click.Command) -> dict[str, str]:
+    """The command's parameter names (and the API's names for them) -> what a user types."""
+    names: dict[str, str] = {}
+    for param in command.params:
+        if param.name is None:
+            continue
+        if isinstance(param, click.Option):
+            names[param.name] = max(param.opts, key=len)  # --notebook rather than -n
+        else:
+            names[param.name] = param.human_readable_name.strip("[].").upper()
+    for api_name, param_name in API_ALIASES.items():
+        if api_name not in names and param_name in names:
+            names[api_name] = names[param_name]
+    return names
+
+
+def _in_cli_terms(message: str, names: dict[str, str]) -> str:
+    """A service message with each `api_field` named as the CLI's flag or argument."""
+    message = re.sub(r"`([a-z_]+)`", lambda m: f"`{names.get(m.group(1), m.group(1))}`", message)
+    return _say_once(message)
+
+
+NAMED = re.compile(r"(, | and | or |/| \(or )?(`[^`]+`)(\))?")
+
+
+def _say_once(message: str) -> str:
+    """Drop a flag named twice in a list (`id` and `ids` are both `--id`).
+
+    "`ID`, `--diff` and `--diff`" reads "`ID` and `--diff`"; "`ID` (or `ID`)" reads "`ID`".
+    """
+    pieces: list[str] = []
+    seen: set[str] = set()
+    kept: list[int] = []  # where each kept name's connector and name sit in `pieces`
+    last = 0
+    for match in NAMED.finditer(message):
+        pieces.append(message[last : match.start()])
+        last = match.end()
+        connector, name = match.group(1) or "", match.group(2)
+        if name not in seen:
+            seen.add(name)
+            kept.append(len(pieces))
+            pieces.append(match.group(0))
+        elif connector in (" and ", " or ") and kept and pieces[kept[-1]].startswith(", "):
+            pieces[kept[-1]] = connector + pieces[kept[-1]][2:]  # the list's last word moves
+    pieces.append(message[last:])
+    return "".join(pieces)
+
+
 def _set_json(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
-    ctx.meta[JSON_KEY] = value  # meta is shared by the whole context chain
+    # meta is shared by the whole context chain: --json before or after the subcommand
+    ctx.meta[JSON_KEY] = bool(ctx.meta.get(JSON_KEY)) or value
+    ctx.meta[COMMAND_KEY] = ctx.command  # the innermost command parsed so far
     return value
+
+
+def _set_db(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+    if value is not None:  # given after the subcommand: it wins over the group's
+        env = ctx.find_object(_Env)
+        assert env is not None
+        env.db, env.db_typed = value, True
+
+
+def _set_actor(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+    if value is not None:
+        env = ctx.find_object(_Env)
+        assert env is not None
+        env.actor = value
+
+
+JSON_OPTION = click.option(
+    "--json",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_set_json,
+    help="Print the answer as JSON.",
+)
+DB_HELP = (
+    "SQLite file or postgresql:// URL. Default: $PALIMPSEST_DB, else palimpsest.db in "
+    "$PALIMPSEST_HOME or the user data directory."
+)
+ACTOR_HELP = "Who is acting, as recorded in the history."
+
+
+def _has_option(fn: Callable[..., Any], flag: str) -> bool:
+    params = getattr(fn, "__click_params__", [])
+    return any(flag in getattr(p, "opts", ()) for p in params)
 
 
 def _command(parent: click.Group, name: str, example: str) -> Callable[[F], click.Command]:
     """A subcommand with `--json` and a help text that ends with an example."""
 
     def decorate(fn: F) -> click.Command:
-        fn = click.option(
-            "--json",
-            is_flag=True,
-            expose_value=False,
-            is_eager=True,
-            callback=_set_json,
-            help="Print the answer as JSON.",
-        )(fn)
-        return parent.command(name, epilog=f"\b\nExample:\n  {example}")(fn)
+        # The group's options work after the subcommand too (`palimpsest serve --db x.db`),
+        # except where the subcommand has an option of that name (history's --actor filter).
+        shared = [
+            click.Option(
+                ["--db"],
+                metavar="PATH|URL",
+                expose_value=False,
+                callback=_set_db,
+                help="The store, as before the command (see palimpsest --help).",
+            )
+        ]
+        if not _has_option(fn, "--actor"):
+            shared.append(
+                click.Option(["--actor"], expose_value=False, callback=_set_actor, help=ACTOR_HELP)
+            )
+        command = parent.command(name, epilog=f"\b\nExample:\n  {example}")(JSON_OPTION(fn))
+        command.params.extend(shared)  # listed last in the help: the command's own come first
+        return command
 
     return decorate
 
 
 def _emit(result: dict[str, Any], human: Renderer = render.fields) -> None:
-    if click.get_current_context().meta.get(JSON_KEY):
+    ctx = click.get_current_context()
+    if ctx.meta.get(JSON_KEY):
         click.echo(json.dumps(result, indent=2, ensure_ascii=False))
     else:
         human(result)
+    if result.get("unmatched") and not result.get("results"):
+        ctx.exit(1)  # every target was refused and nothing changed: a refusal, as such
 
 
 def _given(**values: Any) -> dict[str, Any]:
@@ -166,19 +288,9 @@ def _one_or_many(values: tuple[str, ...]) -> str | list[str] | None:
 
 
 @click.group(cls=_Group, epilog="\b\nExample:\n  palimpsest demo")
-@click.option(
-    "--db",
-    envvar="PALIMPSEST_DB",
-    metavar="PATH|URL",
-    help="SQLite file or postgresql:// URL. Default: $PALIMPSEST_DB, else palimpsest.db in "
-    "$PALIMPSEST_HOME or the user data directory.",
-)
-@click.option(
-    "--actor",
-    default=default_actor,
-    show_default="user:<login name>",
-    help="Who is acting, as recorded in the history.",
-)
+@click.option("--db", envvar="PALIMPSEST_DB", metavar="PATH|URL", help=DB_HELP)
+@click.option("--actor", default=default_actor, show_default="user:<login name>", help=ACTOR_HELP)
+@JSON_OPTION
 @click.version_option(package_name="palimpsest")
 @click.pass_context
 def palimpsest(ctx: click.Context, db: str | None, actor: str) -> None:
@@ -496,12 +608,7 @@ def copy(env: _Env, /, source: str, target: str, workspace: str) -> None:
 
     The target must not hold that workspace yet. Nothing is removed from the source.
     """
-    origin, destination = open_store(source), open_store(target)
-    try:
-        _emit(copy_workspace(origin, destination, workspace))
-    finally:
-        origin.close()
-        destination.close()
+    _emit(copy_between(source, target, workspace))
 
 
 # -- doctor ----------------------------------------------------------------------------
@@ -562,6 +669,7 @@ def serve(env: _Env, /, http: bool, port: int) -> None:
             err=True,
         )
     if http:
+        _check_port_free(HOST, port)  # before printing an address nobody will answer at
         url = f"http://{HOST}:{port}{PATH}"
         if click.get_current_context().meta.get(JSON_KEY):
             click.echo(json.dumps({"url": url, "store": shown(env.db)}), err=True)
@@ -570,17 +678,39 @@ def serve(env: _Env, /, http: bool, port: int) -> None:
     serve(service, http=http, port=port)
 
 
+def _check_port_free(host: str, port: int) -> None:
+    with socket.socket() as probe:
+        # as the server will: a port left in TIME_WAIT by a server just stopped is free
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError:
+            raise ValidationError(
+                f"Port {port} on {host} is taken by another program: stop it, or choose "
+                "another with `port`.",
+                field="port",
+            ) from None
+
+
 # -- demo ------------------------------------------------------------------------------
 
 
-@_command(palimpsest, "demo", "PALIMPSEST_HOME=/tmp/try palimpsest demo")
+@_command(palimpsest, "demo", "palimpsest demo")
 @click.option("-n", "--notebook", default="demo", show_default=True, help="Notebook to use.")
 @pass_env
 def demo(env: _Env, /, notebook: str) -> None:
-    """A short guided tour: remember, revise, recall and history in your database."""
+    """A short guided tour: remember, revise, recall and history, in a store of its own.
+
+    Without --db the tour makes a new store in a temporary directory, so your memory is
+    never touched; with --db it uses that store, in a notebook that must not exist yet.
+    """
     as_json = bool(click.get_current_context().meta.get(JSON_KEY))
-    db = f" --db {shown(env.db)}" if env.db != str(default_db_path(data_dir())) else ""
-    tour = run_demo(env.service(), notebook, shown(env.db), f"palimpsest{db}", quiet=as_json)
+    label = shown(env.db)
+    if not env.db_typed:
+        env.db = str(Path(tempfile.mkdtemp(prefix="palimpsest-demo-")) / "demo.db")
+        label = f"{env.db} (new, for this tour only: your own memory is not touched)"
+    command = f"palimpsest --db {shlex.quote(shown(env.db))}"
+    tour = run_demo(env.service(), notebook, label, command, quiet=as_json)
     if as_json:
         _emit(tour)
 

@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from . import cli_render as render
+from .errors import Conflict
 from .service import Service
 
 DEMO_MEMORIES = [
@@ -25,6 +26,12 @@ def run_demo(
         if not quiet:
             click.echo(text)
 
+    if any(nb["name"] == notebook for nb in service.notebooks()["notebooks"]):
+        raise Conflict(
+            "The tour's notebook already exists in this store: running it again would file its "
+            "memories twice. Pass another `notebook`, or leave out --db for a store of its own.",
+            field="notebook",
+        )
     say(f"Database: {database}\n\n1. remember: filing three memories in notebook {notebook!r}")
     filed = []
     for kind, text, why in DEMO_MEMORIES:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import textwrap
 from collections.abc import Sequence
 from typing import Any
 
@@ -37,6 +38,10 @@ def short(value: Any, width: int = 0) -> str:
     return text
 
 
+def _columns() -> int:
+    return shutil.get_terminal_size((120, 24)).columns
+
+
 def _looks_like_time(text: str) -> bool:
     return len(text) >= 20 and text[4] == "-" and text[10] == "T" and text.endswith("Z")
 
@@ -52,13 +57,18 @@ def table(rows: Sequence[dict[str, Any]], columns: Sequence[Column] | None = Non
         max([len(header)] + [len(line[i]) for line in cells])
         for i, (header, _) in enumerate(columns)
     ]
-    room = shutil.get_terminal_size((120, 24)).columns - sum(widths[:-1]) - 2 * len(widths)
+    room = _columns() - sum(widths[:-1]) - 2 * len(widths)
     widths[-1] = max(min(widths[-1], room), 20)
     header = "  ".join(h.upper().ljust(w) for (h, _), w in zip(columns, widths, strict=True))
     click.echo(header.rstrip())
+    indent = " " * (sum(widths[:-1]) + 2 * (len(widths) - 1))
     for line in cells:
-        line[-1] = short(line[-1], widths[-1])
+        # The last column (a memory's text) is wrapped, never cut: its end may be the answer.
+        last = textwrap.wrap(line[-1], widths[-1], break_on_hyphens=False) or [""]
+        line[-1] = last[0]
         click.echo("  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip())
+        for more in last[1:]:
+            click.echo(indent + more)
 
 
 def fields(body: dict[str, Any], indent: str = "") -> None:
@@ -82,7 +92,11 @@ def fields(body: dict[str, Any], indent: str = "") -> None:
             for line in value.splitlines():
                 click.echo(f"{indent}  {line}")
         else:
-            click.echo(f"{indent}{name}: {short(value)}")
+            room = max(_columns() - len(indent) - 2, 20)
+            lines = textwrap.wrap(f"{name}: {short(value)}", room, break_on_hyphens=False)
+            click.echo(f"{indent}{lines[0]}")
+            for more in lines[1:]:  # a long value wrapped, indented under its name
+                click.echo(f"{indent}  {more}")
 
 
 def hits(result: dict[str, Any]) -> None:
@@ -128,9 +142,9 @@ def _changed(event: dict[str, Any]) -> str:
     changes = event.get("changes") or {}
     if event.get("op") != "remember" and "text" in changes:
         text = changes["text"]
+        old, new = changed_part(str(text.get("old") or ""), str(text.get("new") or ""))
         rest = [f for f in event.get("fields", []) if f != "text"]
-        shown = f"text: {short(text.get('old'), 30)!r} -> {short(text.get('new'), 30)!r}"
-        return "; ".join([shown, *rest])
+        return "; ".join([f"text: {old!r} -> {new!r}", *rest])
     names = ", ".join(event.get("fields") or [])
     note = event.get("note")
     return f"{names} ({note})" if note else names
@@ -187,3 +201,40 @@ def doctor(result: dict[str, Any]) -> None:
         waiting = len(result.get("pending_scrubs") or []) or "A"
         click.echo(f"{waiting} forget(s) still wait for their bytes to be erased: ", nl=False)
         click.echo("run `palimpsest scrub` (SQLite: when no other process holds a read open).")
+
+
+def changed_part(old: str, new: str, room: int = 40) -> tuple[str, str]:
+    """The stretch where two texts differ, with a few words around it, each within `room`.
+
+    Both texts cut to their start would hide a change made near the end of a long text.
+    """
+    old, new = short(old), short(new)
+    start = _common_length(old, new)
+    same_end = _common_length(old[start:][::-1], new[start:][::-1])
+    begin = _word_start(old, start - CONTEXT)  # the same in both: it is in the common start
+
+    def window(text: str) -> str:
+        stop = _word_end(text, len(text) - same_end + CONTEXT)
+        piece = ("…" if begin else "") + text[begin:stop] + ("…" if stop < len(text) else "")
+        return short(piece, room)
+
+    return window(old), window(new)
+
+
+CONTEXT = 12  # characters of unchanged text shown on each side of a change
+
+
+def _common_length(a: str, b: str) -> int:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return n
+
+
+def _word_start(text: str, at: int) -> int:
+    return 0 if at <= 0 else text.rfind(" ", 0, at) + 1
+
+
+def _word_end(text: str, at: int) -> int:
+    found = text.find(" ", at) if at < len(text) else -1
+    return len(text) if found == -1 else found

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import Conflict
-from .store import Store
+from .errors import Conflict, NotFound
+from .store import Store, open_store, sqlite_path
 
 
 def copy_workspace(source: Store, target: Store, workspace: str) -> dict[str, Any]:
@@ -24,3 +24,29 @@ def copy_workspace(source: Store, target: Store, workspace: str) -> dict[str, An
         counts = writing.load(reading.dump())
     target.scrub(workspace)
     return {"workspace": workspace, "copied": counts}
+
+
+def copy_between(source_url: str, target_url: str, workspace: str) -> dict[str, Any]:
+    """Copy `workspace` between the stores two URLs name; a missing source creates nothing.
+
+    The source and its workspace are checked before the target is opened, so a mistake in
+    `--from` or `--workspace` never leaves a new, empty target file behind.
+    """
+    path = sqlite_path(source_url)
+    if path is not None and not path.is_file():
+        raise NotFound("No store exists at the path given in `from`: check it.", field="from")
+    source = open_store(source_url)
+    try:
+        with source.read(workspace) as reading:
+            if reading.is_empty():
+                raise NotFound(
+                    "The store copied from holds no such `workspace`: check its name.",
+                    field="workspace",
+                )
+        target = open_store(target_url)
+        try:
+            return copy_workspace(source, target, workspace)
+        finally:
+            target.close()
+    finally:
+        source.close()

@@ -127,10 +127,7 @@ class MemoryOps(ServiceBase):
     ) -> dict[str, Any]:
         """Retire `old` as superseded by `successor`: the first half of a supersede."""
         if old.status != "active":
-            raise ValidationError(
-                f"{old.id} is {old.status}; only active memories can be superseded.",
-                field="supersedes",
-            )
+            raise ValidationError(_not_supersedable(old), field="supersedes")
         if old.id == successor.id:
             raise ValidationError("A memory cannot supersede itself.", field="supersedes")
         retired = old.replace(
@@ -429,6 +426,17 @@ class MemoryOps(ServiceBase):
         if dry_run:
             result["diff"] = diff(old, successor)
         return result
+
+
+def _not_supersedable(old: Memory) -> str:
+    """Why `old` cannot be superseded, and what to do instead."""
+    if old.status == "superseded" and old.superseded_by:
+        return f"{old.id} is already superseded by {old.superseded_by}: supersede that one instead."
+    return (
+        f"{old.id} is {old.status}, so nothing active is left to replace: remember the new "
+        "memory without `supersedes` (the old one stays retired), or make the old one active "
+        "again first with revise (status active) if it should be replaced rather than dropped."
+    )
 
 
 def _qualifies(memory: Memory, status: str | None) -> bool:

@@ -96,7 +96,7 @@ class NotebookOps(ServiceBase):
         *,
         source: str,
         target: str,
-        because: str,
+        because: str | None = None,  # required, but checked here so that omitting it is refused
         dry_run: bool = False,
         idempotency_key: str | None = None,
     ) -> dict[str, Any]:

@@ -8,6 +8,7 @@ default) and, later, PostgreSQL.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
+from ..errors import ValidationError
 from ..model import Event, Link, Memory, MemoryVersion, Notebook, Tombstone
 
 
@@ -168,12 +170,25 @@ def default_db_path(home: Path) -> Path:
     return home / "palimpsest.db"
 
 
+def sqlite_path(url: str) -> Path | None:
+    """The SQLite file a `--db` value names; None for a PostgreSQL URL."""
+    if url.startswith(("postgresql://", "postgres://")):
+        return None
+    if re.match(r"[A-Za-z][A-Za-z0-9+.-]+:", url):  # a mistyped URL (a drive letter is 1 char)
+        raise ValidationError(  # not repeated: a URL may hold a password
+            "The store named is neither a SQLite file path nor a postgresql:// URL; check the "
+            "URL's scheme, as in postgresql://user@host/db."
+        )
+    return Path(url).expanduser()
+
+
 def open_store(url: str) -> Store:
     """Open the store a `--db` value names: a `postgresql://` URL or a SQLite file path."""
-    if url.startswith(("postgresql://", "postgres://")):
+    path = sqlite_path(url)
+    if path is None:
         from .postgres import PostgresStore
 
         return PostgresStore(url)
     from .sqlite import SqliteStore
 
-    return SqliteStore(Path(url).expanduser())
+    return SqliteStore(path)

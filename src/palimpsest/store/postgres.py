@@ -36,6 +36,7 @@ POOL_SIZE = 10
 # How long a call waits for a connection before answering retryable: a database that is
 # down should fail fast (the service retries a few times), not hang the client.
 POOL_WAIT_SECONDS = 5
+CONNECT_SECONDS = 5  # the first connection's limit: a host that never answers
 MIGRATION_LOCK = 7_305_301  # any constant: one migrator at a time across processes
 _SHARE_REWRITTEN = f"LOCK TABLE {', '.join(pg_rewrite.REWRITTEN)} IN ACCESS SHARE MODE".encode()
 
@@ -44,6 +45,9 @@ class PostgresStore:
     def __init__(self, url: str):
         self.url = url
         try:
+            # One plain connection first: a wrong URL, password or database fails at once,
+            # where the pool would retry it in the background until its timeout.
+            psycopg.connect(url, connect_timeout=CONNECT_SECONDS).close()
             self.pool = ConnectionPool(
                 url,
                 min_size=1,
