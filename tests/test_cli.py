@@ -12,7 +12,7 @@ from typing import Any
 import click
 import pytest
 
-from palimpsest.cli import palimpsest
+from palimpsest.cli import palimpsest, pick_data_dir
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
 
@@ -215,3 +215,19 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(
         process.stdout.close()  # the reader is gone before the first line is written
         assert process.wait(timeout=60) == 0
         assert process.stderr.read() == b""
+
+
+def test_the_default_store_is_in_the_platform_data_directory(run: Run, env: dict[str, str]) -> None:
+    assert run("remember", "-n", "n", "Filed in the default store").returncode == 0
+    assert (Path(env["XDG_DATA_HOME"]) / "palimpsest" / "palimpsest.db").exists()
+
+
+def test_a_store_at_the_earlier_default_place_is_still_used(tmp_path: Path) -> None:
+    platform_dir, earlier = tmp_path / "platform", tmp_path / "earlier"
+    assert pick_data_dir(platform_dir, earlier) == platform_dir  # nothing anywhere yet
+    earlier.mkdir()
+    (earlier / "palimpsest.db").touch()
+    assert pick_data_dir(platform_dir, earlier) == earlier  # never an empty one beside it
+    platform_dir.mkdir()
+    (platform_dir / "palimpsest.db").touch()
+    assert pick_data_dir(platform_dir, earlier) == platform_dir  # both: the platform's wins

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import click
+import platformdirs
 from click.core import ParameterSource
 
 from . import cli_render as render
@@ -57,13 +58,22 @@ API_ALIASES = {
 
 
 def data_dir() -> Path:
-    """PALIMPSEST_HOME, else the XDG data directory (no platformdirs dependency)."""
+    """PALIMPSEST_HOME, else the platform's user data directory (XDG on Linux)."""
     home = os.environ.get("PALIMPSEST_HOME")
     if home:
         return Path(home).expanduser()
     xdg = os.environ.get("XDG_DATA_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".local" / "share"
-    return base / "palimpsest"
+    earlier = (Path(xdg).expanduser() if xdg else Path.home() / ".local" / "share") / "palimpsest"
+    return pick_data_dir(Path(platformdirs.user_data_dir("palimpsest", appauthor=False)), earlier)
+
+
+def pick_data_dir(platform_dir: Path, earlier: Path) -> Path:
+    """Releases before 0.2 used the XDG place on every platform (macOS and Windows too): a
+    store found there is still used, never an empty one started beside it."""
+    found_earlier = platform_dir != earlier and default_db_path(earlier).exists()
+    if found_earlier and not default_db_path(platform_dir).exists():
+        return earlier
+    return platform_dir
 
 
 def default_actor() -> str:
