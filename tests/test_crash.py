@@ -40,10 +40,12 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import psycopg
 import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
+from palimpsest.service import Service
 from palimpsest.store import open_store
 
 from . import conftest
@@ -295,3 +297,27 @@ async def test_postgres_survives_the_database_server_killed(
     check_store(cluster.url, ledger, ledger.writes)
     async with stdio(cluster.url, env) as client:
         await check_inspect(client, ledger.writes)
+
+
+@needs_postgres
+def test_connections_the_server_dropped_are_replaced_before_the_next_call() -> None:
+    """A restarted or failed-over server leaves every pooled connection dead: the next call
+    must get a fresh one, not an error."""
+    assert POSTGRES_URL
+    name = f"palimpsest-dropped-{uuid.uuid4().hex[:8]}"
+    separator = "&" if "?" in POSTGRES_URL else "?"
+    store = open_store(f"{POSTGRES_URL}{separator}application_name={name}")
+    try:
+        service = Service(store, workspace=f"test-{uuid.uuid4().hex[:12]}")
+        service.remember(notebook="n", kind="fact", text="Filed before the drop")
+        with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
+            dropped = admin.execute(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                "WHERE application_name = %s",
+                (name,),
+            ).fetchone()
+        assert dropped is not None and dropped[0] >= 1
+        service.remember(notebook="n", kind="fact", text="Filed after the drop")
+        assert len(service.recall(query="filed the drop")["hits"]) == 2
+    finally:
+        store.close()

@@ -55,6 +55,9 @@ class PostgresStore:
                 kwargs={"row_factory": dict_row},
                 open=True,
                 timeout=POOL_WAIT_SECONDS,
+                # A restart or failover leaves every pooled connection dead: test each one
+                # as it is handed out (an empty query) and replace the dead ones first.
+                check=ConnectionPool.check_connection,
             )
             self.pool.wait(timeout=30)
         except (psycopg.Error, PoolTimeout) as exc:
