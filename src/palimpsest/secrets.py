@@ -11,7 +11,9 @@ stands next to it) and invisible characters (format characters such as zero-widt
 and soft hyphens), and NFKC-normalises the rest (fullwidth letters); spans are given in
 the text that was sent. A record (a memory's fields, a text and what is appended to it) is
 read joined by newlines, and glued where its parts meet, so that a title naming a
-credential over its value, or half a key in each part, is found too.
+credential over its value, or half a key in each part, is found too. A text is also read
+with its line breaks left out where they cut a run of key characters: a terminal or a mail
+client that wraps at a fixed width cuts a long key anywhere.
 
 Why our own rules and not a library (measured on ../shared/bench/secrets, 150 cases):
 
@@ -1441,9 +1443,57 @@ def _merge(hits: list[_Hit]) -> list[Finding]:
     return findings
 
 
+# Glued parts make words that were never written, so there only a secret known by its own
+# shape counts (a vendor token, a key, a JWT), not one known by the name written before it.
+_NAMED_KINDS = frozenset(
+    {
+        "password-in-prose",
+        "password-assignment",
+        "cli-password",
+        "secret-assignment",
+        "high-entropy-secret",
+    }
+)
+# A line break between two characters of a key: a terminal, a mail client or an editor that
+# wraps at a fixed width cuts a long key anywhere (blanks a terminal pads the line with go too).
+_WRAP = re.compile(r"(?<=[A-Za-z0-9_\-+/=.])[ \t]*\r?\n(?=[A-Za-z0-9_\-+/])")
+
+
 def _find(text: str) -> list[Finding]:
     if len(text) < 8:
         return []
+    plain = _hits(text)
+    # A key found whole on its line is not read again as running on into the next line.
+    cut = [h for h in _unwrapped_hits(text) if not any(p.start <= h.start < p.end for p in plain)]
+    return _merge(plain + cut)
+
+
+def _unwrapped_hits(text: str) -> list[_Hit]:
+    """Secrets known by their shape that a line break cuts, read with the breaks left out.
+
+    Only a secret that crosses a break counts (the rest is the plain reading's), and only one
+    known by its shape: joined lines make words nobody wrote, like glued parts.
+    """
+    breaks = [m.span() for m in _WRAP.finditer(text)]
+    if not breaks:
+        return []
+    pieces: list[str] = []
+    origin: list[int] = []
+    joints: list[int] = []
+    pos = 0
+    for start, end in [*breaks, (len(text), len(text))]:
+        pieces.append(text[pos:start])
+        origin.extend(range(pos, start))
+        joints.append(len(origin))
+        pos = end
+    return [
+        _Hit(hit.kind, origin[hit.start], origin[hit.end - 1] + 1, hit.rank)
+        for hit in _hits("".join(pieces))
+        if hit.kind not in _NAMED_KINDS and any(hit.start < j < hit.end for j in joints)
+    ]
+
+
+def _hits(text: str) -> list[_Hit]:
     lower = text.lower()
     if len(lower) != len(text):  # a few characters lowercase to two: keep offsets aligned
         lower = "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
@@ -1453,7 +1503,7 @@ def _find(text: str) -> list[Finding]:
     hits += _aws_secret_near_key_id(text, vendor)
     hits += _structures(text, lower)
     hits += _named_values(text, lower)
-    return _merge(hits)
+    return hits
 
 
 def find_secrets(text: str) -> list[Finding]:
@@ -1474,19 +1524,6 @@ def find_secrets(text: str) -> list[Finding]:
         else:
             merged.append(Finding(kind, start, end))
     return merged
-
-
-# Glued parts make words that were never written, so there only a secret known by its own
-# shape counts (a vendor token, a key, a JWT), not one known by the name written before it.
-_NAMED_KINDS = frozenset(
-    {
-        "password-in-prose",
-        "password-assignment",
-        "cli-password",
-        "secret-assignment",
-        "high-entropy-secret",
-    }
-)
 
 
 def find_in_parts(parts: Sequence[str]) -> list[tuple[str, tuple[int, ...]]]:
@@ -1510,6 +1547,8 @@ def find_in_parts(parts: Sequence[str]) -> list[tuple[str, tuple[int, ...]]]:
                 i for i, (a, p) in enumerate(zip(starts, pieces, strict=True))
                 if f.start < a + len(p) and a < f.end
             )  # fmt: skip
+            if (f.kind, touched) in found:
+                continue  # a key cut at a line break: both readings find it
             if not glued or (len(touched) > 1 and f.kind not in _NAMED_KINDS):
                 found.append((f.kind, touched))
     return found
