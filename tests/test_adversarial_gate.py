@@ -1,6 +1,8 @@
 """The write gate attacked as a careless writer's text would: each test here failed first.
 
-Keys cut by a fixed-width line wrap (a terminal, a mail client), ...
+Keys cut by a fixed-width line wrap (a terminal, a mail client); text that is not Unicode
+(a Latin-1 byte on a command line, half an emoji a client cut) refused as `validation`, not
+failing as `internal`; ...
 """
 
 from __future__ import annotations
@@ -9,13 +11,22 @@ import base64
 import json
 import random
 import string
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
 
 import pytest
+from mcp import Client
 
+from palimpsest.mcp_server import build_server
 from palimpsest.secrets import find_secrets
 from palimpsest.service import Service
 
+from .mcp_helpers import call, refused
 from .test_gate import assert_refused_without_echo
+from .test_nul_input import names_the_field, nul_cases
 from .test_revise_rules import current, fact
 
 RNG = random.Random(81)
@@ -91,3 +102,74 @@ def test_ordinary_multiline_text_still_passes(service: Service, text: str) -> No
     assert find_secrets(text) == []
     mid = fact(service, text=text)
     assert current(service, mid)["text"] == text
+
+
+# -- text that is not Unicode --------------------------------------------------------------
+
+HALF_EMOJI = "\ud83d"  # what a client that cuts UTF-16 text mid-character sends
+
+
+@pytest.fixture
+async def client(service: Service) -> AsyncIterator[Client]:
+    server = build_server(service)
+    async with Client(server) as connected:
+        yield connected
+    server.close()
+
+
+def _with_half_emoji(value: Any) -> Any:
+    """A NUL case of test_nul_input with half an emoji where the NUL was."""
+    if isinstance(value, str):
+        return value.replace("\x00", HALF_EMOJI)
+    if isinstance(value, list):
+        return [_with_half_emoji(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _with_half_emoji(v) for k, v in value.items()}
+    return value
+
+
+@pytest.mark.anyio
+async def test_half_an_emoji_in_any_string_argument_is_refused_naming_the_field(
+    client: Client, service: Service
+) -> None:
+    memory = (await call(client, "remember", notebook="n", kind="fact", text="Kept"))["id"]
+    rule = (await call(client, "remember", notebook="n", kind="rule", text="Test before merging",
+                       falsifier="a broken main after a tested merge"))["id"]  # fmt: skip
+    await call(client, "notebook", action="edit", notebook="n", domain="web")
+    before = service.history(limit=1000)["events"]
+    wrong = []
+    for tool, parameters in nul_cases(memory, rule).items():
+        for parameter, arguments in parameters.items():
+            result = await client.call_tool(tool, _with_half_emoji(arguments))
+            body = refused(result) if result.is_error else {"accepted": result.structured_content}
+            right = body.get("error_class") == "validation" and names_the_field(body, parameter)
+            if not right or HALF_EMOJI in body.get("message", ""):
+                wrong.append((tool, parameter, body))
+    assert wrong == []
+    assert service.history(limit=1000)["events"] == before
+
+
+def _palimpsest_bytes(env: dict[str, str], *args: bytes, stdin: bytes = b"") -> Any:
+    command = [sys.executable.encode(), b"-m", b"palimpsest", *args]
+    return subprocess.run(command, env=env, input=stdin, capture_output=True, timeout=60)
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin"),
+    [
+        ([b"Caf\xe9 au lait is on the menu"], b""),  # a Latin-1 word on the command line
+        ([b"-"], b"Caf\xe9 au lait is on the menu\n"),  # a Latin-1 file piped in
+    ],
+)
+def test_the_cli_refuses_text_that_is_not_utf8_as_validation(
+    env: dict[str, str], tmp_path: Path, args: list[bytes], stdin: bytes
+) -> None:
+    db = str(tmp_path / "latin1.db").encode()
+    done = _palimpsest_bytes(
+        env, b"--db", db, b"remember", b"-n", b"ops", *args, b"--json", stdin=stdin
+    )
+    assert done.returncode == 1, done.stderr
+    body = json.loads(done.stdout)
+    assert (body["error_class"], body["field"]) == ("validation", "text")
+    listed = _palimpsest_bytes(env, b"--db", db, b"recall", b"menu", b"--json")
+    assert json.loads(listed.stdout)["hits"] == []

@@ -242,13 +242,11 @@ def memory_id_arg(value: Any, name: str = "id") -> str:
 
 
 def refuse_nul(name: str, value: str) -> str:
-    """`value`, unless it holds a NUL: PostgreSQL cannot take one, so no store ever sees it.
+    """`value`, unless it holds a NUL or a lone surrogate, which no store can take as text.
 
     Refusing here, before any lookup, makes both stores answer the same `validation`.
     """
-    if "\x00" in value:
-        raise ValidationError(f"`{name}` contains a NUL character; remove it.", field=name)
-    return value
+    return gate.check_storable(name, value)
 
 
 def id_list(values: Any, name: str) -> list[str]:
