@@ -2,7 +2,8 @@
 
 Keys cut by a fixed-width line wrap (a terminal, a mail client); text that is not Unicode
 (a Latin-1 byte on a command line, half an emoji a client cut) refused as `validation`, not
-failing as `internal`; ...
+failing as `internal`; a reference that names nothing (an id, a notebook, an exact text)
+answered without repeating it when it holds a secret; ...
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
+from palimpsest.errors import PalimpsestError
 from palimpsest.mcp_server import build_server
 from palimpsest.secrets import find_secrets
 from palimpsest.service import Service
@@ -173,3 +175,44 @@ def test_the_cli_refuses_text_that_is_not_utf8_as_validation(
     assert (body["error_class"], body["field"]) == ("validation", "text")
     listed = _palimpsest_bytes(env, b"--db", db, b"recall", b"menu", b"--json")
     assert json.loads(listed.stdout)["hits"] == []
+
+
+# -- references that name nothing ----------------------------------------------------------
+
+
+def test_a_reference_that_names_nothing_is_not_repeated_when_it_holds_a_secret(
+    service: Service,
+) -> None:
+    """A key pasted where an id or a notebook goes: not found, and not written back out."""
+    mid = fact(service, text="Deploys use the vault")
+    lookups = {
+        "recall notebook": lambda ref: service.recall(query="vault", notebook=ref),
+        "revise id": lambda ref: service.revise(id=ref, tags=["ops"]),
+        "revise items": lambda ref: service.revise(items=[{"id": ref, "tags": ["ops"]}]),
+        "inspect id": lambda ref: service.inspect(id=ref),
+        "inspect notebook": lambda ref: service.inspect(notebook=ref),
+        "history id": lambda ref: service.history(id=ref),
+        "history notebook": lambda ref: service.history(notebook=ref),
+        "revert id": lambda ref: service.revert(id=ref, version=1),
+        "revert notebook": lambda ref: service.revert(notebook=ref, as_of="2026-01-01"),
+        "forget id": lambda ref: service.forget(id=ref, because="pasted by mistake"),
+        "edit notebook": lambda ref: service.edit_notebook(notebook=ref, summary="Deploys"),
+        "link source": lambda ref: service.link(source=ref, target=mid, type="relates_to"),
+        "link target": lambda ref: service.link(source=mid, target=ref, type="relates_to"),
+        "supersedes": lambda ref: fact(service, text="Deploys use kv", supersedes=[ref]),
+    }
+    repeated = []
+    for name, lookup in lookups.items():
+        for ref, secret in ((TOKEN, True), ("m_not_filed_yet", False)):
+            try:
+                answer: Any = lookup(ref)
+            except PalimpsestError as exc:
+                answer = exc.to_dict()
+                assert answer["error_class"] == "not_found", (name, answer)
+            if (ref in json.dumps(answer)) is secret:
+                repeated.append((name, ref, answer))
+    for form in ({"ids": [TOKEN]}, {"texts": [f"CI uses {TOKEN}"], "notebook": "proj"}):
+        answer = service.revise(**form, tags=["ops"])  # type: ignore[arg-type]
+        assert answer["unmatched"] and TOKEN not in json.dumps(answer), answer
+    assert repeated == []
+    assert current(service, mid)["version"] == 1

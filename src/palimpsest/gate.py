@@ -177,6 +177,15 @@ def check_actor(actor: object) -> str:
     return actor
 
 
+def shown_reference(value: str) -> str:
+    """A reference a caller gave (an id, a notebook, an exact text), fit to repeat in an
+    answer that it names nothing, or a stand-in when it holds what looks like a secret.
+
+    A key pasted where an id goes is not written back out; a mistyped id still is.
+    """
+    return "(a reference not repeated: it looks like a secret)" if find_secrets(value) else value
+
+
 _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,39}")
 
 

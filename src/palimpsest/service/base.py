@@ -178,6 +178,7 @@ class ServiceBase:
         if memory is not None:
             return memory
         tombstone = tx.get_tombstone(memory_id)
+        memory_id = gate.shown_reference(memory_id)
         if tombstone is not None:
             raise NotFound(
                 f"Memory {memory_id} was forgotten at {tombstone.forgotten_at} "
@@ -195,7 +196,8 @@ class ServiceBase:
         notebook = tx.get_notebook(ref)
         if notebook is None:
             raise NotFound(
-                f"No notebook named or with id {ref!r}; list them with `notebook list`.",
+                f"No notebook named or with id {gate.shown_reference(ref)!r}; list them with "
+                "`notebook list`.",
                 field="notebook",
             )
         return notebook

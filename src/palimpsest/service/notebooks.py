@@ -179,7 +179,8 @@ class NotebookOps(ServiceBase):
                 notebook = tx.get_notebook(ref)
                 end = notebook if notebook is not None and notebook.id == ref else None
             if end is None:
-                raise NotFound(f"No memory or notebook with id {ref}.", field=name)
+                shown = gate.shown_reference(ref)
+                raise NotFound(f"No memory or notebook with id {shown}.", field=name)
             ends.append(end)
         if type(ends[0]) is not type(ends[1]):
             raise ValidationError("A link joins two memories or two notebooks, not one of each.")
