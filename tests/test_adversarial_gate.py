@@ -3,12 +3,14 @@
 Keys cut by a fixed-width line wrap (a terminal, a mail client); text that is not Unicode
 (a Latin-1 byte on a command line, half an emoji a client cut) refused as `validation`, not
 failing as `internal`; a reference that names nothing (an id, a notebook, an exact text)
-answered without repeating it when it holds a secret; ...
+answered without repeating it when it holds a secret; a revert that would bring back a
+secret filed before the gate grew stricter; ...
 """
 
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 import random
 import string
@@ -21,15 +23,17 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from palimpsest.errors import PalimpsestError
+from palimpsest.errors import PalimpsestError, ValidationError
+from palimpsest.ids import new_id
 from palimpsest.mcp_server import build_server
+from palimpsest.model import Event, Memory
 from palimpsest.secrets import find_secrets
 from palimpsest.service import Service
 
 from .mcp_helpers import call, refused
 from .test_gate import assert_refused_without_echo
 from .test_nul_input import names_the_field, nul_cases
-from .test_revise_rules import current, fact
+from .test_revise_rules import current, event_count, fact
 
 RNG = random.Random(81)
 ALNUM = string.ascii_letters + string.digits
@@ -216,3 +220,56 @@ def test_a_reference_that_names_nothing_is_not_repeated_when_it_holds_a_secret(
         assert answer["unmatched"] and TOKEN not in json.dumps(answer), answer
     assert repeated == []
     assert current(service, mid)["version"] == 1
+
+
+# -- revert --------------------------------------------------------------------------------
+
+
+def _ticking(service: Service) -> Service:
+    """The same store and workspace, with a clock one second further at each call."""
+    seconds = itertools.count()
+
+    def clock() -> str:
+        n = next(seconds)
+        return f"2027-01-01T{n // 3600:02d}:{n // 60 % 60:02d}:{n % 60:02d}.000000Z"
+
+    return Service(service.store, workspace=service.workspace, clock=clock)
+
+
+def _file_past_the_gate(service: Service, title: str, text: str) -> tuple[str, str]:
+    """A memory filed before the gate grew stricter (straight to the store), and its time."""
+    fact(service, text="a notebook to hold it")
+    with service.store.write(service.workspace) as tx:
+        notebook = tx.list_notebooks()[0]
+        at = service.clock()
+        memory = Memory(id=new_id("m"), workspace=service.workspace, notebook_id=notebook.id,
+                        kind="fact", text=text, title=title, version=1, recorded_at=at,
+                        author=service.actor, owner=service.actor)  # fmt: skip
+        event = Event(0, new_id("op"), at, service.actor, "remember", "memory", memory.id,
+                      notebook.id, 1, ("created",))  # fmt: skip
+        tx.put_memory(memory, tx.append_event(event))
+    return memory.id, at
+
+
+PASSWORD = _random(string.ascii_letters, 6) + _random(string.digits, 3) + "!" + _random(ALNUM, 4)
+
+
+def test_a_revert_does_not_bring_back_a_secret_the_gate_refuses(service: Service) -> None:
+    """Filed before the gate grew stricter, then revised away: reverting would restore it."""
+    service = _ticking(service)
+    mid, filed_at = _file_past_the_gate(service, "staging DB password", PASSWORD)
+    service.revise(id=mid, text="It lives in the vault under kv/staging/db")
+    before = event_count(service)
+    for revert in (
+        lambda: service.revert(id=mid, version=1),
+        lambda: service.revert(notebook="proj", as_of=filed_at),
+    ):
+        with pytest.raises(ValidationError) as caught:
+            revert()
+        assert "forget" in caught.value.message and PASSWORD not in json.dumps(
+            caught.value.to_dict()
+        )
+        assert event_count(service) == before
+    assert current(service, mid)["text"] == "It lives in the vault under kv/staging/db"
+    service.forget(id=mid, version=1, because="it held the staging password")
+    assert current(service, mid)["version"] >= 2
