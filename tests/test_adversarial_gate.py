@@ -4,7 +4,8 @@ Keys cut by a fixed-width line wrap (a terminal, a mail client); text that is no
 (a Latin-1 byte on a command line, half an emoji a client cut) refused as `validation`, not
 failing as `internal`; a reference that names nothing (an id, a notebook, an exact text)
 answered without repeating it when it holds a secret; a revert that would bring back a
-secret filed before the gate grew stricter; ...
+secret filed before the gate grew stricter; a credential in the Markdown an agent writes
+(bold names, table rows); ...
 """
 
 from __future__ import annotations
@@ -273,3 +274,37 @@ def test_a_revert_does_not_bring_back_a_secret_the_gate_refuses(service: Service
     assert current(service, mid)["text"] == "It lives in the vault under kv/staging/db"
     service.forget(id=mid, version=1, because="it held the staging password")
     assert current(service, mid)["version"] >= 2
+
+
+# -- Markdown around a name and its value --------------------------------------------------
+
+HEX40 = _random("0123456789abcdef", 40)
+MARKDOWN = {
+    "bold name": f"Staging access:\n**Password:** {PASSWORD}",
+    "bold name, value in code": f"**password**: `{PASSWORD}`",
+    "italic name": f"*DB password*: {PASSWORD}",
+    "table row": f"| name | value |\n|---|---|\n| DB_PASSWORD | {PASSWORD} |",
+    "table row, value in code": f"| service | API key |\n| --- | --- |\n| API key | `{HEX40}` |",
+}
+
+
+@pytest.mark.parametrize("text", MARKDOWN.values(), ids=MARKDOWN.keys())
+def test_a_credential_in_markdown_is_refused(service: Service, text: str) -> None:
+    secret = PASSWORD if PASSWORD in text else HEX40
+    assert_refused_without_echo(service, secret, lambda: fact(service, text=text))
+
+
+MARKDOWN_CLEAN = [
+    "**Password policy:** twelve characters, rotated every 90 days",
+    "| setting | meaning |\n|---|---|\n| `password` | string: the user's password |\n"
+    "| token_ttl | 3600 seconds |",
+    "| key | required |\n| --- | --- |\n| API_TOKEN | yes |",
+    "Run `cat tokens.txt | sort | uniq -c` and `def f(*args, **kwargs)`",
+    "| commit | note |\n|---|---|\n| " + _random("0123456789abcdef", 40) + " | fix the key |",
+    "- **Secret store:** Vault, path `kv/prod/api`",
+]
+
+
+@pytest.mark.parametrize("text", MARKDOWN_CLEAN)
+def test_ordinary_markdown_still_passes(text: str) -> None:
+    assert find_secrets(text) == []

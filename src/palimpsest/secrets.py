@@ -104,22 +104,39 @@ _INVISIBLE = re.compile(
     "\ufeff\uffa0\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3"
     "\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f\U000e0100-\U000e01ef]"
 )
-_SKIPPED = re.compile(f"{_MARKER.pattern}|{_INVISIBLE.pattern}")
+# Markdown emphasis around a word ("**Password:** x", "*DB password*"): formatting, not
+# text. Only one or two stars that open or close a word; "a*b", "****" and "x***" stay.
+_EMPHASIS = re.compile(r"(?<![^\s(\[>|])\*{1,2}(?=[^\s*])|(?<=[^\s*])\*{1,2}(?![^\s.,;:!?)\]|])")
+_SKIPPED = re.compile(f"{_MARKER.pattern}|{_INVISIBLE.pattern}|{_EMPHASIS.pattern}")
+# A Markdown table row: its cells read as "name: value", like the line they stand for.
+_TABLE_ROW = re.compile(r"^[ \t]*\|.*$", re.M)
+
+
+def _table_cells(text: str) -> str:
+    """`text` with each table row's bars read as colons (the same length, so no origin)."""
+    if "|" not in text:
+        return text
+    return _TABLE_ROW.sub(lambda row: row[0].replace("|", ":"), text)
 
 
 def screening_copy(text: str) -> tuple[str, list[int] | None]:
     """The text as the gate reads it, and where each of its characters came from.
 
-    Markers and invisible characters are left out and every character is NFKC-normalised
-    (fullwidth "ｇｈｐ＿" reads "ghp_"), so copy-paste, editors and chat clients cannot hide a
-    credential. `origin[i]` is the index in `text` of the character that gave `copy[i]`;
-    None when the copy is the text itself (plain ASCII without a marker: the common case).
+    Markers, invisible characters and Markdown emphasis are left out, table bars read as
+    colons, and every character is NFKC-normalised (fullwidth "ｇｈｐ＿" reads "ghp_"), so
+    copy-paste, editors, chat clients and Markdown cannot hide a credential. `origin[i]` is
+    the index in `text` of the character that gave `copy[i]`; None when the copy matches the
+    text character for character (plain ASCII without a marker: the common case).
     """
     plain = text.isascii() or (
         unicodedata.is_normalized("NFKC", text) and not _INVISIBLE.search(text)
     )
-    if plain and not (("[" in text or "<" in text) and _MARKER.search(text)):
-        return text, None
+    if (
+        plain
+        and not (("[" in text or "<" in text) and _MARKER.search(text))
+        and not ("*" in text and _EMPHASIS.search(text))
+    ):
+        return _table_cells(text), None
     out: list[str] = []
     origin: list[int] = []
     pos = 0
@@ -135,7 +152,7 @@ def screening_copy(text: str) -> tuple[str, list[int] | None]:
                 out.append(normal)
                 origin.extend([index] * len(normal))
         pos = skipped.end() if skipped else end
-    return "".join(out), origin
+    return _table_cells("".join(out)), origin
 
 
 # --- what is allowed: placeholders, references, public values --------------------------
@@ -1408,7 +1425,7 @@ def _named_values(text: str, lower: str) -> Iterator[_Hit]:
             if value.endswith(("...", "…")):
                 continue  # elided on purpose: "sk-abc...", "eyJhbGci..."
             if not quoted:
-                value = value.rstrip(_TRAILING) if mode != "assign" else value.rstrip(".,)]}")
+                value = value.rstrip(_TRAILING) if mode != "assign" else value.rstrip(".,:)]}")
                 end = start + len(value)
                 if mode != "assign" and (len(value) < 6 or (value.isalpha() and len(value) < 16)):
                     continue  # prose goes on: "token budget", "password policy"
