@@ -5,7 +5,7 @@ Keys cut by a fixed-width line wrap (a terminal, a mail client); text that is no
 failing as `internal`; a reference that names nothing (an id, a notebook, an exact text)
 answered without repeating it when it holds a secret; a revert that would bring back a
 secret filed before the gate grew stricter; a credential in the Markdown an agent writes
-(bold names, table rows); ...
+(bold names, table rows); a command-line option refused without repeating its value.
 """
 
 from __future__ import annotations
@@ -308,3 +308,33 @@ MARKDOWN_CLEAN = [
 @pytest.mark.parametrize("text", MARKDOWN_CLEAN)
 def test_ordinary_markdown_still_passes(text: str) -> None:
     assert find_secrets(text) == []
+
+
+# -- the command line ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["recall", "deploys", "--limit", TOKEN],
+        ["history", "--limit", TOKEN],
+        ["revise", "m_any", "--expected-version", TOKEN, "--title", "x"],
+        ["forget", "m_any", "--version", TOKEN, "--because", "pasted"],
+    ],
+    ids=["recall --limit", "history --limit", "revise --expected-version", "forget --version"],
+)
+def test_a_refused_option_value_is_not_repeated(
+    env: dict[str, str], tmp_path: Path, args: list[str]
+) -> None:
+    """A key pasted into the wrong option: refused (exit 2), not printed back."""
+    db = str(tmp_path / "options.db")
+    option = args[args.index(TOKEN) - 1]
+    for output in ([], ["--json"]):
+        done = subprocess.run([sys.executable, "-m", "palimpsest", "--db", db, *args, *output],
+                              env=env, capture_output=True, text=True, timeout=60)  # fmt: skip
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert TOKEN[4:24] not in done.stdout + done.stderr
+        if output:
+            body = json.loads(done.stdout)
+            assert body["error_class"] == "validation"
+            assert body["field"] == option.lstrip("-").replace("-", "_")
