@@ -5,7 +5,8 @@ Keys cut by a fixed-width line wrap (a terminal, a mail client); text that is no
 failing as `internal`; a reference that names nothing (an id, a notebook, an exact text)
 answered without repeating it when it holds a secret; a revert that would bring back a
 secret filed before the gate grew stricter; a credential in the Markdown an agent writes
-(bold names, table rows); a command-line option refused without repeating its value.
+(bold names, table rows) and in the manifests it pastes (an env entry's name and value, a
+YAML block); a command-line option refused without repeating its value.
 """
 
 from __future__ import annotations
@@ -338,3 +339,35 @@ def test_a_refused_option_value_is_not_repeated(
             body = json.loads(done.stdout)
             assert body["error_class"] == "validation"
             assert body["field"] == option.lstrip("-").replace("-", "_")
+
+
+# -- manifests: a name and its value on two lines --------------------------------------------
+
+MANIFESTS = {
+    "Kubernetes env entry": 'env:\n  - name: DB_PASSWORD\n    value: "' + PASSWORD + '"\n',
+    "ECS environment, JSON": '"environment": [{"name": "DB_PASSWORD", "value": "'
+    + PASSWORD
+    + '"}]',
+    "YAML literal block": "db:\n  password: |\n    " + PASSWORD + "\n  user: app\n",
+    "YAML folded block": "password: >-\n  " + PASSWORD + "\n",
+}
+
+
+@pytest.mark.parametrize("text", MANIFESTS.values(), ids=MANIFESTS.keys())
+def test_a_credential_in_a_pasted_manifest_is_refused(service: Service, text: str) -> None:
+    assert_refused_without_echo(service, PASSWORD, lambda: fact(service, text=text))
+
+
+MANIFESTS_CLEAN = [
+    "env:\n  - name: DB_PASSWORD\n    valueFrom:\n      secretKeyRef:\n        name: db\n",
+    "env:\n  - name: DB_PASSWORD\n    value: ${DB_PASSWORD}\n"
+    "  - name: TOKEN_TTL\n    value: '3600'",
+    '[{"name": "API_KEY_HEADER", "value": "X-Api-Key"}, {"name": "LOG_LEVEL", "value": "debug"}]',
+    "script: |\n  pip install -e .\n  pytest -q\n",
+    "description: >-\n  The password policy needs twelve characters\n",
+]
+
+
+@pytest.mark.parametrize("text", MANIFESTS_CLEAN)
+def test_ordinary_manifests_still_pass(text: str) -> None:
+    assert find_secrets(text) == []

@@ -979,6 +979,14 @@ _KEY_VALUE_ATTR = re.compile(
     r"""["'](?P<v>[^"'\r\n]{1,512})["']""",
     re.I,
 )
+# The same as an entry of a manifest: Kubernetes `- name: DB_PASSWORD` over `value: x`, an
+# ECS task's {"name": "DB_PASSWORD", "value": "x"}.
+_NAME_VALUE_PAIR = re.compile(
+    r"""\b(?:name|key)["']?[ \t]*[:=][ \t]*["']?(?P<name>[\w.:\-]{1,80})["']?[ \t]*,?[ \t]*"""
+    r"""(?:\r?\n[ \t]*)?["']?value["']?[ \t]*[:=][ \t]*"""
+    r"""(?:"(?P<dq>[^"\r\n]{1,512})"|'(?P<sq>[^'\r\n]{1,512})'|(?P<uv>[^\s"',}\]]{1,512}))""",
+    re.I,
+)
 # A login given as "user / password": "login: deploy / Hunter2!", "creds: admin/S3cret".
 _USER_SLASH_PASSWORD = re.compile(
     r"\b(?i:login|logins|credentials|creds|username|user)(?:[ \t]*(?:is|are|:|=)[ \t]*|[ \t]+)"
@@ -1080,6 +1088,13 @@ def _structures(text: str, lower: str) -> Iterator[_Hit]:
             if cls is not None and _judge(cls, "assign", m["v"], True, text, m.end("v")):
                 kind = "password-assignment" if cls == "password" else "secret-assignment"
                 yield _Hit(kind, m.start("v"), m.end("v"), rank + 5)
+        for m in _NAME_VALUE_PAIR.finditer(text):
+            cls = _name_class(m["name"], "")
+            group = next(g for g in ("dq", "sq", "uv") if m[g] is not None)
+            quoted, value = group != "uv", m[group]
+            if cls is not None and _judge(cls, "assign", value, quoted, text, m.end(group)):
+                kind = "password-assignment" if cls == "password" else "secret-assignment"
+                yield _Hit(kind, m.start(group), m.end(group), rank + 5)
     if "/" in text:
         for at in _occurrences(lower, ("login", "cred", "user")):
             pair = _USER_SLASH_PASSWORD.match(text, at)
@@ -1250,6 +1265,7 @@ _DIRECT = re.compile(r"""[ \t]+(?P<open>["'`]?)(?P<v>[^\s"'`,;)]{1,512})""")
 _DIGIT = re.compile(r"\d")
 _USERNAME = re.compile(r"[A-Za-z0-9_.@\-]{1,64}")
 _NEXT_PARAM = re.compile(r"&[A-Za-z_][\w.\-]*=")
+_BLOCK_SCALAR = re.compile(r"[|>][+\-]?")
 _AFTER_NAME = frozenset(" \t\"'`]:=(>\r\n")
 # A value alone on the line after its name: a title "staging DB password" over a text that
 # is only the password, a YAML key whose value was put on the next line.
@@ -1324,6 +1340,8 @@ def _value_after(text: str, b: int) -> tuple[str, int, int, bool] | None:
         for group in ("dq", "sq", "bq"):
             if m[group] is not None:
                 return "assign", m.start(group), m.end(group), True
+        if m["op"] == ":" and m["uv"] is not None and _BLOCK_SCALAR.fullmatch(m["uv"]):
+            return _value_on_next_line(text, m.end("uv"))  # YAML `password: |`: next line
         if m["uv"] is not None and m["op"] != "(":
             query = _NEXT_PARAM.search(m["uv"])  # ?password=x&user=y: stop at "&user="
             end = m.start("uv") + query.start() if query else m.end("uv")
