@@ -78,6 +78,8 @@ WRAPPED = {
     ),
     "GitHub token cut early, CRLF": (TOKEN, f"CI token:\r\n{TOKEN[:12]}\r\n{TOKEN[12:]}\r\n"),
     "GitHub token cut, blanks before the break": (TOKEN, f"{TOKEN[:20]}   \n{TOKEN[20:]} ok"),
+    "GitHub token cut by a line separator": (TOKEN, f"CI: {TOKEN[:20]}\u2028{TOKEN[20:]}"),
+    "GitHub token cut by a soft break from a word processor": (TOKEN, f"{TOKEN[:9]}\v{TOKEN[9:]}"),
 }
 
 

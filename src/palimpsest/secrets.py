@@ -1490,8 +1490,11 @@ _NAMED_KINDS = frozenset(
     }
 )
 # A line break between two characters of a key: a terminal, a mail client or an editor that
-# wraps at a fixed width cuts a long key anywhere (blanks a terminal pads the line with go too).
-_WRAP = re.compile(r"(?<=[A-Za-z0-9_\-+/=.])[ \t]*\r?\n(?=[A-Za-z0-9_\-+/])")
+# wraps at a fixed width cuts a long key anywhere (blanks a terminal pads the line with go too);
+# word processors and chat clients break lines with a vertical tab or a line separator.
+_WRAP = re.compile(
+    r"(?<=[A-Za-z0-9_\-+/=.])[ \t]*(?:\r?\n|\r|\v|\f|\u2028|\u2029)(?=[A-Za-z0-9_\-+/])"
+)
 
 
 def _find(text: str) -> list[Finding]:
