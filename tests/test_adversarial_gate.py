@@ -6,7 +6,8 @@ failing as `internal`; a reference that names nothing (an id, a notebook, an exa
 answered without repeating it when it holds a secret; a revert that would bring back a
 secret filed before the gate grew stricter; a credential in the Markdown an agent writes
 (bold names, table rows) and in the manifests it pastes (an env entry's name and value, a
-YAML block); a command-line option refused without repeating its value.
+YAML block); a command-line option, and an HTTP body that is JSON but no JSON-RPC message,
+refused without repeating what was sent.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import random
 import string
 import subprocess
 import sys
+import urllib.error
+import urllib.request
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -34,6 +37,7 @@ from palimpsest.service import Service
 
 from .mcp_helpers import call, refused
 from .test_gate import assert_refused_without_echo
+from .test_mcp_e2e import http_url  # noqa: F401  (a fixture: a real `serve --http`)
 from .test_nul_input import names_the_field, nul_cases
 from .test_revise_rules import current, event_count, fact
 
@@ -373,3 +377,34 @@ MANIFESTS_CLEAN = [
 @pytest.mark.parametrize("text", MANIFESTS_CLEAN)
 def test_ordinary_manifests_still_pass(text: str) -> None:
     assert find_secrets(text) == []
+
+
+# -- HTTP ----------------------------------------------------------------------------------
+
+
+def _post(url: str, body: bytes) -> tuple[int, dict[str, Any]]:
+    headers = {"Content-Type": "application/json",
+               "Accept": "application/json, text/event-stream"}  # fmt: skip
+    request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as refused_answer:
+        return refused_answer.code, json.loads(refused_answer.read())
+
+
+def test_http_refuses_a_body_that_is_no_json_rpc_message_without_quoting_it(
+    http_url: str,  # noqa: F811
+) -> None:
+    """An older client's batch, or a wrong version: refused, the body not written back."""
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "remember", "arguments": {"notebook": "ops", "kind": "fact",
+                                                         "text": f"CI uses {TOKEN}"}}}  # fmt: skip
+    for body in ([call], {**call, "jsonrpc": "2"}, {"text": TOKEN}):
+        status, answer = _post(http_url, json.dumps(body).encode())
+        assert status == 400
+        assert answer["error"]["code"] == -32600, answer
+        assert TOKEN[:12] not in json.dumps(answer)
+    status, answer = _post(http_url, b"not json " + TOKEN.encode())
+    assert (status, answer["error"]["code"]) == (400, -32700)
+    assert TOKEN[:12] not in json.dumps(answer)
