@@ -408,3 +408,19 @@ def test_http_refuses_a_body_that_is_no_json_rpc_message_without_quoting_it(
     status, answer = _post(http_url, b"not json " + TOKEN.encode())
     assert (status, answer["error"]["code"]) == (400, -32700)
     assert TOKEN[:12] not in json.dumps(answer)
+
+
+# -- revise: an append of nothing ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("blank", ["   ", "\n", " \n\t"])
+def test_an_append_of_only_blanks_is_refused_not_filed_as_a_version(
+    service: Service, blank: str
+) -> None:
+    mid = fact(service, text="Deploys use the vault")
+    before = event_count(service)
+    with pytest.raises(ValidationError) as caught:
+        service.revise(id=mid, append=blank)
+    assert caught.value.field == "append"
+    assert event_count(service) == before
+    assert current(service, mid)["text"] == "Deploys use the vault"

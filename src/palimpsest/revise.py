@@ -340,6 +340,8 @@ def parse_changes(raw: Mapping[str, Any], *, redact: bool = False) -> Changes:
 def _edit_string(name: str, value: Any) -> str:
     if not isinstance(value, str) or value == "":
         raise ValidationError(f"`{name}` must be a non-empty string.", field=name)
+    if name == "append" and not value.strip():  # it would only move blanks at the end
+        raise ValidationError("`append` holds only blanks; give the text to add.", field=name)
     limit = {"note": "note", "because": "because", "override_reason": "because"}.get(name, "text")
     if name in ("replace_from", "remove"):
         gate.check_storable(name, value)  # no text holds a NUL: say so, naming the field
