@@ -410,7 +410,7 @@ def test_http_refuses_a_body_that_is_no_json_rpc_message_without_quoting_it(
     assert TOKEN[:12] not in json.dumps(answer)
 
 
-# -- revise: an append of nothing ----------------------------------------------------------
+# -- revise: an append of nothing, an exact text longer than any ---------------------------
 
 
 @pytest.mark.parametrize("blank", ["   ", "\n", " \n\t"])
@@ -424,3 +424,11 @@ def test_an_append_of_only_blanks_is_refused_not_filed_as_a_version(
     assert caught.value.field == "append"
     assert event_count(service) == before
     assert current(service, mid)["text"] == "Deploys use the vault"
+
+
+def test_an_exact_text_longer_than_any_memory_is_refused_not_echoed(service: Service) -> None:
+    fact(service, text="Deploys use the vault")
+    huge = "Deploys use the vault. " * 5_000
+    with pytest.raises(ValidationError) as caught:
+        service.revise(texts=[huge], notebook="proj", tags=["ops"])
+    assert caught.value.field == "texts" and len(json.dumps(caught.value.to_dict())) < 600

@@ -324,6 +324,7 @@ class MemoryOps(ServiceBase):
             assert notebook is not None
             nb = self._find_notebook(tx, notebook)
             for text in id_list(texts, "texts"):
+                gate.check_length("texts", text, limit_name="text")  # longer than any memory
                 matches = tx.find_by_text(nb.id, normalize_text(text))
                 qualifying = [m for m in matches if _qualifies(m, changes.status)]
                 pick = qualifying if len(matches) > 1 and qualifying else matches
