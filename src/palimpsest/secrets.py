@@ -7,8 +7,9 @@
 
 Every text is read as a person would see it, not as its characters are encoded: its
 screening copy leaves out ``[REDACTED:...]`` markers (a marker excuses itself, never what
-stands next to it) and invisible characters (format characters such as zero-width spaces
-and soft hyphens), and NFKC-normalises the rest (fullwidth letters); spans are given in
+stands next to it), invisible characters (format characters such as zero-width spaces
+and soft hyphens) and Markdown emphasis (``**Password:**``), reads a Markdown table row's
+bars as colons, and NFKC-normalises the rest (fullwidth letters); spans are given in
 the text that was sent. A record (a memory's fields, a text and what is appended to it) is
 read joined by newlines, and glued where its parts meet, so that a title naming a
 credential over its value, or half a key in each part, is found too. A text is also read
@@ -50,11 +51,13 @@ How a text is read, cheapest first, so ordinary prose costs a few substring sear
 2. Vendor tokens with a known prefix or shape (a table below, one entry per format); each
    runs only when its literal hint occurs in a long run of non-space characters.
 3. Structures: JWTs, URLs with a password, Authorization/Basic/Bearer, cookies, ``curl -u``
-   and other command lines, .pgpass, XML settings, seed phrases.
+   and other command lines, .pgpass, XML settings, manifest env entries (``name:`` over
+   ``value:``), seed phrases.
 4. Credential words (password, secret, token, key, ...): the name around the word decides
    the class, the value after it (assigned, stated in prose, or simply following) must look
    like a password or a random key. Hashes, ids, paths, versions, variable references and
-   placeholders are allowed. A value alone on the line after its name counts too.
+   placeholders are allowed. A value alone on the line after its name counts too (also
+   after a YAML block indicator, ``password: |``).
 
 Overlapping findings are merged; the span is their union and the kind the most specific.
 No pattern nests unbounded quantifiers, so no input makes a regex backtrack badly.
