@@ -432,3 +432,25 @@ def test_an_exact_text_longer_than_any_memory_is_refused_not_echoed(service: Ser
     with pytest.raises(ValidationError) as caught:
         service.revise(texts=[huge], notebook="proj", tags=["ops"])
     assert caught.value.field == "texts" and len(json.dumps(caught.value.to_dict())) < 600
+
+
+# -- notebooks: name and summary read together ---------------------------------------------
+
+
+def test_a_notebook_name_and_summary_are_read_together(service: Service) -> None:
+    """Like a memory's title over its text: a name naming the credential, the summary it."""
+    for create in (
+        lambda: service.create_notebook(name="staging DB password", summary=PASSWORD),
+        lambda: service.create_notebook(name="staging DB password", summary=PASSWORD, redact=True),
+    ):
+        assert_refused_without_echo(service, PASSWORD, create)
+    service.create_notebook(name="staging DB password", summary="Kept in kv/staging/db")
+    service.create_notebook(name="staging", summary=PASSWORD)  # a summary alone: no name
+    edits = (
+        lambda: service.edit_notebook(notebook="staging DB password", summary=PASSWORD),
+        lambda: service.edit_notebook(notebook="staging", name="staging db password"),
+    )
+    for edit in edits:
+        assert_refused_without_echo(service, PASSWORD, edit)
+    names = {nb["name"]: nb.get("summary") for nb in service.notebooks()["notebooks"]}
+    assert names["staging DB password"] == "Kept in kv/staging/db"
