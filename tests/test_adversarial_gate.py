@@ -454,3 +454,26 @@ def test_a_notebook_name_and_summary_are_read_together(service: Service) -> None
         assert_refused_without_echo(service, PASSWORD, edit)
     names = {nb["name"]: nb.get("summary") for nb in service.notebooks()["notebooks"]}
     assert names["staging DB password"] == "Kept in kv/staging/db"
+
+
+# -- HTML entities: what a Markdown view shows --------------------------------------------
+
+ENTITIES = {
+    "escaped quotes around a key": f"api_key=&quot;{HEX40}&quot;",
+    "escaped XML element": f"&lt;password&gt;{PASSWORD}&lt;/password&gt;",
+    "numeric entity in a token": TOKEN.replace("_", "&#95;"),
+}
+
+
+@pytest.mark.parametrize("text", ENTITIES.values(), ids=ENTITIES.keys())
+def test_a_credential_behind_html_entities_is_refused(service: Service, text: str) -> None:
+    """Markdown renders entities: `&quot;` is shown as a quote, `&#95;` as an underscore."""
+    secret = next(s for s in (HEX40, PASSWORD, TOKEN[5:]) if s in text)
+    assert_refused_without_echo(service, secret, lambda: fact(service, text=f"Setup: {text}"))
+
+
+@pytest.mark.parametrize(
+    "text", ["Tom &amp; Jerry", "Set &lt;your-token&gt; in the header", "if a &lt; b &amp;&amp; c"]
+)
+def test_ordinary_entities_still_pass(text: str) -> None:
+    assert find_secrets(text) == []

@@ -7,14 +7,14 @@
 
 Every text is read as a person would see it, not as its characters are encoded: its
 screening copy leaves out ``[REDACTED:...]`` markers (a marker excuses itself, never what
-stands next to it), invisible characters (format characters such as zero-width spaces
-and soft hyphens) and Markdown emphasis (``**Password:**``), reads a Markdown table row's
-bars as colons, and NFKC-normalises the rest (fullwidth letters); spans are given in
-the text that was sent. A record (a memory's fields, a text and what is appended to it) is
-read joined by newlines, and glued where its parts meet, so that a title naming a
-credential over its value, or half a key in each part, is found too. A text is also read
-with its line breaks left out where they cut a run of key characters: a terminal or a mail
-client that wraps at a fixed width cuts a long key anywhere.
+stands next to it), invisible characters (format characters such as zero-width spaces and
+soft hyphens) and Markdown emphasis (``**Password:**``), reads a Markdown table row's bars
+as colons and HTML entities as what they show, and NFKC-normalises the rest (fullwidth
+letters); spans are given in the text that was sent. A record (a memory's fields, a text and
+what is appended to it) is read joined by newlines, and glued where its parts meet, so that
+a title naming a credential over its value, or half a key in each part, is found too. A text
+is also read with its line breaks left out where they cut a run of key characters: a
+terminal or a mail client that wraps at a fixed width cuts a long key anywhere.
 
 Why our own rules and not a library (measured on ../shared/bench/secrets, 150 cases):
 
@@ -68,6 +68,7 @@ from __future__ import annotations
 import base64
 import binascii
 import functools
+import html
 import math
 import re
 import unicodedata
@@ -110,7 +111,12 @@ _INVISIBLE = re.compile(
 # Markdown emphasis around a word ("**Password:** x", "*DB password*"): formatting, not
 # text. Only one or two stars that open or close a word; "a*b", "****" and "x***" stay.
 _EMPHASIS = re.compile(r"(?<![^\s(\[>|])\*{1,2}(?=[^\s*])|(?<=[^\s*])\*{1,2}(?![^\s.,;:!?)\]|])")
-_SKIPPED = re.compile(f"{_MARKER.pattern}|{_INVISIBLE.pattern}|{_EMPHASIS.pattern}")
+# An HTML entity: Markdown shows `&quot;` as a quote and `&#95;` as an underscore, and
+# text copied from HTML source or exported from a wiki keeps them. Read as what they show.
+_ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
+_SKIPPED = re.compile(
+    f"{_MARKER.pattern}|{_INVISIBLE.pattern}|{_EMPHASIS.pattern}|(?P<entity>{_ENTITY.pattern})"
+)
 # A Markdown table row: its cells read as "name: value", like the line they stand for.
 _TABLE_ROW = re.compile(r"^[ \t]*\|.*$", re.M)
 
@@ -126,10 +132,11 @@ def screening_copy(text: str) -> tuple[str, list[int] | None]:
     """The text as the gate reads it, and where each of its characters came from.
 
     Markers, invisible characters and Markdown emphasis are left out, table bars read as
-    colons, and every character is NFKC-normalised (fullwidth "ｇｈｐ＿" reads "ghp_"), so
-    copy-paste, editors, chat clients and Markdown cannot hide a credential. `origin[i]` is
-    the index in `text` of the character that gave `copy[i]`; None when the copy matches the
-    text character for character (plain ASCII without a marker: the common case).
+    colons and HTML entities as their characters, and every character is NFKC-normalised
+    (fullwidth "ｇｈｐ＿" reads "ghp_"), so copy-paste, editors, chat clients and Markdown
+    cannot hide a credential. `origin[i]` is the index in `text` of the character that gave
+    `copy[i]`; None when the copy matches the text character for character (plain ASCII
+    without a marker: the common case).
     """
     plain = text.isascii() or (
         unicodedata.is_normalized("NFKC", text) and not _INVISIBLE.search(text)
@@ -138,6 +145,7 @@ def screening_copy(text: str) -> tuple[str, list[int] | None]:
         plain
         and not (("[" in text or "<" in text) and _MARKER.search(text))
         and not ("*" in text and _EMPHASIS.search(text))
+        and not ("&" in text and _ENTITY.search(text))
     ):
         return _table_cells(text), None
     out: list[str] = []
@@ -154,6 +162,14 @@ def screening_copy(text: str) -> tuple[str, list[int] | None]:
                 normal = unicodedata.normalize("NFKC", text[index])
                 out.append(normal)
                 origin.extend([index] * len(normal))
+        if skipped is not None and skipped["entity"]:
+            shown = unicodedata.normalize("NFKC", html.unescape(skipped[0]))
+            out.append(shown)  # an unknown name stays as it was written
+            origin.extend(
+                range(skipped.start(), skipped.end())
+                if shown == skipped[0]
+                else [skipped.start()] * len(shown)
+            )
         pos = skipped.end() if skipped else end
     return _table_cells("".join(out)), origin
 
