@@ -477,3 +477,17 @@ def test_a_credential_behind_html_entities_is_refused(service: Service, text: st
 )
 def test_ordinary_entities_still_pass(text: str) -> None:
     assert find_secrets(text) == []
+
+
+# -- an arrow between a name and its value -------------------------------------------------
+
+
+@pytest.mark.parametrize("arrow", ["→", "⇒", "=>"])
+def test_a_password_after_an_arrow_is_refused(service: Service, arrow: str) -> None:
+    """Notes list what changed as "name → value"; chat clients turn "->" into "→"."""
+    text = f"Rotated today:\n- staging DB password {arrow} {PASSWORD}"
+    assert_refused_without_echo(service, PASSWORD, lambda: fact(service, text=text))
+
+
+def test_ordinary_arrows_still_pass() -> None:
+    assert find_secrets("password → vault; token → session → user; key → kv/prod/api") == []

@@ -1273,7 +1273,7 @@ _PROSE = re.compile(
     r"""(?P<fill>[ \t]+(?i:for|of|to|on|at|in|from|with|we|i|you|they|he|she|that|which|here
     |there|now|today|currently|still|used|needed)\b(?:[ \t]+[^\s:=]{0,29}[^\s:=.!?;,]){0,3})?
     [ \t]*(?:[ \t](?i:is|was|are|remains|reads|became|to|(?:will|would|should|must)[ \t]+be
-    |ha(?:s|ve)[ \t]+been)|[:=—–]|->)
+    |ha(?:s|ve)[ \t]+been)|[:=—–→⇒]|->)
     [ \t]+(?:(?i:now|still|currently|just|actually|(?:re)?set[ \t]+to|changed[ \t]+to
     |updated[ \t]+to)[ \t]+)?
     (?P<open>["'“‘`(]?)(?P<v>[^\s"'”’`]{1,256})""",
