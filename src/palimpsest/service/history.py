@@ -7,14 +7,7 @@ from typing import Any
 from .. import gate
 from ..errors import NotFound, ValidationError
 from ..model import Memory, Tombstone
-from ..revise import (
-    Unmatched,
-    changed_fields,
-    diff,
-    require_because,
-    screen_revision,
-    validate,
-)
+from ..revise import Unmatched, changed_fields, diff, require_because, validate
 from ..store import EventFilter, StoreReader, StoreWriter
 from ..views import event_view, memory_view, notebook_line, text_diff, version_view
 from .base import (
@@ -140,7 +133,6 @@ class HistoryOps(ServiceBase):
     ) -> dict[str, Any]:
         require_because(current, target, because)
         validate(target)
-        _screen_reverted(current, target)
         try:
             self._check_key(tx, current, target)
         except Unmatched as exc:
@@ -312,23 +304,6 @@ class HistoryOps(ServiceBase):
             "changes": diff(before, after),
             "text_diff": text_diff(before.text, after.text, f"v{old}", f"v{new}"),
         }
-
-
-def _screen_reverted(current: Memory, target: Memory) -> None:
-    """Refuse a revert to content the gate refuses: one filed before the gate grew stricter.
-
-    Its old version keeps it in the history until forgotten; making it current again would
-    put it back in recall, exports and every answer.
-    """
-    try:
-        screen_revision(current, target)
-    except ValidationError as exc:
-        raise ValidationError(
-            f"{current.id} as it was then holds what looks like a secret (in `{exc.field}`), "
-            "so reverting would bring it back; nothing was stored. Forget the versions that "
-            "hold it (`forget` with `id` and `version`), then revise or revert again.",
-            field=exc.field,
-        ) from None
 
 
 def _gives_up_key(current: Memory, target: Memory) -> bool:
