@@ -60,8 +60,8 @@ class Observed:
             self.seen = last.seq if last else 0
             yield tx
 
-    def scrub(self) -> bool:
-        return self.store.scrub()
+    def scrub(self, workspace: str | None = None) -> bool:
+        return self.store.scrub(workspace)
 
     def close(self) -> None:
         self.store.close()

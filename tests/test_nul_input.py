@@ -104,6 +104,8 @@ def nul_cases(memory: str, rule: str) -> dict[str, dict[str, dict[str, Any]]]:
             "ids": {"ids": [memory + "\x00"], "because": "a reason"},
             "because": {"id": memory, "because": NUL},
             "idempotency_key": {"id": memory, "because": "a reason", "idempotency_key": NUL},
+            "notebook": {"notebook": NUL, "field": "summary", "because": "a reason"},
+            "field": {"notebook": "n", "field": NUL, "because": "a reason"},
         },
         "inspect": {"id": {"id": memory + "\x00"}, "notebook": {"notebook": NUL}},
         "history": {

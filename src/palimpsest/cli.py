@@ -365,14 +365,24 @@ def revert(env: _Env, /, **options: Any) -> None:
 
 
 @_command(palimpsest, "forget", "palimpsest forget m_01abc --because 'an API key was pasted in'")
-@click.argument("ids", nargs=-1, required=True, metavar="ID...")
+@click.argument("ids", nargs=-1, required=False, metavar="[ID...]")
 @click.option("--version", type=int, help="Scrub only this version of the one ID.")
+@click.option("-n", "--notebook", help="Forget a notebook's --field, or the empty notebook.")
+@click.option(
+    "--field",
+    type=click.Choice(["summary", "name"]),
+    help="With --notebook: scrub every value this field had (a summary is cleared too).",
+)
 @click.option("--because", help="Why it must not stay on disk (required).")
 @_write_options
 @pass_env
 def forget(env: _Env, /, ids: tuple[str, ...], **options: Any) -> None:
-    """Delete memories for good, leaving a tombstone. Irreversible; prefer revise."""
-    target = {"id": ids[0]} if len(ids) == 1 else {"ids": list(ids)}
+    """Delete memories, or a notebook's field, for good, leaving a tombstone. Irreversible.
+
+    Prefer revise. `--notebook NB --field summary` scrubs a summary from the notebook and
+    its history; `--notebook NB` alone forgets an empty notebook.
+    """
+    target = {"id": ids[0]} if len(ids) == 1 else {"ids": list(ids)} if ids else {}
     _emit(env.service().forget(**target, **_given(**options)))
 
 
@@ -530,6 +540,19 @@ def doctor(env: _Env, /) -> None:
     _emit(env.service().doctor(), render.doctor)
 
 
+@_command(palimpsest, "scrub", "palimpsest scrub --db postgresql://... --json")
+@pass_env
+def scrub(env: _Env, /) -> None:
+    """Erase from the store's files what forgets left there, and say how long it locked.
+
+    On PostgreSQL a forget is logical at once, but the old row versions keep the bytes in
+    the table and index files until this rewrites each table that held them (one at a
+    time, each copied while in use and locked only to swap the copy in). On SQLite it
+    finishes a pending checkpoint.
+    """
+    _emit(env.service().scrub())
+
+
 # -- serve -----------------------------------------------------------------------------
 
 
@@ -553,6 +576,13 @@ def serve(env: _Env, /, http: bool, port: int) -> None:
     from .mcp_server import HOST, PATH, serve  # the SDK is only loaded when serving
 
     service = env.service()
+    pending = service.pending_scrubs()
+    if pending:  # reported only: a rewrite locks tables, so a server never starts one
+        click.echo(
+            f"{len(pending)} forget(s) still wait for their bytes to be erased from the "
+            "store's files: run `palimpsest scrub` (see `palimpsest doctor`).",
+            err=True,
+        )
     if http:
         url = f"http://{HOST}:{port}{PATH}"
         if click.get_current_context().meta.get(JSON_KEY):

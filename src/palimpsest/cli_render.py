@@ -184,4 +184,6 @@ def doctor(result: dict[str, Any]) -> None:
             detail = row.get("fix") or short(row.get("text", ""), 80)
             click.echo(f"  {where}  {detail}")
     if result.get("scrub_pending"):
-        click.echo("A forget's scrub is still pending: another process holds a read open.")
+        waiting = len(result.get("pending_scrubs") or []) or "A"
+        click.echo(f"{waiting} forget(s) still wait for their bytes to be erased: ", nl=False)
+        click.echo("run `palimpsest scrub` (SQLite: when no other process holds a read open).")

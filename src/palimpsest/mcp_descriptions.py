@@ -150,9 +150,15 @@ With `version`, only that earlier version of one memory is scrubbed (a secret pa
 into version 2 and edited out in version 3); the current version cannot be scrubbed \
 that way: revise it first, or forget the whole memory.
 
-Returns `results` (id, forgotten, seq) and `scrub_pending`: true when another process's \
-open read delayed the final cleanup of the file's side log. Refused: no `because`; an \
-unknown or already forgotten id (not_found).
+With `notebook` and `field` (summary or name), every value that field had is erased \
+from the notebook's history (a summary is cleared too; a name stays until renamed). \
+With `notebook` alone, an empty notebook is erased whole.
+
+Returns `results` (id or notebook, forgotten, seq) and `scrub_pending`: true until no \
+file keeps the bytes (SQLite: another process's open read delays the cleanup; \
+PostgreSQL: until `palimpsest scrub` rewrites the tables). Forgetting a forgotten id \
+again finishes its pending cleanup (`scrub_finished`). Refused: no `because`; an \
+unknown or already forgotten id (not_found); a notebook that still holds memories.
 """
 
 INSPECT = """\
@@ -215,13 +221,14 @@ exist (not_found), removing a link that is not there (not_found).
 
 DOCTOR = """\
 List what needs a person's attention in this memory, each with its fix: secrets stored \
-before the gate refused them (in any version, or in a notebook summary), with the forget \
+before the gate refused them (in any version, or a notebook's summary or name), with the forget \
 that removes each; possibly stale memories (verify or retire them); memories past \
 `expires_at` that are still active; memories without an owner.
 
 Use it when asked to check the memory's health, or after importing. It never returns a \
-secret's value, and it finishes any cleanup that a forget left pending \
-(`scrub_pending`). Takes no parameters; changes no memory.
+secret's value. It finishes the cleanup a forget left pending where that is cheap \
+(SQLite), and lists what still waits (`pending_scrubs`, on PostgreSQL until \
+`palimpsest scrub`). Takes no parameters; changes no memory.
 """
 
 DESCRIPTIONS = {

@@ -110,10 +110,11 @@ class ForgetResult(TypedDict, total=False):
     """What forget erased."""
 
     results: Annotated[
-        Items, _("Per memory (or version) erased: id, forgotten, seq, and version or versions.")
+        Items,
+        _("Per memory, version or notebook erased: id or notebook, forgotten, seq, versions."),
     ]
     scrub_pending: Annotated[
-        bool, _("True when another process's open read delayed the file's final cleanup.")
+        bool, _("True until no file keeps the bytes (a reader, or PostgreSQL's rewrite).")
     ]
     dry_run: Annotated[bool, _DRY_RUN]
     replayed: Annotated[bool, _REPLAYED]
@@ -200,4 +201,7 @@ class DoctorResult(TypedDict, total=False):
     possibly_stale: Annotated[Items, _("Active memories not verified in time: id, kind, text.")]
     expired: Annotated[Items, _("Memories past expires_at but still active: id, kind, text.")]
     ownerless: Annotated[Items, _("Active memories without an owner: id, kind, text.")]
-    scrub_pending: Annotated[bool, _("True when a forget's cleanup still waits on a reader.")]
+    scrub_pending: Annotated[bool, _("True when a forget's cleanup still waits.")]
+    pending_scrubs: Annotated[
+        Items, _("Forgets whose bytes are still in the files: id, since, fix (the command).")
+    ]

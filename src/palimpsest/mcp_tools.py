@@ -19,7 +19,7 @@ import asyncio
 import functools
 from collections.abc import Callable
 from concurrent.futures import Executor
-from typing import Annotated, Any, TypeVar, cast
+from typing import Annotated, Any, Literal, TypeVar, cast
 
 from .errors import ValidationError
 from .mcp_params import (
@@ -253,6 +253,14 @@ class PalimpsestTools:
         ids: Annotated[list[str] | None, describe("Several memories to erase.")] = None,
         version: Annotated[
             int | None, describe("Erase only this earlier version of `id`, not the memory.")
+        ] = None,
+        notebook: Annotated[
+            str | None,
+            describe("Instead of memories: a notebook (name or id); whole only when empty."),
+        ] = None,
+        field: Annotated[
+            Literal["summary", "name"] | None,
+            describe("With `notebook`: erase every value this field had (not the notebook)."),
         ] = None,
         because: Annotated[
             str | None,

@@ -22,5 +22,5 @@ def copy_workspace(source: Store, target: Store, workspace: str) -> dict[str, An
                 "an empty store (or workspace) so that nothing there is mixed or overwritten."
             )
         counts = writing.load(reading.dump())
-    target.scrub()
+    target.scrub(workspace)
     return {"workspace": workspace, "copied": counts}

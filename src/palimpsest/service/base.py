@@ -72,7 +72,7 @@ class ServiceBase:
                     raise
                 time.sleep(0.05 * 2**attempt)
         if op == "forget" and not dry_run:
-            result["scrub_pending"] = not self.store.scrub()
+            result["scrub_pending"] = not self.store.scrub(self.workspace)
         return result
 
     def _transaction(

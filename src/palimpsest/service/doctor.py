@@ -5,33 +5,32 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..model import Memory
-from ..secrets import find_secrets, redact
+from ..model import Memory, Notebook
+from ..revise import record_fields
+from ..secrets import find_in_parts, find_secrets, redact
+from ..store import EventFilter, PendingScrub, StoreReader
 from .base import ServiceBase
-
-# The stored strings of a memory that the gate screens, by field name.
-_SCREENED = ("text", "title", "why", "source", "falsifier", "key", "status_note")
+from .notebooks import FORGETTABLE_FIELDS
 
 
 def secret_kinds(memory: Memory) -> dict[str, list[str]]:
-    """Each field of `memory` holding a secret, with the kinds found there."""
-    found: dict[str, list[str]] = {}
-    values = [(name, getattr(memory, name)) for name in _SCREENED]
-    values += [("tags", " ".join(memory.tags))]
-    if memory.check is not None:
-        values += [("check", " ".join([memory.check.literal or "", *memory.check.literals]))]
-    for name, value in values:
-        if value:
-            kinds = sorted({f.kind for f in find_secrets(value)})
-            if kinds:
-                found[name] = kinds
-    return found
+    """Each field of `memory` holding a secret, with the kinds found there: read as the gate
+    reads a record (its fields together), and the status note on its own."""
+    record = record_fields(memory)
+    found: dict[str, set[str]] = {}
+    for kind, touched in find_in_parts([value for _, value in record]):
+        for index in touched:
+            found.setdefault(record[index][0], set()).add(kind)
+    if memory.status_note:
+        for finding in find_secrets(memory.status_note):
+            found.setdefault("status_note", set()).add(finding.kind)
+    return {name: sorted(kinds) for name, kinds in found.items()}
 
 
 class DoctorOps(ServiceBase):
     def doctor(self) -> dict[str, Any]:
         """Scan the store and list what a person should look at, with the fix for each."""
-        scrubbed = self.store.scrub()
+        scrubbed = self.store.scrub(self.workspace)
         with self.store.read(self.workspace) as tx:
             at = self.clock()
             current = {m.id: m for m in tx.memories_at(None)}
@@ -52,21 +51,61 @@ class DoctorOps(ServiceBase):
                     "--because 'a secret got in'",
                 })  # fmt: skip
             for notebook in tx.list_notebooks():
-                kinds = sorted({f.kind for f in find_secrets(notebook.summary or "")})
-                if kinds:
-                    secrets.append({
-                        "notebook": notebook.id,
-                        "fields": {"summary": kinds},
-                        "fix": f"palimpsest notebook edit {notebook.id} --clear summary",
-                    })  # fmt: skip
+                secrets += _notebook_secrets(tx, notebook)
             active = [m for m in current.values() if m.status == "active"]
+            pending = [_pending_line(p) for p in tx.pending_scrubs()]
         return {
             "secrets": secrets,
             "possibly_stale": [_line(m) for m in active if m.possibly_stale(at)],
             "expired": [_line(m) for m in active if m.expired(at)],
             "ownerless": [_line(m) for m in active if m.owner is None],
             "scrub_pending": not scrubbed,
+            "pending_scrubs": pending,
         }
+
+    def pending_scrubs(self) -> list[dict[str, Any]]:
+        """The forgets of this workspace whose bytes still wait for a scrub (nothing is run)."""
+        with self.store.read(self.workspace) as tx:
+            return [_pending_line(p) for p in tx.pending_scrubs()]
+
+    def scrub(self) -> dict[str, Any]:
+        """Erase what forgets left in the store's files now: on PostgreSQL, rewrite the tables.
+
+        Each table is copied while in use and locked only to swap the copy in; `locked_seconds`
+        says how long.
+        """
+        done = self.store.rewrite()
+        with self.store.read(self.workspace) as tx:
+            pending = [_pending_line(p) for p in tx.pending_scrubs()]
+        return {
+            "locked_seconds": done.locked_seconds,
+            "scrub_pending": bool(pending) or done.pending > 0,
+            "pending_scrubs": pending,
+        }
+
+
+def _notebook_secrets(tx: StoreReader, notebook: Notebook) -> list[dict[str, Any]]:
+    """Secrets in a notebook's name or summary, now or in any past value in its events."""
+    values: dict[str, list[str]] = {"name": [notebook.name], "summary": [notebook.summary or ""]}
+    for event in tx.events(EventFilter(target_id=notebook.id, limit=1000)):
+        for name in FORGETTABLE_FIELDS:
+            past = event.data.get(name)
+            values[name] += [v for v in (past if isinstance(past, list) else [past]) if v]
+    found = []
+    for name, texts in values.items():
+        kinds = sorted({f.kind for text in texts for f in find_secrets(text)})
+        if kinds:
+            found.append({
+                "notebook": notebook.id,
+                "fields": {name: kinds},
+                "fix": f"palimpsest forget --notebook {notebook.id} --field {name} "
+                "--because 'a secret got in'",
+            })  # fmt: skip
+    return found
+
+
+def _pending_line(pending: PendingScrub) -> dict[str, Any]:
+    return {"id": pending.target_id, "since": pending.at, "fix": "palimpsest scrub"}
 
 
 def _line(memory: Memory) -> dict[str, Any]:

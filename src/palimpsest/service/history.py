@@ -7,20 +7,21 @@ from typing import Any
 from .. import gate
 from ..errors import NotFound, ValidationError
 from ..model import Memory, Tombstone
-from ..revise import Unmatched, changed_fields, diff, require_because, validate
+from ..revise import (
+    Unmatched,
+    changed_fields,
+    diff,
+    require_because,
+    screen_revision,
+    validate,
+)
 from ..store import EventFilter, StoreReader, StoreWriter
 from ..views import event_view, memory_view, notebook_line, text_diff, version_view
-from .base import (
-    ServiceBase,
-    check_version_arg,
-    id_list,
-    memory_id_arg,
-    parse_time_arg,
-    refuse_nul,
-)
+from .base import check_version_arg, id_list, memory_id_arg, parse_time_arg, refuse_nul
+from .notebooks import NotebookOps
 
 
-class HistoryOps(ServiceBase):
+class HistoryOps(NotebookOps):  # forget reaches notebooks through NotebookOps
     def revert(
         self,
         *,
@@ -134,6 +135,14 @@ class HistoryOps(ServiceBase):
         require_because(current, target, because)
         validate(target)
         try:
+            screen_revision(current, target)
+        except ValidationError as exc:
+            raise ValidationError(
+                f"{exc.message} The version reverted to holds it: forget that version "
+                "(`forget` with `id` and `version`) rather than bring it back.",
+                field=exc.field,
+            ) from None
+        try:
             self._check_key(tx, current, target)
         except Unmatched as exc:
             raise ValidationError(f"Refused: {exc.reason}.", field="key") from None
@@ -154,13 +163,22 @@ class HistoryOps(ServiceBase):
         id: str | None = None,
         ids: list[str] | None = None,
         version: int | None = None,
+        notebook: str | None = None,
+        field: str | None = None,
         because: str | None = None,
         idempotency_key: str | None = None,
         dry_run: bool = False,
     ) -> dict[str, Any]:
-        """Remove a memory (or one version of it) for good, leaving only a tombstone."""
+        """Remove a memory (or one version of it), or a notebook's field (or the empty
+        notebook), for good, leaving only a tombstone."""
+        if notebook is not None and (id, ids, version) != (None, None, None):
+            raise ValidationError(
+                "Pass `notebook` (with `field`) or `id`/`ids`, not both.", field="notebook"
+            )
+        if notebook is None and field is not None:
+            raise ValidationError("`field` names a field of the `notebook` given.", field="field")
         targets = id_list([id], "id") if id is not None else id_list(ids, "ids")
-        if (id is None) == (ids is None) or not targets:
+        if notebook is None and ((id is None) == (ids is None) or not targets):
             raise ValidationError("Pass `id` (or `ids`) of the memories to forget.", field="id")
         if not because or not isinstance(because, str):
             raise ValidationError(
@@ -169,6 +187,8 @@ class HistoryOps(ServiceBase):
                 field="because",
             )
         gate.screen("because", because)
+        if notebook is not None:
+            return self._forget_notebook(notebook, field, because, idempotency_key, dry_run)
         if version is not None and len(targets) != 1:
             raise ValidationError(
                 "`version` scrubs one version of one memory: pass one `id`.", field="version"
@@ -179,6 +199,9 @@ class HistoryOps(ServiceBase):
         def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
             results = []
             for memory_id in targets:
+                if tx.get_memory(memory_id) is None and tx.get_tombstone(memory_id) is not None:
+                    results.append(self._forget_again(tx, memory_id))
+                    continue
                 memory = self._get(tx, memory_id)
                 if version is not None:
                     results.append(self._forget_version(tx, memory, version, because, now, op_id))
@@ -190,7 +213,33 @@ class HistoryOps(ServiceBase):
                 )
             return {"results": results}
 
-        return self._write("forget", request, idempotency_key, dry_run, body)
+        answer = self._write("forget", request, idempotency_key, dry_run, body)
+        for item in answer.get("results", []):
+            if item.pop("resumes_scrub", False):
+                item["scrub_finished"] = answer.get("scrub_pending") is False
+        return answer
+
+    def _forget_again(self, tx: StoreReader, memory_id: str) -> dict[str, Any]:
+        """A forgotten id again: finish its scrub if one waits and this store can finish it.
+
+        That is the retry of a client whose forget was cut off (a crash between commit and
+        cleanup). Otherwise the id is gone, and says so.
+        """
+        tombstone = tx.get_tombstone(memory_id)
+        assert tombstone is not None
+        pending = any(p.target_id == memory_id for p in tx.pending_scrubs())
+        if pending and self.store.scrubs_in_place:
+            return {"id": memory_id, "forgotten": True, "unchanged": True, "resumes_scrub": True}
+        later = (
+            " Its bytes stay in the database's files until `palimpsest scrub` rewrites them."
+            if pending
+            else ""
+        )
+        raise NotFound(
+            f"Memory {memory_id} was forgotten at {tombstone.forgotten_at}; only its "
+            f"tombstone remains.{later}",
+            field="id",
+        )
 
     def _forget_version(
         self, tx: StoreWriter, memory: Memory, version: int, because: str, now: str, op_id: str
@@ -218,6 +267,11 @@ class HistoryOps(ServiceBase):
         with self.store.read(self.workspace) as tx:
             at = self.clock()
             if notebook is not None:
+                if isinstance(notebook, str):
+                    refuse_nul("notebook", notebook)
+                gone = tx.get_notebook_tombstone(notebook) if isinstance(notebook, str) else None
+                if gone is not None and tx.get_notebook(notebook) is None:
+                    return {"tombstone": gone.to_dict()}
                 nb = self._find_notebook(tx, notebook)
                 memories = tx.memories_at(None, nb.id)
                 return {

@@ -7,9 +7,12 @@ from typing import Any
 from .. import gate
 from ..errors import Conflict, NotFound, ValidationError
 from ..ids import new_id
-from ..model import LINK_TYPES, Link, Memory, Notebook
+from ..model import LINK_TYPES, Link, Memory, Notebook, Tombstone
 from ..store import StoreReader, StoreWriter
 from .base import MAX_ID, ServiceBase, id_list, notebook_fields, notebook_name, refuse_nul
+
+# The notebook fields that can hold personal data and so can be forgotten.
+FORGETTABLE_FIELDS = ("summary", "name")
 
 
 class NotebookOps(ServiceBase):
@@ -122,6 +125,52 @@ class NotebookOps(ServiceBase):
 
         request = {"source": source, "target": target, "because": because}
         return self._write("merge_domains", request, idempotency_key, dry_run, body)
+
+    def _forget_notebook(
+        self,
+        notebook: str,
+        field: str | None,
+        because: str,
+        idempotency_key: str | None,
+        dry_run: bool,
+    ) -> dict[str, Any]:
+        """Scrub a field's values from a notebook's history, or remove the empty notebook."""
+        if field is not None and field not in FORGETTABLE_FIELDS:
+            raise ValidationError(
+                "`field` is summary or name; leave it out to forget the (empty) notebook whole.",
+                field="field",
+            )
+        request = {"notebook": notebook, "field": field, "because": because}
+
+        def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
+            nb = self._find_notebook(tx, notebook)
+            if field is not None:
+                return self._forget_notebook_field(tx, nb, field, because, now, op_id)
+            held = tx.memories_at(None, nb.id)
+            if held:
+                raise ValidationError(
+                    f"Notebook {nb.id} still holds {len(held)} memories: move or forget them "
+                    "first, or forget one of its fields with `field`.",
+                    field="notebook",
+                )
+            seq = self._notebook_event(tx, "forget", op_id, now, nb, {}, because)
+            tx.forget_notebook(Tombstone(nb.id, now, self.actor, because), seq)
+            return {"results": [{"notebook": nb.id, "forgotten": True, "seq": seq}]}
+
+        return self._write("forget", request, idempotency_key, dry_run, body)
+
+    def _forget_notebook_field(
+        self, tx: StoreWriter, nb: Notebook, field: str, because: str, now: str, op_id: str
+    ) -> dict[str, Any]:
+        """Every past value of `field` leaves the history; a summary is cleared too (a name
+        is needed, so the current one stays: rename first if it must go as well)."""
+        if field == "summary" and nb.summary is not None:
+            nb = nb.replace(summary=None)
+            tx.put_notebook(nb)
+        seq = self._notebook_event(tx, "forget_field", op_id, now, nb, {"field": field}, because)
+        tx.forget_notebook_field(nb.id, field, seq)
+        item = {"notebook": nb.id, "field": field, "forgotten": True, "seq": seq}
+        return {"results": [item]}
 
     def link(
         self,

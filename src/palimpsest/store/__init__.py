@@ -44,6 +44,22 @@ class EventFilter:
 
 
 @dataclass(frozen=True)
+class PendingScrub:
+    """A forget whose bytes may still be on disk outside the transaction's reach."""
+
+    target_id: str
+    at: str
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """What a physical rewrite did: seconds each table was locked, and what still waits."""
+
+    locked_seconds: dict[str, float]
+    pending: int
+
+
+@dataclass(frozen=True)
 class StoredResponse:
     request_hash: str
     response: str  # JSON
@@ -72,6 +88,8 @@ class StoreReader(Protocol):
     def seq_at(self, time: str) -> int: ...
     def last_event(self) -> Event | None: ...
     def stored_response(self, actor: str, op: str, key: str) -> StoredResponse | None: ...
+    def pending_scrubs(self) -> list[PendingScrub]: ...
+    def get_notebook_tombstone(self, notebook_id: str) -> Tombstone | None: ...
     def is_empty(self) -> bool: ...
 
     def dump(self) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -93,6 +111,8 @@ class StoreWriter(StoreReader, Protocol):
     def remove_link(self, link_id: str) -> None: ...
     def forget_memory(self, tombstone: Tombstone, seq: int) -> None: ...
     def forget_version(self, memory_id: str, version: int) -> None: ...
+    def forget_notebook_field(self, notebook_id: str, field: str, seq: int) -> None: ...
+    def forget_notebook(self, tombstone: Tombstone, seq: int) -> None: ...
     def store_response(self, actor: str, op: str, key: str, stored: StoredResponse) -> None: ...
 
     def load(self, records: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, int]:
@@ -112,8 +132,17 @@ class Store(Protocol):
 
     def schema_version(self) -> int: ...
 
-    def scrub(self) -> bool:
-        """Purge forgotten content from indexes and side files; False if it must wait."""
+    # Whether `scrub` erases forgotten bytes by itself (SQLite: a checkpoint), or only a
+    # deliberate `rewrite` can (PostgreSQL: it locks tables, so a server never runs it).
+    scrubs_in_place: bool
+
+    def scrub(self, workspace: str | None = None) -> bool:
+        """Finish what the store can finish now; False while a forget of `workspace` (any
+        workspace if None) still waits."""
+        ...
+
+    def rewrite(self) -> Rewrite:
+        """Physically rewrite what held forgotten content, briefly locking one table at a time."""
         ...
 
     def close(self) -> None: ...

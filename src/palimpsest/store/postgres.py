@@ -6,10 +6,11 @@ handed out in commit order: no reader ever sees event N+1 before N. Readers take
 repeatable-read snapshot and never wait for writers.
 
 Full text is a generated tsvector column with a GIN index, ranked with ts_rank. A forget
-sets the content columns to NULL (the tsvector follows) at once; the old row versions stay
-in the table's pages until VACUUM reclaims them (autovacuum does so on its own schedule;
-`VACUUM memory_versions` does it now) and the space is reused or `VACUUM FULL` rewrites
-the table.
+sets the content columns to NULL (the tsvector follows) at once, but the old row versions
+keep their bytes in the table, TOAST and index files: VACUUM marks the space free without
+erasing it. So a forget stays pending (`scrub_pending`) until `rewrite` has copied each
+table that held the text into new files (`pg_rewrite`: online, with brief locks). A
+server never runs it by itself.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ..errors import PalimpsestError, Retryable, ValidationError
 from ..model import Memory
-from . import SearchQuery, shown
+from . import Rewrite, SearchQuery, pg_rewrite, shown
 from .migrations import migrations, statements
 from .rows import Row, memory_from_row
 from .session import SqlSession, key_race
@@ -62,9 +63,10 @@ class PostgresStore:
         with self.pool.connection() as conn, conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
             conn.execute("CREATE TABLE IF NOT EXISTS palimpsest_schema (version INTEGER NOT NULL)")
-            current = self._version(conn)
+            # Every migration not yet applied, by number: branches add them out of order.
+            applied = self._applied(conn)
             for number, script in migrations("postgres"):
-                if number > current:
+                if number not in applied:
                     for statement in statements(script):
                         conn.execute(statement.encode())
                     conn.execute("INSERT INTO palimpsest_schema VALUES (%s)", (number,))
@@ -72,6 +74,11 @@ class PostgresStore:
     def schema_version(self) -> int:
         with self.pool.connection() as conn:
             return self._version(conn)
+
+    @staticmethod
+    def _applied(conn: psycopg.Connection[Any]) -> set[int]:
+        rows: list[Row] = conn.execute("SELECT version FROM palimpsest_schema").fetchall()
+        return {int(row["version"]) for row in rows}
 
     @staticmethod
     def _version(conn: psycopg.Connection[Any]) -> int:
@@ -97,9 +104,22 @@ class PostgresStore:
             if session.discarded:
                 raise psycopg.Rollback()
 
-    def scrub(self) -> bool:
-        """Nothing waits here: PostgreSQL reclaims the old row versions with VACUUM."""
-        return True
+    scrubs_in_place = False
+
+    def scrub(self, workspace: str | None = None) -> bool:
+        """Whether every forget of `workspace` has been through a rewrite (none is run here)."""
+        if workspace is not None:
+            with self.read(workspace) as tx:
+                return not tx.pending_scrubs()
+        with _translated(), self.pool.connection() as conn:
+            return pg_rewrite.count_pending(conn) == 0
+
+    def rewrite(self) -> Rewrite:
+        """Copy each table that may hold forgotten bytes into new files (see pg_rewrite)."""
+        with _translated(), psycopg.connect(self.url, autocommit=True) as conn:
+            locked, finished = pg_rewrite.rewrite(conn)
+            conn.execute("DELETE FROM scrub_pending WHERE id = ANY(%s)", (finished,))
+            return Rewrite(locked, pg_rewrite.count_pending(conn))
 
     def close(self) -> None:
         self.pool.close()
@@ -116,6 +136,12 @@ def _translated() -> Iterator[None]:
         if exc.diag.constraint_name == "versions_active_key":
             raise key_race() from exc
         raise
+    except psycopg.DataError as exc:
+        # The service refuses NULs naming the field; this is the net under it, so that a
+        # path it missed still answers `validation`, never `internal`.
+        if "NUL" not in str(exc):
+            raise
+        raise ValidationError("A value contains a NUL character; remove it.") from exc
     except (pg_errors.SerializationFailure, pg_errors.DeadlockDetected, PoolTimeout) as exc:
         raise Retryable("The database was busy with other writers; try again.") from exc
     except psycopg.OperationalError as exc:

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 from ..errors import Conflict
 from ..model import Event, Link, Memory, MemoryVersion, Notebook, Tombstone, now_utc
-from . import EventFilter, SearchQuery, StoredResponse
+from . import EventFilter, PendingScrub, SearchQuery, StoredResponse
 from .rows import (
     CONTENT_COLUMNS,
     Row,
@@ -204,6 +204,8 @@ class SqlSession(ABC):
             "WHERE id = ?",
             (tombstone.forgotten_at, tombstone.actor, tombstone.reason, tombstone.id),
         )
+        self._drop_responses_naming(tombstone.id)
+        self._mark_pending(tombstone.id, tombstone.forgotten_at)
         self._after_scrub()
 
     def forget_version(self, memory_id: str, version: int) -> None:
@@ -218,7 +220,35 @@ class SqlSession(ABC):
             "UPDATE events SET note = NULL, data = '{}' WHERE target_id = ? AND version = ?",
             (memory_id, version),
         )
+        self._mark_pending(memory_id, now_utc())
         self._after_scrub()
+
+    def _mark_pending(self, target_id: str, at: str) -> None:
+        """Note, in the forget's own transaction, that bytes may linger until the scrub."""
+        self._run(
+            "INSERT INTO scrub_pending(workspace, target_id, at) VALUES (?, ?, ?)",
+            (self.workspace, target_id, at),
+        )
+
+    def pending_scrubs(self) -> list[PendingScrub]:
+        rows = self._rows(
+            "SELECT target_id, min(at) AS at FROM scrub_pending WHERE workspace = ? "
+            "GROUP BY target_id ORDER BY min(at), target_id",
+            (self.workspace,),
+        )
+        return [PendingScrub(row["target_id"], row["at"]) for row in rows]
+
+    def _drop_responses_naming(self, target_id: str) -> None:
+        """Idempotency records naming `target_id` hash a request that may hold its text."""
+        records = self._rows(
+            "SELECT actor, op, key FROM idempotency_targets WHERE workspace = ? AND target_id = ?",
+            (self.workspace, target_id),
+        )
+        for record in records:
+            where = "workspace = ? AND actor = ? AND op = ? AND key = ?"
+            args = (self.workspace, record["actor"], record["op"], record["key"])
+            self._run(f"DELETE FROM idempotency WHERE {where}", args)
+            self._run(f"DELETE FROM idempotency_targets WHERE {where}", args)
 
     def _scrub(self, row: Row) -> None:
         self._unindexed(row)
@@ -287,6 +317,57 @@ class SqlSession(ABC):
             (notebook.id, self.workspace, notebook.name, notebook.summary, notebook.domain,
              json.dumps(list(notebook.tags)), notebook.created_at),
         )  # fmt: skip
+
+    def get_notebook_tombstone(self, notebook_id: str) -> Tombstone | None:
+        row = self._row(
+            "SELECT * FROM notebook_tombstones WHERE id = ? AND workspace = ?",
+            (notebook_id, self.workspace),
+        )
+        if row is None:
+            return None
+        return Tombstone(row["id"], row["forgotten_at"], row["forgotten_by"], row["forget_reason"])
+
+    def forget_notebook_field(self, notebook_id: str, field: str, seq: int) -> None:
+        """Scrub every value `field` had from the notebook's events before `seq`."""
+        rows = self._rows(
+            "SELECT seq, data FROM events WHERE workspace = ? AND target_id = ? "
+            "AND target_type = 'notebook' AND seq < ?",
+            (self.workspace, notebook_id, seq),
+        )
+        for row in rows:
+            data = json.loads(row["data"])
+            if field in data:
+                del data[field]
+                self._run(
+                    "UPDATE events SET data = ? WHERE seq = ?", (json.dumps(data), row["seq"])
+                )
+        self._drop_responses_naming(notebook_id)
+        self._mark_pending(notebook_id, now_utc())
+        self._after_scrub()
+
+    def forget_notebook(self, tombstone: Tombstone, seq: int) -> None:
+        """Remove an (empty) notebook for good: its row, links and events' content go."""
+        self._run(
+            "UPDATE events SET note = NULL, data = '{}', fields = '[]' "
+            "WHERE workspace = ? AND target_id = ? AND target_type = 'notebook' AND seq < ?",
+            (self.workspace, tombstone.id, seq),
+        )
+        self._run(
+            "DELETE FROM links WHERE workspace = ? AND (source_id = ? OR target_id = ?)",
+            (self.workspace, tombstone.id, tombstone.id),
+        )
+        self._run(
+            "DELETE FROM notebooks WHERE id = ? AND workspace = ?", (tombstone.id, self.workspace)
+        )
+        self._run(
+            "INSERT INTO notebook_tombstones(id, workspace, forgotten_at, forgotten_by, "
+            "forget_reason) VALUES (?, ?, ?, ?, ?)",
+            (tombstone.id, self.workspace, tombstone.forgotten_at, tombstone.actor,
+             tombstone.reason),
+        )  # fmt: skip
+        self._drop_responses_naming(tombstone.id)
+        self._mark_pending(tombstone.id, tombstone.forgotten_at)
+        self._after_scrub()
 
     def links(self, object_id: str) -> list[Link]:
         rows = self._rows(
@@ -414,6 +495,12 @@ class SqlSession(ABC):
             "VALUES (?, ?, ?, ?, ?, ?)",
             (self.workspace, actor, op, key, stored.request_hash, stored.response),
         )
+        for target_id in sorted(named_ids(json.loads(stored.response))):
+            self._run(
+                "INSERT INTO idempotency_targets(workspace, actor, op, key, target_id) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (self.workspace, actor, op, key, target_id),
+            )
 
 
 # Tables of a workspace in the order a copy writes them (what a row refers to comes first).
@@ -424,7 +511,11 @@ COPY_ORDER = (
     ("memory_versions", "rowid"),
     ("links", "id"),
     ("idempotency", "key"),
+    ("idempotency_targets", "key, target_id"),
+    ("notebook_tombstones", "id"),
 )
+# Where a stored answer names a memory or notebook (ids_only keeps nothing else as text).
+ID_KEYS = frozenset({"id", "ids", "duplicate_of", "superseded", "notebook"})
 GENERATED = frozenset({"search"})  # columns a database computes itself
 
 
@@ -434,6 +525,17 @@ def key_race() -> Conflict:
         "Another active memory of this notebook took the same key meanwhile; "
         "re-read and choose another key, or revise that memory instead."
     )
+
+
+def named_ids(value: Any, under_id_key: bool = False) -> set[str]:
+    """Every id a stored answer names: the strings under `ID_KEYS`, at any depth."""
+    if isinstance(value, str):
+        return {value} if under_id_key else set()
+    if isinstance(value, dict):
+        return set().union(*(named_ids(v, k in ID_KEYS) for k, v in value.items()))
+    if isinstance(value, list):
+        return set().union(*(named_ids(v, under_id_key) for v in value))
+    return set()
 
 
 def marks(values: Any) -> str:

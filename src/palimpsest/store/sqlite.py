@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,13 +17,16 @@ from typing import Any, ClassVar
 
 from ..errors import PalimpsestError, Retryable, ValidationError
 from ..model import Memory
-from . import SearchQuery
+from . import Rewrite, SearchQuery
 from .migrations import migrations, statements
 from .rows import Row, memory_from_row
 from .session import SqlSession, key_race
 from .terms import query_terms
 
 BUSY_TIMEOUT_MS = 15_000
+# How long a scrub waits for other processes' readers to let go of the WAL before it
+# answers "pending" (a checkpoint that truncates must wait for every reader).
+SCRUB_WAIT_MS = 1_000
 # How many of the best full-text matches are scored against the filters before widening,
 # and how many of the newest matches are ranked before all of them are.
 CANDIDATES = 500
@@ -39,6 +43,8 @@ class SqliteStore:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._migrate()
+            # A forget committed just before a crash may have left its bytes in the WAL.
+            self._finish_pending()
         except (OSError, sqlite3.DatabaseError) as exc:
             self.close()
             raise ValidationError(
@@ -115,10 +121,47 @@ class SqliteStore:
             else:
                 conn.execute("COMMIT")
 
-    def scrub(self) -> bool:
-        """Fold the WAL back into the file and truncate it, so no side file keeps old pages."""
-        busy, _, _ = self._connection().execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    scrubs_in_place = True
+
+    def scrub(self, workspace: str | None = None) -> bool:
+        """Fold the WAL back into the file and truncate it, so no side file keeps old pages.
+
+        Every forget committed before the checkpoint is then finished, in any workspace of
+        the file, and its pending mark goes.
+        """
+        conn = self._connection()
+        newest = conn.execute("SELECT max(id) FROM scrub_pending").fetchone()[0]
+        if not self._checkpoint(conn):
+            return False
+        if newest is not None:
+            try:
+                conn.execute("DELETE FROM scrub_pending WHERE id <= ?", (newest,))
+            except sqlite3.OperationalError:
+                return True  # busy: the marks stay, and the next scrub clears them
+            self._checkpoint(conn)  # the WAL is left empty, as after any scrub
+        return True
+
+    def _finish_pending(self) -> None:
+        conn = self._connection()
+        if conn.execute("SELECT 1 FROM scrub_pending LIMIT 1").fetchone() is not None:
+            self.scrub()
+
+    @staticmethod
+    def _checkpoint(conn: sqlite3.Connection) -> bool:
+        conn.execute(f"PRAGMA busy_timeout = {SCRUB_WAIT_MS}")
+        try:
+            busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         return bool(busy == 0)
+
+    def rewrite(self) -> Rewrite:
+        """SQLite erases in place (secure_delete and the checkpoint): finish what waits."""
+        started = time.monotonic()
+        done = self.scrub()
+        with self.read("") as tx:  # the marks are store-wide, whatever the workspace
+            left = tx.conn.execute("SELECT count(*) FROM scrub_pending").fetchone()[0]
+        return Rewrite({"wal": round(time.monotonic() - started, 4)}, 0 if done else int(left))
 
     def close(self) -> None:
         with self._lock:
