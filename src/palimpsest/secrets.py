@@ -110,22 +110,27 @@ _INVISIBLE = re.compile(
 )
 # Markdown emphasis around a word ("**Password:** x", "*DB password*"): formatting, not
 # text. Only one or two stars that open or close a word; "a*b", "****" and "x***" stay.
-_EMPHASIS = re.compile(r"(?<![^\s(\[>|])\*{1,2}(?=[^\s*])|(?<=[^\s*])\*{1,2}(?![^\s.,;:!?)\]|])")
+# (The leading (?=\*) spares the lookbehinds at every other character.)
+_EMPHASIS = re.compile(
+    r"(?=\*)(?:(?<![^\s(\[>|])\*{1,2}(?=[^\s*])|(?<=[^\s*])\*{1,2}(?![^\s.,;:!?)\]|]))"
+)
 # An HTML entity: Markdown shows `&quot;` as a quote and `&#95;` as an underscore, and
 # text copied from HTML source or exported from a wiki keeps them. Read as what they show.
 _ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
 _SKIPPED = re.compile(
     f"{_MARKER.pattern}|{_INVISIBLE.pattern}|{_EMPHASIS.pattern}|(?P<entity>{_ENTITY.pattern})"
 )
-# A Markdown table row: its cells read as "name: value", like the line they stand for.
-_TABLE_ROW = re.compile(r"^[ \t]*\|.*$", re.M)
 
 
 def _table_cells(text: str) -> str:
-    """`text` with each table row's bars read as colons (the same length, so no origin)."""
+    """`text` with each Markdown table row's bars read as colons, so that its cells read as
+    "name: value", like the line they stand for (the same length: no origin needed)."""
     if "|" not in text:
         return text
-    return _TABLE_ROW.sub(lambda row: row[0].replace("|", ":"), text)
+    lines = text.split("\n")
+    return "\n".join(
+        line.replace("|", ":") if line.lstrip(" \t").startswith("|") else line for line in lines
+    )
 
 
 def screening_copy(text: str) -> tuple[str, list[int] | None]:
@@ -1545,12 +1550,13 @@ def _unwrapped_hits(text: str) -> list[_Hit]:
         pos = end
     return [
         _Hit(hit.kind, origin[hit.start], origin[hit.end - 1] + 1, hit.rank)
-        for hit in _hits("".join(pieces))
+        for hit in _hits("".join(pieces), named=False)
         if hit.kind not in _NAMED_KINDS and any(hit.start < j < hit.end for j in joints)
     ]
 
 
-def _hits(text: str) -> list[_Hit]:
+def _hits(text: str, *, named: bool = True) -> list[_Hit]:
+    """Every hit in `text`; without `named`, only secrets known by their shape."""
     lower = text.lower()
     if len(lower) != len(text):  # a few characters lowercase to two: keep offsets aligned
         lower = "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
@@ -1559,7 +1565,8 @@ def _hits(text: str) -> list[_Hit]:
     hits += vendor
     hits += _aws_secret_near_key_id(text, vendor)
     hits += _structures(text, lower)
-    hits += _named_values(text, lower)
+    if named:
+        hits += _named_values(text, lower)
     return hits
 
 
