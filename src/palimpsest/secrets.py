@@ -1516,9 +1516,27 @@ _NAMED_KINDS = frozenset(
 # A line break between two characters of a key: a terminal, a mail client or an editor that
 # wraps at a fixed width cuts a long key anywhere (blanks a terminal pads the line with go too);
 # word processors and chat clients break lines with a vertical tab or a line separator.
-_WRAP = re.compile(
-    r"(?<=[A-Za-z0-9_\-+/=.])[ \t]*(?:\r?\n|\r|\v|\f|\u2028|\u2029)(?=[A-Za-z0-9_\-+/])"
-)
+_BREAK = re.compile("[\n\r\v\f\u2028\u2029]")
+_RUN_BEFORE_BREAK = re.compile(r"([A-Za-z0-9_\-+/=.]{0,16})[ \t]*\r?\Z")
+_RUN_AFTER_BREAK = re.compile(r"[A-Za-z0-9_\-+/]{0,16}")
+
+
+def _wraps(text: str) -> list[tuple[int, int]]:
+    """The spans of the line breaks (with blanks before them) inside a run of key characters.
+
+    The run, both sides together, must be as long as the shortest key (16): words that end
+    and begin two lines of prose are not read again.
+    """
+    spans = []
+    for m in _BREAK.finditer(text):
+        if m[0] == "\r" and text[m.end() : m.end() + 1] == "\n":
+            continue  # CRLF: the LF that follows is the break
+        head = _RUN_BEFORE_BREAK.search(text, max(0, m.start() - 40), m.start())
+        before = len(head[1]) if head else 0
+        after = _RUN_AFTER_BREAK.match(text, m.end())
+        if head and before and after and after.end() > m.end() and before + len(after[0]) >= 16:
+            spans.append((head.end(1), m.end()))
+    return spans
 
 
 def _find(text: str) -> list[Finding]:
@@ -1536,7 +1554,7 @@ def _unwrapped_hits(text: str) -> list[_Hit]:
     Only a secret that crosses a break counts (the rest is the plain reading's), and only one
     known by its shape: joined lines make words nobody wrote, like glued parts.
     """
-    breaks = [m.span() for m in _WRAP.finditer(text)]
+    breaks = _wraps(text)
     if not breaks:
         return []
     pieces: list[str] = []
