@@ -110,6 +110,8 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except PalimpsestError as exc:
             _fail(ctx, exc.to_dict(), EXIT_CODES.get(exc.error_class, 3))
+        except click.BadParameter as exc:
+            _fail(ctx, _bad_parameter(exc), 2)
         except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
         except BrokenPipeError:
@@ -125,6 +127,26 @@ class _Group(click.Group):
                 "Run again with PALIMPSEST_DEBUG=1 to see the traceback."
             )
             _fail(ctx, {"error_class": "internal", "message": message}, 3)
+
+
+def _bad_parameter(exc: click.BadParameter) -> dict[str, Any]:
+    """click's refusal of an option value, said without the value (click quotes it)."""
+    if exc.param is None:
+        return {"error_class": "validation", "message": "An option has a wrong value."}
+    hint = exc.param.get_error_hint(exc.ctx) if exc.ctx else exc.param.name
+    command = exc.ctx.command_path if exc.ctx else "palimpsest"
+    kind = exc.param.type
+    if isinstance(kind, click.IntRange):
+        wanted = f"a whole number from {kind.min} to {kind.max}"
+    elif isinstance(kind, click.types.IntParamType):
+        wanted = "a whole number"
+    else:
+        wanted = f"a {kind.name} value"
+    return {
+        "error_class": "validation",
+        "message": f"{hint} takes {wanted}; see `{command} --help`.",
+        "field": exc.param.name,
+    }
 
 
 def _fail(ctx: click.Context, body: dict[str, Any], code: int) -> None:

@@ -1,10 +1,10 @@
 """The write gate: every string Palimpsest would store passes `screen` first.
 
-It refuses what is too long, NUL characters, and secrets (`palimpsest.secrets` holds every
-pattern, and reads each text as its screening copy: markers out, NFKC, no invisible
-characters): the refusal names the field and the kind of secret, never the secret itself.
-Where a caller asks for it (summaries and notes), `screen_redacting` keeps the text with
-each credential replaced by `[REDACTED:kind]` instead.
+It refuses what is too long, what no store can hold (a NUL, a lone surrogate), and secrets
+(`palimpsest.secrets` holds every pattern, and reads each text as its screening copy: markers
+out, NFKC, no invisible characters): the refusal names the field and the kind of secret,
+never the secret itself. Where a caller asks for it (summaries and notes), `screen_redacting`
+keeps the text with each credential replaced by `[REDACTED:kind]` instead.
 
 `screen_record` reads the fields of a record together (a title naming a credential whose
 value is the text, half a key in each), and `check_actor` holds the one rule for actors.
@@ -54,11 +54,31 @@ def check_length(field: str, value: str, *, limit_name: str | None = None) -> st
     return value
 
 
+# Half of a UTF-16 pair: what a client that cuts text mid-emoji sends, and what Python makes
+# of bytes that are not UTF-8 (a Latin-1 word on a command line). No store can encode one.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def check_storable(field: str, value: str) -> str:
+    """Refuse characters no store holds as text (a NUL, a lone surrogate), naming the field.
+
+    Refused before any store sees them, so both stores answer the same `validation`.
+    """
+    if "\x00" in value:
+        raise ValidationError(f"`{field}` contains a NUL character; remove it.", field=field)
+    if _LONE_SURROGATE.search(value):
+        raise ValidationError(
+            f"`{field}` is not valid Unicode text: it holds half of a character (bytes that "
+            "are not UTF-8, or an emoji cut in two). Send it as UTF-8, whole characters only.",
+            field=field,
+        )
+    return value
+
+
 def screen(field: str, value: str, *, limit_name: str | None = None) -> str:
     """Return `value` if it may be stored in `field`, else refuse naming the field."""
     check_length(field, value, limit_name=limit_name)
-    if "\x00" in value:
-        raise ValidationError(f"`{field}` contains a NUL character; remove it.", field=field)
+    check_storable(field, value)
     kinds = sorted({finding.kind for finding in find_secrets(value)})
     if kinds:
         raise ValidationError(
@@ -146,7 +166,7 @@ def check_actor(actor: object) -> str:
     if not isinstance(actor, str) or len(actor) > MAX_ACTOR:
         raise ValidationError(shape, field="actor")
     match = _ACTOR.fullmatch(actor)
-    if match is None or any(unicodedata.category(c) in ("Cc", "Cf") for c in actor):
+    if match is None or any(unicodedata.category(c) in ("Cc", "Cf", "Cs") for c in actor):
         raise ValidationError(shape, field="actor")
     if find_secrets(match[2]) or find_secrets(actor):
         raise ValidationError(
@@ -155,6 +175,15 @@ def check_actor(actor: object) -> str:
             field="actor",
         )
     return actor
+
+
+def shown_reference(value: str) -> str:
+    """A reference a caller gave (an id, a notebook, an exact text), fit to repeat in an
+    answer that it names nothing, or a stand-in when it holds what looks like a secret.
+
+    A key pasted where an id goes is not written back out; a mistyped id still is.
+    """
+    return "(a reference not repeated: it looks like a secret)" if find_secrets(value) else value
 
 
 _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,39}")

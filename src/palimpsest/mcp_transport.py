@@ -5,6 +5,9 @@
   for its timeout. Here every such line gets the JSON-RPC answer HTTP gives: -32700 (parse
   error), or -32600 when the line is JSON but no JSON-RPC message; `id` is null, as the
   request's id cannot be known.
+- HTTP bodies. The SDK answers a body that is JSON but no JSON-RPC message (an older
+  client's batch, a wrong `jsonrpc`) with pydantic's error text, which quotes the body, so a
+  key in a memory's text came back in the error. Here such a body gets the stdio answer.
 - HTTP. uvicorn waits for a request's headers as long as the client likes, and keeps every
   connection it accepts: a few hundred clients sending headers slowly hold every file
   descriptor and lock everyone else out. Here a request's head must arrive within
@@ -26,6 +29,8 @@ import mcp_types as types
 import pydantic
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
+from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 if TYPE_CHECKING:
@@ -45,19 +50,19 @@ ACCEPT_BATCH = 128
 
 
 def unreadable_answer(error: Exception) -> SessionMessage:
-    """The JSON-RPC error for a line that is no message; it never quotes the line."""
+    """The JSON-RPC error for a line or body that is no message; it never quotes it."""
     unparsable = isinstance(error, pydantic.ValidationError) and all(
         item["type"] == "json_invalid" for item in error.errors()
     )
     if unparsable:
         data = types.ErrorData(
             code=types.PARSE_ERROR,
-            message="Parse error: the line is not valid JSON (or is nested too deeply).",
+            message="Parse error: the message is not valid JSON (or is nested too deeply).",
         )
     else:
         data = types.ErrorData(
             code=types.INVALID_REQUEST,
-            message="Invalid Request: the line is JSON but not a JSON-RPC 2.0 message.",
+            message="Invalid Request: the message is JSON but not a JSON-RPC 2.0 message.",
         )
     return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=None, error=data))
 
@@ -122,6 +127,55 @@ async def serve_stdio(server: MCPServer[Any]) -> None:
 
 
 # -- HTTP -----------------------------------------------------------------------------------
+
+
+class AnsweringUnreadableBodies:
+    """The SDK's HTTP app, minus its answer to a JSON body that is no JSON-RPC message.
+
+    That answer is pydantic's error text, which quotes the body; this one is the stdio
+    transport's (-32600, or -32700 for no JSON), and quotes nothing. Other requests, and the
+    body of a readable one, go to the app as they came.
+    """
+
+    def __init__(self, app: ASGIApp, path: str):
+        self._app = app
+        self._path = path
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if not self._is_json_post(scope):
+            await self._app(scope, receive, send)
+            return
+        body, more = b"", True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":  # the client went away
+                return
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        try:
+            types.jsonrpc_message_adapter.validate_json(body, by_name=False)
+        except pydantic.ValidationError as exc:
+            answer = unreadable_answer(exc).message
+            content = answer.model_dump_json(by_alias=True, exclude_unset=True)
+            response = Response(content, status_code=400, media_type="application/json")
+            await response(scope, receive, send)
+            return
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await self._app(scope, replay, send)
+
+    def _is_json_post(self, scope: Scope) -> bool:
+        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != self._path:
+            return False
+        headers = dict(scope["headers"])
+        return b"application/json" in headers.get(b"content-type", b"").lower()
 
 
 class GuardedH11Protocol(H11Protocol):
@@ -189,7 +243,7 @@ async def serve_http(server: MCPServer[Any], *, host: str, port: int, path: str)
 
     app = server.streamable_http_app(streamable_http_path=path, host=host)
     config = uvicorn.Config(
-        app,
+        AnsweringUnreadableBodies(app, path),
         host=host,
         port=port,
         http=GuardedH11Protocol,

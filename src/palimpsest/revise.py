@@ -341,10 +341,11 @@ def parse_changes(raw: Mapping[str, Any], *, redact: bool = False) -> Changes:
 def _edit_string(name: str, value: Any) -> str:
     if not isinstance(value, str) or value == "":
         raise ValidationError(f"`{name}` must be a non-empty string.", field=name)
+    if name == "append" and not value.strip():  # it would only move blanks at the end
+        raise ValidationError("`append` holds only blanks; give the text to add.", field=name)
     limit = {"note": "note", "because": "because", "override_reason": "because"}.get(name, "text")
     if name in ("replace_from", "remove"):
-        if "\x00" in value:  # no text holds one: say so, naming the field
-            raise ValidationError(f"`{name}` contains a NUL character; remove it.", field=name)
+        gate.check_storable(name, value)  # no text holds a NUL: say so, naming the field
         # Only located in the text, never stored: a secret here is how one gets removed.
         return gate.check_length(name, value, limit_name=limit)
     return gate.screen(name, value, limit_name=limit)

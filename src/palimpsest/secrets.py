@@ -7,11 +7,14 @@
 
 Every text is read as a person would see it, not as its characters are encoded: its
 screening copy leaves out ``[REDACTED:...]`` markers (a marker excuses itself, never what
-stands next to it) and invisible characters (format characters such as zero-width spaces
-and soft hyphens), and NFKC-normalises the rest (fullwidth letters); spans are given in
-the text that was sent. A record (a memory's fields, a text and what is appended to it) is
-read joined by newlines, and glued where its parts meet, so that a title naming a
-credential over its value, or half a key in each part, is found too.
+stands next to it), invisible characters (format characters such as zero-width spaces and
+soft hyphens) and Markdown emphasis (``**Password:**``), reads a Markdown table row's bars
+as colons and HTML entities as what they show, and NFKC-normalises the rest (fullwidth
+letters); spans are given in the text that was sent. A record (a memory's fields, a text and
+what is appended to it) is read joined by newlines, and glued where its parts meet, so that
+a title naming a credential over its value, or half a key in each part, is found too. A text
+is also read with its line breaks left out where they cut a run of key characters: a
+terminal or a mail client that wraps at a fixed width cuts a long key anywhere.
 
 Why our own rules and not a library (measured on ../shared/bench/secrets, 150 cases):
 
@@ -48,11 +51,13 @@ How a text is read, cheapest first, so ordinary prose costs a few substring sear
 2. Vendor tokens with a known prefix or shape (a table below, one entry per format); each
    runs only when its literal hint occurs in a long run of non-space characters.
 3. Structures: JWTs, URLs with a password, Authorization/Basic/Bearer, cookies, ``curl -u``
-   and other command lines, .pgpass, XML settings, seed phrases.
+   and other command lines, .pgpass, XML settings, manifest env entries (``name:`` over
+   ``value:``), seed phrases.
 4. Credential words (password, secret, token, key, ...): the name around the word decides
    the class, the value after it (assigned, stated in prose, or simply following) must look
    like a password or a random key. Hashes, ids, paths, versions, variable references and
-   placeholders are allowed. A value alone on the line after its name counts too.
+   placeholders are allowed. A value alone on the line after its name counts too (also
+   after a YAML block indicator, ``password: |``).
 
 Overlapping findings are merged; the span is their union and the kind the most specific.
 No pattern nests unbounded quantifiers, so no input makes a regex backtrack badly.
@@ -63,6 +68,7 @@ from __future__ import annotations
 import base64
 import binascii
 import functools
+import html
 import math
 import re
 import unicodedata
@@ -102,22 +108,51 @@ _INVISIBLE = re.compile(
     "\ufeff\uffa0\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3"
     "\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f\U000e0100-\U000e01ef]"
 )
-_SKIPPED = re.compile(f"{_MARKER.pattern}|{_INVISIBLE.pattern}")
+# Markdown emphasis around a word ("**Password:** x", "*DB password*"): formatting, not
+# text. Only one or two stars that open or close a word; "a*b", "****" and "x***" stay.
+# (The leading (?=\*) spares the lookbehinds at every other character.)
+_EMPHASIS = re.compile(
+    r"(?=\*)(?:(?<![^\s(\[>|])\*{1,2}(?=[^\s*])|(?<=[^\s*])\*{1,2}(?![^\s.,;:!?)\]|]))"
+)
+# An HTML entity: Markdown shows `&quot;` as a quote and `&#95;` as an underscore, and
+# text copied from HTML source or exported from a wiki keeps them. Read as what they show.
+_ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
+_SKIPPED = re.compile(
+    f"{_MARKER.pattern}|{_INVISIBLE.pattern}|{_EMPHASIS.pattern}|(?P<entity>{_ENTITY.pattern})"
+)
+
+
+def _table_cells(text: str) -> str:
+    """`text` with each Markdown table row's bars read as colons, so that its cells read as
+    "name: value", like the line they stand for (the same length: no origin needed)."""
+    if "|" not in text:
+        return text
+    lines = text.split("\n")
+    return "\n".join(
+        line.replace("|", ":") if line.lstrip(" \t").startswith("|") else line for line in lines
+    )
 
 
 def screening_copy(text: str) -> tuple[str, list[int] | None]:
     """The text as the gate reads it, and where each of its characters came from.
 
-    Markers and invisible characters are left out and every character is NFKC-normalised
-    (fullwidth "ｇｈｐ＿" reads "ghp_"), so copy-paste, editors and chat clients cannot hide a
-    credential. `origin[i]` is the index in `text` of the character that gave `copy[i]`;
-    None when the copy is the text itself (plain ASCII without a marker: the common case).
+    Markers, invisible characters and Markdown emphasis are left out, table bars read as
+    colons and HTML entities as their characters, and every character is NFKC-normalised
+    (fullwidth "ｇｈｐ＿" reads "ghp_"), so copy-paste, editors, chat clients and Markdown
+    cannot hide a credential. `origin[i]` is the index in `text` of the character that gave
+    `copy[i]`; None when the copy matches the text character for character (plain ASCII
+    without a marker: the common case).
     """
     plain = text.isascii() or (
         unicodedata.is_normalized("NFKC", text) and not _INVISIBLE.search(text)
     )
-    if plain and not (("[" in text or "<" in text) and _MARKER.search(text)):
-        return text, None
+    if (
+        plain
+        and not (("[" in text or "<" in text) and _MARKER.search(text))
+        and not ("*" in text and _EMPHASIS.search(text))
+        and not ("&" in text and _ENTITY.search(text))
+    ):
+        return _table_cells(text), None
     out: list[str] = []
     origin: list[int] = []
     pos = 0
@@ -132,8 +167,16 @@ def screening_copy(text: str) -> tuple[str, list[int] | None]:
                 normal = unicodedata.normalize("NFKC", text[index])
                 out.append(normal)
                 origin.extend([index] * len(normal))
+        if skipped is not None and skipped["entity"]:
+            shown = unicodedata.normalize("NFKC", html.unescape(skipped[0]))
+            out.append(shown)  # an unknown name stays as it was written
+            origin.extend(
+                range(skipped.start(), skipped.end())
+                if shown == skipped[0]
+                else [skipped.start()] * len(shown)
+            )
         pos = skipped.end() if skipped else end
-    return "".join(out), origin
+    return _table_cells("".join(out)), origin
 
 
 # --- what is allowed: placeholders, references, public values --------------------------
@@ -960,6 +1003,14 @@ _KEY_VALUE_ATTR = re.compile(
     r"""["'](?P<v>[^"'\r\n]{1,512})["']""",
     re.I,
 )
+# The same as an entry of a manifest: Kubernetes `- name: DB_PASSWORD` over `value: x`, an
+# ECS task's {"name": "DB_PASSWORD", "value": "x"}.
+_NAME_VALUE_PAIR = re.compile(
+    r"""\b(?:name|key)["']?[ \t]*[:=][ \t]*["']?(?P<name>[\w.:\-]{1,80})["']?[ \t]*,?[ \t]*"""
+    r"""(?:\r?\n[ \t]*)?["']?value["']?[ \t]*[:=][ \t]*"""
+    r"""(?:"(?P<dq>[^"\r\n]{1,512})"|'(?P<sq>[^'\r\n]{1,512})'|(?P<uv>[^\s"',}\]]{1,512}))""",
+    re.I,
+)
 # A login given as "user / password": "login: deploy / Hunter2!", "creds: admin/S3cret".
 _USER_SLASH_PASSWORD = re.compile(
     r"\b(?i:login|logins|credentials|creds|username|user)(?:[ \t]*(?:is|are|:|=)[ \t]*|[ \t]+)"
@@ -1061,6 +1112,13 @@ def _structures(text: str, lower: str) -> Iterator[_Hit]:
             if cls is not None and _judge(cls, "assign", m["v"], True, text, m.end("v")):
                 kind = "password-assignment" if cls == "password" else "secret-assignment"
                 yield _Hit(kind, m.start("v"), m.end("v"), rank + 5)
+        for m in _NAME_VALUE_PAIR.finditer(text):
+            cls = _name_class(m["name"], "")
+            group = next(g for g in ("dq", "sq", "uv") if m[g] is not None)
+            quoted, value = group != "uv", m[group]
+            if cls is not None and _judge(cls, "assign", value, quoted, text, m.end(group)):
+                kind = "password-assignment" if cls == "password" else "secret-assignment"
+                yield _Hit(kind, m.start(group), m.end(group), rank + 5)
     if "/" in text:
         for at in _occurrences(lower, ("login", "cred", "user")):
             pair = _USER_SLASH_PASSWORD.match(text, at)
@@ -1220,7 +1278,7 @@ _PROSE = re.compile(
     r"""(?P<fill>[ \t]+(?i:for|of|to|on|at|in|from|with|we|i|you|they|he|she|that|which|here
     |there|now|today|currently|still|used|needed)\b(?:[ \t]+[^\s:=]{0,29}[^\s:=.!?;,]){0,3})?
     [ \t]*(?:[ \t](?i:is|was|are|remains|reads|became|to|(?:will|would|should|must)[ \t]+be
-    |ha(?:s|ve)[ \t]+been)|[:=—–]|->)
+    |ha(?:s|ve)[ \t]+been)|[:=—–→⇒]|->)
     [ \t]+(?:(?i:now|still|currently|just|actually|(?:re)?set[ \t]+to|changed[ \t]+to
     |updated[ \t]+to)[ \t]+)?
     (?P<open>["'“‘`(]?)(?P<v>[^\s"'”’`]{1,256})""",
@@ -1231,6 +1289,7 @@ _DIRECT = re.compile(r"""[ \t]+(?P<open>["'`]?)(?P<v>[^\s"'`,;)]{1,512})""")
 _DIGIT = re.compile(r"\d")
 _USERNAME = re.compile(r"[A-Za-z0-9_.@\-]{1,64}")
 _NEXT_PARAM = re.compile(r"&[A-Za-z_][\w.\-]*=")
+_BLOCK_SCALAR = re.compile(r"[|>][+\-]?")
 _AFTER_NAME = frozenset(" \t\"'`]:=(>\r\n")
 # A value alone on the line after its name: a title "staging DB password" over a text that
 # is only the password, a YAML key whose value was put on the next line.
@@ -1305,6 +1364,8 @@ def _value_after(text: str, b: int) -> tuple[str, int, int, bool] | None:
         for group in ("dq", "sq", "bq"):
             if m[group] is not None:
                 return "assign", m.start(group), m.end(group), True
+        if m["op"] == ":" and m["uv"] is not None and _BLOCK_SCALAR.fullmatch(m["uv"]):
+            return _value_on_next_line(text, m.end("uv"))  # YAML `password: |`: next line
         if m["uv"] is not None and m["op"] != "(":
             query = _NEXT_PARAM.search(m["uv"])  # ?password=x&user=y: stop at "&user="
             end = m.start("uv") + query.start() if query else m.end("uv")
@@ -1406,7 +1467,7 @@ def _named_values(text: str, lower: str) -> Iterator[_Hit]:
             if value.endswith(("...", "…")):
                 continue  # elided on purpose: "sk-abc...", "eyJhbGci..."
             if not quoted:
-                value = value.rstrip(_TRAILING) if mode != "assign" else value.rstrip(".,)]}")
+                value = value.rstrip(_TRAILING) if mode != "assign" else value.rstrip(".,:)]}")
                 end = start + len(value)
                 if mode != "assign" and (len(value) < 6 or (value.isalpha() and len(value) < 16)):
                     continue  # prose goes on: "token budget", "password policy"
@@ -1441,9 +1502,79 @@ def _merge(hits: list[_Hit]) -> list[Finding]:
     return findings
 
 
+# Glued parts make words that were never written, so there only a secret known by its own
+# shape counts (a vendor token, a key, a JWT), not one known by the name written before it.
+_NAMED_KINDS = frozenset(
+    {
+        "password-in-prose",
+        "password-assignment",
+        "cli-password",
+        "secret-assignment",
+        "high-entropy-secret",
+    }
+)
+# A line break between two characters of a key: a terminal, a mail client or an editor that
+# wraps at a fixed width cuts a long key anywhere (blanks a terminal pads the line with go too);
+# word processors and chat clients break lines with a vertical tab or a line separator.
+_BREAK = re.compile("[\n\r\v\f\u2028\u2029]")
+_RUN_BEFORE_BREAK = re.compile(r"([A-Za-z0-9_\-+/=.]{0,16})[ \t]*\r?\Z")
+_RUN_AFTER_BREAK = re.compile(r"[A-Za-z0-9_\-+/]{0,16}")
+
+
+def _wraps(text: str) -> list[tuple[int, int]]:
+    """The spans of the line breaks (with blanks before them) inside a run of key characters.
+
+    The run, both sides together, must be as long as the shortest key (16): words that end
+    and begin two lines of prose are not read again.
+    """
+    spans = []
+    for m in _BREAK.finditer(text):
+        if m[0] == "\r" and text[m.end() : m.end() + 1] == "\n":
+            continue  # CRLF: the LF that follows is the break
+        head = _RUN_BEFORE_BREAK.search(text, max(0, m.start() - 40), m.start())
+        before = len(head[1]) if head else 0
+        after = _RUN_AFTER_BREAK.match(text, m.end())
+        if head and before and after and after.end() > m.end() and before + len(after[0]) >= 16:
+            spans.append((head.end(1), m.end()))
+    return spans
+
+
 def _find(text: str) -> list[Finding]:
     if len(text) < 8:
         return []
+    plain = _hits(text)
+    # A key found whole on its line is not read again as running on into the next line.
+    cut = [h for h in _unwrapped_hits(text) if not any(p.start <= h.start < p.end for p in plain)]
+    return _merge(plain + cut)
+
+
+def _unwrapped_hits(text: str) -> list[_Hit]:
+    """Secrets known by their shape that a line break cuts, read with the breaks left out.
+
+    Only a secret that crosses a break counts (the rest is the plain reading's), and only one
+    known by its shape: joined lines make words nobody wrote, like glued parts.
+    """
+    breaks = _wraps(text)
+    if not breaks:
+        return []
+    pieces: list[str] = []
+    origin: list[int] = []
+    joints: list[int] = []
+    pos = 0
+    for start, end in [*breaks, (len(text), len(text))]:
+        pieces.append(text[pos:start])
+        origin.extend(range(pos, start))
+        joints.append(len(origin))
+        pos = end
+    return [
+        _Hit(hit.kind, origin[hit.start], origin[hit.end - 1] + 1, hit.rank)
+        for hit in _hits("".join(pieces), named=False)
+        if hit.kind not in _NAMED_KINDS and any(hit.start < j < hit.end for j in joints)
+    ]
+
+
+def _hits(text: str, *, named: bool = True) -> list[_Hit]:
+    """Every hit in `text`; without `named`, only secrets known by their shape."""
     lower = text.lower()
     if len(lower) != len(text):  # a few characters lowercase to two: keep offsets aligned
         lower = "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
@@ -1452,8 +1583,9 @@ def _find(text: str) -> list[Finding]:
     hits += vendor
     hits += _aws_secret_near_key_id(text, vendor)
     hits += _structures(text, lower)
-    hits += _named_values(text, lower)
-    return _merge(hits)
+    if named:
+        hits += _named_values(text, lower)
+    return hits
 
 
 def find_secrets(text: str) -> list[Finding]:
@@ -1474,19 +1606,6 @@ def find_secrets(text: str) -> list[Finding]:
         else:
             merged.append(Finding(kind, start, end))
     return merged
-
-
-# Glued parts make words that were never written, so there only a secret known by its own
-# shape counts (a vendor token, a key, a JWT), not one known by the name written before it.
-_NAMED_KINDS = frozenset(
-    {
-        "password-in-prose",
-        "password-assignment",
-        "cli-password",
-        "secret-assignment",
-        "high-entropy-secret",
-    }
-)
 
 
 def find_in_parts(parts: Sequence[str]) -> list[tuple[str, tuple[int, ...]]]:
@@ -1510,6 +1629,8 @@ def find_in_parts(parts: Sequence[str]) -> list[tuple[str, tuple[int, ...]]]:
                 i for i, (a, p) in enumerate(zip(starts, pieces, strict=True))
                 if f.start < a + len(p) and a < f.end
             )  # fmt: skip
+            if (f.kind, touched) in found:
+                continue  # a key cut at a line break: both readings find it
             if not glued or (len(touched) > 1 and f.kind not in _NAMED_KINDS):
                 found.append((f.kind, touched))
     return found

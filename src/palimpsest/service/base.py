@@ -178,6 +178,7 @@ class ServiceBase:
         if memory is not None:
             return memory
         tombstone = tx.get_tombstone(memory_id)
+        memory_id = gate.shown_reference(memory_id)
         if tombstone is not None:
             raise NotFound(
                 f"Memory {memory_id} was forgotten at {tombstone.forgotten_at} "
@@ -195,7 +196,8 @@ class ServiceBase:
         notebook = tx.get_notebook(ref)
         if notebook is None:
             raise NotFound(
-                f"No notebook named or with id {ref!r}; list them with `notebook list`.",
+                f"No notebook named or with id {gate.shown_reference(ref)!r}; list them with "
+                "`notebook list`.",
                 field="notebook",
             )
         return notebook
@@ -242,13 +244,11 @@ def memory_id_arg(value: Any, name: str = "id") -> str:
 
 
 def refuse_nul(name: str, value: str) -> str:
-    """`value`, unless it holds a NUL: PostgreSQL cannot take one, so no store ever sees it.
+    """`value`, unless it holds a NUL or a lone surrogate, which no store can take as text.
 
     Refusing here, before any lookup, makes both stores answer the same `validation`.
     """
-    if "\x00" in value:
-        raise ValidationError(f"`{name}` contains a NUL character; remove it.", field=name)
-    return value
+    return gate.check_storable(name, value)
 
 
 def id_list(values: Any, name: str) -> list[str]:

@@ -313,24 +313,27 @@ class MemoryOps(ServiceBase):
                 gate.check_length("ids", memory_id, limit_name="key")
                 found = tx.get_memory(memory_id)
                 if found is None:
-                    unmatched.append({"target": memory_id, "reason": "no such memory"})
+                    shown = gate.shown_reference(memory_id)
+                    unmatched.append({"target": shown, "reason": "no such memory"})
                 else:
                     targets.append(_Target(found, changes, None, memory_id))
         else:
             assert notebook is not None
             nb = self._find_notebook(tx, notebook)
             for text in id_list(texts, "texts"):
+                gate.check_length("texts", text, limit_name="text")  # longer than any memory
                 matches = tx.find_by_text(nb.id, normalize_text(text))
                 qualifying = [m for m in matches if _qualifies(m, changes.status)]
                 pick = qualifying if len(matches) > 1 and qualifying else matches
+                shown = gate.shown_reference(text)
                 if len(pick) == 1:
-                    targets.append(_Target(pick[0], changes, None, text))
+                    targets.append(_Target(pick[0], changes, None, shown))
                 elif not pick:
-                    unmatched.append({"target": text, "reason": "no memory has this exact text"})
+                    unmatched.append({"target": shown, "reason": "no memory has this exact text"})
                 else:
                     unmatched.append(
                         {
-                            "target": text,
+                            "target": shown,
                             "reason": "several memories have this text",
                             "ids": [m.id for m in pick],
                         }

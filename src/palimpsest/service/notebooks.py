@@ -34,6 +34,7 @@ class NotebookOps(ServiceBase):
         """Create a notebook; with `redact`, credentials in the summary become placeholders."""
         values, redacted = notebook_fields(summary=summary, domain=domain, tags=tags, redact=redact)
         name = notebook_name(name, "name")
+        _screen_notebook(name, values.get("summary"))
 
         def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
             if tx.get_notebook(name) is not None:
@@ -80,6 +81,8 @@ class NotebookOps(ServiceBase):
             if "name" in values and values["name"] != nb.name and tx.get_notebook(values["name"]):
                 raise Conflict(f"A notebook named {values['name']!r} exists.", field="name")
             updated = nb.replace(**values)
+            if "name" in values or values.get("summary"):
+                _screen_notebook(updated.name, updated.summary)
             if updated == nb:
                 return {"notebook": nb.to_dict(), "unchanged": True}
             tx.put_notebook(updated)
@@ -228,11 +231,17 @@ class NotebookOps(ServiceBase):
                 notebook = tx.get_notebook(ref)
                 end = notebook if notebook is not None and notebook.id == ref else None
             if end is None:
-                raise NotFound(f"No memory or notebook with id {ref}.", field=name)
+                shown = gate.shown_reference(ref)
+                raise NotFound(f"No memory or notebook with id {shown}.", field=name)
             ends.append(end)
         if type(ends[0]) is not type(ends[1]):
             raise ValidationError("A link joins two memories or two notebooks, not one of each.")
         return ends
+
+
+def _screen_notebook(name: str, summary: str | None) -> None:
+    """A notebook's name and summary read together, like a memory's title over its text."""
+    gate.screen_record([("name", name), ("summary", summary)] if summary else [("name", name)])
 
 
 def _listed(redacted: list[dict[str, Any]]) -> dict[str, Any]:

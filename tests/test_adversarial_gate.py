@@ -1,0 +1,493 @@
+"""The write gate attacked as a careless writer's text would: each test here failed first.
+
+Keys cut by a fixed-width line wrap (a terminal, a mail client); text that is not Unicode
+(a Latin-1 byte on a command line, half an emoji a client cut) refused as `validation`, not
+failing as `internal`; a reference that names nothing (an id, a notebook, an exact text)
+answered without repeating it when it holds a secret; a revert that would bring back a
+secret filed before the gate grew stricter; a credential in the Markdown an agent writes
+(bold names, table rows) and in the manifests it pastes (an env entry's name and value, a
+YAML block); a command-line option, and an HTTP body that is JSON but no JSON-RPC message,
+refused without repeating what was sent.
+"""
+
+from __future__ import annotations
+
+import base64
+import itertools
+import json
+import random
+import string
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from palimpsest.errors import PalimpsestError, ValidationError
+from palimpsest.ids import new_id
+from palimpsest.mcp_server import build_server
+from palimpsest.model import Event, Memory
+from palimpsest.secrets import find_secrets
+from palimpsest.service import Service
+
+from .mcp_helpers import call, refused
+from .test_gate import assert_refused_without_echo
+from .test_mcp_e2e import http_url  # noqa: F401  (a fixture: a real `serve --http`)
+from .test_nul_input import names_the_field, nul_cases
+from .test_revise_rules import current, event_count, fact
+
+RNG = random.Random(81)
+ALNUM = string.ascii_letters + string.digits
+
+
+def _random(alphabet: str, n: int) -> str:
+    return "".join(RNG.choice(alphabet) for _ in range(n))
+
+
+def _b64url(data: dict[str, object]) -> str:
+    return base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
+
+
+TOKEN = "ghp_" + _random(ALNUM, 36)
+ANTHROPIC = "sk-ant-api03-" + _random(ALNUM + "-_", 93) + "AA"
+JWT = ".".join(
+    (
+        _b64url({"alg": "HS256", "typ": "JWT"}),
+        _b64url({"sub": "1234567890", "name": "Ana Lopez", "iat": 1716239022, "role": "admin"}),
+        _random(ALNUM + "-_", 43),
+    )
+)
+
+
+def _wrapped(text: str, width: int = 76) -> str:
+    """`text` cut every `width` characters, as a terminal or a mail client wraps it."""
+    return "\n".join(text[i : i + width] for i in range(0, len(text), width))
+
+
+# -- keys cut by a line wrap ---------------------------------------------------------------
+
+WRAPPED = {
+    "Anthropic key in a mail wrapped at 76": (
+        ANTHROPIC,
+        _wrapped(f"Hi, here is the new key for the deploy pipeline, keep it safe: {ANTHROPIC}"),
+    ),
+    "JWT in a terminal wrapped at 80": (
+        JWT,
+        _wrapped(f"curl -H 'Authorization: Bearer' https://api.internal/orders {JWT}", 80),
+    ),
+    "GitHub token cut early, CRLF": (TOKEN, f"CI token:\r\n{TOKEN[:12]}\r\n{TOKEN[12:]}\r\n"),
+    "GitHub token cut, blanks before the break": (TOKEN, f"{TOKEN[:20]}   \n{TOKEN[20:]} ok"),
+    "GitHub token cut by a line separator": (TOKEN, f"CI: {TOKEN[:20]}\u2028{TOKEN[20:]}"),
+    "GitHub token cut by a soft break from a word processor": (TOKEN, f"{TOKEN[:9]}\v{TOKEN[9:]}"),
+}
+
+
+@pytest.mark.parametrize(("secret", "text"), WRAPPED.values(), ids=WRAPPED.keys())
+def test_a_key_cut_by_a_line_wrap_is_refused(service: Service, secret: str, text: str) -> None:
+    call = lambda: fact(service, text=text)  # noqa: E731
+    assert_refused_without_echo(service, secret, call)
+    mid = fact(service, text="Deploy keys live in the vault")
+    assert_refused_without_echo(service, secret, lambda: service.revise(id=mid, why=text))
+    assert current(service, mid)["version"] == 1
+
+
+MULTILINE_CLEAN = [
+    "Commits in the release:\n" + "\n".join(_random("0123456789abcdef", 40) for _ in range(6)),
+    "Request ids:\n"
+    + "\n".join(
+        "-".join(_random("0123456789abcdef", n) for n in (8, 4, 4, 4, 12)) for _ in range(5)
+    ),
+    "Paths touched:\nsrc/palimpsest/secrets.py\nsrc/palimpsest/gate.py\ntests/test_gate.py",
+    "def connect(token: str) -> Client:\n    client = Client(token)\n    return client\n",
+    "integrity sha512-" + base64.b64encode(RNG.randbytes(64)).decode() + "\n"
+    "resolved https://registry.npmjs.org/left-pad/-/left-pad-1.3.0.tgz",
+    "We wrapped the line at\nghp_ because the prefix\nis what GitHub uses",
+    "Keys are in kv/prod/api;\nskip the sk-ant-\nprefix when you search the vault",
+]
+
+
+@pytest.mark.parametrize("text", MULTILINE_CLEAN)
+def test_ordinary_multiline_text_still_passes(service: Service, text: str) -> None:
+    assert find_secrets(text) == []
+    mid = fact(service, text=text)
+    assert current(service, mid)["text"] == text
+
+
+# -- text that is not Unicode --------------------------------------------------------------
+
+HALF_EMOJI = "\ud83d"  # what a client that cuts UTF-16 text mid-character sends
+
+
+@pytest.fixture
+async def client(service: Service) -> AsyncIterator[Client]:
+    server = build_server(service)
+    async with Client(server) as connected:
+        yield connected
+    server.close()
+
+
+def _with_half_emoji(value: Any) -> Any:
+    """A NUL case of test_nul_input with half an emoji where the NUL was."""
+    if isinstance(value, str):
+        return value.replace("\x00", HALF_EMOJI)
+    if isinstance(value, list):
+        return [_with_half_emoji(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _with_half_emoji(v) for k, v in value.items()}
+    return value
+
+
+@pytest.mark.anyio
+async def test_half_an_emoji_in_any_string_argument_is_refused_naming_the_field(
+    client: Client, service: Service
+) -> None:
+    memory = (await call(client, "remember", notebook="n", kind="fact", text="Kept"))["id"]
+    rule = (await call(client, "remember", notebook="n", kind="rule", text="Test before merging",
+                       falsifier="a broken main after a tested merge"))["id"]  # fmt: skip
+    await call(client, "notebook", action="edit", notebook="n", domain="web")
+    before = service.history(limit=1000)["events"]
+    wrong = []
+    for tool, parameters in nul_cases(memory, rule).items():
+        for parameter, arguments in parameters.items():
+            result = await client.call_tool(tool, _with_half_emoji(arguments))
+            body = refused(result) if result.is_error else {"accepted": result.structured_content}
+            right = body.get("error_class") == "validation" and names_the_field(body, parameter)
+            if not right or HALF_EMOJI in body.get("message", ""):
+                wrong.append((tool, parameter, body))
+    assert wrong == []
+    assert service.history(limit=1000)["events"] == before
+
+
+def _palimpsest_bytes(env: dict[str, str], *args: bytes, stdin: bytes = b"") -> Any:
+    command = [sys.executable.encode(), b"-m", b"palimpsest", *args]
+    return subprocess.run(command, env=env, input=stdin, capture_output=True, timeout=60)
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin"),
+    [
+        ([b"Caf\xe9 au lait is on the menu"], b""),  # a Latin-1 word on the command line
+        ([b"-"], b"Caf\xe9 au lait is on the menu\n"),  # a Latin-1 file piped in
+    ],
+)
+def test_the_cli_refuses_text_that_is_not_utf8_as_validation(
+    env: dict[str, str], tmp_path: Path, args: list[bytes], stdin: bytes
+) -> None:
+    db = str(tmp_path / "latin1.db").encode()
+    done = _palimpsest_bytes(
+        env, b"--db", db, b"remember", b"-n", b"ops", *args, b"--json", stdin=stdin
+    )
+    assert done.returncode == 1, done.stderr
+    body = json.loads(done.stdout)
+    assert (body["error_class"], body["field"]) == ("validation", "text")
+    listed = _palimpsest_bytes(env, b"--db", db, b"recall", b"menu", b"--json")
+    assert json.loads(listed.stdout)["hits"] == []
+
+
+# -- references that name nothing ----------------------------------------------------------
+
+
+def test_a_reference_that_names_nothing_is_not_repeated_when_it_holds_a_secret(
+    service: Service,
+) -> None:
+    """A key pasted where an id or a notebook goes: not found, and not written back out."""
+    mid = fact(service, text="Deploys use the vault")
+    lookups = {
+        "recall notebook": lambda ref: service.recall(query="vault", notebook=ref),
+        "revise id": lambda ref: service.revise(id=ref, tags=["ops"]),
+        "revise items": lambda ref: service.revise(items=[{"id": ref, "tags": ["ops"]}]),
+        "inspect id": lambda ref: service.inspect(id=ref),
+        "inspect notebook": lambda ref: service.inspect(notebook=ref),
+        "history id": lambda ref: service.history(id=ref),
+        "history notebook": lambda ref: service.history(notebook=ref),
+        "revert id": lambda ref: service.revert(id=ref, version=1),
+        "revert notebook": lambda ref: service.revert(notebook=ref, as_of="2026-01-01"),
+        "forget id": lambda ref: service.forget(id=ref, because="pasted by mistake"),
+        "edit notebook": lambda ref: service.edit_notebook(notebook=ref, summary="Deploys"),
+        "link source": lambda ref: service.link(source=ref, target=mid, type="relates_to"),
+        "link target": lambda ref: service.link(source=mid, target=ref, type="relates_to"),
+        "supersedes": lambda ref: fact(service, text="Deploys use kv", supersedes=[ref]),
+    }
+    repeated = []
+    for name, lookup in lookups.items():
+        for ref, secret in ((TOKEN, True), ("m_not_filed_yet", False)):
+            try:
+                answer: Any = lookup(ref)
+            except PalimpsestError as exc:
+                answer = exc.to_dict()
+                assert answer["error_class"] == "not_found", (name, answer)
+            if (ref in json.dumps(answer)) is secret:
+                repeated.append((name, ref, answer))
+    for form in ({"ids": [TOKEN]}, {"texts": [f"CI uses {TOKEN}"], "notebook": "proj"}):
+        answer = service.revise(**form, tags=["ops"])  # type: ignore[arg-type]
+        assert answer["unmatched"] and TOKEN not in json.dumps(answer), answer
+    assert repeated == []
+    assert current(service, mid)["version"] == 1
+
+
+# -- revert --------------------------------------------------------------------------------
+
+
+def _ticking(service: Service) -> Service:
+    """The same store and workspace, with a clock one second further at each call."""
+    seconds = itertools.count()
+
+    def clock() -> str:
+        n = next(seconds)
+        return f"2027-01-01T{n // 3600:02d}:{n // 60 % 60:02d}:{n % 60:02d}.000000Z"
+
+    return Service(service.store, workspace=service.workspace, clock=clock)
+
+
+def _file_past_the_gate(service: Service, title: str, text: str) -> tuple[str, str]:
+    """A memory filed before the gate grew stricter (straight to the store), and its time."""
+    fact(service, text="a notebook to hold it")
+    with service.store.write(service.workspace) as tx:
+        notebook = tx.list_notebooks()[0]
+        at = service.clock()
+        memory = Memory(id=new_id("m"), workspace=service.workspace, notebook_id=notebook.id,
+                        kind="fact", text=text, title=title, version=1, recorded_at=at,
+                        author=service.actor, owner=service.actor)  # fmt: skip
+        event = Event(0, new_id("op"), at, service.actor, "remember", "memory", memory.id,
+                      notebook.id, 1, ("created",))  # fmt: skip
+        tx.put_memory(memory, tx.append_event(event))
+    return memory.id, at
+
+
+PASSWORD = _random(string.ascii_letters, 6) + _random(string.digits, 3) + "!" + _random(ALNUM, 4)
+
+
+def test_a_revert_does_not_bring_back_a_secret_the_gate_refuses(service: Service) -> None:
+    """Filed before the gate grew stricter, then revised away: reverting would restore it."""
+    service = _ticking(service)
+    mid, filed_at = _file_past_the_gate(service, "staging DB password", PASSWORD)
+    service.revise(id=mid, text="It lives in the vault under kv/staging/db")
+    before = event_count(service)
+    for revert in (
+        lambda: service.revert(id=mid, version=1),
+        lambda: service.revert(notebook="proj", as_of=filed_at),
+    ):
+        with pytest.raises(ValidationError) as caught:
+            revert()
+        assert "forget" in caught.value.message and PASSWORD not in json.dumps(
+            caught.value.to_dict()
+        )
+        assert event_count(service) == before
+    assert current(service, mid)["text"] == "It lives in the vault under kv/staging/db"
+    service.forget(id=mid, version=1, because="it held the staging password")
+    assert current(service, mid)["version"] >= 2
+
+
+# -- Markdown around a name and its value --------------------------------------------------
+
+HEX40 = _random("0123456789abcdef", 40)
+MARKDOWN = {
+    "bold name": f"Staging access:\n**Password:** {PASSWORD}",
+    "bold name, value in code": f"**password**: `{PASSWORD}`",
+    "italic name": f"*DB password*: {PASSWORD}",
+    "table row": f"| name | value |\n|---|---|\n| DB_PASSWORD | {PASSWORD} |",
+    "table row, value in code": f"| service | API key |\n| --- | --- |\n| API key | `{HEX40}` |",
+}
+
+
+@pytest.mark.parametrize("text", MARKDOWN.values(), ids=MARKDOWN.keys())
+def test_a_credential_in_markdown_is_refused(service: Service, text: str) -> None:
+    secret = PASSWORD if PASSWORD in text else HEX40
+    assert_refused_without_echo(service, secret, lambda: fact(service, text=text))
+
+
+MARKDOWN_CLEAN = [
+    "**Password policy:** twelve characters, rotated every 90 days",
+    "| setting | meaning |\n|---|---|\n| `password` | string: the user's password |\n"
+    "| token_ttl | 3600 seconds |",
+    "| key | required |\n| --- | --- |\n| API_TOKEN | yes |",
+    "Run `cat tokens.txt | sort | uniq -c` and `def f(*args, **kwargs)`",
+    "| commit | note |\n|---|---|\n| " + _random("0123456789abcdef", 40) + " | fix the key |",
+    "- **Secret store:** Vault, path `kv/prod/api`",
+]
+
+
+@pytest.mark.parametrize("text", MARKDOWN_CLEAN)
+def test_ordinary_markdown_still_passes(text: str) -> None:
+    assert find_secrets(text) == []
+
+
+# -- the command line ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["recall", "deploys", "--limit", TOKEN],
+        ["history", "--limit", TOKEN],
+        ["revise", "m_any", "--expected-version", TOKEN, "--title", "x"],
+        ["forget", "m_any", "--version", TOKEN, "--because", "pasted"],
+    ],
+    ids=["recall --limit", "history --limit", "revise --expected-version", "forget --version"],
+)
+def test_a_refused_option_value_is_not_repeated(
+    env: dict[str, str], tmp_path: Path, args: list[str]
+) -> None:
+    """A key pasted into the wrong option: refused (exit 2), not printed back."""
+    db = str(tmp_path / "options.db")
+    option = args[args.index(TOKEN) - 1]
+    for output in ([], ["--json"]):
+        done = subprocess.run([sys.executable, "-m", "palimpsest", "--db", db, *args, *output],
+                              env=env, capture_output=True, text=True, timeout=60)  # fmt: skip
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert TOKEN[4:24] not in done.stdout + done.stderr
+        if output:
+            body = json.loads(done.stdout)
+            assert body["error_class"] == "validation"
+            assert body["field"] == option.lstrip("-").replace("-", "_")
+
+
+# -- manifests: a name and its value on two lines --------------------------------------------
+
+MANIFESTS = {
+    "Kubernetes env entry": 'env:\n  - name: DB_PASSWORD\n    value: "' + PASSWORD + '"\n',
+    "ECS environment, JSON": '"environment": [{"name": "DB_PASSWORD", "value": "'
+    + PASSWORD
+    + '"}]',
+    "YAML literal block": "db:\n  password: |\n    " + PASSWORD + "\n  user: app\n",
+    "YAML folded block": "password: >-\n  " + PASSWORD + "\n",
+}
+
+
+@pytest.mark.parametrize("text", MANIFESTS.values(), ids=MANIFESTS.keys())
+def test_a_credential_in_a_pasted_manifest_is_refused(service: Service, text: str) -> None:
+    assert_refused_without_echo(service, PASSWORD, lambda: fact(service, text=text))
+
+
+MANIFESTS_CLEAN = [
+    "env:\n  - name: DB_PASSWORD\n    valueFrom:\n      secretKeyRef:\n        name: db\n",
+    "env:\n  - name: DB_PASSWORD\n    value: ${DB_PASSWORD}\n"
+    "  - name: TOKEN_TTL\n    value: '3600'",
+    '[{"name": "API_KEY_HEADER", "value": "X-Api-Key"}, {"name": "LOG_LEVEL", "value": "debug"}]',
+    "script: |\n  pip install -e .\n  pytest -q\n",
+    "description: >-\n  The password policy needs twelve characters\n",
+]
+
+
+@pytest.mark.parametrize("text", MANIFESTS_CLEAN)
+def test_ordinary_manifests_still_pass(text: str) -> None:
+    assert find_secrets(text) == []
+
+
+# -- HTTP ----------------------------------------------------------------------------------
+
+
+def _post(url: str, body: bytes) -> tuple[int, dict[str, Any]]:
+    headers = {"Content-Type": "application/json",
+               "Accept": "application/json, text/event-stream"}  # fmt: skip
+    request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as refused_answer:
+        return refused_answer.code, json.loads(refused_answer.read())
+
+
+def test_http_refuses_a_body_that_is_no_json_rpc_message_without_quoting_it(
+    http_url: str,  # noqa: F811
+) -> None:
+    """An older client's batch, or a wrong version: refused, the body not written back."""
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "remember", "arguments": {"notebook": "ops", "kind": "fact",
+                                                         "text": f"CI uses {TOKEN}"}}}  # fmt: skip
+    for body in ([call], {**call, "jsonrpc": "2"}, {"text": TOKEN}):
+        status, answer = _post(http_url, json.dumps(body).encode())
+        assert status == 400
+        assert answer["error"]["code"] == -32600, answer
+        assert TOKEN[:12] not in json.dumps(answer)
+    status, answer = _post(http_url, b"not json " + TOKEN.encode())
+    assert (status, answer["error"]["code"]) == (400, -32700)
+    assert TOKEN[:12] not in json.dumps(answer)
+
+
+# -- revise: an append of nothing, an exact text longer than any ---------------------------
+
+
+@pytest.mark.parametrize("blank", ["   ", "\n", " \n\t"])
+def test_an_append_of_only_blanks_is_refused_not_filed_as_a_version(
+    service: Service, blank: str
+) -> None:
+    mid = fact(service, text="Deploys use the vault")
+    before = event_count(service)
+    with pytest.raises(ValidationError) as caught:
+        service.revise(id=mid, append=blank)
+    assert caught.value.field == "append"
+    assert event_count(service) == before
+    assert current(service, mid)["text"] == "Deploys use the vault"
+
+
+def test_an_exact_text_longer_than_any_memory_is_refused_not_echoed(service: Service) -> None:
+    fact(service, text="Deploys use the vault")
+    huge = "Deploys use the vault. " * 5_000
+    with pytest.raises(ValidationError) as caught:
+        service.revise(texts=[huge], notebook="proj", tags=["ops"])
+    assert caught.value.field == "texts" and len(json.dumps(caught.value.to_dict())) < 600
+
+
+# -- notebooks: name and summary read together ---------------------------------------------
+
+
+def test_a_notebook_name_and_summary_are_read_together(service: Service) -> None:
+    """Like a memory's title over its text: a name naming the credential, the summary it."""
+    for create in (
+        lambda: service.create_notebook(name="staging DB password", summary=PASSWORD),
+        lambda: service.create_notebook(name="staging DB password", summary=PASSWORD, redact=True),
+    ):
+        assert_refused_without_echo(service, PASSWORD, create)
+    service.create_notebook(name="staging DB password", summary="Kept in kv/staging/db")
+    service.create_notebook(name="staging", summary=PASSWORD)  # a summary alone: no name
+    edits = (
+        lambda: service.edit_notebook(notebook="staging DB password", summary=PASSWORD),
+        lambda: service.edit_notebook(notebook="staging", name="staging db password"),
+    )
+    for edit in edits:
+        assert_refused_without_echo(service, PASSWORD, edit)
+    names = {nb["name"]: nb.get("summary") for nb in service.notebooks()["notebooks"]}
+    assert names["staging DB password"] == "Kept in kv/staging/db"
+
+
+# -- HTML entities: what a Markdown view shows --------------------------------------------
+
+ENTITIES = {
+    "escaped quotes around a key": f"api_key=&quot;{HEX40}&quot;",
+    "escaped XML element": f"&lt;password&gt;{PASSWORD}&lt;/password&gt;",
+    "numeric entity in a token": TOKEN.replace("_", "&#95;"),
+}
+
+
+@pytest.mark.parametrize("text", ENTITIES.values(), ids=ENTITIES.keys())
+def test_a_credential_behind_html_entities_is_refused(service: Service, text: str) -> None:
+    """Markdown renders entities: `&quot;` is shown as a quote, `&#95;` as an underscore."""
+    secret = next(s for s in (HEX40, PASSWORD, TOKEN[5:]) if s in text)
+    assert_refused_without_echo(service, secret, lambda: fact(service, text=f"Setup: {text}"))
+
+
+@pytest.mark.parametrize(
+    "text", ["Tom &amp; Jerry", "Set &lt;your-token&gt; in the header", "if a &lt; b &amp;&amp; c"]
+)
+def test_ordinary_entities_still_pass(text: str) -> None:
+    assert find_secrets(text) == []
+
+
+# -- an arrow between a name and its value -------------------------------------------------
+
+
+@pytest.mark.parametrize("arrow", ["→", "⇒", "=>"])
+def test_a_password_after_an_arrow_is_refused(service: Service, arrow: str) -> None:
+    """Notes list what changed as "name → value"; chat clients turn "->" into "→"."""
+    text = f"Rotated today:\n- staging DB password {arrow} {PASSWORD}"
+    assert_refused_without_echo(service, PASSWORD, lambda: fact(service, text=text))
+
+
+def test_ordinary_arrows_still_pass() -> None:
+    assert find_secrets("password → vault; token → session → user; key → kv/prod/api") == []
