@@ -179,9 +179,16 @@ def test_redaction_on_notes_and_summaries(service: Service, kind: str, secret: s
 
 
 def test_redaction_is_only_for_notes_and_summaries(service: Service) -> None:
+    """`redact` cleans a note; a secret in the text of the same valid call is still refused."""
     secret = SECRETS["github-token"]
-    with pytest.raises(ValidationError):
-        service.remember(notebook="p", kind="fact", text=secret, redact=True)  # type: ignore[call-arg]
+    mid = fact(service, text="the deploy runs on Thursday")
+    before = event_count(service)
+    with pytest.raises(ValidationError) as caught:
+        service.revise(id=mid, text=f"deploy with {secret}", note="new token", redact=True)
+    assert (caught.value.error_class, caught.value.field) == ("validation", "text")
+    assert secret not in json.dumps(caught.value.to_dict())
+    assert current(service, mid)["text"] == "the deploy runs on Thursday"
+    assert event_count(service) == before
 
 
 def test_doctor_finds_secrets_that_got_in_before_the_gate(service: Service) -> None:
