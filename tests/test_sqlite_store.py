@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from palimpsest.errors import Retryable
-from palimpsest.service import Service
+from palimpsest.service import Service, base
 from palimpsest.store import Store, open_store, sqlite
 from palimpsest.store.migrations import migrations, statements
 from palimpsest.store.sqlite import CANDIDATES, SqliteStore
@@ -110,10 +110,18 @@ def test_a_busy_database_is_retried_then_answered_retryable(
         blocker.execute("BEGIN IMMEDIATE")
         with pytest.raises(Retryable):
             service.remember(notebook="p", kind="fact", text="blocked throughout")
-        releaser = threading.Timer(0.12, lambda: blocker.execute("COMMIT"))
-        releaser.start()
+        # The lock is released when the first attempt has been refused and the service backs
+        # off (its sleep), not after a fixed time that a slow machine could outrun.
+        back_offs: list[float] = []
+
+        def release_then_back_off(seconds: float) -> None:
+            if not back_offs:
+                blocker.execute("COMMIT")
+            back_offs.append(seconds)
+
+        monkeypatch.setattr(base.time, "sleep", release_then_back_off)
         filed = service.remember(notebook="p", kind="fact", text="written on a retry")
-        releaser.join()
+        assert len(back_offs) == 1  # refused once while locked, written on the retry
         assert [h["id"] for h in service.recall(query="blocked retry")["hits"]] == [filed["id"]]
     finally:
         blocker.close()
