@@ -10,7 +10,8 @@ import base64
 import itertools
 import random
 import string
-import time
+import subprocess
+import sys
 import unicodedata
 from collections.abc import Callable
 
@@ -988,20 +989,37 @@ def _fill(unit: str) -> str:
     ],
     ids=lambda text: repr(text[:12]),
 )
-def test_pathological_input_finishes_fast(text: str) -> None:
-    start = time.perf_counter()
-    find_secrets(text)
-    redact(text)
-    assert time.perf_counter() - start < 0.5  # linear regexes: a few ms; a bad one, seconds
+def test_pathological_input_never_hangs_the_scan(text: str) -> None:
+    """Only against catastrophic backtracking: a regex that backtracks exponentially never
+    finishes on 8,000 characters, so the scan runs in a child process that is killed after a
+    bound (today each input takes milliseconds) no busy machine comes near. Speed itself is
+    measured by bench/bench_secrets.py, not asserted here."""
+    try:
+        scanned = subprocess.run(
+            [sys.executable, "-c", _SCAN_STDIN],
+            input=text.encode(),
+            capture_output=True,
+            timeout=CATASTROPHIC_SECONDS,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"the scan of {text[:12]!r}... ran over {CATASTROPHIC_SECONDS} s")
+    assert scanned.returncode == 0, scanned.stderr.decode()
 
 
-def test_an_ordinary_long_text_is_scanned_quickly() -> None:
+CATASTROPHIC_SECONDS = 60
+_SCAN_STDIN = (
+    "import sys\n"
+    "from palimpsest.secrets import find_secrets, redact\n"
+    "text = sys.stdin.buffer.read().decode()\n"
+    "find_secrets(text)\n"
+    "redact(text)\n"
+)
+
+
+def test_an_ordinary_long_text_has_no_secret() -> None:
     text = _fill(
         "We moved the deploy to Thursday because the staging database ran out of disk; "
         "the token budget stays at 8k and the password policy asks for 14 characters. "
     )
-    find_secrets(text)
-    start = time.perf_counter()
-    for _ in range(10):
-        assert find_secrets(text) == []
-    assert (time.perf_counter() - start) / 10 < 0.02  # about 0.3 ms here; generous for CI
+    assert find_secrets(text) == []
+    assert redact(text) == (text, [])
