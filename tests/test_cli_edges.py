@@ -147,6 +147,36 @@ def test_copy_to_a_bad_postgres_url_fails_fast_with_one_message(
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("error (validation): ")
 
 
+def _a_port_where_nothing_listens() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])  # closed again on leaving: nothing listens
+
+
+# The pool alone would retry a refused connection in the background for 30 s; refused at
+# once is what a user of a stopped server must see. The limit is generous for a busy machine.
+REFUSED_WITHIN_SECONDS = 15
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["recall", "deploy"], ["remember", "-n", "p", "-k", "fact", "hi"], ["serve"]],
+    ids=["recall", "remember", "serve"],
+)
+def test_a_postgres_that_refuses_connections_fails_fast_with_one_message(
+    run: Run, command: list[str]
+) -> None:
+    url = f"postgresql://ana:hunter2secret@127.0.0.1:{_a_port_where_nothing_listens()}/memory"
+    done = run("--db", url, *command, timeout=REFUSED_WITHIN_SECONDS)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("error (validation): ")
+    assert "hunter2secret" not in done.stderr
+    as_json = run("--db", url, *command, "--json", timeout=REFUSED_WITHIN_SECONDS)
+    assert as_json.returncode == 1
+    assert json.loads(as_json.stdout)["error_class"] == "validation"
+    assert "hunter2secret" not in as_json.stdout + as_json.stderr
+
+
 def test_a_store_name_that_looks_like_a_mistyped_url_is_refused(run: Run, tmp_path: Path) -> None:
     done = run("--db", "postgres:/memory", "notebook", "list", cwd=tmp_path)
     assert done.returncode == 1 and done.stderr.startswith("error (validation): ")
