@@ -156,6 +156,13 @@ def row_counts(url: str) -> tuple[int, int, int]:
     return int(row[0]), int(row[1]), int(row[2])
 
 
+def lock_waiters(conn: psycopg.Connection[Any]) -> int:
+    """How many sessions wait for a lock: a table's or the rewrite's advisory one."""
+    row = conn.execute("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'")
+    counted = row.fetchone()
+    return int(counted[0]) if counted else 0
+
+
 @needs_postgres
 def test_two_scrubs_at_once_both_finish_and_lose_nothing(private_postgres: str) -> None:
     """A second scrub started while the first waits to swap must not tear down the first
@@ -168,7 +175,9 @@ def test_two_scrubs_at_once_both_finish_and_lose_nothing(private_postgres: str) 
         first = start_scrub(url)
         wait_until(lambda: waiting_to_swap(watcher, "events"))
         second = start_scrub(url)
-        time.sleep(1.5)  # long enough for the second to reach the tables
+        # Released only once the second is blocked too (or done): a fixed sleep let a slow
+        # start reach the tables after the release, and the test passed without the race.
+        wait_until(lambda: lock_waiters(watcher) >= 2 or second.poll() is not None)
         reader.rollback()
         answers = [scrub.communicate(timeout=180) for scrub in (first, second)]
     for scrub, (out, err) in zip((first, second), answers, strict=True):
