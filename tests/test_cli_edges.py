@@ -6,7 +6,6 @@ import json
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -140,10 +139,9 @@ def test_copy_to_a_bad_postgres_url_fails_fast_with_one_message(
     run: Run, cli: Callable[..., Any], db_path: Path
 ) -> None:
     cli("remember", "-n", "p", "Something")
-    started = time.monotonic()
-    done = run("copy", "--from", str(db_path), "--to", "postgresql://ana:pw@127.0.0.1:1/memory")
+    url = "postgresql://ana:pw@127.0.0.1:1/memory"
+    done = run("copy", "--from", str(db_path), "--to", url, timeout=REFUSED_WITHIN_SECONDS)
     assert done.returncode == 1
-    assert time.monotonic() - started < 15
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("error (validation): ")
 
 
