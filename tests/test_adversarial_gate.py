@@ -90,9 +90,11 @@ WRAPPED = {
 @pytest.mark.parametrize(("secret", "text"), WRAPPED.values(), ids=WRAPPED.keys())
 def test_a_key_cut_by_a_line_wrap_is_refused(service: Service, secret: str, text: str) -> None:
     call = lambda: fact(service, text=text)  # noqa: E731
-    assert_refused_without_echo(service, secret, call)
+    assert_refused_without_echo(service, secret, call, field="text")
     mid = fact(service, text="Deploy keys live in the vault")
-    assert_refused_without_echo(service, secret, lambda: service.revise(id=mid, why=text))
+    assert_refused_without_echo(
+        service, secret, lambda: service.revise(id=mid, why=text), field="why"
+    )
     assert current(service, mid)["version"] == 1
 
 
@@ -298,7 +300,7 @@ MARKDOWN = {
 @pytest.mark.parametrize("text", MARKDOWN.values(), ids=MARKDOWN.keys())
 def test_a_credential_in_markdown_is_refused(service: Service, text: str) -> None:
     secret = PASSWORD if PASSWORD in text else HEX40
-    assert_refused_without_echo(service, secret, lambda: fact(service, text=text))
+    assert_refused_without_echo(service, secret, lambda: fact(service, text=text), field="text")
 
 
 MARKDOWN_CLEAN = [
@@ -361,7 +363,7 @@ MANIFESTS = {
 
 @pytest.mark.parametrize("text", MANIFESTS.values(), ids=MANIFESTS.keys())
 def test_a_credential_in_a_pasted_manifest_is_refused(service: Service, text: str) -> None:
-    assert_refused_without_echo(service, PASSWORD, lambda: fact(service, text=text))
+    assert_refused_without_echo(service, PASSWORD, lambda: fact(service, text=text), field="text")
 
 
 MANIFESTS_CLEAN = [
@@ -443,7 +445,7 @@ def test_a_notebook_name_and_summary_are_read_together(service: Service) -> None
         lambda: service.create_notebook(name="staging DB password", summary=PASSWORD),
         lambda: service.create_notebook(name="staging DB password", summary=PASSWORD, redact=True),
     ):
-        assert_refused_without_echo(service, PASSWORD, create)
+        assert_refused_without_echo(service, PASSWORD, create, field="summary")
     service.create_notebook(name="staging DB password", summary="Kept in kv/staging/db")
     service.create_notebook(name="staging", summary=PASSWORD)  # a summary alone: no name
     edits = (
@@ -451,7 +453,7 @@ def test_a_notebook_name_and_summary_are_read_together(service: Service) -> None
         lambda: service.edit_notebook(notebook="staging", name="staging db password"),
     )
     for edit in edits:
-        assert_refused_without_echo(service, PASSWORD, edit)
+        assert_refused_without_echo(service, PASSWORD, edit, field="summary")
     names = {nb["name"]: nb.get("summary") for nb in service.notebooks()["notebooks"]}
     assert names["staging DB password"] == "Kept in kv/staging/db"
 
@@ -469,7 +471,9 @@ ENTITIES = {
 def test_a_credential_behind_html_entities_is_refused(service: Service, text: str) -> None:
     """Markdown renders entities: `&quot;` is shown as a quote, `&#95;` as an underscore."""
     secret = next(s for s in (HEX40, PASSWORD, TOKEN[5:]) if s in text)
-    assert_refused_without_echo(service, secret, lambda: fact(service, text=f"Setup: {text}"))
+    assert_refused_without_echo(
+        service, secret, lambda: fact(service, text=f"Setup: {text}"), field="text"
+    )
 
 
 @pytest.mark.parametrize(
@@ -486,7 +490,7 @@ def test_ordinary_entities_still_pass(text: str) -> None:
 def test_a_password_after_an_arrow_is_refused(service: Service, arrow: str) -> None:
     """Notes list what changed as "name → value"; chat clients turn "->" into "→"."""
     text = f"Rotated today:\n- staging DB password {arrow} {PASSWORD}"
-    assert_refused_without_echo(service, PASSWORD, lambda: fact(service, text=text))
+    assert_refused_without_echo(service, PASSWORD, lambda: fact(service, text=text), field="text")
 
 
 def test_ordinary_arrows_still_pass() -> None:

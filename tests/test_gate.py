@@ -66,17 +66,25 @@ CLEAN = [
 
 
 def assert_refused_without_echo(
-    service: Service, secret: str, call: Callable[[], Any], *, as_secret: bool = True
-) -> None:
-    """Refused, naming no part of the secret, writing nothing; `as_secret`: for being one."""
+    service: Service,
+    secret: str,
+    call: Callable[[], Any],
+    *,
+    field: str,
+    as_secret: bool = True,
+) -> ValidationError:
+    """Refused as `validation` on `field`, naming no part of the secret, writing nothing;
+    `as_secret`: for being one (a value too long for its field is refused for its length)."""
     before = event_count(service)
     with pytest.raises(ValidationError) as caught:
         call()
+    assert (caught.value.error_class, caught.value.field) == ("validation", field)
     body = json.dumps(caught.value.to_dict())
     assert ("secret" in caught.value.message) or not as_secret
     assert secret not in body
     assert all(part not in body for part in secret.split() if len(part) > 12)
     assert event_count(service) == before
+    return caught.value
 
 
 REMEMBER_FIELDS: dict[str, Callable[[str], dict[str, Any]]] = {
@@ -98,17 +106,19 @@ def test_remember_refuses_each_kind_in_each_field(
     values = {"notebook": "proj", "kind": "fact", "text": "Deploys need a key"}
     values |= REMEMBER_FIELDS[field](secret)
     fits = len(secret) <= SHORT_FIELDS.get(field, 8000)
-    assert_refused_without_echo(service, secret, lambda: service.remember(**values), as_secret=fits)
+    refuse = lambda: service.remember(**values)  # noqa: E731
+    assert_refused_without_echo(service, secret, refuse, field=field, as_secret=fits)
 
 
 @pytest.mark.parametrize(("kind", "secret"), SECRET_ITEMS)
 def test_rule_fields_are_gated(service: Service, kind: str, secret: str) -> None:
-    for extra in (
-        {"falsifier": f"it fails with {secret}"},
-        {"check": {"kind": "contains", "path": "app.cfg", "literal": secret}},
-        {"bindings": {"targets": [secret]}},
+    for field, extra in (
+        ("falsifier", {"falsifier": f"it fails with {secret}"}),
+        ("check.literal", {"check": {"kind": "contains", "path": "app.cfg", "literal": secret}}),
+        ("bindings.targets", {"bindings": {"targets": [secret]}}),
     ):
-        assert_refused_without_echo(service, secret, lambda extra=extra: rule(service, **extra))
+        refuse = lambda extra=extra: rule(service, **extra)  # noqa: E731
+        assert_refused_without_echo(service, secret, refuse, field=field)
 
 
 @pytest.mark.parametrize(("kind", "secret"), SECRET_ITEMS)
@@ -116,17 +126,16 @@ def test_revise_refuses_each_kind_on_every_field_and_edit(
     service: Service, kind: str, secret: str
 ) -> None:
     mid = fact(service, text="Deploys use the vault")
-    for change in (
-        {"text": f"Deploys use {secret}"},
-        {"append": secret},
-        {"replace_from": "vault", "replace_to": secret},
-        {"why": secret},
-        {"status": "retracted", "note": f"leaked: {secret}"},
-        {"move_to": "proj", "because": f"see {secret}"},
+    for field, change in (
+        ("text", {"text": f"Deploys use {secret}"}),
+        ("append", {"append": secret}),
+        ("replace_to", {"replace_from": "vault", "replace_to": secret}),
+        ("why", {"why": secret}),
+        ("note", {"status": "retracted", "note": f"leaked: {secret}"}),
+        ("because", {"move_to": "proj", "because": f"see {secret}"}),
     ):
-        assert_refused_without_echo(
-            service, secret, lambda change=change: service.revise(id=mid, **change)
-        )
+        refuse = lambda change=change: service.revise(id=mid, **change)  # noqa: E731
+        assert_refused_without_echo(service, secret, refuse, field=field)
     assert current(service, mid)["version"] == 1
 
 
@@ -134,7 +143,10 @@ def test_revise_refuses_each_kind_on_every_field_and_edit(
 def test_a_batch_with_one_secret_applies_nothing(service: Service, kind: str, secret: str) -> None:
     a, b = fact(service, text="alpha"), fact(service, text="beta")
     items = [{"id": a, "append": "fine"}, {"id": b, "append": secret}]
-    assert_refused_without_echo(service, secret, lambda: service.revise(items=items))
+    refused = assert_refused_without_echo(
+        service, secret, lambda: service.revise(items=items), field="append"
+    )
+    assert refused.item == 1
     assert current(service, a)["text"] == "alpha"
 
 
@@ -143,20 +155,22 @@ def test_notebooks_forget_and_merge_reasons_are_gated(
     service: Service, kind: str, secret: str
 ) -> None:
     mid = fact(service)
-    calls = [
-        lambda: service.create_notebook(name="nb", summary=f"uses {secret}"),
-        lambda: service.create_notebook(name="nb", tags=["ops", secret]),
-        lambda: service.edit_notebook(notebook="proj", summary=secret),
-        lambda: service.forget(id=mid, because=f"it held {secret}"),
-        lambda: service.merge_domains(source="a", target="b", because=secret),
+    calls: list[tuple[str, Callable[[], Any]]] = [
+        ("summary", lambda: service.create_notebook(name="nb", summary=f"uses {secret}")),
+        ("tags", lambda: service.create_notebook(name="nb", tags=["ops", secret])),
+        ("summary", lambda: service.edit_notebook(notebook="proj", summary=secret)),
+        ("because", lambda: service.forget(id=mid, because=f"it held {secret}")),
+        ("because", lambda: service.merge_domains(source="a", target="b", because=secret)),
     ]
-    for call in calls:
-        assert_refused_without_echo(service, secret, call, as_secret=len(secret) <= 64)
-    for call in (
-        lambda: service.create_notebook(name=secret),
-        lambda: service.edit_notebook(notebook="proj", domain=secret),
+    for field, call in calls:
+        fits = len(secret) <= 64
+        assert_refused_without_echo(service, secret, call, field=field, as_secret=fits)
+    for field, call in (
+        ("name", lambda: service.create_notebook(name=secret)),
+        ("domain", lambda: service.edit_notebook(notebook="proj", domain=secret)),
     ):
-        assert_refused_without_echo(service, secret, call, as_secret=len(secret) <= 100)
+        fits = len(secret) <= 100
+        assert_refused_without_echo(service, secret, call, field=field, as_secret=fits)
 
 
 @pytest.mark.parametrize("text", CLEAN)
@@ -230,9 +244,16 @@ def test_an_anchor_hash_is_gated_too(service: Service) -> None:
     secret = SECRETS["aws-access-key-id"]
     anchors = [{"path": "app.py", "hash": secret}]
     assert_refused_without_echo(
-        service, secret, lambda: fact(service, text="anchored", anchors=anchors)
+        service,
+        secret,
+        lambda: fact(service, text="anchored", anchors=anchors),
+        field="anchors.hash",
     )
     huge = [{"path": "app.py", "hash": "f" * 10_000}]
     assert_refused_without_echo(
-        service, "f" * 10_000, lambda: fact(service, text="anchored", anchors=huge), as_secret=False
+        service,
+        "f" * 10_000,
+        lambda: fact(service, text="anchored", anchors=huge),
+        as_secret=False,
+        field="anchors.hash",
     )

@@ -73,10 +73,16 @@ MARKED = {
 @pytest.mark.parametrize("text", MARKED.values(), ids=MARKED.keys())
 def test_a_marker_excuses_nothing_next_to_it(service: Service, text: str) -> None:
     secret = PASSWORD if PASSWORD in text else HEX40
-    assert_refused_without_echo(service, secret, lambda: fact(service, text=f"Deploy: {text}"))
+    assert_refused_without_echo(
+        service, secret, lambda: fact(service, text=f"Deploy: {text}"), field="text"
+    )
     mid = fact(service, text="Deploy settings live in the vault")
-    assert_refused_without_echo(service, secret, lambda: service.revise(id=mid, text=text))
-    assert_refused_without_echo(service, secret, lambda: service.revise(id=mid, append=text))
+    assert_refused_without_echo(
+        service, secret, lambda: service.revise(id=mid, text=text), field="text"
+    )
+    assert_refused_without_echo(
+        service, secret, lambda: service.revise(id=mid, append=text), field="append"
+    )
     assert current(service, mid)["version"] == 1
 
 
@@ -106,9 +112,11 @@ DISGUISED = {
 @pytest.mark.parametrize("secret", DISGUISED.values(), ids=DISGUISED.keys())
 def test_invisible_and_look_alike_characters_hide_nothing(service: Service, secret: str) -> None:
     call = lambda: fact(service, text=f"For the deploy:\n{secret}\nthanks")  # noqa: E731
-    assert_refused_without_echo(service, secret, call)
+    assert_refused_without_echo(service, secret, call, field="text")
     mid = fact(service, text="Deploys use the vault")
-    assert_refused_without_echo(service, secret, lambda: service.revise(id=mid, why=secret))
+    assert_refused_without_echo(
+        service, secret, lambda: service.revise(id=mid, why=secret), field="why"
+    )
 
 
 def test_what_was_sent_is_stored_not_its_normalised_copy(service: Service) -> None:
@@ -128,15 +136,24 @@ def test_a_title_that_names_the_credential_its_value_alone_in_the_text(service: 
         service,
         PASSWORD,
         lambda: fact(service, title="staging DB password", text=PASSWORD),
+        field="text",
     )
     mid = fact(service, title="staging DB password", text="It lives in the vault")
-    assert_refused_without_echo(service, PASSWORD, lambda: service.revise(id=mid, text=PASSWORD))
     assert_refused_without_echo(
-        service, PASSWORD, lambda: fact(service, key="staging-db-password", text=PASSWORD)
+        service, PASSWORD, lambda: service.revise(id=mid, text=PASSWORD), field="text"
+    )
+    assert_refused_without_echo(
+        service,
+        PASSWORD,
+        lambda: fact(service, key="staging-db-password", text=PASSWORD),
+        field="text",
     )
     other = fact(service, text=PASSWORD)
     assert_refused_without_echo(
-        service, PASSWORD, lambda: service.revise(id=other, title="staging DB password")
+        service,
+        PASSWORD,
+        lambda: service.revise(id=other, title="staging DB password"),
+        field="text",
     )
 
 
@@ -145,7 +162,7 @@ def test_half_a_key_in_one_field_and_half_in_the_next(
     service: Service, first: str, second: str
 ) -> None:
     values = {first: f"CI uses {TOKEN[:20]}", second: f"{TOKEN[20:]} for CI"}
-    assert_refused_without_echo(service, TOKEN[20:], lambda: fact(service, **values))
+    assert_refused_without_echo(service, TOKEN[20:], lambda: fact(service, **values), field="text")
     fact(service, **{first: values[first], second: "each half alone passes"})
     fact(service, **{first: "each half alone passes", second: values[second]})
 
@@ -154,14 +171,14 @@ def test_half_a_key_in_one_field_and_half_in_the_next(
 def test_appending_the_rest_of_a_key_to_its_start(service: Service, joint: str) -> None:
     mid = fact(service, text=f"The CI key starts {TOKEN[:20]}")
     call = lambda: service.revise(id=mid, append=joint + TOKEN[20:])  # noqa: E731
-    assert_refused_without_echo(service, TOKEN[20:], call)
+    assert_refused_without_echo(service, TOKEN[20:], call, field="append")
     assert current(service, mid)["version"] == 1
 
 
 def test_a_replace_that_completes_a_key(service: Service) -> None:
     mid = fact(service, text=f"The CI uses {TOKEN[:20]} REST (ask ops)")
     call = lambda: service.revise(id=mid, replace_from=" REST", replace_to=TOKEN[20:])  # noqa: E731
-    assert_refused_without_echo(service, TOKEN[20:], call)
+    assert_refused_without_echo(service, TOKEN[20:], call, field="text")
 
 
 def test_ordinary_fields_read_together_still_pass(service: Service) -> None:
