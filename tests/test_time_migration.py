@@ -89,7 +89,7 @@ def test_a_sqlite_store_of_the_previous_release_is_migrated(
     with sqlite3.connect(db) as raw:
         assert raw.execute("PRAGMA user_version").fetchone()[0] >= MIGRATION
         times = raw.execute("SELECT occurred_at, expires_at FROM memory_versions").fetchall()
-    assert all(len(t.split("-", 1)[0]) == 4 for row in times for t in row if t is not None)
+    assert_stored_with_four_digit_years(times)
 
 
 @pytest.fixture
@@ -142,6 +142,13 @@ def write_past_rows(conn: psycopg.Connection[Any]) -> None:
         )
 
 
+def assert_stored_with_four_digit_years(rows: Any) -> None:
+    """Every stored time has a four-digit year, the year 999 one among them: none skipped."""
+    stored = [t for row in rows for t in row if t is not None]
+    assert "0999-06-01T00:00:00.000000Z" in stored
+    assert all(len(t.split("-", 1)[0]) == 4 for t in stored)
+
+
 @needs_postgres
 def test_a_postgres_store_of_the_previous_release_is_migrated(
     previous_postgres_schema: str, env: dict[str, str]
@@ -154,4 +161,4 @@ def test_a_postgres_store_of_the_previous_release_is_migrated(
         version = conn.execute("SELECT max(version) FROM palimpsest_schema").fetchone()
         times = conn.execute("SELECT occurred_at, expires_at FROM memory_versions").fetchall()
     assert version is not None and version[0] >= MIGRATION
-    assert all(len(t.split("-", 1)[0]) == 4 for row in times for t in row if t is not None)
+    assert_stored_with_four_digit_years(times)
