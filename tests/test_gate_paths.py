@@ -221,10 +221,12 @@ def test_a_memory_the_stricter_gate_flags_can_still_be_retagged_verified_retired
     before = event_count(service)
     with pytest.raises(ValidationError) as caught:
         service.revise(id=mid, why="keep it for a week")
+    assert (caught.value.error_class, caught.value.field) == ("validation", "text")
     assert "forget" in caught.value.message and PASSWORD not in caught.value.message
     assert event_count(service) == before
     with pytest.raises(ValidationError) as caught:
         service.revise(id=mid, supersede=True, tags=["copied"])
+    assert (caught.value.error_class, caught.value.field) == ("validation", "text")
     assert "forget" in caught.value.message and event_count(service) == before
     service.revise(id=mid, status="retracted", note="it held a password")
     assert current(service, mid)["status"] == "retracted"
