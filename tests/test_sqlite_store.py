@@ -6,6 +6,7 @@ import sqlite3
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -119,7 +120,8 @@ def test_a_busy_database_is_retried_then_answered_retryable(
                 blocker.execute("COMMIT")
             back_offs.append(seconds)
 
-        monkeypatch.setattr(base.time, "sleep", release_then_back_off)
+        # Only the service's clock module is replaced, not time.sleep for every thread.
+        monkeypatch.setattr(base, "time", SimpleNamespace(sleep=release_then_back_off))
         filed = service.remember(notebook="p", kind="fact", text="written on a retry")
         assert len(back_offs) == 1  # refused once while locked, written on the retry
         assert [h["id"] for h in service.recall(query="blocked retry")["hits"]] == [filed["id"]]
