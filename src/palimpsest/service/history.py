@@ -62,7 +62,11 @@ class HistoryOps(NotebookOps):  # forget reaches notebooks through NotebookOps
             nb = self._find_notebook(tx, notebook)
             return self._revert_notebook(tx, nb.id, as_of_t, because, now, op_id)
 
-        return self._write("revert", request, idempotency_key, dry_run, body)
+        answer = self._write("revert", request, idempotency_key, dry_run, body)
+        if not dry_run:
+            for item in answer.get("results", []):
+                item.pop("diff", None)
+        return answer
 
     def _revert_notebook(
         self, tx: StoreWriter, notebook_id: str, as_of: str, because: str | None, now: str,
@@ -159,6 +163,7 @@ class HistoryOps(NotebookOps):  # forget reaches notebooks through NotebookOps
             "version": target.version,
             "seq": seq,
             "changed": changed_fields(current, target),
+            "diff": diff(current, target),  # shown by a dry run only
         }
 
     def forget(
@@ -210,11 +215,14 @@ class HistoryOps(NotebookOps):  # forget reaches notebooks through NotebookOps
                 if version is not None:
                     results.append(self._forget_version(tx, memory, version, because, now, op_id))
                     continue
+                erased = _held_fields(tx, memory_id) if dry_run else None
                 seq = self._event(tx, "forget", op_id, now, memory, note=because)
                 tx.forget_memory(Tombstone(memory_id, now, self.actor, because), seq)
                 results.append(
                     {"id": memory_id, "forgotten": True, "seq": seq, "versions": memory.version}
                 )
+                if erased is not None:  # names and counts only: never the content itself
+                    results[-1]["would_erase"] = {"versions": memory.version, "fields": erased}
             return {"results": results}
 
         answer = self._write("forget", request, idempotency_key, dry_run, body)
@@ -372,3 +380,14 @@ def _gives_up_key(current: Memory, target: Memory) -> bool:
         current.notebook_id,
     )
     return holds and not keeps
+
+
+# The fields whose values a forget erases, as a dry run names them.
+_CONTENT_FIELDS = ("title", "key", "text", "why", "falsifier", "source", "tags", "anchors",
+                   "check", "bindings", "status_note")  # fmt: skip
+
+
+def _held_fields(tx: StoreReader, memory_id: str) -> list[str]:
+    """The content fields that hold a value in any version still on disk."""
+    versions = [v.memory for v in tx.memory_versions(memory_id) if v.memory is not None]
+    return [name for name in _CONTENT_FIELDS if any(getattr(m, name) for m in versions)]

@@ -89,7 +89,8 @@ class NotebookOps(ServiceBase):
             before, after = nb.to_dict(), updated.to_dict()
             data = {k: [before[k], after[k]] for k in after if before[k] != after[k]}
             seq = self._notebook_event(tx, "notebook.edit", op_id, now, updated, data)
-            return {"notebook": after, "seq": seq} | _listed(redacted)
+            shown = {"diff": _changes(data)} if dry_run else {}
+            return {"notebook": after, "seq": seq} | shown | _listed(redacted)
 
         request = {"notebook": notebook, **values}
         return self._write("notebook.edit", request, idempotency_key, dry_run, body)
@@ -121,7 +122,11 @@ class NotebookOps(ServiceBase):
                 self._notebook_event(
                     tx, "merge_domains", op_id, now, nb, {"domain": [source, target]}, because
                 )
-            return {"moved": [nb.name for nb in moved], "domain": target}
+            answer: dict[str, Any] = {"moved": [nb.name for nb in moved], "domain": target}
+            if dry_run:
+                change = {"domain": {"old": source, "new": target}}
+                answer["diff"] = {nb.name: change for nb in moved}
+            return answer
 
         request = {"source": source, "target": target, "because": because}
         return self._write("merge_domains", request, idempotency_key, dry_run, body)
@@ -216,7 +221,11 @@ class NotebookOps(ServiceBase):
                     versions[end.id] = bumped.version
                 else:
                     self._notebook_event(tx, op, op_id, now, end, data)
-            return {"link": link.to_dict(), "removed": remove, "versions": versions}
+            answer = {"link": link.to_dict(), "removed": remove, "versions": versions}
+            if dry_run:
+                ends_of_link = (link.to_dict(), None) if remove else (None, link.to_dict())
+                answer["diff"] = {"link": dict(zip(("old", "new"), ends_of_link, strict=True))}
+            return answer
 
         return self._write("link", request, idempotency_key, dry_run, body)
 
@@ -246,3 +255,8 @@ def _screen_notebook(name: str, summary: str | None) -> None:
 
 def _listed(redacted: list[dict[str, Any]]) -> dict[str, Any]:
     return {"redacted": redacted} if redacted else {}
+
+
+def _changes(data: dict[str, list[Any]]) -> dict[str, dict[str, Any]]:
+    """An edit event's [before, after] pairs, shaped as revise's diff."""
+    return {name: {"old": old, "new": new} for name, (old, new) in data.items()}
