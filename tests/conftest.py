@@ -15,11 +15,13 @@ from __future__ import annotations
 import os
 import signal
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+from mcp import Client
 
+from palimpsest.mcp_server import build_server
 from palimpsest.service import Service
 from palimpsest.store import Store, open_store
 
@@ -124,6 +126,15 @@ def workspace(store: Store) -> str:
 @pytest.fixture
 def service(store: Store, workspace: str) -> Service:
     return Service(store, workspace=workspace)
+
+
+@pytest.fixture
+async def client(service: Service) -> AsyncIterator[Client]:
+    """The SDK's in-process MCP client, speaking to our server over `service`."""
+    server = build_server(service)
+    async with Client(server) as connected:
+        yield connected
+    server.close()
 
 
 @pytest.fixture

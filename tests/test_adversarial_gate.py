@@ -21,7 +21,6 @@ import subprocess
 import sys
 import urllib.error
 import urllib.request
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +29,6 @@ from mcp import Client
 
 from palimpsest.errors import PalimpsestError, ValidationError
 from palimpsest.ids import new_id
-from palimpsest.mcp_server import build_server
 from palimpsest.model import Event, Memory
 from palimpsest.secrets import find_secrets
 from palimpsest.service import Service
@@ -123,14 +121,6 @@ def test_ordinary_multiline_text_still_passes(service: Service, text: str) -> No
 # -- text that is not Unicode --------------------------------------------------------------
 
 HALF_EMOJI = "\ud83d"  # what a client that cuts UTF-16 text mid-character sends
-
-
-@pytest.fixture
-async def client(service: Service) -> AsyncIterator[Client]:
-    server = build_server(service)
-    async with Client(server) as connected:
-        yield connected
-    server.close()
 
 
 def _with_half_emoji(value: Any) -> Any:

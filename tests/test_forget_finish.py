@@ -16,7 +16,6 @@ import subprocess
 import sys
 import threading
 import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +24,6 @@ import pytest
 from mcp import Client
 
 from palimpsest.ids import new_id
-from palimpsest.mcp_server import build_server
 from palimpsest.model import Event, Notebook
 from palimpsest.service import Service
 from palimpsest.store import EventFilter, Store, open_store
@@ -45,14 +43,6 @@ def secret_word() -> str:
 def token() -> str:
     """A credential shape the secret detector knows (a GitHub token), new each time."""
     return "ghp_" + uuid.uuid4().hex + uuid.uuid4().hex[:4]
-
-
-@pytest.fixture
-async def client(service: Service) -> AsyncIterator[Client]:
-    server = build_server(service)
-    async with Client(server) as connected:
-        yield connected
-    server.close()
 
 
 def is_sqlite(store: Store) -> bool:

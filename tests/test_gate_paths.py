@@ -13,7 +13,7 @@ import random
 import string
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,6 @@ from mcp import Client
 
 from palimpsest.errors import ValidationError
 from palimpsest.ids import new_id
-from palimpsest.mcp_server import build_server
 from palimpsest.model import Event, Memory
 from palimpsest.service import Service
 from palimpsest.store import Store
@@ -425,14 +424,6 @@ def test_remember_recall_and_revise_refusals_repeat_nothing(service: Service) ->
     with pytest.raises(ValidationError) as caught:
         service.revise(id=other, key="alpha-key")
     _no_echo(caught.value, "alpha-key")
-
-
-@pytest.fixture
-async def client(service: Service) -> AsyncIterator[Client]:
-    server = build_server(service)
-    async with Client(server) as connected:
-        yield connected
-    server.close()
 
 
 @pytest.mark.anyio

@@ -6,7 +6,7 @@ import json
 import os
 import sqlite3
 import typing
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,14 +35,6 @@ def store(db_path: Path) -> Iterator[Store]:
     opened = open_store(str(db_path))
     yield opened
     opened.close()
-
-
-@pytest.fixture
-async def client(service: Service) -> AsyncIterator[Client]:
-    server = build_server(service)
-    async with Client(server) as connected:
-        yield connected
-    server.close()
 
 
 async def remember(client: Client, text: str, **fields: Any) -> str:

@@ -8,14 +8,12 @@ new string parameter without a case here fails the test.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from mcp import Client
 from mcp.types import Tool
 
-from palimpsest.mcp_server import build_server
 from palimpsest.service import Service
 
 from .mcp_helpers import call, refused
@@ -31,14 +29,6 @@ RECALL_STRINGS = "query notebook domain kind status since until as_of".split()
 REVISE_STRINGS = (
     "kind text title why key occurred_at expires_at source append remove move_to status"
 ).split()
-
-
-@pytest.fixture
-async def client(service: Service) -> AsyncIterator[Client]:
-    server = build_server(service)
-    async with Client(server) as connected:
-        yield connected
-    server.close()
 
 
 def string_parameters(tool: Tool) -> set[str]:

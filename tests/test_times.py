@@ -7,26 +7,14 @@ both stores.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from mcp import Client
 
-from palimpsest.mcp_server import build_server
-from palimpsest.service import Service
-
 from .mcp_helpers import call, refuse
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-async def client(service: Service) -> AsyncIterator[Client]:
-    server = build_server(service)
-    async with Client(server) as connected:
-        yield connected
-    server.close()
 
 
 async def remember(client: Client, text: str, **fields: Any) -> str:

@@ -9,7 +9,7 @@ it: they come once, with `initialize`.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +17,7 @@ import pytest
 from mcp import Client
 from mcp.types import Tool
 
-from palimpsest.mcp_server import build_server
 from palimpsest.model import KINDS, LINK_TYPES
-from palimpsest.service import Service
 from palimpsest.store import Store, open_store
 
 from .mcp_helpers import call, refuse, tool_list_size
@@ -38,14 +36,6 @@ def store(db_path: Path) -> Iterator[Store]:
     opened = open_store(str(db_path))
     yield opened
     opened.close()
-
-
-@pytest.fixture
-async def client(service: Service) -> AsyncIterator[Client]:
-    server = build_server(service)
-    async with Client(server) as connected:
-        yield connected
-    server.close()
 
 
 async def tools(client: Client) -> dict[str, Tool]:
