@@ -18,6 +18,7 @@ snapshots to end.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import psycopg
@@ -111,11 +112,20 @@ def count_pending(conn: Connection) -> int:
 
 def with_lock(conn: Connection, statement: str, table: str) -> float:
     """Run `statement`, asking for its lock with a short timeout and retrying; its seconds."""
-    for attempt in range(LOCK_ATTEMPTS):
+
+    def run() -> float:
         started = time.monotonic()
+        conn.execute(statement.encode())
+        return round(time.monotonic() - started, 4)
+
+    return _retrying_lock(table, run)
+
+
+def _retrying_lock(table: str, step: Callable[[], float]) -> float:
+    """`step`, tried again while its lock on `table` times out, a bounded number of times."""
+    for attempt in range(LOCK_ATTEMPTS):
         try:
-            conn.execute(statement.encode())
-            return round(time.monotonic() - started, 4)
+            return step()
         except pg_errors.LockNotAvailable:
             if attempt == LOCK_ATTEMPTS - 1:
                 raise Retryable(
@@ -173,36 +183,31 @@ def _swap(
 ) -> float:
     """Under a brief exclusive lock on `table` alone: bring the logged rows across, and
     give the copy the table's name and its indexes' names."""
-    for attempt in range(LOCK_ATTEMPTS):
-        try:
-            with conn.transaction():
-                conn.execute(f"LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE".encode())
-                locked_at = time.monotonic()  # held from here to the commit
-                changed = f"SELECT DISTINCT key FROM {log}"
-                conn.execute(f"DELETE FROM {new} WHERE {key} IN ({changed})".encode())
-                conn.execute(
-                    f"INSERT INTO {new} ({columns}) SELECT {columns} FROM {table} "
-                    f"WHERE {key} IN ({changed})".encode()
-                )
-                conn.execute(f"DROP TRIGGER palimpsest_rewrite ON {table}".encode())
-                # Here, not before: a copy that owned the sequence and was then left behind
-                # by a killed scrub could not be dropped while the table's default uses it.
-                for sequence, column in _owned_sequences(conn, table):
-                    conn.execute(f"ALTER SEQUENCE {sequence} OWNED BY {new}.{column}".encode())
-                conn.execute(f"ALTER TABLE {table} RENAME TO {old}".encode())
-                for _, _, name in indexes:  # an index renamed renames its constraint too
-                    conn.execute(f"ALTER INDEX {name} RENAME TO {name}__retired".encode())
-                conn.execute(f"ALTER TABLE {new} RENAME TO {table}".encode())
-                for _, temporary, name in indexes:
-                    conn.execute(f"ALTER INDEX {temporary} RENAME TO {name}".encode())
-            return round(time.monotonic() - locked_at, 4)
-        except pg_errors.LockNotAvailable:
-            if attempt == LOCK_ATTEMPTS - 1:
-                raise Retryable(
-                    f"The table {table} stayed busy; run the scrub again at a quieter moment."
-                ) from None
-            time.sleep(0.5)
-    raise AssertionError("unreachable")
+
+    def swap() -> float:
+        with conn.transaction():
+            conn.execute(f"LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE".encode())
+            locked_at = time.monotonic()  # held from here to the commit
+            changed = f"SELECT DISTINCT key FROM {log}"
+            conn.execute(f"DELETE FROM {new} WHERE {key} IN ({changed})".encode())
+            conn.execute(
+                f"INSERT INTO {new} ({columns}) SELECT {columns} FROM {table} "
+                f"WHERE {key} IN ({changed})".encode()
+            )
+            conn.execute(f"DROP TRIGGER palimpsest_rewrite ON {table}".encode())
+            # Here, not before: a copy that owned the sequence and was then left behind
+            # by a killed scrub could not be dropped while the table's default uses it.
+            for sequence, column in _owned_sequences(conn, table):
+                conn.execute(f"ALTER SEQUENCE {sequence} OWNED BY {new}.{column}".encode())
+            conn.execute(f"ALTER TABLE {table} RENAME TO {old}".encode())
+            for _, _, name in indexes:  # an index renamed renames its constraint too
+                conn.execute(f"ALTER INDEX {name} RENAME TO {name}__retired".encode())
+            conn.execute(f"ALTER TABLE {new} RENAME TO {table}".encode())
+            for _, temporary, name in indexes:
+                conn.execute(f"ALTER INDEX {temporary} RENAME TO {name}".encode())
+        return round(time.monotonic() - locked_at, 4)
+
+    return _retrying_lock(table, swap)
 
 
 def _drop_leftovers(conn: Connection, table: str, new: str, log: str, old: str) -> None:
