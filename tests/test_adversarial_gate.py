@@ -33,10 +33,10 @@ from palimpsest.model import Event, Memory
 from palimpsest.secrets import find_secrets
 from palimpsest.service import Service
 
-from .mcp_helpers import call, refused
+from .mcp_helpers import call
 from .test_gate import assert_refused_without_echo
 from .test_mcp_e2e import http_url  # noqa: F401  (a fixture: a real `serve --http`)
-from .test_nul_input import names_the_field, nul_cases
+from .test_nul_input import nul_cases, refusal_is_right
 from .test_revise_rules import current, event_count, fact
 
 RNG = random.Random(81)
@@ -146,10 +146,9 @@ async def test_half_an_emoji_in_any_string_argument_is_refused_naming_the_field(
     wrong = []
     for tool, parameters in nul_cases(memory, rule).items():
         for parameter, arguments in parameters.items():
-            result = await client.call_tool(tool, _with_half_emoji(arguments))
-            body = refused(result) if result.is_error else {"accepted": result.structured_content}
-            right = body.get("error_class") == "validation" and names_the_field(body, parameter)
-            if not right or HALF_EMOJI in body.get("message", ""):
+            bad = _with_half_emoji(arguments)
+            right, body = await refusal_is_right(client, tool, parameter, bad, HALF_EMOJI)
+            if not right:
                 wrong.append((tool, parameter, body))
     assert wrong == []
     assert service.history(limit=1000)["events"] == before
