@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from palimpsest.mcp_server import build_server
+from palimpsest.mcp import build_server
 from palimpsest.service import Service
 from palimpsest.store import Store, open_store
 

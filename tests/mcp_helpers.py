@@ -8,7 +8,7 @@ from typing import Any
 from mcp import Client
 from mcp.types import CallToolResult, ListToolsResult, TextContent, Tool
 
-from palimpsest.mcp_tools import TOOL_NAMES
+from palimpsest.mcp import TOOL_NAMES
 
 ERROR_CLASSES = {"not_found", "conflict", "forbidden", "validation", "retryable", "internal"}
 

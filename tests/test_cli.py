@@ -12,7 +12,8 @@ from typing import Any
 import click
 import pytest
 
-from palimpsest.cli import palimpsest, pick_data_dir
+from palimpsest.cli import palimpsest
+from palimpsest.cli.app import pick_data_dir
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
 

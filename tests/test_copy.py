@@ -11,8 +11,8 @@ import pytest
 
 from palimpsest.errors import Conflict
 from palimpsest.service import Service
+from palimpsest.service.stores import copy_workspace
 from palimpsest.store import EventFilter, Store, open_store
-from palimpsest.transfer import copy_workspace
 
 from .conftest import POSTGRES_URL, needs_postgres
 

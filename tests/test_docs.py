@@ -17,7 +17,7 @@ import pytest
 
 from palimpsest.cli import palimpsest
 from palimpsest.errors import PalimpsestError
-from palimpsest.mcp_tools import TOOL_NAMES
+from palimpsest.mcp import TOOL_NAMES
 from palimpsest.model import KINDS, LINK_TYPES, STATUSES
 
 REPO = Path(__file__).resolve().parents[1]

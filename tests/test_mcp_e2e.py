@@ -22,7 +22,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.types import Tool
 
-from palimpsest.mcp_transport import HEAD_SECONDS
+from palimpsest.mcp.transport import HEAD_SECONDS
 
 from .mcp_helpers import call, check_tool_schemas, refuse, refused
 

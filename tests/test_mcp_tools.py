@@ -14,10 +14,11 @@ import anyio
 import pytest
 from mcp import Client
 
-from palimpsest import mcp_params, mcp_tools
-from palimpsest.mcp_descriptions import DESCRIPTIONS, INSTRUCTIONS
-from palimpsest.mcp_server import build_server
-from palimpsest.mcp_tools import STORE_THREADS
+from palimpsest.mcp import build_server
+from palimpsest.mcp import params as mcp_params
+from palimpsest.mcp import tools as mcp_tools
+from palimpsest.mcp.descriptions import DESCRIPTIONS, INSTRUCTIONS
+from palimpsest.mcp.tools import STORE_THREADS
 from palimpsest.model import CHECK_KINDS, KINDS, LINK_TYPES, MOMENTS, SCOPES, SEVERITIES, STATUSES
 from palimpsest.revise import CLEARABLE, REVISE_STATUSES
 from palimpsest.service import Service

@@ -12,9 +12,29 @@ from .history import HistoryOps
 from .memories import MemoryOps
 from .notebooks import NotebookOps
 from .recall import RecallOps
+from .stores import copy_between, default_store_path, open_store_for, store_label
 
-__all__ = ["DEFAULT_WORKSPACE", "Service"]
+__all__ = [
+    "DEFAULT_WORKSPACE",
+    "Service",
+    "copy_between",
+    "default_store_path",
+    "open_service",
+    "store_label",
+]
 
 
 class Service(MemoryOps, RecallOps, HistoryOps, NotebookOps, DoctorOps):
     """remember, recall, revise, revert, forget, inspect, history, notebooks, links, doctor."""
+
+    def schema_version(self) -> int:
+        """The store's schema version (opening it migrated it to the newest this code knows)."""
+        return self.store.schema_version()
+
+    def close(self) -> None:
+        self.store.close()
+
+
+def open_service(location: str, *, actor: str) -> Service:
+    """The service over the store a user named: a SQLite file path or a postgresql:// URL."""
+    return Service(open_store_for(location, actor), actor=actor)

@@ -1,4 +1,4 @@
-"""Palimpsest as an MCP server: the tools of `mcp_tools` over stdio or streamable HTTP.
+"""Palimpsest as an MCP server: the tools of `tools` over stdio or streamable HTTP.
 
 Built on the official SDK's `MCPServer`. What is ours:
 
@@ -9,11 +9,11 @@ Built on the official SDK's `MCPServer`. What is ours:
   leaks nothing (the traceback goes to the server's log). That mapping happens in one
   place, `PalimpsestMCP.call_tool`.
 - Strict arguments: unknown or oversized arguments are refused, strings stay strings, and
-  the published schemas are lean (`mcp_schema`).
+  the published schemas are lean (`schema`).
 
 The service is synchronous (SQLite): each call runs on one of a fixed set of store threads
-(`mcp_tools` says why not on the SDK's own worker threads). The transports are the SDK's,
-with unreadable stdio lines answered and HTTP connections bounded (`mcp_transport`).
+(`tools` says why not on the SDK's own worker threads). The transports are the SDK's,
+with unreadable stdio lines answered and HTTP connections bounded (`transport`).
 """
 
 from __future__ import annotations
@@ -31,13 +31,13 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
 
-from .errors import PalimpsestError
-from .gate import shown_name
-from .mcp_descriptions import DESCRIPTIONS, INSTRUCTIONS
-from .mcp_schema import ArgumentTooLong, allowed_values, harden, relevant_errors
-from .mcp_tools import STORE_THREADS, TOOL_NAMES, PalimpsestTools
-from .mcp_transport import serve_http, serve_stdio
-from .service import Service
+from ..errors import PalimpsestError
+from ..gate import shown_name
+from ..service import Service
+from .descriptions import DESCRIPTIONS, INSTRUCTIONS
+from .schema import ArgumentTooLong, allowed_values, harden, relevant_errors
+from .tools import STORE_THREADS, TOOL_NAMES, PalimpsestTools
+from .transport import serve_http, serve_stdio
 
 HOST = "127.0.0.1"
 PATH = "/mcp"

@@ -31,7 +31,7 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp.types import ToolAnnotations
 
-from . import gate
+from .. import gate
 
 MAX_ARGUMENT_CHARS = 65_536
 

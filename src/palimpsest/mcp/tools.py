@@ -1,10 +1,10 @@
 """The MCP tools: each one takes DESIGN section 7's parameters and calls the service.
 
 A tool parses nothing itself beyond what its signature declares; every rule lives in the
-service, which refuses with the errors `mcp_server` turns into tool results. Parameters a
+service, which refuses with the errors `server` turns into tool results. Parameters a
 caller leaves out (None, or a flag left false) are not passed on, so "omit keeps" holds.
-Parameter types and descriptions are in `mcp_params`; tool descriptions in
-`mcp_descriptions`.
+Parameter types and descriptions are in `params`; tool descriptions in
+`descriptions`.
 
 The service is synchronous (SQLite). Each call runs on one of a fixed set of threads
 owned by the server, rather than on the SDK's worker threads: those end after ten idle
@@ -21,8 +21,9 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 from typing import Annotated, Any, Literal, TypeVar, cast
 
-from .errors import ValidationError
-from .mcp_params import (
+from ..errors import ValidationError
+from ..service import Service
+from .params import (
     AS_IN_REMEMBER,
     KIND_MEANINGS,
     LINK_MEANINGS,
@@ -55,7 +56,7 @@ from .mcp_params import (
     Why,
     describe,
 )
-from .mcp_results import (
+from .results import (
     DoctorResult,
     ForgetResult,
     HistoryResult,
@@ -67,7 +68,6 @@ from .mcp_results import (
     RevertResult,
     ReviseResult,
 )
-from .service import Service
 
 STORE_THREADS = 8
 
@@ -80,7 +80,7 @@ def _given(arguments: dict[str, Any]) -> dict[str, Any]:
 
 
 class PalimpsestTools:
-    """The tools, bound to one service and its threads. `mcp_server` registers each one."""
+    """The tools, bound to one service and its threads. `server` registers each one."""
 
     def __init__(self, service: Service, threads: Executor):
         self.service = service

@@ -6,9 +6,9 @@ from typing import Any
 
 import click
 
-from . import cli_render as render
-from .errors import Conflict
-from .service import Service
+from ..errors import Conflict
+from ..service import Service
+from . import render
 
 DEMO_MEMORIES = [
     ("decision", "We use PostgreSQL 15 for the main database", "pgvector needs 15 or later"),

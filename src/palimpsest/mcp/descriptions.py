@@ -4,7 +4,7 @@ These texts are product, not comments. Each one is written so that an agent can 
 its first call: the verb and its object first, then when to use it rather than a sibling,
 what it changes and what cannot be undone, what comes back, what is refused, and how the
 parameters interact where the schema cannot say so. Parameter descriptions live with the
-parameters (`mcp_tools`), answer descriptions with the output schemas (`mcp_results`).
+parameters (`tools`), answer descriptions with the output schemas (`results`).
 
 An agent pays for every character of the tool list before its first call (a test holds it
 to a budget), so nothing is said twice: what every write shares (`idempotency_key`,

@@ -1,16 +1,29 @@
-"""Copying a whole workspace from one store to another (SQLite to PostgreSQL and back).
+"""Opening a store for the service, and copying a workspace between two stores.
 
-The copy is lossless: notebooks, every memory version (tombstones included), every event
-with its actor, time and reason, links and idempotency answers. It reads one snapshot of
-the source and writes the target in one transaction, so it lands whole or not at all.
+Adapters name a store by the string a user typed (a SQLite path or a postgresql:// URL)
+and never touch the store layer themselves. The copy is lossless: notebooks, every memory
+version (tombstones included), every event with its actor, time and reason, links and
+idempotency answers. It reads one snapshot of the source and writes the target in one
+transaction, so it lands whole or not at all.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .errors import Conflict, NotFound
-from .store import Store, open_store, sqlite_path
+from ..errors import Conflict, NotFound
+from ..gate import check_actor
+from ..store import Store, default_db_path, open_store, shown, sqlite_path
+
+store_label = shown  # a store's name safe to print: a URL loses its password
+default_store_path = default_db_path  # the SQLite file in a data directory
+
+
+def open_store_for(location: str, actor: str) -> Store:
+    """The store at `location`, opened (and migrated); the actor is checked first, so a
+    refused actor never creates a database file."""
+    check_actor(actor)
+    return open_store(location)
 
 
 def copy_workspace(source: Store, target: Store, workspace: str) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""How `mcp_server` runs over stdio and HTTP: the SDK's transports, with two gaps closed.
+"""How `server` runs over stdio and HTTP: the SDK's transports, with two gaps closed.
 
 - stdio. The SDK's stdio transport drops a line it cannot read (not JSON, a lone
   surrogate escape, nesting past the parser's depth) without a word, and the client waits

@@ -1,0 +1,19 @@
+"""Palimpsest: long-term memory for AI agents. Memory changes, but nothing is lost silently.
+
+The layers, each importing only those below it (tests/test_layers.py holds them to it):
+
+- `model`, `errors`, `ids`, `views`: what a memory, notebook, link and event are; the
+  refusals; how they read as JSON. No I/O.
+- `secrets` and `gate`: what may never be stored (the detector and the write gate).
+- `revise`: the decisions about one memory, as pure functions.
+- `store`: one interface, with SQLite and PostgreSQL behind it.
+- `service`: the one API every adapter calls; it owns transactions, the clock and the rules.
+- `mcp` and `cli`: thin adapters over the service.
+
+The public API for a program is the service: `open_service(location, actor=...)`.
+"""
+
+from .errors import PalimpsestError
+from .service import Service, open_service
+
+__all__ = ["PalimpsestError", "Service", "open_service"]

@@ -1,0 +1,150 @@
+"""The commands on the store and the process: migrate, copy, doctor, scrub, serve, demo."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import socket
+import tempfile
+from pathlib import Path
+
+import click
+
+from ..errors import ValidationError
+from ..service import DEFAULT_WORKSPACE, copy_between, store_label
+from . import render
+from .app import Env, command, emit, palimpsest, pass_env
+from .demo import run_demo
+from .failures import JSON_KEY
+
+
+@command(palimpsest, "migrate", "palimpsest migrate  # with PALIMPSEST_DB=postgresql://...")
+@pass_env
+def migrate(env: Env, /) -> None:
+    """Create the store's schema, or upgrade it to this version of Palimpsest.
+
+    Any command does this on first use; migrate does only that, for deployments that
+    upgrade the database before starting servers.
+    """
+    emit({"schema_version": env.service().schema_version()})
+
+
+@command(
+    palimpsest,
+    "copy",
+    "palimpsest copy --from ~/.local/share/palimpsest/palimpsest.db --to postgresql://...",
+)
+@click.option("--from", "source", required=True, help="The store to copy from (path or URL).")
+@click.option("--to", "target", required=True, help="The store to copy to (path or URL).")
+@click.option("--workspace", default=DEFAULT_WORKSPACE, show_default=True)
+@pass_env
+def copy(env: Env, /, source: str, target: str, workspace: str) -> None:
+    """Copy a whole workspace, history included, to another store (SQLite or PostgreSQL).
+
+    The target must not hold that workspace yet. Nothing is removed from the source.
+    """
+    emit(copy_between(source, target, workspace))
+
+
+# -- doctor ----------------------------------------------------------------------------
+
+
+@command(palimpsest, "doctor", "palimpsest doctor --json")
+@pass_env
+def doctor(env: Env, /) -> None:
+    """List what needs a person: secrets that got in, stale, expired and ownerless memories.
+
+    Each secret comes with the forget command that removes it. Doctor also finishes a
+    scrub that a forget left pending.
+    """
+    emit(env.service().doctor(), render.doctor)
+
+
+@command(palimpsest, "scrub", "palimpsest scrub --db postgresql://... --json")
+@pass_env
+def scrub(env: Env, /) -> None:
+    """Erase from the store's files what forgets left there, and say how long it locked.
+
+    On PostgreSQL a forget is logical at once, but the old row versions keep the bytes in
+    the table and index files until this rewrites each table that held them (one at a
+    time, each copied while in use and locked only to swap the copy in). On SQLite it
+    finishes a pending checkpoint.
+    """
+    emit(env.service().scrub())
+
+
+# -- serve -----------------------------------------------------------------------------
+
+
+@command(palimpsest, "serve", "palimpsest serve --http --port 8765")
+@click.option("--http", is_flag=True, help="Speak streamable HTTP instead of stdio.")
+@click.option(
+    "--port",
+    type=click.IntRange(1, 65535),
+    default=8765,
+    show_default=True,
+    help="With --http: the port on 127.0.0.1.",
+)
+@pass_env
+def serve(env: Env, /, http: bool, port: int) -> None:
+    """Serve the memory to MCP clients (agents): over stdio, or streamable HTTP at /mcp.
+
+    Without --http the client starts this command and speaks MCP on its standard input
+    and output. With --http it listens on 127.0.0.1 only; the address goes to standard
+    error (as JSON with --json).
+    """
+    from ..mcp import HOST, PATH, serve  # the SDK is only loaded when serving
+
+    service = env.service()
+    pending = service.pending_scrubs()
+    if pending:  # reported only: a rewrite locks tables, so a server never starts one
+        click.echo(
+            f"{len(pending)} forget(s) still wait for their bytes to be erased from the "
+            "store's files: run `palimpsest scrub` (see `palimpsest doctor`).",
+            err=True,
+        )
+    if http:
+        _check_port_free(HOST, port)  # before printing an address nobody will answer at
+        url = f"http://{HOST}:{port}{PATH}"
+        if click.get_current_context().meta.get(JSON_KEY):
+            click.echo(json.dumps({"url": url, "store": store_label(env.db)}), err=True)
+        else:
+            click.echo(f"Palimpsest MCP at {url} (store: {store_label(env.db)})", err=True)
+    serve(service, http=http, port=port)
+
+
+def _check_port_free(host: str, port: int) -> None:
+    with socket.socket() as probe:
+        # as the server will: a port left in TIME_WAIT by a server just stopped is free
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError:
+            raise ValidationError(
+                f"Port {port} on {host} is taken by another program: stop it, or choose "
+                "another with `port`.",
+                field="port",
+            ) from None
+
+
+# -- demo ------------------------------------------------------------------------------
+
+
+@command(palimpsest, "demo", "palimpsest demo")
+@click.option("-n", "--notebook", default="demo", show_default=True, help="Notebook to use.")
+@pass_env
+def demo(env: Env, /, notebook: str) -> None:
+    """A short guided tour: remember, revise, recall and history, in a store of its own.
+
+    Without --db the tour makes a new store in a temporary directory, so your memory is
+    never touched; with --db it uses that store, in a notebook that must not exist yet.
+    """
+    as_json = bool(click.get_current_context().meta.get(JSON_KEY))
+    label = store_label(env.db)
+    if not env.db_typed:
+        env.db = str(Path(tempfile.mkdtemp(prefix="palimpsest-demo-")) / "demo.db")
+        label = f"{env.db} (new, for this tour only: your own memory is not touched)"
+    command = f"palimpsest --db {shlex.quote(store_label(env.db))}"
+    tour = run_demo(env.service(), notebook, label, command, quiet=as_json)
+    if as_json:
+        emit(tour)

@@ -1,0 +1,232 @@
+"""The `palimpsest` group: options of the whole command, the store it opens, and the pieces
+every subcommand is built from (`command`, `emit`, `given`).
+
+Each command maps its options onto the service's parameter names (DESIGN section 2),
+passing only what the user gave so that "omit keeps" holds, and prints the answer for a
+person (`render`) or as JSON. Errors become output and exit codes in one place,
+`_Group.invoke` (see `failures`). `--db`, `--actor` and `--json` belong to the whole command
+and work before or after the subcommand (`palimpsest serve --db x.db`, as MCP client
+configurations write it).
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+import platformdirs
+from click.core import ParameterSource
+
+from ..errors import PalimpsestError, ValidationError
+from ..service import Service, default_store_path, open_service
+from . import render
+from .failures import COMMAND_KEY, EXIT_CODES, JSON_KEY, bad_parameter, fail
+
+F = TypeVar("F", bound=Callable[..., Any])
+Renderer = Callable[[dict[str, Any]], None]
+
+
+def data_dir() -> Path:
+    """PALIMPSEST_HOME, else the platform's user data directory (XDG on Linux)."""
+    home = os.environ.get("PALIMPSEST_HOME")
+    if home:
+        return Path(home).expanduser()
+    xdg = os.environ.get("XDG_DATA_HOME")
+    earlier = (Path(xdg).expanduser() if xdg else Path.home() / ".local" / "share") / "palimpsest"
+    return pick_data_dir(Path(platformdirs.user_data_dir("palimpsest", appauthor=False)), earlier)
+
+
+def pick_data_dir(platform_dir: Path, earlier: Path) -> Path:
+    """Releases before 0.2 used the XDG place on every platform (macOS and Windows too): a
+    store found there is still used, never an empty one started beside it."""
+    found_earlier = platform_dir != earlier and default_store_path(earlier).exists()
+    if found_earlier and not default_store_path(platform_dir).exists():
+        return earlier
+    return platform_dir
+
+
+def default_actor() -> str:
+    """`user:<login name>`: spaces, a domain and a backslash are kept, blanks around dropped."""
+    try:
+        login = getpass.getuser().strip()
+    except (OSError, KeyError):  # no login name (some containers)
+        login = ""
+    return f"user:{login}" if login else "user:local"
+
+
+class Env:
+    """What the group options chose; opens the store only when a command needs it."""
+
+    def __init__(self, ctx: click.Context, db: str | None, actor: str):
+        self.ctx = ctx
+        self.db = db or str(default_store_path(data_dir()))
+        # Whether --db was typed (not taken from PALIMPSEST_DB or the default).
+        self.db_typed = ctx.get_parameter_source("db") == ParameterSource.COMMANDLINE
+        self.actor = actor
+        self._service: Service | None = None
+
+    def service(self) -> Service:
+        if self._service is None:
+            self._service = open_service(self.db, actor=self.actor)
+            self.ctx.call_on_close(self._service.close)
+        return self._service
+
+
+class _Group(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except PalimpsestError as exc:
+            fail(ctx, exc.to_dict(), EXIT_CODES.get(exc.error_class, 3))
+        except click.BadParameter as exc:
+            fail(ctx, bad_parameter(exc), 2)
+        except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except BrokenPipeError:
+            # The reader went away (`palimpsest ... | head`): nothing more to say to it.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(0)
+        except Exception as exc:
+            if os.environ.get("PALIMPSEST_DEBUG"):
+                raise
+            # The exception's own text may hold paths, SQL or data: show only its type.
+            message = (
+                f"unexpected {type(exc).__name__}; this is a bug or a broken database file. "
+                "Run again with PALIMPSEST_DEBUG=1 to see the traceback."
+            )
+            fail(ctx, {"error_class": "internal", "message": message}, 3)
+
+
+def _set_json(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+    # meta is shared by the whole context chain: --json before or after the subcommand
+    ctx.meta[JSON_KEY] = bool(ctx.meta.get(JSON_KEY)) or value
+    ctx.meta[COMMAND_KEY] = ctx.command  # the innermost command parsed so far
+    return value
+
+
+def _set_db(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+    if value is not None:  # given after the subcommand: it wins over the group's
+        env = ctx.find_object(Env)
+        assert env is not None
+        env.db, env.db_typed = value, True
+
+
+def _set_actor(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+    if value is not None:
+        env = ctx.find_object(Env)
+        assert env is not None
+        env.actor = value
+
+
+JSON_OPTION = click.option(
+    "--json",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_set_json,
+    help="Print the answer as JSON.",
+)
+DB_HELP = (
+    "SQLite file or postgresql:// URL. Default: $PALIMPSEST_DB, else palimpsest.db in "
+    "$PALIMPSEST_HOME or the user data directory."
+)
+ACTOR_HELP = "Who is acting, as recorded in the history."
+
+
+def _has_option(fn: Callable[..., Any], flag: str) -> bool:
+    params = getattr(fn, "__click_params__", [])
+    return any(flag in getattr(p, "opts", ()) for p in params)
+
+
+def command(parent: click.Group, name: str, example: str) -> Callable[[F], click.Command]:
+    """A subcommand with `--json` and a help text that ends with an example."""
+
+    def decorate(fn: F) -> click.Command:
+        # The group's options work after the subcommand too (`palimpsest serve --db x.db`),
+        # except where the subcommand has an option of that name (history's --actor filter).
+        shared = [
+            click.Option(
+                ["--db"],
+                metavar="PATH|URL",
+                expose_value=False,
+                callback=_set_db,
+                help="The store, as before the command (see palimpsest --help).",
+            )
+        ]
+        if not _has_option(fn, "--actor"):
+            shared.append(
+                click.Option(["--actor"], expose_value=False, callback=_set_actor, help=ACTOR_HELP)
+            )
+        command = parent.command(name, epilog=f"\b\nExample:\n  {example}")(JSON_OPTION(fn))
+        command.params.extend(shared)  # listed last in the help: the command's own come first
+        return command
+
+    return decorate
+
+
+def emit(result: dict[str, Any], human: Renderer = render.fields) -> None:
+    ctx = click.get_current_context()
+    if ctx.meta.get(JSON_KEY):
+        click.echo(json.dumps(result, indent=2, ensure_ascii=False))
+    else:
+        human(result)
+    if result.get("unmatched") and not result.get("results"):
+        ctx.exit(1)  # every target was refused and nothing changed: a refusal, as such
+
+
+def given(**values: Any) -> dict[str, Any]:
+    """Only what the user gave: None, unset flags and empty repeats are left out."""
+    out: dict[str, Any] = {}
+    for name, value in values.items():
+        if value is None or value is False or value == ():
+            continue
+        out[name] = list(value) if isinstance(value, tuple) else value
+    return out
+
+
+def json_value(name: str, raw: str | None) -> Any:
+    """A JSON option's value, given inline or as @file."""
+    if raw is None:
+        return None
+    try:
+        text = Path(raw[1:]).read_text(encoding="utf-8") if raw.startswith("@") else raw
+        return json.loads(text)
+    except OSError as exc:
+        raise ValidationError(
+            f"--{name}: cannot read {raw[1:]!r}: {exc.strerror}.", field=name
+        ) from None
+    except json.JSONDecodeError as exc:
+        raise ValidationError(f"--{name} is not valid JSON: {exc.msg}.", field=name) from None
+
+
+def one_or_many(values: tuple[str, ...]) -> str | list[str] | None:
+    if not values:
+        return None
+    return values[0] if len(values) == 1 else list(values)
+
+
+# -- the group -------------------------------------------------------------------------
+
+
+@click.group(cls=_Group, epilog="\b\nExample:\n  palimpsest demo")
+@click.option("--db", envvar="PALIMPSEST_DB", metavar="PATH|URL", help=DB_HELP)
+@click.option("--actor", default=default_actor, show_default="user:<login name>", help=ACTOR_HELP)
+@JSON_OPTION
+@click.version_option(package_name="palimpsest")
+@click.pass_context
+def palimpsest(ctx: click.Context, db: str | None, actor: str) -> None:
+    """Long-term memory for AI agents: memory changes, but nothing is lost silently."""
+    ctx.obj = Env(ctx, db, actor)
+
+
+pass_env = click.make_pass_decorator(Env)
+
+
+def main() -> None:
+    palimpsest(prog_name="palimpsest")

@@ -1,0 +1,228 @@
+"""The commands on memories: remember, recall, revise, revert, forget, inspect, history, link."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from ..model import KINDS, LINK_TYPES, SCOPES, SEVERITIES, STATUSES
+from . import render
+from .app import Env, F, command, emit, given, json_value, one_or_many, palimpsest, pass_env
+
+
+def _field_options(fn: F) -> F:
+    """The optional memory fields, shared by remember and revise."""
+    options = [
+        click.option("--title"),
+        click.option("--why", help="Why this is so, or why it was decided."),
+        click.option("--tag", "tags", multiple=True, help="A tag (repeat for several)."),
+        click.option("--key", help="A name unique among the notebook's active memories."),
+        click.option("--occurred-at", help="When it happened (RFC 3339 or a date)."),
+        click.option("--expires-at", help="When it stops being true."),
+        click.option("--source", help="Where it comes from (URL, ticket, person)."),
+        click.option("--anchor", "anchors", multiple=True, help="A project-relative path."),
+        click.option("--severity", help=f"For rules: {', '.join(SEVERITIES)}."),
+        click.option("--falsifier", help="What would show this is wrong (rules need one)."),
+        click.option(
+            "--check",
+            help='A check as JSON (or @file), e.g. \'{"kind": "forbidden", '
+            '"literals": ["rm -rf"]}\'.',
+        ),
+        click.option("--bindings", help="When a rule binds, as JSON (or @file)."),
+        click.option("--scope", help=f"{', '.join(SCOPES)}."),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+def write_options(fn: F) -> F:
+    fn = click.option("--dry-run", is_flag=True, help="Check everything, write nothing.")(fn)
+    return click.option("--idempotency-key", help="Retrying with the same key writes once.")(fn)
+
+
+def _memory_fields(values: dict[str, Any]) -> dict[str, Any]:
+    """Field options as service parameters, JSON options parsed."""
+    for name in ("check", "bindings"):
+        values[name] = json_value(name, values.get(name))
+    return given(**values)
+
+
+# -- memories --------------------------------------------------------------------------
+
+KIND_HELP = f"One of: {', '.join(KINDS)}."
+
+
+@command(
+    palimpsest,
+    "remember",
+    'palimpsest remember -n myproj -k decision "We use PostgreSQL 16" --why "pgvector needs it"',
+)
+@click.argument("text")
+@click.option("-n", "--notebook", required=True, help="Notebook name or id (created if new).")
+@click.option("-k", "--kind", default="fact", show_default=True, help=KIND_HELP)
+@_field_options
+@click.option("--supersedes", multiple=True, help="Id of a memory this replaces (repeatable).")
+@click.option("--because", help="Why, when superseding a rule.")
+@write_options
+@pass_env
+def remember(env: Env, /, text: str, notebook: str, kind: str, **options: Any) -> None:
+    """File a new memory in a notebook (TEXT `-` reads standard input)."""
+    if text == "-":
+        text = sys.stdin.read()
+    emit(env.service().remember(notebook=notebook, kind=kind, text=text, **_memory_fields(options)))
+
+
+@command(palimpsest, "recall", 'palimpsest recall "database version" -n myproj --kind decision')
+@click.argument("query", nargs=-1)
+@click.option("-n", "--notebook", help="Only this notebook.")
+@click.option("--domain", help="Only notebooks of this domain.")
+@click.option("-k", "--kind", multiple=True, help="Only these kinds (repeatable).")
+@click.option("--tag", "tags", multiple=True, help="Hits carry every tag given (repeatable).")
+@click.option("--status", multiple=True, help=f"Statuses to include: {', '.join(STATUSES)}.")
+@click.option("--since", help="Occurred (else recorded) at or after this time.")
+@click.option("--until", help="Occurred (else recorded) at or before this time.")
+@click.option("--limit", type=int, help="At most this many hits (default 10).")
+@click.option("--include-retired", is_flag=True, help="Also superseded and retracted ones.")
+@click.option("--as-of", help="Answer from the state at this past time.")
+@pass_env
+def recall(env: Env, /, query: tuple[str, ...], kind: tuple[str, ...], **options: Any) -> None:
+    """Find what is known: words and filters, now or as of a past time."""
+    status = one_or_many(options.pop("status"))
+    found = env.service().recall(
+        **given(query=" ".join(query) or None, kind=one_or_many(kind), status=status, **options)
+    )
+    emit(found, render.hits)
+
+
+@command(
+    palimpsest,
+    "revise",
+    "palimpsest revise --id m_01abc --replace-from 'PostgreSQL 15' --replace-to 'PostgreSQL 16'",
+)
+@click.argument("target_ids", nargs=-1, metavar="[ID]...")
+@click.option("--id", "ids", multiple=True, help="A memory id (repeat for several).")
+@click.option("--text-match", multiple=True, help="A memory's exact text (with --notebook).")
+@click.option("-n", "--notebook", help="The notebook --text-match looks in.")
+@click.option("--items", help="A batch as a JSON list of {id, ...} (or @file); all or nothing.")
+@click.option("-k", "--kind", help=KIND_HELP)
+@click.option("--text", help="Replace the whole text.")
+@_field_options
+@click.option("--clear", multiple=True, help="Clear this field (repeatable).")
+@click.option("--append", help="Add to the end of the text (a leading newline starts a new line).")
+@click.option("--replace-from", help="Replace the first occurrence of this...")
+@click.option("--replace-to", help="...with this.")
+@click.option("--remove", help="Delete the first occurrence of this from the text.")
+@click.option("--status", help="superseded, retracted, active or verified.")
+@click.option("--note", help="Why the status changes.")
+@click.option("--redact", is_flag=True, help="Store the note with credentials as [REDACTED:kind].")
+@click.option("--because", help="Reason, needed to weaken a rule or move across domains.")
+@click.option("--move-to", help="Move to this notebook (kept: id, dates, key, history).")
+@click.option("--supersede", is_flag=True, help="File as a new memory; retire the original.")
+@click.option("--claim", is_flag=True, help="Make an ownerless memory yours.")
+@click.option("--override-reason", help="Why you change a memory someone else owns.")
+@click.option("--override-confirm", is_flag=True, help="Confirm overriding a person's memory.")
+@click.option("--expected-version", type=int, help="Refuse if the memory changed since.")
+@write_options
+@pass_env
+def revise(
+    env: Env,
+    /,
+    target_ids: tuple[str, ...],
+    ids: tuple[str, ...],
+    text_match: tuple[str, ...],
+    items: str | None,
+    **options: Any,
+) -> None:
+    """Change what memories say, losing nothing: omitted fields keep their value."""
+    all_ids = target_ids + ids
+    targets: dict[str, Any] = {}
+    if len(all_ids) == 1:
+        targets["id"] = all_ids[0]
+    elif all_ids:
+        targets["ids"] = list(all_ids)
+    if text_match:
+        targets["texts"] = list(text_match)
+    if items is not None:
+        targets["items"] = json_value("items", items)
+    emit(env.service().revise(**targets, **_memory_fields(options)))
+
+
+@command(palimpsest, "revert", "palimpsest revert m_01abc --version 2 --because 'v3 was wrong'")
+@click.argument("id", required=False)
+@click.option("--version", type=int, help="The version of ID to go back to.")
+@click.option("-n", "--notebook", help="Revert a whole notebook (with --as-of).")
+@click.option("--as-of", help="The past time the notebook goes back to.")
+@click.option("--because", help="Why (needed when this weakens a rule).")
+@write_options
+@pass_env
+def revert(env: Env, /, **options: Any) -> None:
+    """Go back to an earlier version, as a new event: history only grows."""
+    emit(env.service().revert(**given(**options)))
+
+
+@command(palimpsest, "forget", "palimpsest forget m_01abc --because 'an API key was pasted in'")
+@click.argument("ids", nargs=-1, required=False, metavar="[ID...]")
+@click.option("--version", type=int, help="Scrub only this version of the one ID.")
+@click.option("-n", "--notebook", help="Forget a notebook's --field, or the empty notebook.")
+@click.option(
+    "--field",
+    type=click.Choice(["summary", "name"]),
+    help="With --notebook: scrub every value this field had (a summary is cleared too).",
+)
+@click.option("--because", help="Why it must not stay on disk (required).")
+@write_options
+@pass_env
+def forget(env: Env, /, ids: tuple[str, ...], **options: Any) -> None:
+    """Delete memories, or a notebook's field, for good, leaving a tombstone. Irreversible.
+
+    Prefer revise. `--notebook NB --field summary` scrubs a summary from the notebook and
+    its history; `--notebook NB` alone forgets an empty notebook.
+    """
+    target = {"id": ids[0]} if len(ids) == 1 else {"ids": list(ids)} if ids else {}
+    emit(env.service().forget(**target, **given(**options)))
+
+
+@command(palimpsest, "inspect", "palimpsest inspect m_01abc")
+@click.argument("id", required=False)
+@click.option("-n", "--notebook", help="Show a notebook and all its memories instead.")
+@pass_env
+def inspect(env: Env, /, **options: Any) -> None:
+    """Show a memory whole (fields, versions, links), or a whole notebook."""
+    emit(env.service().inspect(**given(**options)), render.inspected)
+
+
+@command(palimpsest, "history", "palimpsest history m_01abc --diff 1 3")
+@click.argument("id", required=False)
+@click.option("-n", "--notebook", help="Events of this notebook and its memories.")
+@click.option("--actor", help="Only events by this actor.")
+@click.option("--since", help="Events at or after this time.")
+@click.option("--until", help="Events at or before this time.")
+@click.option("--limit", type=int, help="At most this many events (default 100).")
+@click.option("--diff", nargs=2, type=int, metavar="FROM TO", help="Diff two versions of ID.")
+@pass_env
+def history(env: Env, /, diff: tuple[int, int] | None, **options: Any) -> None:
+    """List what happened, by memory, notebook, actor or time; or diff two versions."""
+    if diff:
+        options.update(diff_from=diff[0], diff_to=diff[1])
+    emit(env.service().history(**given(**options)), render.events)
+
+
+@command(palimpsest, "link", "palimpsest link m_01abc m_02def --type depends_on")
+@click.argument("source")
+@click.argument("target")
+@click.option(
+    "--type",
+    "type_",
+    default="relates_to",
+    show_default=True,
+    help=f"One of: {', '.join(LINK_TYPES)}.",
+)
+@click.option("--remove", is_flag=True, help="Remove this link instead.")
+@write_options
+@pass_env
+def link(env: Env, /, source: str, target: str, type_: str, **options: Any) -> None:
+    """Link two memories (or two notebooks) with a typed edge; --remove unlinks."""
+    emit(env.service().link(source=source, target=target, type=type_, **given(**options)))

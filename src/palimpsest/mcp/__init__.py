@@ -1,0 +1,12 @@
+"""Palimpsest as an MCP server: the service's operations as tools, over stdio or HTTP.
+
+`server` builds the server and maps every refusal to a tool result; `tools` holds one thin
+method per tool, with its parameters in `params`, its answer types in `results` and its
+words in `descriptions`; `schema` keeps the published schemas lean and strict;
+`transport` runs the SDK's transports with their gaps closed.
+"""
+
+from .server import DEFAULT_PORT, HOST, PATH, build_server, serve
+from .tools import TOOL_NAMES
+
+__all__ = ["DEFAULT_PORT", "HOST", "PATH", "TOOL_NAMES", "build_server", "serve"]
