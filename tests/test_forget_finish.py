@@ -97,6 +97,18 @@ async def test_forgetting_a_summary_clears_the_current_one_too(
         assert files_holding(db_path.parent, word) == []
 
 
+def test_forgetting_a_summary_that_never_was_changes_nothing(service: Service) -> None:
+    """No value to erase: the answer says so and the history gains no event to explain."""
+    nb = service.create_notebook(name="plain")["notebook"]["id"]
+    before = service.history(notebook=nb)["events"]
+    answer = service.forget(notebook="plain", field="summary", because="personal data")
+    assert answer["results"] == [
+        {"notebook": nb, "field": "summary", "forgotten": False, "unchanged": True}
+    ]
+    assert service.history(notebook=nb)["events"] == before
+    assert service.pending_scrubs() == []
+
+
 async def test_forgetting_a_name_erases_the_past_names(
     client: Client, service: Service, db_path: Path
 ) -> None:
@@ -155,6 +167,21 @@ def _notebook_past_the_gate(service: Service, summary: str) -> str:
         tx.append_event(Event(0, new_id("op"), nb.created_at, "user:old", "notebook.create",
                               "notebook", nb.id, nb.id, None, (), None, nb.to_dict()))  # fmt: skip
     return nb.id
+
+
+def test_doctor_finds_a_notebook_secret_under_a_thousand_later_edits(service: Service) -> None:
+    """Doctor reads every event of a notebook, not only the newest thousand."""
+    nb = _notebook_past_the_gate(service, f"deploy with {token()}")
+    with service.store.write(service.workspace) as tx:
+        notebook = tx.get_notebook(nb)
+        assert notebook is not None
+        tx.put_notebook(notebook.replace(summary=None))  # the secret is only in the history now
+        for n in range(1000):  # later edits, written directly: the gate is not what is tested
+            tx.append_event(Event(0, new_id("op"), "2026-01-02T00:00:00.000000Z", "user:old",
+                                  "notebook.edit", "notebook", nb, nb, None, (), None,
+                                  {"tags": [[], [f"t{n}"]]}))  # fmt: skip
+    [finding] = service.doctor()["secrets"]
+    assert finding["notebook"] == nb and list(finding["fields"]) == ["summary"]
 
 
 def test_doctor_advice_for_a_notebook_secret_erases_every_copy(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -22,6 +23,7 @@ from ..store import Store, StoredResponse, StoreReader, StoreWriter
 DEFAULT_WORKSPACE = "default"
 MAX_LIMIT = 200
 WRITE_ATTEMPTS = 3
+EVERY_EVENT = sys.maxsize  # an EventFilter limit that leaves none out
 MAX_ID = 100  # ours are 23 characters; anything far longer is no id, and not echoed
 
 Body = Callable[[StoreWriter, str, str], dict[str, Any]]

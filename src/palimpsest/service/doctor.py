@@ -9,7 +9,7 @@ from ..model import Memory, Notebook
 from ..revise import record_fields
 from ..secrets import find_in_parts, find_secrets, redact
 from ..store import EventFilter, PendingScrub, StoreReader
-from .base import ServiceBase
+from .base import EVERY_EVENT, ServiceBase
 from .notebooks import FORGETTABLE_FIELDS
 
 
@@ -88,7 +88,7 @@ class DoctorOps(ServiceBase):
 def _notebook_secrets(tx: StoreReader, notebook: Notebook) -> list[dict[str, Any]]:
     """Secrets in a notebook's name or summary, now or in any past value in its events."""
     values: dict[str, list[str]] = {"name": [notebook.name], "summary": [notebook.summary or ""]}
-    for event in tx.events(EventFilter(target_id=notebook.id, limit=1000)):
+    for event in tx.events(EventFilter(target_id=notebook.id, limit=EVERY_EVENT)):
         for name in FORGETTABLE_FIELDS:
             past = event.data.get(name)
             values[name] += [v for v in (past if isinstance(past, list) else [past]) if v]

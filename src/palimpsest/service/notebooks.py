@@ -8,8 +8,16 @@ from .. import gate
 from ..errors import Conflict, NotFound, ValidationError
 from ..ids import new_id
 from ..model import LINK_TYPES, Link, Memory, Notebook, Tombstone
-from ..store import StoreReader, StoreWriter
-from .base import MAX_ID, ServiceBase, id_list, notebook_fields, notebook_name, refuse_nul
+from ..store import EventFilter, StoreReader, StoreWriter
+from .base import (
+    EVERY_EVENT,
+    MAX_ID,
+    ServiceBase,
+    id_list,
+    notebook_fields,
+    notebook_name,
+    refuse_nul,
+)
 
 # The notebook fields that can hold personal data and so can be forgotten.
 FORGETTABLE_FIELDS = ("summary", "name")
@@ -169,6 +177,9 @@ class NotebookOps(ServiceBase):
     ) -> dict[str, Any]:
         """Every past value of `field` leaves the history; a summary is cleared too (a name
         is needed, so the current one stays: rename first if it must go as well)."""
+        if field == "summary" and not _ever_summarised(tx, nb):
+            return {"results": [{"notebook": nb.id, "field": field, "forgotten": False,
+                                 "unchanged": True}]}  # fmt: skip
         if field == "summary" and nb.summary is not None:
             nb = nb.replace(summary=None)
             tx.put_notebook(nb)
@@ -260,3 +271,17 @@ def _listed(redacted: list[dict[str, Any]]) -> dict[str, Any]:
 def _changes(data: dict[str, list[Any]]) -> dict[str, dict[str, Any]]:
     """An edit event's [before, after] pairs, shaped as revise's diff."""
     return {name: {"old": old, "new": new} for name, (old, new) in data.items()}
+
+
+def _ever_summarised(tx: StoreReader, nb: Notebook) -> bool:
+    """Whether the notebook has, or ever had, a summary: else there is nothing to erase."""
+    if nb.summary is not None:
+        return True
+    events = tx.events(EventFilter(target_id=nb.id, limit=EVERY_EVENT))
+    return any(_held(event.data.get("summary")) for event in events)
+
+
+def _held(value: Any) -> bool:
+    """An event's `summary`: a value (a creation) or an [old, new] pair (an edit)."""
+    values = value if isinstance(value, list) else [value]
+    return any(v is not None for v in values)
