@@ -22,7 +22,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.types import Tool
 
-from palimpsest.mcp.transport import HEAD_SECONDS
+from palimpsest.mcp.transport import BODY_SECONDS, HEAD_SECONDS, MAX_BODY_BYTES
 
 from .mcp_helpers import call, check_tool_schemas, refuse, refused
 
@@ -424,3 +424,55 @@ async def test_http_slow_headers_neither_lock_out_other_clients_nor_stay_open(
         finally:
             for client in slow:
                 client.close()
+
+
+JSON_POST = (
+    b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+    b"Accept: application/json, text/event-stream\r\n"
+)
+
+
+def read_status(client: socket.socket) -> int:
+    """The status code of the server's answer, read off its status line."""
+    client.settimeout(STARTUP_SECONDS)
+    answer = b""
+    while b"\r\n" not in answer:
+        chunk = client.recv(4096)
+        assert chunk, "the server closed the connection without an answer"
+        answer += chunk
+    return int(answer.split(b" ", 2)[1])
+
+
+def test_http_bodies_that_trickle_are_cut_off(db_path: Path, env: dict[str, str]) -> None:
+    """A client that sends its head and then only part of its body holds a connection no
+    longer than BODY_SECONDS: it is answered 408 and closed."""
+    with http_server(db_path, env) as (_, port):
+        slow = []
+        for _ in range(5):
+            client = socket.create_connection(("127.0.0.1", port), timeout=10)
+            client.sendall(JSON_POST + b'Content-Length: 1000\r\n\r\n{"jsonrpc": "2.0", ')
+            slow.append(client)
+        try:
+            assert [read_status(client) for client in slow] == [408] * 5
+            assert wait_closed_by_server(slow, BODY_SECONDS + 10) == []
+        finally:
+            for client in slow:
+                client.close()
+
+
+def test_http_bodies_past_the_cap_are_refused_unread(db_path: Path, env: dict[str, str]) -> None:
+    """A body declared, or sent in chunks, past MAX_BODY_BYTES is answered 413: the server
+    never holds it in memory."""
+    with http_server(db_path, env) as (_, port):
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as declared:
+            declared.sendall(JSON_POST + f"Content-Length: {10**12}\r\n\r\n".encode())
+            assert read_status(declared) == 413
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as chunked:
+            chunked.sendall(JSON_POST + b"Transfer-Encoding: chunked\r\n\r\n")
+            chunk = b"x" * 2**20
+            try:
+                for _ in range(MAX_BODY_BYTES // len(chunk) + 2):
+                    chunked.sendall(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the server answered and closed before the last chunks
+            assert read_status(chunked) == 413

@@ -14,7 +14,9 @@
   `HEAD_SECONDS`, and at most `MAX_CONNECTIONS` stay open: past that, the connection
   that has waited longest for its head is closed to make room (one mid-request is never
   closed for this; when all are, the newcomer is). More than that calls for a reverse
-  proxy in front (the README says how).
+  proxy in front (the README says how). A body must arrive within `BODY_SECONDS` (else
+  408) and hold at most `MAX_BODY_BYTES` (else 413), so slow or huge bodies cannot hold a
+  connection or the memory either.
 """
 
 from __future__ import annotations
@@ -40,6 +42,9 @@ if TYPE_CHECKING:
 HEAD_SECONDS = 10.0  # to send a request line and headers, from connecting or the last answer
 MAX_CONNECTIONS = 256  # open at once; well under the usual 1,024 file descriptors
 KEEP_ALIVE_SECONDS = 5  # an idle connection between requests (uvicorn's default)
+BODY_SECONDS = 30.0  # to send a request's body, once its head is in
+# The largest body read: a batch of 1,000 revisions at the longest text fits well inside.
+MAX_BODY_BYTES = 64 * 2**20
 # Connections accepted in one go, before any is counted against MAX_CONNECTIONS (asyncio
 # accepts up to this many per wake-up): with uvicorn's 2,048, a burst alone could exhaust
 # the descriptors. Also the kernel's queue of connections waiting to be accepted.
@@ -145,13 +150,19 @@ class AnsweringUnreadableBodies:
         if not self._is_json_post(scope):
             await self._app(scope, receive, send)
             return
-        body, more = b"", True
-        while more:
-            message = await receive()
-            if message["type"] != "http.request":  # the client went away
-                return
-            body += message.get("body", b"")
-            more = message.get("more_body", False)
+        try:
+            with anyio.fail_after(BODY_SECONDS):
+                body = await _read_body(scope, receive)
+        except TimeoutError:
+            message = f"the body must arrive within {BODY_SECONDS:.0f} seconds"
+            await _refusal(408, message)(scope, receive, send)
+            return
+        except BodyTooLarge:
+            message = f"a request body holds at most {MAX_BODY_BYTES} bytes"
+            await _refusal(413, message)(scope, receive, send)
+            return
+        if body is None:  # the client went away
+            return
         try:
             types.jsonrpc_message_adapter.validate_json(body, by_name=False)
         except pydantic.ValidationError as exc:
@@ -176,6 +187,36 @@ class AnsweringUnreadableBodies:
             return False
         headers = dict(scope["headers"])
         return b"application/json" in headers.get(b"content-type", b"").lower()
+
+
+class BodyTooLarge(Exception):
+    pass
+
+
+async def _read_body(scope: Scope, receive: Receive) -> bytes | None:
+    """The whole body, or None if the client went away. Past the cap it is refused as soon
+    as that is known (from its declared length, or once that much has come)."""
+    declared = dict(scope["headers"]).get(b"content-length", b"0")
+    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        raise BodyTooLarge
+    body, more = bytearray(), True
+    while more:
+        message = await receive()
+        if message["type"] != "http.request":
+            return None
+        body += message.get("body", b"")
+        if len(body) > MAX_BODY_BYTES:
+            raise BodyTooLarge
+        more = message.get("more_body", False)
+    return bytes(body)
+
+
+def _refusal(code: int, message: str) -> Response:
+    """The answer to a request refused for its body: JSON-RPC, as its id cannot be known."""
+    data = types.ErrorData(code=types.INVALID_REQUEST, message=f"Invalid Request: {message}.")
+    error = types.JSONRPCError(jsonrpc="2.0", id=None, error=data)
+    content = error.model_dump_json(by_alias=True, exclude_unset=True)
+    return Response(content, status_code=code, media_type="application/json")
 
 
 class GuardedH11Protocol(H11Protocol):
