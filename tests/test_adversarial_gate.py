@@ -401,6 +401,17 @@ def test_http_refuses_a_body_that_is_no_json_rpc_message_without_quoting_it(
     assert TOKEN[:12] not in json.dumps(answer)
 
 
+def test_http_answers_a_body_that_is_not_utf8_with_its_id(http_url: str) -> None:  # noqa: F811
+    """The same refusal stdio gives: a parse error the caller can match to its request."""
+    body = (
+        b'{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": '
+        b'"remember", "arguments": {"notebook": "ops", "kind": "fact", "text": "caf\xe9"}}}'
+    )
+    status, answer = _post(http_url, body)
+    assert (status, answer["id"], answer["error"]["code"]) == (400, 7, -32700)
+    assert "UTF-8" in answer["error"]["message"]
+
+
 # -- revise: an append of nothing, an exact text longer than any ---------------------------
 
 

@@ -341,6 +341,7 @@ RECALL = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name"
 UNREADABLE = {  # past the parser's depth: 199 levels inside the arguments, 202 in all
     "not JSON": b"this is not json",
     "a lone surrogate": RECALL + b'"arguments": {"query": "\\ud800"}}}',
+    "a byte that is not UTF-8": RECALL + b'"arguments": {"query": "caf\xe9"}}}',
     "nesting 199 deep": RECALL + b'"arguments": {"query": ' + b"[" * 199 + b"]" * 199 + b"}}}",
 }
 
@@ -359,8 +360,15 @@ def test_stdio_answers_a_line_it_cannot_parse_with_a_parse_error(
             process.stdin.flush()
             answer = answer_line(process)
             code = -32600 if label == "not a message" else -32700
-            assert (answer["jsonrpc"], answer["id"], answer["error"]["code"]) == ("2.0", None, code)
-            assert line.decode()[:40] not in answer["error"]["message"], label
+            # The id is answered wherever the line still shows it, so the caller is not
+            # left waiting; bytes that are not UTF-8 are refused, never stored as U+FFFD.
+            ident = 1 if line.startswith(RECALL) else None
+            assert (answer["jsonrpc"], answer["id"], answer["error"]["code"]) == (
+                "2.0",
+                ident,
+                code,
+            )
+            assert line.decode(errors="replace")[:40] not in answer["error"]["message"], label
         process.stdin.write(b'{"jsonrpc": "2.0", "id": 9, "method": "ping"}\n')
         process.stdin.flush()
         assert answer_line(process) == {"jsonrpc": "2.0", "id": 9, "result": {}}

@@ -2,9 +2,10 @@
 
 - stdio. The SDK's stdio transport drops a line it cannot read (not JSON, a lone
   surrogate escape, nesting past the parser's depth) without a word, and the client waits
-  for its timeout. Here every such line gets the JSON-RPC answer HTTP gives: -32700 (parse
-  error), or -32600 when the line is JSON but no JSON-RPC message; `id` is null, as the
-  request's id cannot be known.
+  for its timeout; and it reads bytes that are not UTF-8 as U+FFFD, so damaged text was
+  stored. Here such bytes are refused, and every such line gets the JSON-RPC answer HTTP
+  gives: -32700 (parse error), or -32600 when the line is JSON but no JSON-RPC message;
+  `id` is the request's where the line still shows it, else null.
 - HTTP bodies. The SDK answers a body that is JSON but no JSON-RPC message (an older
   client's batch, a wrong `jsonrpc`) with pydantic's error text, which quotes the body, so a
   key in a memory's text came back in the error. Here such a body gets the stdio answer.
@@ -22,6 +23,9 @@
 from __future__ import annotations
 
 import asyncio
+import io
+import json
+import os
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -55,21 +59,45 @@ ACCEPT_BATCH = 128
 
 
 def unreadable_answer(error: Exception) -> SessionMessage:
-    """The JSON-RPC error for a line or body that is no message; it never quotes it."""
-    unparsable = isinstance(error, pydantic.ValidationError) and all(
-        item["type"] == "json_invalid" for item in error.errors()
+    """The JSON-RPC error for a line or body that is no message; it never quotes it.
+
+    Where the message is still JSON to the standard library (it was refused only for bytes
+    that are not UTF-8, a lone surrogate or its depth), the answer carries the request's id,
+    so the caller is not left waiting for one.
+    """
+    problems = error.errors() if isinstance(error, pydantic.ValidationError) else []
+    unparsable = bool(problems) and all(
+        p["type"] in ("json_invalid", "string_unicode") for p in problems
     )
-    if unparsable:
-        data = types.ErrorData(
-            code=types.PARSE_ERROR,
-            message="Parse error: the message is not valid JSON (or is nested too deeply).",
-        )
-    else:
+    if not unparsable:
         data = types.ErrorData(
             code=types.INVALID_REQUEST,
             message="Invalid Request: the message is JSON but not a JSON-RPC 2.0 message.",
         )
-    return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=None, error=data))
+        return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=None, error=data))
+    data = types.ErrorData(
+        code=types.PARSE_ERROR,
+        message="Parse error: the message is not valid JSON in UTF-8 (bytes that are not "
+        "UTF-8 and lone surrogates such as \\ud800 are refused), or is nested too deeply.",
+    )
+    ident = _request_id(problems[0].get("input"))
+    return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=ident, error=data))
+
+
+def _request_id(raw: Any) -> str | int | None:
+    """The id of a message pydantic could not read, if the standard library still can."""
+    if isinstance(raw, bytes):
+        raw = raw.decode("utf-8", "surrogateescape")
+    try:
+        message = json.loads(raw) if isinstance(raw, str) else None
+    except (ValueError, RecursionError):
+        return None
+    ident = message.get("id") if isinstance(message, dict) else None
+    if isinstance(ident, int) and not isinstance(ident, bool):
+        return ident
+    if isinstance(ident, str) and ident.isprintable() and ident.isascii():
+        return ident  # other ids may hold the very characters that could not be read
+    return None
 
 
 class AnsweringUnreadable:
@@ -120,10 +148,22 @@ class AnsweringUnreadable:
         return None
 
 
+def _stdin_lines() -> anyio.AsyncFile[str]:
+    """Standard input as UTF-8 text in which a byte that is not UTF-8 stays recognisable
+    (a lone surrogate, which the parser refuses) where the SDK's own reader replaces it
+    with U+FFFD and stores damaged text. fd 0 then reads the null device, as the SDK's
+    own claim does, so nothing else reads from the wire."""
+    wire = os.fdopen(os.dup(0), "rb")
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    return anyio.wrap_file(io.TextIOWrapper(wire, encoding="utf-8", errors="surrogateescape"))
+
+
 async def serve_stdio(server: MCPServer[Any]) -> None:
     """What the SDK's `run("stdio")` does, with unreadable lines answered."""
     lowlevel = server._lowlevel_server
-    async with stdio_server() as (read_stream, write_stream):
+    async with stdio_server(stdin=_stdin_lines()) as (read_stream, write_stream):
         await lowlevel.run(
             AnsweringUnreadable(read_stream, write_stream),
             write_stream,
