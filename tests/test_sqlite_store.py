@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -10,11 +11,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from palimpsest.errors import Retryable
+from palimpsest.errors import Retryable, ValidationError
 from palimpsest.service import Service, base
 from palimpsest.store import Store, open_store, sqlite
 from palimpsest.store.migrations import migrations, statements
 from palimpsest.store.sqlite import CANDIDATES, SqliteStore
+
+from .test_time_migration import FIXTURE
 
 
 @pytest.fixture
@@ -128,3 +131,52 @@ def test_a_busy_database_is_retried_then_answered_retryable(
     finally:
         blocker.close()
         store.close()
+
+
+def tables(path: Path) -> list[str]:
+    conn = sqlite3.connect(path)
+    try:
+        return sorted(row[0] for row in conn.execute("SELECT name FROM sqlite_master"))
+    finally:
+        conn.close()
+
+
+def test_another_programs_database_is_refused_and_left_as_it_was(db_path: Path) -> None:
+    conn = sqlite3.connect(db_path)
+    conn.execute("CREATE TABLE accounts (id INTEGER PRIMARY KEY, name TEXT)")
+    conn.commit()
+    conn.close()
+    with pytest.raises(ValidationError, match="another program"):
+        open_store(str(db_path))
+    assert tables(db_path) == ["accounts"]
+
+
+def test_an_open_store_is_read_while_another_process_writes(db_path: Path) -> None:
+    """Opening a store that needs no migration takes no write lock: a recall goes on."""
+    first = Service(open_store(str(db_path)))
+    first.remember(notebook="n", kind="fact", text="Backups run nightly")
+    first.close()
+    writer = sqlite3.connect(db_path, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")
+    try:
+        reader = Service(open_store(str(db_path)))
+        assert len(reader.recall(query="backups")["hits"]) == 1
+        reader.close()
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+
+
+def test_a_store_locked_while_it_needs_migrating_is_retryable(db_path: Path) -> None:
+    shutil.copy(FIXTURE, db_path)
+    writer = sqlite3.connect(db_path, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")
+    try:
+        with pytest.raises(Retryable):
+            open_store(str(db_path))
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    store = open_store(str(db_path))  # once free, it opens and migrates
+    assert store.schema_version() == migrations("sqlite")[-1][0]
+    store.close()

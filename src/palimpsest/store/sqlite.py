@@ -42,10 +42,11 @@ class SqliteStore:
         self._lock = threading.Lock()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self._migrate()
-            # A forget committed just before a crash may have left its bytes in the WAL.
-            self._finish_pending()
-        except ValidationError:
+            with _translated():
+                self._migrate()
+                # A forget committed just before a crash may have left its bytes in the WAL.
+                self._finish_pending()
+        except PalimpsestError:
             self.close()
             raise
         except (OSError, sqlite3.DatabaseError) as exc:
@@ -78,11 +79,17 @@ class SqliteStore:
         return conn
 
     def _migrate(self) -> None:
+        """Bring the schema up to date; a store already there is opened without a lock."""
         conn = self._connection()
+        newest = migrations("sqlite")[-1][0]
+        if conn.execute("PRAGMA user_version").fetchone()[0] == newest:
+            return
         conn.execute("BEGIN IMMEDIATE")
         try:
             current = conn.execute("PRAGMA user_version").fetchone()[0]
             refuse_newer("sqlite", current)
+            if current == 0:
+                _refuse_foreign(conn, self.path)
             for number, script in migrations("sqlite"):
                 if number > current:
                     for statement in statements(script):
@@ -173,6 +180,16 @@ class SqliteStore:
                 conn.close()
             self._connections.clear()
         self._local = threading.local()
+
+
+def _refuse_foreign(conn: sqlite3.Connection, path: Path) -> None:
+    """A database with tables but no schema version belongs to another program."""
+    if conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone() is not None:
+        raise ValidationError(
+            f"{path} is a SQLite database of another program (it has tables, but no "
+            "Palimpsest schema), and was left as it was; pass --db a new file or a "
+            "Palimpsest store."
+        )
 
 
 @contextmanager
