@@ -77,6 +77,7 @@ def test_serve_takes_db_after_the_subcommand(run: Run, tmp_path: Path) -> None:
 
 
 def test_refusals_name_cli_flags_not_api_fields(run: Run, db_path: Path) -> None:
+    run("--db", str(db_path), "migrate")  # a store to refuse in: reads never make one
     done = run("--db", str(db_path), "revise", "--text-match", "nope", "--title", "x")
     assert done.returncode == 1
     assert "--text-match" in done.stderr and "--notebook" in done.stderr
@@ -89,6 +90,7 @@ def test_refusals_name_cli_flags_not_api_fields(run: Run, db_path: Path) -> None
 
 
 def test_a_time_that_cannot_be_read_shows_one_that_can(run: Run, db_path: Path) -> None:
+    run("--db", str(db_path), "migrate")
     done = run("--db", str(db_path), "recall", "--as-of", "yesterday")
     assert done.returncode == 1
     assert "--as-of" in done.stderr and "2026-05-01" in done.stderr
@@ -103,6 +105,7 @@ def test_a_time_that_cannot_be_read_shows_one_that_can(run: Run, db_path: Path) 
 def test_a_command_that_changed_nothing_because_all_were_refused_exits_1(
     run: Run, cli: Callable[..., Any], db_path: Path
 ) -> None:
+    run("--db", str(db_path), "migrate")
     done = run("--db", str(db_path), "revise", "--id", "m_a", "--id", "m_b", "--title", "x")
     assert done.returncode == 1
     assert "m_a" in done.stdout + done.stderr

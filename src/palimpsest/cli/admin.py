@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 
 from ..errors import ValidationError
 from ..service import DEFAULT_WORKSPACE, copy_between, store_label
@@ -33,10 +34,13 @@ def migrate(env: Env, /) -> None:
     palimpsest,
     "copy",
     "palimpsest copy --from ~/.local/share/palimpsest/palimpsest.db --to postgresql://...",
+    uses_store=False,
 )
 @click.option("--from", "source", required=True, help="The store to copy from (path or URL).")
 @click.option("--to", "target", required=True, help="The store to copy to (path or URL).")
-@click.option("--workspace", default=DEFAULT_WORKSPACE, show_default=True)
+@click.option(
+    "--workspace", default=DEFAULT_WORKSPACE, show_default=True, help="The workspace to copy."
+)
 @pass_env
 def copy(env: Env, /, source: str, target: str, workspace: str) -> None:
     """Copy a whole workspace, history included, to another store (SQLite or PostgreSQL).
@@ -57,7 +61,7 @@ def doctor(env: Env, /) -> None:
     Each secret comes with the forget command that removes it. Doctor also finishes a
     scrub that a forget left pending.
     """
-    emit(env.service().doctor(), render.doctor)
+    emit(env.service(create=False).doctor(), render.doctor)
 
 
 @command(palimpsest, "scrub", "palimpsest scrub --db postgresql://... --json")
@@ -70,7 +74,7 @@ def scrub(env: Env, /) -> None:
     time, each copied while in use and locked only to swap the copy in). On SQLite it
     finishes a pending checkpoint.
     """
-    emit(env.service().scrub())
+    emit(env.service(create=False).scrub())
 
 
 # -- serve -----------------------------------------------------------------------------
@@ -93,6 +97,13 @@ def serve(env: Env, /, http: bool, port: int) -> None:
     and output. With --http it listens on 127.0.0.1 only; the address goes to standard
     error (as JSON with --json).
     """
+    ctx = click.get_current_context()
+    if not http and ctx.get_parameter_source("port") != ParameterSource.DEFAULT:
+        raise ValidationError(
+            "`--port` is for `--http`: without it the server speaks over stdio, with no port. "
+            "Add `--http`, or leave `--port` out.",
+            field="port",
+        )
     from ..mcp import HOST, PATH, serve  # the SDK is only loaded when serving
 
     service = env.service()

@@ -65,15 +65,17 @@ class Env:
 
     def __init__(self, ctx: click.Context, db: str | None, actor: str):
         self.ctx = ctx
-        self.db = db or str(default_store_path(data_dir()))
+        self.db = str(default_store_path(data_dir())) if db is None else db
         # Whether --db was typed (not taken from PALIMPSEST_DB or the default).
         self.db_typed = ctx.get_parameter_source("db") == ParameterSource.COMMANDLINE
         self.actor = actor
         self._service: Service | None = None
 
-    def service(self) -> Service:
+    def service(self, *, create: bool = True) -> Service:
+        """The service over the chosen store; a read (`create=False`) of a SQLite file
+        that does not exist is refused rather than making an empty store of a typo."""
         if self._service is None:
-            self._service = open_service(self.db, actor=self.actor)
+            self._service = open_service(self.db, actor=self.actor, create=create)
             self.ctx.call_on_close(self._service.close)
         return self._service
 
@@ -144,28 +146,48 @@ def _has_option(fn: Callable[..., Any], flag: str) -> bool:
     return any(flag in getattr(p, "opts", ()) for p in params)
 
 
-def command(parent: click.Group, name: str, example: str) -> Callable[[F], click.Command]:
-    """A subcommand with `--json` and a help text that ends with an example."""
+def _shared_options(fn: Callable[..., Any]) -> list[click.Option]:
+    """The group's options, again, for after a subcommand (`palimpsest serve --db x.db`),
+    except where the subcommand has an option of that name (history's --actor filter)."""
+    shared = [
+        click.Option(
+            ["--db"],
+            metavar="PATH|URL",
+            expose_value=False,
+            callback=_set_db,
+            help="The store, as before the command (see palimpsest --help).",
+        )
+    ]
+    if not _has_option(fn, "--actor"):
+        shared.append(
+            click.Option(["--actor"], expose_value=False, callback=_set_actor, help=ACTOR_HELP)
+        )
+    return shared
+
+
+def command(
+    parent: click.Group, name: str, example: str, *, uses_store: bool = True
+) -> Callable[[F], click.Command]:
+    """A subcommand with `--json` and a help text that ends with an example. One that
+    does not use the `--db` store (copy names its own two) does not offer the group's
+    `--db` and `--actor` again."""
 
     def decorate(fn: F) -> click.Command:
-        # The group's options work after the subcommand too (`palimpsest serve --db x.db`),
-        # except where the subcommand has an option of that name (history's --actor filter).
-        shared = [
-            click.Option(
-                ["--db"],
-                metavar="PATH|URL",
-                expose_value=False,
-                callback=_set_db,
-                help="The store, as before the command (see palimpsest --help).",
-            )
-        ]
-        if not _has_option(fn, "--actor"):
-            shared.append(
-                click.Option(["--actor"], expose_value=False, callback=_set_actor, help=ACTOR_HELP)
-            )
+        shared = _shared_options(fn) if uses_store else []
         command = parent.command(name, epilog=f"\b\nExample:\n  {example}")(JSON_OPTION(fn))
         command.params.extend(shared)  # listed last in the help: the command's own come first
         return command
+
+    return decorate
+
+
+def group(parent: click.Group, name: str, example: str) -> Callable[[F], click.Group]:
+    """A group of subcommands that takes the group's options too (`notebook --json list`)."""
+
+    def decorate(fn: F) -> click.Group:
+        made = parent.group(name, epilog=f"\b\nExample:\n  {example}")(JSON_OPTION(fn))
+        made.params.extend(_shared_options(fn))
+        return made
 
     return decorate
 
@@ -197,6 +219,11 @@ def json_value(name: str, raw: str | None) -> Any:
     try:
         text = Path(raw[1:]).read_text(encoding="utf-8") if raw.startswith("@") else raw
         return json.loads(text)
+    except UnicodeDecodeError:
+        raise ValidationError(
+            f"--{name}: the file is not UTF-8 text; convert it first (iconv -t UTF-8).",
+            field=name,
+        ) from None
     except OSError as exc:
         raise ValidationError(
             f"--{name}: cannot read {raw[1:]!r}: {exc.strerror}.", field=name

@@ -35,8 +35,16 @@ def bad_parameter(exc: click.BadParameter) -> dict[str, Any]:
         return {"error_class": "validation", "message": "An option has a wrong value."}
     hint = exc.param.get_error_hint(exc.ctx) if exc.ctx else exc.param.name
     command = exc.ctx.command_path if exc.ctx else "palimpsest"
+    if isinstance(exc, click.MissingParameter):
+        return {
+            "error_class": "validation",
+            "message": f"{hint} is missing; see `{command} --help`.",
+            "field": exc.param.name,
+        }
     kind = exc.param.type
-    if isinstance(kind, click.IntRange):
+    if isinstance(kind, click.Choice):
+        wanted = f"one of: {', '.join(map(str, kind.choices))}"
+    elif isinstance(kind, click.IntRange):
         wanted = f"a whole number from {kind.min} to {kind.max}"
     elif isinstance(kind, click.types.IntParamType):
         wanted = "a whole number"

@@ -15,12 +15,12 @@ from .app import Env, F, command, emit, given, json_value, one_or_many, palimpse
 def _field_options(fn: F) -> F:
     """The optional memory fields, shared by remember and revise."""
     options = [
-        click.option("--title"),
+        click.option("--title", help="A short title."),
         click.option("--why", help="Why this is so, or why it was decided."),
         click.option("--tag", "tags", multiple=True, help="A tag (repeat for several)."),
         click.option("--key", help="A name unique among the notebook's active memories."),
-        click.option("--occurred-at", help="When it happened (RFC 3339 or a date)."),
-        click.option("--expires-at", help="When it stops being true."),
+        click.option("--occurred-at", help="When it happened (RFC 3339 or a date, UTC)."),
+        click.option("--expires-at", help="When it stops being true (RFC 3339 or a date, UTC)."),
         click.option("--source", help="Where it comes from (URL, ticket, person)."),
         click.option("--anchor", "anchors", multiple=True, help="A project-relative path."),
         click.option("--severity", help=f"For rules: {', '.join(SEVERITIES)}."),
@@ -71,7 +71,7 @@ KIND_HELP = f"One of: {', '.join(KINDS)}."
 def remember(env: Env, /, text: str, notebook: str, kind: str, **options: Any) -> None:
     """File a new memory in a notebook (TEXT `-` reads standard input)."""
     if text == "-":
-        text = sys.stdin.read()
+        text = sys.stdin.read().removesuffix("\n").removesuffix("\r")  # as `$(cat f)` does
     emit(env.service().remember(notebook=notebook, kind=kind, text=text, **_memory_fields(options)))
 
 
@@ -82,16 +82,20 @@ def remember(env: Env, /, text: str, notebook: str, kind: str, **options: Any) -
 @click.option("-k", "--kind", multiple=True, help="Only these kinds (repeatable).")
 @click.option("--tag", "tags", multiple=True, help="Hits carry every tag given (repeatable).")
 @click.option("--status", multiple=True, help=f"Statuses to include: {', '.join(STATUSES)}.")
-@click.option("--since", help="Occurred (else recorded) at or after this time.")
-@click.option("--until", help="Occurred (else recorded) at or before this time.")
+@click.option(
+    "--since", help="Occurred (else recorded) at or after this time (RFC 3339 or a date, UTC)."
+)
+@click.option(
+    "--until", help="Occurred (else recorded) at or before this (RFC 3339 or a date, UTC)."
+)
 @click.option("--limit", type=int, help="At most this many hits (default 10).")
 @click.option("--include-retired", is_flag=True, help="Also superseded and retracted ones.")
-@click.option("--as-of", help="Answer from the state at this past time.")
+@click.option("--as-of", help="Answer from the state at this past time (RFC 3339 or a date, UTC).")
 @pass_env
 def recall(env: Env, /, query: tuple[str, ...], kind: tuple[str, ...], **options: Any) -> None:
     """Find what is known: words and filters, now or as of a past time."""
     status = one_or_many(options.pop("status"))
-    found = env.service().recall(
+    found = env.service(create=False).recall(
         **given(query=" ".join(query) or None, kind=one_or_many(kind), status=status, **options)
     )
     emit(found, render.hits)
@@ -147,20 +151,20 @@ def revise(
         targets["texts"] = list(text_match)
     if items is not None:
         targets["items"] = json_value("items", items)
-    emit(env.service().revise(**targets, **_memory_fields(options)))
+    emit(env.service(create=False).revise(**targets, **_memory_fields(options)))
 
 
 @command(palimpsest, "revert", "palimpsest revert m_01abc --version 2 --because 'v3 was wrong'")
 @click.argument("id", required=False)
 @click.option("--version", type=int, help="The version of ID to go back to.")
 @click.option("-n", "--notebook", help="Revert a whole notebook (with --as-of).")
-@click.option("--as-of", help="The past time the notebook goes back to.")
+@click.option("--as-of", help="The past time the notebook goes back to (RFC 3339 or a date, UTC).")
 @click.option("--because", help="Why (needed when this weakens a rule).")
 @write_options
 @pass_env
 def revert(env: Env, /, **options: Any) -> None:
     """Go back to an earlier version, as a new event: history only grows."""
-    emit(env.service().revert(**given(**options)))
+    emit(env.service(create=False).revert(**given(**options)))
 
 
 @command(palimpsest, "forget", "palimpsest forget m_01abc --because 'an API key was pasted in'")
@@ -182,7 +186,7 @@ def forget(env: Env, /, ids: tuple[str, ...], **options: Any) -> None:
     its history; `--notebook NB` alone forgets an empty notebook.
     """
     target = {"id": ids[0]} if len(ids) == 1 else {"ids": list(ids)} if ids else {}
-    emit(env.service().forget(**target, **given(**options)))
+    emit(env.service(create=False).forget(**target, **given(**options)))
 
 
 @command(palimpsest, "inspect", "palimpsest inspect m_01abc")
@@ -191,15 +195,15 @@ def forget(env: Env, /, ids: tuple[str, ...], **options: Any) -> None:
 @pass_env
 def inspect(env: Env, /, **options: Any) -> None:
     """Show a memory whole (fields, versions, links), or a whole notebook."""
-    emit(env.service().inspect(**given(**options)), render.inspected)
+    emit(env.service(create=False).inspect(**given(**options)), render.inspected)
 
 
 @command(palimpsest, "history", "palimpsest history m_01abc --diff 1 3")
 @click.argument("id", required=False)
 @click.option("-n", "--notebook", help="Events of this notebook and its memories.")
 @click.option("--actor", help="Only events by this actor.")
-@click.option("--since", help="Events at or after this time.")
-@click.option("--until", help="Events at or before this time.")
+@click.option("--since", help="Events at or after this time (RFC 3339 or a date, UTC).")
+@click.option("--until", help="Events at or before this time (RFC 3339 or a date, UTC).")
 @click.option("--limit", type=int, help="At most this many events (default 100).")
 @click.option("--diff", nargs=2, type=int, metavar="FROM TO", help="Diff two versions of ID.")
 @pass_env
@@ -207,7 +211,7 @@ def history(env: Env, /, diff: tuple[int, int] | None, **options: Any) -> None:
     """List what happened, by memory, notebook, actor or time; or diff two versions."""
     if diff:
         options.update(diff_from=diff[0], diff_to=diff[1])
-    emit(env.service().history(**given(**options)), render.events)
+    emit(env.service(create=False).history(**given(**options)), render.events)
 
 
 @command(palimpsest, "link", "palimpsest link m_01abc m_02def --type depends_on")
@@ -225,4 +229,6 @@ def history(env: Env, /, diff: tuple[int, int] | None, **options: Any) -> None:
 @pass_env
 def link(env: Env, /, source: str, target: str, type_: str, **options: Any) -> None:
     """Link two memories (or two notebooks) with a typed edge; --remove unlinks."""
-    emit(env.service().link(source=source, target=target, type=type_, **given(**options)))
+    emit(
+        env.service(create=False).link(source=source, target=target, type=type_, **given(**options))
+    )

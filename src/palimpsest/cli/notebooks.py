@@ -7,11 +7,11 @@ from typing import Any
 import click
 
 from . import render
-from .app import Env, command, emit, given, palimpsest, pass_env
+from .app import Env, command, emit, given, group, palimpsest, pass_env
 from .memories import write_options
 
 
-@palimpsest.group(epilog="\b\nExample:\n  palimpsest notebook list")
+@group(palimpsest, "notebook", "palimpsest notebook list")
 def notebook() -> None:
     """List, create and edit notebooks."""
 
@@ -20,7 +20,7 @@ def notebook() -> None:
 @pass_env
 def notebook_list(env: Env, /) -> None:
     """List the notebooks."""
-    emit(env.service().notebooks(), render.notebooks)
+    emit(env.service(create=False).notebooks(), render.notebooks)
 
 
 @command(notebook, "create", "palimpsest notebook create myproj --domain work --summary 'API'")
@@ -52,7 +52,7 @@ def notebook_create(env: Env, /, **options: Any) -> None:
 @pass_env
 def notebook_edit(env: Env, /, **options: Any) -> None:
     """Rename a notebook, or replace its summary, domain or tags."""
-    emit(env.service().edit_notebook(**given(**options)))
+    emit(env.service(create=False).edit_notebook(**given(**options)))
 
 
 @command(
@@ -65,4 +65,4 @@ def notebook_edit(env: Env, /, **options: Any) -> None:
 @pass_env
 def notebook_merge_domains(env: Env, /, **options: Any) -> None:
     """Move every notebook of domain SOURCE into domain TARGET."""
-    emit(env.service().merge_domains(**given(**options)))
+    emit(env.service(create=False).merge_domains(**given(**options)))

@@ -35,6 +35,7 @@ class Service(MemoryOps, RecallOps, HistoryOps, NotebookOps, DoctorOps):
         self.store.close()
 
 
-def open_service(location: str, *, actor: str) -> Service:
-    """The service over the store a user named: a SQLite file path or a postgresql:// URL."""
-    return Service(open_store_for(location, actor), actor=actor)
+def open_service(location: str, *, actor: str, create: bool = True) -> Service:
+    """The service over the store a user named: a SQLite file path or a postgresql:// URL.
+    Without `create`, a SQLite file that does not exist is `not_found`, and not made."""
+    return Service(open_store_for(location, actor, create=create), actor=actor)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import Conflict, NotFound
+from ..errors import Conflict, NotFound, ValidationError
 from ..gate import check_actor
 from ..store import Store, default_db_path, open_store, shown, sqlite_path
 
@@ -19,10 +19,23 @@ store_label = shown  # a store's name safe to print: a URL loses its password
 default_store_path = default_db_path  # the SQLite file in a data directory
 
 
-def open_store_for(location: str, actor: str) -> Store:
+def open_store_for(location: str, actor: str, *, create: bool = True) -> Store:
     """The store at `location`, opened (and migrated); the actor is checked first, so a
     refused actor never creates a database file."""
     check_actor(actor)
+    if not location.strip():
+        raise ValidationError(
+            "The store's name is empty: give `db` a SQLite file path or a postgresql:// URL, "
+            "or leave it out for the default store.",
+            field="db",
+        )
+    path = sqlite_path(location)
+    if not create and path is not None and not path.exists():
+        raise NotFound(
+            f"No store exists at {path}: nothing was remembered there yet. Check `db`; "
+            "a write (remember) creates the store.",
+            field="db",
+        )
     return open_store(location)
 
 

@@ -157,7 +157,8 @@ def shown(url: str) -> str:
     if not parts.scheme.startswith("postgres"):
         return url
     host = parts.hostname or ""
-    user = f"{parts.username}:***@" if parts.username else ""
+    password = ":***" if parts.password else ""
+    user = f"{parts.username}{password}@" if parts.username else ""
     port = f":{parts.port}" if parts.port else ""
     query = "&".join(
         f"{k}={'***' if k.lower() in ('password', 'passfile') else v}"

@@ -1,0 +1,120 @@
+"""What a newcomer typed, and stumbled on: each case through the CLI as a subprocess."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from palimpsest.store import shown
+
+Run = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture
+def run(env: dict[str, str], tmp_path: Path) -> Run:
+    def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "palimpsest", *args],
+            env={**env, "COLUMNS": "80"},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            input=stdin,
+            cwd=tmp_path,
+        )
+
+    return run
+
+
+def refusal(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+    assert done.returncode == 1, done.stdout + done.stderr
+    body: dict[str, Any] = json.loads(done.stdout)
+    return body
+
+
+def test_a_json_file_that_is_not_utf8_is_a_validation_error(run: Run, db_path: Path) -> None:
+    items = db_path.parent / "items.json"
+    items.write_bytes(b'[{"id": "m_x", "tags": ["caf\xe9"]}]')
+    body = refusal(run("--db", str(db_path), "revise", "--items", f"@{items}", "--json"))
+    assert (body["error_class"], body["field"]) == ("validation", "items")
+    assert "UTF-8" in body["message"]
+
+
+def test_a_missing_required_option_is_called_missing(run: Run, db_path: Path) -> None:
+    done = run("--db", str(db_path), "remember", "x")
+    assert done.returncode == 2
+    assert "--notebook" in done.stderr and "missing" in done.stderr.lower()
+    assert "takes a text value" not in done.stderr
+
+
+def test_options_of_the_whole_command_work_after_a_subgroup_too(run: Run, db_path: Path) -> None:
+    run("--db", str(db_path), "notebook", "create", "ops")
+    done = run("notebook", "--json", "--db", str(db_path), "list")
+    assert done.returncode == 0, done.stderr
+    assert [nb["name"] for nb in json.loads(done.stdout)["notebooks"]] == ["ops"]
+
+
+def test_serve_port_without_http_is_refused(run: Run, db_path: Path) -> None:
+    done = run("--db", str(db_path), "serve", "--port", "9000")
+    assert done.returncode == 1 and "--http" in done.stderr
+
+
+def test_an_empty_store_name_is_refused(run: Run) -> None:
+    done = run("--db", "", "recall", "x", "--json")
+    body = refusal(done)
+    assert (body["error_class"], body["field"]) == ("validation", "db")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["recall", "x"], ["inspect", "m_x"], ["history"], ["notebook", "list"], ["doctor"]],
+)
+def test_a_read_of_a_store_that_does_not_exist_creates_nothing(
+    run: Run, tmp_path: Path, command: list[str]
+) -> None:
+    done = run("--db", str(tmp_path / "typo.db"), *command, "--json")
+    body = refusal(done)
+    assert (body["error_class"], body["field"]) == ("not_found", "db")
+    assert not (tmp_path / "typo.db").exists()
+
+
+def test_text_from_standard_input_loses_its_final_newline(run: Run, db_path: Path) -> None:
+    filed = run("--db", str(db_path), "remember", "-n", "n", "-", "--json", stdin="Backups\n")
+    memory = json.loads(filed.stdout)
+    shown_ = run("--db", str(db_path), "inspect", memory["id"], "--json")
+    assert json.loads(shown_.stdout)["memory"]["text"] == "Backups"
+
+
+def test_a_url_without_a_password_is_shown_without_stars() -> None:
+    assert shown("postgresql://ana@db.example/memory") == "postgresql://ana@db.example/memory"
+    assert "secret" not in shown("postgresql://ana:secret@db.example/memory")
+
+
+def test_every_option_says_what_it_takes(run: Run) -> None:
+    """Each option of each command has a help line; times say their form."""
+    from palimpsest.cli import palimpsest
+
+    def commands(group: Any, path: list[str]) -> Any:
+        for name, command in group.commands.items():
+            if hasattr(command, "commands"):
+                yield from commands(command, [*path, name])
+            else:
+                yield [*path, name], command
+
+    for path, command in commands(palimpsest, []):
+        for param in command.params:
+            if param.param_type_name == "option" and param.name != "help":
+                assert param.help, f"{' '.join(path)} {param.opts[0]} has no help"
+                if param.name in ("since", "until", "as_of", "expires_at", "occurred_at"):
+                    assert "RFC 3339" in param.help, f"{' '.join(path)} {param.opts[0]}"
+
+
+def test_a_wrong_choice_lists_the_choices(run: Run, db_path: Path) -> None:
+    done = run("--db", str(db_path), "forget", "--notebook", "n", "--field", "title")
+    assert done.returncode == 2 and "summary" in done.stderr and "name" in done.stderr
