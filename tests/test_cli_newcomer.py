@@ -118,3 +118,17 @@ def test_every_option_says_what_it_takes(run: Run) -> None:
 def test_a_wrong_choice_lists_the_choices(run: Run, db_path: Path) -> None:
     done = run("--db", str(db_path), "forget", "--notebook", "n", "--field", "title")
     assert done.returncode == 2 and "summary" in done.stderr and "name" in done.stderr
+
+
+def test_history_says_what_a_link_or_a_notebook_edit_changed(run: Run, db_path: Path) -> None:
+    def filed(text: str) -> str:
+        done = run("--db", str(db_path), "remember", "-n", "ops", text, "--json")
+        return str(json.loads(done.stdout)["id"])
+
+    first, second = filed("Deploys need the VPN"), filed("The VPN runs on the bastion")
+    run("--db", str(db_path), "link", first, second, "--type", "depends_on")
+    run("--db", str(db_path), "notebook", "edit", "ops", "--name", "infra")
+    lines = " ".join(run("--db", str(db_path), "history").stdout.split())  # cells wrap
+    link_line = lines[lines.index(" link ") :]
+    assert first in link_line and "depends_on" in link_line
+    assert "name: 'ops' -> 'infra'" in lines

@@ -145,9 +145,29 @@ def _changed(event: dict[str, Any]) -> str:
         old, new = changed_part(str(text.get("old") or ""), str(text.get("new") or ""))
         rest = [f for f in event.get("fields", []) if f != "text"]
         return "; ".join([f"text: {old!r} -> {new!r}", *rest])
-    names = ", ".join(event.get("fields") or [])
+    names = ", ".join(event.get("fields") or []) or _data_changes(event.get("data") or {})
     note = event.get("note")
     return f"{names} ({note})" if note else names
+
+
+def _data_changes(data: dict[str, Any]) -> str:
+    """What a notebook or link event did, from its data: a link's ends, a field's two sides."""
+    link = data.get("link")
+    if isinstance(link, dict):
+        return f"{link.get('source')} {link.get('type')} {link.get('target')}"
+    said = []
+    for name, value in data.items():
+        if isinstance(value, list) and len(value) == 2:
+            said.append(f"{name}: {short(_shown(value[0]), 30)} -> {short(_shown(value[1]), 30)}")
+        elif value is not None:
+            said.append(f"{name}: {short(_shown(value), 30)}")
+    return "; ".join(said)
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, list):
+        return "[" + ", ".join(map(str, value)) + "]"
+    return "-" if value is None else repr(value) if isinstance(value, str) else str(value)
 
 
 def inspected(result: dict[str, Any]) -> None:
