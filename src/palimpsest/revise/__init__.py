@@ -8,14 +8,31 @@ and why it may not:
 - `edit`: what one memory becomes under `Changes`, and what changed.
 - `screen`: the gate on a whole record as it would stand.
 - `policy`: who may change a memory, and which changes need a reason.
+- `decide`: the step a change makes (the new version, its operation, what its event
+  records), or the refusal.
 """
 
 from __future__ import annotations
 
+from .decide import (
+    Step,
+    check_expected_version,
+    check_move,
+    duplicate_of,
+    filed,
+    not_applied,
+    not_supersedable,
+    op_name,
+    qualifies,
+    retirement,
+    revision,
+    superseding_content,
+    supersession,
+)
 from .edit import Unmatched, appended, changed_fields, diff, edit, validate
 from .parse import CLEARABLE, EDIT_FIELDS, REVISE_STATUSES, Changes, parse_changes, parse_fields
 from .policy import SUBSTANTIVE, check_ownership, require_because, weakenings
-from .screen import record_fields, screen_revision, screen_successor
+from .screen import record_fields, screen_notes, screen_revision, screen_successor
 
 __all__ = [
     "CLEARABLE",
@@ -23,18 +40,32 @@ __all__ = [
     "REVISE_STATUSES",
     "SUBSTANTIVE",
     "Changes",
+    "Step",
     "Unmatched",
     "appended",
     "changed_fields",
+    "check_expected_version",
+    "check_move",
     "check_ownership",
     "diff",
+    "duplicate_of",
     "edit",
+    "filed",
+    "not_applied",
+    "not_supersedable",
+    "op_name",
     "parse_changes",
     "parse_fields",
+    "qualifies",
     "record_fields",
     "require_because",
+    "retirement",
+    "revision",
+    "screen_notes",
     "screen_revision",
     "screen_successor",
+    "superseding_content",
+    "supersession",
     "validate",
     "weakenings",
 ]

@@ -55,3 +55,17 @@ def screen_successor(successor: Memory, old: Memory) -> None:
 
 def _untagged(fields: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return [(name, value) for name, value in fields if name != "tags"]
+
+
+def screen_notes(record: Memory, **notes: str | None) -> None:
+    """Refuse a note or reason that completes a secret with the record it is stored with.
+
+    Each passed the gate alone when parsed; read after the record (as the gate reads a
+    record's fields, joined and where they meet), half a key in the text and half in the
+    note is refused like the key. A record flagged before this change is no reason to
+    refuse: only what the note adds counts.
+    """
+    values = "\n".join(value for _, value in record_fields(record))
+    for name, note in notes.items():
+        if note:
+            gate.screen_joint(name, values, note)
