@@ -10,6 +10,7 @@ and why it may not:
 - `policy`: who may change a memory, and which changes need a reason.
 - `decide`: the step a change makes (the new version, its operation, what its event
   records), or the refusal.
+- `revert`: the states a revert builds, and the order it applies them in.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from .decide import (
 from .edit import Unmatched, appended, changed_fields, diff, edit, validate
 from .parse import CLEARABLE, EDIT_FIELDS, REVISE_STATUSES, Changes, parse_changes, parse_fields
 from .policy import SUBSTANTIVE, check_ownership, require_because, weakenings
+from .revert import gives_up_key, notebook_plan, past_state, reverted, version_target
 from .screen import record_fields, screen_notes, screen_revision, screen_successor
 
 __all__ = [
@@ -51,15 +53,19 @@ __all__ = [
     "duplicate_of",
     "edit",
     "filed",
+    "gives_up_key",
     "not_applied",
     "not_supersedable",
+    "notebook_plan",
     "op_name",
     "parse_changes",
     "parse_fields",
+    "past_state",
     "qualifies",
     "record_fields",
     "require_because",
     "retirement",
+    "reverted",
     "revision",
     "screen_notes",
     "screen_revision",
@@ -67,5 +73,6 @@ __all__ = [
     "superseding_content",
     "supersession",
     "validate",
+    "version_target",
     "weakenings",
 ]

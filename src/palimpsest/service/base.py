@@ -16,7 +16,7 @@ from .. import gate
 from ..errors import Conflict, NotFound, Retryable, ValidationError
 from ..ids import new_id
 from ..model import TIME_RANGE, Event, Memory, Notebook, now_utc
-from ..revise import Unmatched, changed_fields, parse_fields
+from ..revise import Step, Unmatched, changed_fields, parse_fields
 from ..store import Store, StoredResponse, StoreReader, StoreWriter
 
 DEFAULT_WORKSPACE = "default"
@@ -160,6 +160,11 @@ class ServiceBase:
                           note=note, data=data)  # fmt: skip
         tx.put_memory(new, seq)
         return seq
+
+    def _write_step(self, tx: StoreWriter, step: Step, op_id: str, now: str) -> dict[str, Any]:
+        """Write the event that makes `step.new` the memory's next version: its id and seq."""
+        seq = self._memory_event(tx, step.op, op_id, now, step.old, step.new, step.note, step.data)
+        return {"id": step.new.id, "version": step.new.version, "seq": seq}
 
     def _notebook_event(
         self,

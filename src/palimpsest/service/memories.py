@@ -11,7 +11,6 @@ from ..ids import new_id
 from ..model import Link, Memory, Notebook, normalize_text
 from ..revise import (
     Changes,
-    Step,
     Unmatched,
     changed_fields,
     check_expected_version,
@@ -101,11 +100,6 @@ class MemoryOps(ServiceBase):
             return result
 
         return self._write("remember", request, idempotency_key, dry_run, body)
-
-    def _write_step(self, tx: StoreWriter, step: Step, op_id: str, now: str) -> dict[str, Any]:
-        """Write the event that makes `step.new` the memory's next version: its id and seq."""
-        seq = self._memory_event(tx, step.op, op_id, now, step.old, step.new, step.note, step.data)
-        return {"id": step.new.id, "version": step.new.version, "seq": seq}
 
     def _link_supersedes(self, tx: StoreWriter, successor_id: str, old_id: str, now: str) -> None:
         link = Link(
