@@ -60,12 +60,13 @@ def _untagged(fields: list[tuple[str, str]]) -> list[tuple[str, str]]:
 def screen_notes(record: Memory, **notes: str | None) -> None:
     """Refuse a note or reason that completes a secret with the record it is stored with.
 
-    Each passed the gate alone when parsed; read after the record (as the gate reads a
-    record's fields, joined and where they meet), half a key in the text and half in the
-    note is refused like the key. A record flagged before this change is no reason to
-    refuse: only what the note adds counts.
+    Each passed the gate alone when parsed. Read beside each field of the record (joined,
+    and glued where they meet, as the gate reads a record), half a key in the text and half
+    in the note is refused like the key. A record flagged before this change is no reason
+    to refuse: only what the note adds counts.
     """
-    values = "\n".join(value for _, value in record_fields(record))
+    fields = [value for _, value in record_fields(record)]
     for name, note in notes.items():
-        if note:
-            gate.screen_joint(name, values, note)
+        for value in fields:
+            if note:
+                gate.screen_joint(name, value, note)
