@@ -28,6 +28,7 @@ from palimpsest.revise import (
     notebook_plan,
     op_name,
     parse_changes,
+    parse_request,
     past_state,
     qualifies,
     record_fields,
@@ -385,3 +386,64 @@ def test_a_notebook_revert_lets_a_key_change_hands() -> None:
     assert gives_up_key(holder, holder.replace(notebook_id="nb_other"))
     assert not gives_up_key(holder, holder.replace(text="other words"))
     assert not gives_up_key(taker, taker.replace(status="active", key="pool"))
+
+
+# -- the request whole ---------------------------------------------------------------------
+
+
+def request(**named: Any) -> tuple[str, list[Any]]:
+    targets = {name: named.pop(name, None) for name in ("id", "ids", "texts", "items")}
+    notebook, expected = named.pop("notebook", None), named.pop("expected_version", None)
+    return parse_request(targets, named, notebook=notebook, expected_version=expected, redact=False)
+
+
+def test_one_set_of_changes_goes_to_every_target_named_one_way() -> None:
+    mode, plans = request(ids=["m_a", "m_b"], status="retracted", note="wrong")
+    assert mode == "ids" and len(plans) == 1
+    assert (plans[0][0].status, plans[0][0].note, plans[0][1]) == ("retracted", "wrong", None)
+    assert request(id="m_a", tags=["db"], expected_version=3)[1][0][1] == 3
+    with pytest.raises(ValidationError) as caught:
+        request(id="m_a", ids=["m_b"], tags=["db"])
+    assert caught.value.field == "id"
+    with pytest.raises(ValidationError) as caught:
+        request(texts=["The pool size is 20"], tags=["db"])
+    assert caught.value.field == "notebook"
+    with pytest.raises(ValidationError) as caught:
+        request(ids=["m_a"], tags=["db"], expected_version=2)
+    assert caught.value.field == "expected_version"
+    with pytest.raises(ValidationError) as caught:
+        request(id="m_a", note="only a note")
+    assert "Nothing to change" in caught.value.message
+
+
+@pytest.mark.parametrize(
+    "option", [{"supersede": True}, {"claim": True}, {"override_reason": "wrong tag"}]
+)
+def test_what_acts_on_one_memory_is_refused_for_several(option: dict[str, Any]) -> None:
+    name = next(iter(option))
+    with pytest.raises(ValidationError) as caught:
+        request(ids=["m_a", "m_b"], tags=["db"], **option)
+    assert caught.value.field == name
+    with pytest.raises(ValidationError) as caught:
+        request(items=[{"id": "m_a", "tags": ["db"], **option}])
+    assert (caught.value.field, caught.value.item) == (name, 0)
+
+
+def test_a_batch_carries_its_changes_in_each_item_and_a_refusal_names_the_item() -> None:
+    mode, plans = request(
+        items=[
+            {"id": "m_a", "tags": ["db"], "expected_version": 2},
+            {"id": "m_b", "status": "verified"},
+        ]
+    )
+    assert mode == "items" and [expected for _, expected in plans] == [2, None]
+    assert plans[1][0].status == "verified"
+    with pytest.raises(ValidationError) as caught:
+        request(items=[{"id": "m_a", "tags": ["db"]}], status="verified")
+    assert caught.value.field == "items"
+    with pytest.raises(ValidationError) as caught:
+        request(items=[{"id": "m_a", "tags": ["db"]}, {"id": "m_b"}])
+    assert caught.value.item == 1 and "changes nothing" in caught.value.message
+    with pytest.raises(ValidationError) as caught:
+        request(items=[{"id": "m_a", "tags": ["db"], "expected_version": 0}])
+    assert (caught.value.field, caught.value.item) == ("version", 0)

@@ -5,6 +5,7 @@ notebook, and writes; this package says what one memory becomes, under which ope
 and why it may not:
 
 - `parse`: a caller's fields and changes, checked, as model values and `Changes`.
+- `request`: a revise request whole: how it names its targets, the changes for each.
 - `edit`: what one memory becomes under `Changes`, and what changed.
 - `screen`: the gate on a whole record as it would stand.
 - `policy`: who may change a memory, and which changes need a reason.
@@ -33,15 +34,18 @@ from .decide import (
 from .edit import Unmatched, appended, changed_fields, diff, edit, validate
 from .parse import CLEARABLE, EDIT_FIELDS, REVISE_STATUSES, Changes, parse_changes, parse_fields
 from .policy import SUBSTANTIVE, check_ownership, require_because, weakenings
+from .request import ONE_MEMORY_ONLY, Plan, check_version, parse_items, parse_request
 from .revert import gives_up_key, notebook_plan, past_state, reverted, version_target
 from .screen import record_fields, screen_notes, screen_revision, screen_successor
 
 __all__ = [
     "CLEARABLE",
     "EDIT_FIELDS",
+    "ONE_MEMORY_ONLY",
     "REVISE_STATUSES",
     "SUBSTANTIVE",
     "Changes",
+    "Plan",
     "Step",
     "Unmatched",
     "appended",
@@ -49,6 +53,7 @@ __all__ = [
     "check_expected_version",
     "check_move",
     "check_ownership",
+    "check_version",
     "diff",
     "duplicate_of",
     "edit",
@@ -60,6 +65,8 @@ __all__ = [
     "op_name",
     "parse_changes",
     "parse_fields",
+    "parse_items",
+    "parse_request",
     "past_state",
     "qualifies",
     "record_fields",

@@ -11,6 +11,7 @@ from ..ids import new_id
 from ..model import Link, Memory, Notebook, normalize_text
 from ..revise import (
     Changes,
+    Plan,
     Unmatched,
     changed_fields,
     check_expected_version,
@@ -20,8 +21,8 @@ from ..revise import (
     edit,
     filed,
     not_applied,
-    parse_changes,
     parse_fields,
+    parse_request,
     qualifies,
     retirement,
     revision,
@@ -30,7 +31,7 @@ from ..revise import (
 )
 from ..store import StoreReader, StoreWriter
 from ..views import memory_view
-from .base import ServiceBase, check_version_arg, id_list
+from .base import ServiceBase, id_list
 
 
 @dataclass
@@ -126,60 +127,11 @@ class MemoryOps(ServiceBase):
         With `redact`, credentials in a `note` become `[REDACTED:kind]` (listed in the
         answer's `redacted`) instead of refusing the request.
         """
-        forms = [
-            name
-            for name, v in (("id", id), ("ids", ids), ("texts", texts), ("items", items))
-            if v is not None
-        ]
-        if len(forms) != 1:
-            raise ValidationError(
-                "Name the targets one way: `id`, `ids`, `texts` (with `notebook`) or `items`.",
-                field="id",
-            )
-        mode = forms[0]
-        if expected_version is not None and mode != "id":
-            raise ValidationError(
-                "`expected_version` goes with a single `id`, or on each batch item.",
-                field="expected_version",
-            )
-        check_version_arg(expected_version)
-        if mode == "items":
-            if changes:
-                raise ValidationError(
-                    f"With `items`, put `{gate.shown_name(sorted(changes)[0])}` inside each item.",
-                    field="items",
-                )
-            plans = self._parse_items(items, redact)
-        else:
-            parsed = parse_changes(changes, redact=redact)
-            one_only = [
-                name for name in ("supersede", "claim", "override_reason") if getattr(parsed, name)
-            ]
-            if mode != "id" and one_only:
-                raise ValidationError(
-                    f"`{one_only[0]}` acts on one memory per call: pass a single `id`.",
-                    field=one_only[0],
-                )
-            if parsed.is_empty:
-                raise ValidationError(
-                    "Nothing to change: give a field to set, `clear`, `append`, "
-                    "`replace_from`/`replace_to`, `remove`, `status` or `move_to`."
-                )
-            plans = [(parsed, expected_version)]
-        if mode == "texts" and notebook is None:
-            raise ValidationError(
-                "`texts` match within one notebook: pass `notebook`.", field="notebook"
-            )
-        request = {
-            "id": id,
-            "ids": ids,
-            "texts": texts,
-            "notebook": notebook,
-            "items": items,
-            "expected_version": expected_version,
-            "changes": changes,
-            "redact": redact,
-        }
+        named = {"id": id, "ids": ids, "texts": texts, "items": items}
+        mode, plans = parse_request(named, changes, notebook=notebook,
+                                    expected_version=expected_version, redact=redact)  # fmt: skip
+        request = {**named, "notebook": notebook, "expected_version": expected_version,
+                   "changes": changes, "redact": redact}  # fmt: skip
 
         def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
             targets, unmatched = self._resolve_targets(
@@ -212,33 +164,6 @@ class MemoryOps(ServiceBase):
 
         return self._write("revise", request, idempotency_key, dry_run, body)
 
-    def _parse_items(self, items: Any, redact: bool) -> list[tuple[Changes, int | None]]:
-        if not isinstance(items, list) or not items:
-            raise ValidationError("`items` must be a non-empty list of {id, ...}.", field="items")
-        plans = []
-        for index, item in enumerate(items):
-            try:
-                if not isinstance(item, dict) or not isinstance(item.get("id"), str):
-                    raise ValidationError("Each item is an object with an `id`.", field="id")
-                fields = {k: v for k, v in item.items() if k not in ("id", "expected_version")}
-                check_version_arg(item.get("expected_version"))
-                changes = parse_changes(fields, redact=redact)
-                single = [
-                    n for n in ("supersede", "claim", "override_reason") if getattr(changes, n)
-                ]
-                if single:
-                    raise ValidationError(
-                        f"`{single[0]}` is not allowed in a batch; revise that one memory on "
-                        "its own.",
-                        field=single[0],
-                    )
-                if changes.is_empty:
-                    raise ValidationError("This item changes nothing.")
-            except ValidationError as exc:
-                raise exc.at_item(index) from None
-            plans.append((changes, item.get("expected_version")))
-        return plans
-
     def _resolve_targets(
         self,
         tx: StoreReader,
@@ -248,7 +173,7 @@ class MemoryOps(ServiceBase):
         texts: list[str] | None,
         notebook: str | None,
         items: list[dict[str, Any]] | None,
-        plans: list[tuple[Changes, int | None]],
+        plans: list[Plan],
     ) -> tuple[list[_Target], list[dict[str, Any]]]:
         unmatched: list[dict[str, Any]] = []
         targets: list[_Target] = []
