@@ -36,8 +36,10 @@ from palimpsest.revise import (
     reverted,
     revision,
     screen_notes,
+    settle,
     superseding_content,
     supersession,
+    text_targets,
     version_target,
 )
 
@@ -447,3 +449,25 @@ def test_a_batch_carries_its_changes_in_each_item_and_a_refusal_names_the_item()
     with pytest.raises(ValidationError) as caught:
         request(items=[{"id": "m_a", "tags": ["db"], "expected_version": 0}])
     assert (caught.value.field, caught.value.item) == ("version", 0)
+
+
+def test_an_exact_text_shared_by_several_names_the_one_that_can_take_the_status() -> None:
+    active, old = memory(id="m_new"), memory(id="m_old", status="superseded")
+    assert text_targets([old, active], "retracted") == [active]
+    assert text_targets([old, active], "active") == [old]
+    assert text_targets([old, active], None) == [old, active]  # several: listed, not guessed
+    assert text_targets([old], "retracted") == [old]  # one: its own refusal says why
+
+
+def test_a_target_that_fails_is_listed_for_ids_and_texts_and_refuses_a_batch() -> None:
+    wrong_status = Unmatched("it is already retracted", status_related=True)
+    assert settle("ids", 0, wrong_status) == "it is already retracted"
+    assert settle("id", 0, wrong_status) == "it is already retracted"
+    refusal = settle("items", 2, Unmatched("the `remove` text is not in it", field="remove"))
+    assert isinstance(refusal, ValidationError)
+    assert (refusal.field, refusal.item) == ("remove", 2)
+    single = settle("id", 0, Unmatched("that key is held by m_b"))
+    assert isinstance(single, ValidationError) and "m_b" in single.message
+    foreign = Forbidden("m_a belongs to user:bo")
+    assert settle("texts", 0, foreign) == "m_a belongs to user:bo"
+    assert isinstance(settle("id", 0, Forbidden("m_a belongs to user:bo")), Forbidden)

@@ -30,11 +30,12 @@ from .decide import (
     revision,
     superseding_content,
     supersession,
+    text_targets,
 )
 from .edit import Unmatched, appended, changed_fields, diff, edit, validate
 from .parse import CLEARABLE, EDIT_FIELDS, REVISE_STATUSES, Changes, parse_changes, parse_fields
 from .policy import SUBSTANTIVE, check_ownership, require_because, weakenings
-from .request import ONE_MEMORY_ONLY, Plan, check_version, parse_items, parse_request
+from .request import ONE_MEMORY_ONLY, Plan, check_version, parse_items, parse_request, settle
 from .revert import gives_up_key, notebook_plan, past_state, reverted, version_target
 from .screen import record_fields, screen_notes, screen_revision, screen_successor
 
@@ -77,8 +78,10 @@ __all__ = [
     "screen_notes",
     "screen_revision",
     "screen_successor",
+    "settle",
     "superseding_content",
     "supersession",
+    "text_targets",
     "validate",
     "version_target",
     "weakenings",

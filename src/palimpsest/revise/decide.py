@@ -51,6 +51,13 @@ def qualifies(memory: Memory, status: str | None) -> bool:
     return True
 
 
+def text_targets(matches: list[Memory], status: str | None) -> list[Memory]:
+    """The memories an exact text names: when several share it, those that can take
+    `status` (a retire picks the active one among retired copies); one means a target."""
+    qualifying = [m for m in matches if qualifies(m, status)]
+    return qualifying if len(matches) > 1 and qualifying else matches
+
+
 def op_name(changes: Changes) -> str:
     """The operation an event of this revise records: the status change names it first."""
     if changes.status in RETIRED:

@@ -10,7 +10,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from .. import gate
-from ..errors import ValidationError
+from ..errors import Forbidden, PalimpsestError, ValidationError
+from .edit import Unmatched
 from .parse import Changes, parse_changes
 
 # What acts on one memory per call: a supersede files one successor, a claim or an
@@ -113,3 +114,21 @@ def _parse_item(item: Any, redact: bool) -> Plan:
     if changes.is_empty:
         raise ValidationError("This item changes nothing.")
     return changes, item.get("expected_version")
+
+
+def settle(mode: str, index: int, failure: Unmatched | PalimpsestError) -> str | PalimpsestError:
+    """What a target that fails becomes: a reason listed in `unmatched`, or the refusal of
+    the whole request.
+
+    `ids` and `texts` apply to the targets that qualify and list the rest; a batch is all
+    or nothing, and its refusal names the item; a single `id` lists only a status that
+    does not fit it.
+    """
+    if isinstance(failure, Unmatched):
+        if mode == "items" or (mode == "id" and not failure.status_related):
+            error = ValidationError(f"Refused: {failure.reason}.", field=failure.field)
+            return error.at_item(index) if mode == "items" else error
+        return failure.reason
+    if isinstance(failure, Forbidden) and mode not in ("id", "items"):
+        return failure.message
+    return failure.at_item(index) if mode == "items" else failure

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import gate
-from ..errors import Forbidden, NotFound, PalimpsestError, ValidationError
+from ..errors import NotFound, PalimpsestError, ValidationError
 from ..ids import new_id
 from ..model import Link, Memory, Notebook, normalize_text
 from ..revise import (
@@ -23,11 +23,12 @@ from ..revise import (
     not_applied,
     parse_fields,
     parse_request,
-    qualifies,
     retirement,
     revision,
+    settle,
     superseding_content,
     supersession,
+    text_targets,
 )
 from ..store import StoreReader, StoreWriter
 from ..views import memory_view
@@ -141,17 +142,11 @@ class MemoryOps(ServiceBase):
             for index, target in enumerate(targets):
                 try:
                     results.append(self._revise_one(tx, target, now, op_id, dry_run))
-                except Unmatched as exc:
-                    if mode == "items" or (mode == "id" and not exc.status_related):
-                        error = ValidationError(f"Refused: {exc.reason}.", field=exc.field)
-                        raise error.at_item(index) if mode == "items" else error from None
-                    unmatched.append({"target": target.label, "reason": exc.reason})
-                except Forbidden as exc:
-                    if mode in ("id", "items"):
-                        raise (exc.at_item(index) if mode == "items" else exc) from None
-                    unmatched.append({"target": target.label, "reason": exc.message})
-                except PalimpsestError as exc:
-                    raise (exc.at_item(index) if mode == "items" else exc) from None
+                except (Unmatched, PalimpsestError) as exc:
+                    outcome = settle(mode, index, exc)
+                    if not isinstance(outcome, str):
+                        raise outcome from None
+                    unmatched.append({"target": target.label, "reason": outcome})
             answer: dict[str, Any] = {"results": results, "unmatched": unmatched}
             redacted = sorted({kind for changes, _ in plans for kind in changes.redacted})
             if redacted:
@@ -206,8 +201,7 @@ class MemoryOps(ServiceBase):
             for text in id_list(texts, "texts"):
                 gate.check_length("texts", text, limit_name="text")  # longer than any memory
                 matches = tx.find_by_text(nb.id, normalize_text(text))
-                qualifying = [m for m in matches if qualifies(m, changes.status)]
-                pick = qualifying if len(matches) > 1 and qualifying else matches
+                pick = text_targets(matches, changes.status)
                 shown = gate.shown_reference(text)
                 if len(pick) == 1:
                     targets.append(_Target(pick[0], changes, None, shown))
