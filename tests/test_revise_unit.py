@@ -302,10 +302,11 @@ def test_filing_what_is_already_there_names_what_was_not_applied() -> None:
 
 
 def test_a_revert_restores_what_a_version_said_not_where_it_stands() -> None:
-    v1 = memory(version=1, text="The pool size is 10", tags=("db",))
+    v1 = memory(version=1, text="The pool size is 10", tags=("db",), key="pool")
     current = memory(status="retracted", status_note="wrong", verified_at=NOW)
     target = version_target(current, {1: v1, 2: None, 3: current}, 1)
     assert (target.text, target.tags) == ("The pool size is 10", ("db",))
+    assert target.key == "pool"  # a key given up comes back (the service checks its holder)
     assert (target.status, target.status_note, target.verified_at) == ("retracted", "wrong", NOW)
     step = reverted(current, target, None, {"to_version": 1})
     assert step is not None
