@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import random
+import string
 from typing import Any
 
 import pytest
@@ -376,3 +379,56 @@ def test_a_missing_substring_is_reported_without_quoting_it(service: Service) ->
     assert len(answer["unmatched"]) == 2 and "zz-private-zz" not in str(answer)
     error = refused(service, ValidationError, lambda: service.revise(id=a, remove="zz-private-zz"))
     assert "zz-private-zz" not in error.message
+
+
+# -- a note or reason is read with the record it is stored with ---------------------------
+
+_RNG = random.Random(9)
+KEY = "ghp_" + "".join(_RNG.choice(string.ascii_letters + string.digits) for _ in range(36))
+
+
+def refused_as_split_key(service: Service, call: Any, field: str) -> None:
+    """Refused on `field` for a secret, writing nothing and echoing neither half of it."""
+    error = refused(service, ValidationError, call)
+    assert (error.field, "secret" in error.message) == (field, True)
+    body = json.dumps(error.to_dict())
+    assert KEY[:20] not in body and KEY[20:] not in body
+
+
+def test_a_retire_note_that_completes_a_key_in_the_text_is_refused(service: Service) -> None:
+    mid = fact(service, text=f"The CI key starts {KEY[:20]}")
+    for status in ("retracted", "superseded"):
+        call = lambda: service.revise(id=mid, status=status, note=KEY[20:])  # noqa: B023, E731
+        refused_as_split_key(service, call, "note")
+    assert current(service, mid)["status"] == "active"
+    service.revise(id=mid, status="retracted", note="the key was rotated")
+    assert current(service, mid)["status_note"] == "the key was rotated"
+
+
+def test_a_reason_that_completes_a_key_in_a_rule_is_refused(service: Service) -> None:
+    mid = rule(service, text=f"CI signs releases with {KEY[:20]}")
+    call = lambda: service.revise(id=mid, status="retracted", because=KEY[20:])  # noqa: E731
+    refused_as_split_key(service, call, "because")
+    assert current(service, mid)["status"] == "active"
+
+
+def test_a_supersede_reason_that_completes_a_key_in_the_retired_text_is_refused(
+    service: Service,
+) -> None:
+    old = fact(service, text=f"The CI key starts {KEY[:20]}")
+    refused_as_split_key(
+        service,
+        lambda: service.remember(
+            notebook="proj", kind="fact", text="The CI key is in the vault", supersedes=[old],
+            because=KEY[20:],
+        ),
+        "because",
+    )  # fmt: skip
+    refused_as_split_key(
+        service,
+        lambda: service.revise(
+            id=old, supersede=True, text="The CI key is in the vault", note=KEY[20:]
+        ),
+        "note",
+    )
+    assert current(service, old)["status"] == "active"

@@ -17,7 +17,7 @@ from .. import gate
 from ..errors import Conflict, NotFound, Retryable, ValidationError
 from ..ids import new_id
 from ..model import TIME_RANGE, Event, Memory, Notebook, now_utc
-from ..revise import Unmatched, changed_fields, parse_fields
+from ..revise import Step, Unmatched, changed_fields, check_version, parse_fields
 from ..store import Store, StoredResponse, StoreReader, StoreWriter
 
 DEFAULT_WORKSPACE = "default"
@@ -163,6 +163,11 @@ class ServiceBase:
         tx.put_memory(new, seq)
         return seq
 
+    def _write_step(self, tx: StoreWriter, step: Step, op_id: str, now: str) -> dict[str, Any]:
+        """Write the event that makes `step.new` the memory's next version: its id and seq."""
+        seq = self._memory_event(tx, step.op, op_id, now, step.old, step.new, step.note, step.data)
+        return {"id": step.new.id, "version": step.new.version, "seq": seq}
+
     def _notebook_event(
         self,
         tx: StoreWriter,
@@ -289,11 +294,7 @@ def parse_time_arg(value: str | None, name: str) -> str | None:
     return parsed
 
 
-def check_version_arg(version: Any) -> None:
-    if version is not None and (
-        not isinstance(version, int) or isinstance(version, bool) or version < 1
-    ):
-        raise ValidationError("A version is a whole number from 1.", field="version")
+check_version_arg = check_version  # the rule lives in revise; this name stays
 
 
 def notebook_name(name: Any, field: str = "notebook") -> str:

@@ -7,14 +7,7 @@ from typing import Any
 from .. import gate
 from ..errors import NotFound, ValidationError
 from ..model import Memory, Tombstone
-from ..revise import (
-    Unmatched,
-    changed_fields,
-    diff,
-    require_because,
-    screen_revision,
-    validate,
-)
+from ..revise import Unmatched, changed_fields, diff, notebook_plan, reverted, version_target
 from ..store import EventFilter, StoreReader, StoreWriter
 from ..views import event_view, memory_view, notebook_line, text_diff, version_view
 from .base import check_version_arg, id_list, memory_id_arg, parse_time_arg, refuse_nul
@@ -76,30 +69,15 @@ class HistoryOps(NotebookOps):  # forget reaches notebooks through NotebookOps
         seq = tx.seq_at(as_of)
         ids = {m.id for m in tx.memories_at(None, notebook_id)}
         ids |= {m.id for m in tx.memories_at(seq, notebook_id)}
-        plans: list[tuple[Memory, Memory]] = []
-        skipped = []
+        pasts = []
         for memory_id in sorted(ids):
             current = tx.get_memory(memory_id)
-            if current is None:
-                continue
-            then = [v for v in tx.memory_versions(memory_id) if v.seq <= seq]
-            if not then:  # filed after `as_of`
-                if current.status == "active":
-                    note = f"notebook reverted to {as_of}"
-                    plans.append((current, current.replace(status="retracted", status_note=note)))
-            elif then[-1].memory is None:
-                skipped.append({"id": memory_id, "reason": "its version then was forgotten"})
-            elif tx.get_notebook_tombstone(then[-1].memory.notebook_id) is not None:
-                # Moved back there, it would sit in a tombstone that no notebook lists.
-                reason = "the notebook it was in then was forgotten"
-                skipped.append({"id": memory_id, "reason": reason})
-            else:
-                past = then[-1].memory
-                plans.append((current, current.replace(**past.content(), status=past.status,
-                              status_note=past.status_note, superseded_by=past.superseded_by,
-                              notebook_id=past.notebook_id)))  # fmt: skip
-        # Memories giving up a key go first, so that the others can take it back.
-        plans.sort(key=lambda plan: not _gives_up_key(*plan))
+            if current is not None:
+                then = [v.memory for v in tx.memory_versions(memory_id) if v.seq <= seq]
+                pasts.append((current, then))
+        lasts = {then[-1].notebook_id for _, then in pasts if then and then[-1] is not None}
+        forgotten = {nb for nb in lasts if tx.get_notebook_tombstone(nb) is not None}
+        plans, skipped = notebook_plan(pasts, as_of, forgotten)
         results = [
             self._apply_revert(tx, current, target, because, now, op_id, {"as_of": as_of})
             for current, target in plans
@@ -116,18 +94,8 @@ class HistoryOps(NotebookOps):  # forget reaches notebooks through NotebookOps
         op_id: str,
     ) -> dict[str, Any]:
         current = self._get(tx, memory_id)
-        versions = {v.version: v for v in tx.memory_versions(memory_id)}
-        if version not in versions:
-            raise NotFound(
-                f"{memory_id} has versions 1 to {current.version}; there is no version {version}.",
-                field="version",
-            )
-        then = versions[version].memory
-        if then is None:
-            raise ValidationError(
-                f"Version {version} of {memory_id} was forgotten.", field="version"
-            )
-        target = current.replace(**then.content())
+        versions = {v.version: v.memory for v in tx.memory_versions(memory_id)}
+        target = version_target(current, versions, version)
         return self._apply_revert(tx, current, target, because, now, op_id, {"to_version": version})
 
     def _apply_revert(
@@ -140,30 +108,17 @@ class HistoryOps(NotebookOps):  # forget reaches notebooks through NotebookOps
         op_id: str,
         data: dict[str, Any],
     ) -> dict[str, Any]:
-        require_because(current, target, because)
-        validate(target)
+        step = reverted(current, target, because, data)
+        if step is None:
+            return {"id": current.id, "version": current.version, "unchanged": True}
         try:
-            screen_revision(current, target)
-        except ValidationError as exc:
-            raise ValidationError(
-                f"{exc.message} The version reverted to holds it: forget that version "
-                "(`forget` with `id` and `version`) rather than bring it back.",
-                field=exc.field,
-            ) from None
-        try:
-            self._check_key(tx, current, target)
+            self._check_key(tx, current, step.new)
         except Unmatched as exc:
             raise ValidationError(f"Refused: {exc.reason}.", field="key") from None
-        if target == current:
-            return {"id": current.id, "version": current.version, "unchanged": True}
-        target = target.replace(version=current.version + 1)
-        seq = self._memory_event(tx, "revert", op_id, now, current, target, because, data)
         return {
-            "id": target.id,
-            "version": target.version,
-            "seq": seq,
-            "changed": changed_fields(current, target),
-            "diff": diff(current, target),  # shown by a dry run only
+            **self._write_step(tx, step, op_id, now),
+            "changed": changed_fields(current, step.new),
+            "diff": diff(current, step.new),  # shown by a dry run only
         }
 
     def forget(
@@ -370,16 +325,6 @@ class HistoryOps(NotebookOps):  # forget reaches notebooks through NotebookOps
             "changes": diff(before, after),
             "text_diff": text_diff(before.text, after.text, f"v{old}", f"v{new}"),
         }
-
-
-def _gives_up_key(current: Memory, target: Memory) -> bool:
-    holds = current.status == "active" and current.key is not None
-    keeps = (target.status, target.key, target.notebook_id) == (
-        "active",
-        current.key,
-        current.notebook_id,
-    )
-    return holds and not keeps
 
 
 # The fields whose values a forget erases, as a dry run names them.

@@ -6,26 +6,33 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import gate
-from ..errors import Conflict, Forbidden, NotFound, PalimpsestError, ValidationError
+from ..errors import NotFound, PalimpsestError, ValidationError
 from ..ids import new_id
-from ..model import CONTENT_FIELDS, RETIRED, Link, Memory, Notebook, normalize_text
+from ..model import Link, Memory, Notebook, normalize_text
 from ..revise import (
     Changes,
+    Plan,
     Unmatched,
     changed_fields,
-    check_ownership,
+    check_expected_version,
+    check_move,
     diff,
+    duplicate_of,
     edit,
-    parse_changes,
+    filed,
+    not_applied,
     parse_fields,
-    record_fields,
-    require_because,
-    screen_successor,
-    validate,
+    parse_request,
+    retirement,
+    revision,
+    settle,
+    superseding_content,
+    supersession,
+    text_targets,
 )
 from ..store import StoreReader, StoreWriter
 from ..views import memory_view
-from .base import ServiceBase, check_version_arg, id_list
+from .base import ServiceBase, id_list
 
 
 @dataclass
@@ -65,43 +72,24 @@ class MemoryOps(ServiceBase):
 
         def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
             nb = self._open_notebook(tx, notebook, now, op_id)
-            norm = normalize_text(values["text"])
-            for same in tx.find_by_text(nb.id, norm):
-                if same.kind == values["kind"] and same.status == "active":
-                    return _duplicate(same, nb.name, values, superseded_ids)
-            memory = Memory(
-                id=new_id("m"),
-                workspace=self.workspace,
-                notebook_id=nb.id,
-                version=1,
-                recorded_at=now,
-                author=self.actor,
-                owner=self.actor,
-                **values,
+            same = duplicate_of(
+                tx.find_by_text(nb.id, normalize_text(values["text"])), values["kind"]
             )
-            validate(memory)
-            gate.screen_record(record_fields(memory))
-            retired = [
-                self._retire_for(tx, self._get(tx, old_id), memory, now, op_id, None, because)
-                for old_id in superseded_ids
-            ]
+            if same is not None:
+                return _duplicate(same, nb.name, not_applied(same, values, superseded_ids))
+            memory = filed(values, id=new_id("m"), workspace=self.workspace, notebook_id=nb.id,
+                           now=now, actor=self.actor)  # fmt: skip
+            retired = []
+            for old_id in superseded_ids:
+                step = retirement(self._get(tx, old_id), memory.id, note=None, because=because)
+                retired.append(self._write_step(tx, step, op_id, now))
             try:
                 self._check_key(tx, None, memory)
             except Unmatched as exc:
                 raise ValidationError(f"Refused: {exc.reason}.", field="key") from None
             seq = self._memory_event(tx, "remember", op_id, now, None, memory)
             for old_id in superseded_ids:
-                tx.add_link(
-                    Link(
-                        new_id("ln"),
-                        self.workspace,
-                        memory.id,
-                        old_id,
-                        "supersedes",
-                        now,
-                        self.actor,
-                    )
-                )
+                self._link_supersedes(tx, memory.id, old_id, now)
             result: dict[str, Any] = {
                 "id": memory.id,
                 "version": 1,
@@ -115,39 +103,11 @@ class MemoryOps(ServiceBase):
 
         return self._write("remember", request, idempotency_key, dry_run, body)
 
-    def _retire_for(
-        self,
-        tx: StoreWriter,
-        old: Memory,
-        successor: Memory,
-        now: str,
-        op_id: str,
-        note: str | None,
-        because: str | None,
-    ) -> dict[str, Any]:
-        """Retire `old` as superseded by `successor`: the first half of a supersede."""
-        if old.status != "active":
-            raise ValidationError(_not_supersedable(old), field="supersedes")
-        if old.id == successor.id:
-            raise ValidationError("A memory cannot supersede itself.", field="supersedes")
-        retired = old.replace(
-            status="superseded",
-            status_note=note,
-            superseded_by=successor.id,
-            version=old.version + 1,
+    def _link_supersedes(self, tx: StoreWriter, successor_id: str, old_id: str, now: str) -> None:
+        link = Link(
+            new_id("ln"), self.workspace, successor_id, old_id, "supersedes", now, self.actor
         )
-        require_because(old, retired, because)
-        seq = self._memory_event(
-            tx,
-            "supersede",
-            op_id,
-            now,
-            old,
-            retired,
-            because or note,
-            {"superseded_by": successor.id},
-        )
-        return {"id": old.id, "version": retired.version, "seq": seq}
+        tx.add_link(link)
 
     def revise(
         self,
@@ -168,60 +128,11 @@ class MemoryOps(ServiceBase):
         With `redact`, credentials in a `note` become `[REDACTED:kind]` (listed in the
         answer's `redacted`) instead of refusing the request.
         """
-        forms = [
-            name
-            for name, v in (("id", id), ("ids", ids), ("texts", texts), ("items", items))
-            if v is not None
-        ]
-        if len(forms) != 1:
-            raise ValidationError(
-                "Name the targets one way: `id`, `ids`, `texts` (with `notebook`) or `items`.",
-                field="id",
-            )
-        mode = forms[0]
-        if expected_version is not None and mode != "id":
-            raise ValidationError(
-                "`expected_version` goes with a single `id`, or on each batch item.",
-                field="expected_version",
-            )
-        check_version_arg(expected_version)
-        if mode == "items":
-            if changes:
-                raise ValidationError(
-                    f"With `items`, put `{gate.shown_name(sorted(changes)[0])}` inside each item.",
-                    field="items",
-                )
-            plans = self._parse_items(items, redact)
-        else:
-            parsed = parse_changes(changes, redact=redact)
-            one_only = [
-                name for name in ("supersede", "claim", "override_reason") if getattr(parsed, name)
-            ]
-            if mode != "id" and one_only:
-                raise ValidationError(
-                    f"`{one_only[0]}` acts on one memory per call: pass a single `id`.",
-                    field=one_only[0],
-                )
-            if parsed.is_empty:
-                raise ValidationError(
-                    "Nothing to change: give a field to set, `clear`, `append`, "
-                    "`replace_from`/`replace_to`, `remove`, `status` or `move_to`."
-                )
-            plans = [(parsed, expected_version)]
-        if mode == "texts" and notebook is None:
-            raise ValidationError(
-                "`texts` match within one notebook: pass `notebook`.", field="notebook"
-            )
-        request = {
-            "id": id,
-            "ids": ids,
-            "texts": texts,
-            "notebook": notebook,
-            "items": items,
-            "expected_version": expected_version,
-            "changes": changes,
-            "redact": redact,
-        }
+        named = {"id": id, "ids": ids, "texts": texts, "items": items}
+        mode, plans = parse_request(named, changes, notebook=notebook,
+                                    expected_version=expected_version, redact=redact)  # fmt: skip
+        request = {**named, "notebook": notebook, "expected_version": expected_version,
+                   "changes": changes, "redact": redact}  # fmt: skip
 
         def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
             targets, unmatched = self._resolve_targets(
@@ -231,17 +142,11 @@ class MemoryOps(ServiceBase):
             for index, target in enumerate(targets):
                 try:
                     results.append(self._revise_one(tx, target, now, op_id, dry_run))
-                except Unmatched as exc:
-                    if mode == "items" or (mode == "id" and not exc.status_related):
-                        error = ValidationError(f"Refused: {exc.reason}.", field=exc.field)
-                        raise error.at_item(index) if mode == "items" else error from None
-                    unmatched.append({"target": target.label, "reason": exc.reason})
-                except Forbidden as exc:
-                    if mode in ("id", "items"):
-                        raise (exc.at_item(index) if mode == "items" else exc) from None
-                    unmatched.append({"target": target.label, "reason": exc.message})
-                except PalimpsestError as exc:
-                    raise (exc.at_item(index) if mode == "items" else exc) from None
+                except (Unmatched, PalimpsestError) as exc:
+                    outcome = settle(mode, index, exc)
+                    if not isinstance(outcome, str):
+                        raise outcome from None
+                    unmatched.append({"target": target.label, "reason": outcome})
             answer: dict[str, Any] = {"results": results, "unmatched": unmatched}
             redacted = sorted({kind for changes, _ in plans for kind in changes.redacted})
             if redacted:
@@ -254,33 +159,6 @@ class MemoryOps(ServiceBase):
 
         return self._write("revise", request, idempotency_key, dry_run, body)
 
-    def _parse_items(self, items: Any, redact: bool) -> list[tuple[Changes, int | None]]:
-        if not isinstance(items, list) or not items:
-            raise ValidationError("`items` must be a non-empty list of {id, ...}.", field="items")
-        plans = []
-        for index, item in enumerate(items):
-            try:
-                if not isinstance(item, dict) or not isinstance(item.get("id"), str):
-                    raise ValidationError("Each item is an object with an `id`.", field="id")
-                fields = {k: v for k, v in item.items() if k not in ("id", "expected_version")}
-                check_version_arg(item.get("expected_version"))
-                changes = parse_changes(fields, redact=redact)
-                single = [
-                    n for n in ("supersede", "claim", "override_reason") if getattr(changes, n)
-                ]
-                if single:
-                    raise ValidationError(
-                        f"`{single[0]}` is not allowed in a batch; revise that one memory on "
-                        "its own.",
-                        field=single[0],
-                    )
-                if changes.is_empty:
-                    raise ValidationError("This item changes nothing.")
-            except ValidationError as exc:
-                raise exc.at_item(index) from None
-            plans.append((changes, item.get("expected_version")))
-        return plans
-
     def _resolve_targets(
         self,
         tx: StoreReader,
@@ -290,7 +168,7 @@ class MemoryOps(ServiceBase):
         texts: list[str] | None,
         notebook: str | None,
         items: list[dict[str, Any]] | None,
-        plans: list[tuple[Changes, int | None]],
+        plans: list[Plan],
     ) -> tuple[list[_Target], list[dict[str, Any]]]:
         unmatched: list[dict[str, Any]] = []
         targets: list[_Target] = []
@@ -323,8 +201,7 @@ class MemoryOps(ServiceBase):
             for text in id_list(texts, "texts"):
                 gate.check_length("texts", text, limit_name="text")  # longer than any memory
                 matches = tx.find_by_text(nb.id, normalize_text(text))
-                qualifying = [m for m in matches if _qualifies(m, changes.status)]
-                pick = qualifying if len(matches) > 1 and qualifying else matches
+                pick = text_targets(matches, changes.status)
                 shown = gate.shown_reference(text)
                 if len(pick) == 1:
                     targets.append(_Target(pick[0], changes, None, shown))
@@ -346,36 +223,20 @@ class MemoryOps(ServiceBase):
         self, tx: StoreWriter, target: _Target, now: str, op_id: str, dry_run: bool
     ) -> dict[str, Any]:
         old, changes = target.memory, target.changes
-        if target.expected_version is not None and target.expected_version != old.version:
-            raise Conflict(
-                f"{old.id} is at version {old.version}, not {target.expected_version}: someone "
-                f"changed it since you read it. Re-read it (inspect), then pass "
-                f"expected_version {old.version}.",
-                field="expected_version",
-            )
+        check_expected_version(old, target.expected_version)
         if changes.supersede:
             return self._supersede(tx, old, changes, now, op_id, dry_run)
         new = edit(old, changes, now=now, actor=self.actor)
         if changes.move_to is not None:
             new = new.replace(notebook_id=self._move_target(tx, old, changes, now, op_id).id)
-        check_ownership(old, new, changes, actor=self.actor, may_override=self.may_override)
-        require_because(old, new, changes.because)
-        self._check_key(tx, old, new)
-        if new == old:
+        step = revision(old, new, changes, actor=self.actor, may_override=self.may_override)
+        if step is None:
             return {"id": old.id, "version": old.version, "unchanged": True}
-        new = new.replace(version=old.version + 1)
-        override = {"override_reason": changes.override_reason} if changes.override_reason else {}
-        seq = self._memory_event(
-            tx, _op_name(changes), op_id, now, old, new, changes.note or changes.because, override
-        )
-        result: dict[str, Any] = {
-            "id": new.id,
-            "version": new.version,
-            "seq": seq,
-            "changed": changed_fields(old, new),
-        }
+        self._check_key(tx, old, step.new)
+        result = self._write_step(tx, step, op_id, now)
+        result["changed"] = changed_fields(old, step.new)
         if dry_run:
-            result["diff"] = diff(old, new)
+            result["diff"] = diff(old, step.new)
         return result
 
     def _move_target(
@@ -385,105 +246,34 @@ class MemoryOps(ServiceBase):
         source = tx.get_notebook(old.notebook_id)
         domain = source.domain if source else None
         destination = self._open_notebook(tx, changes.move_to, now, op_id, domain=domain)
-        if destination.domain != domain and not changes.because:
-            raise ValidationError(
-                f"Moving into notebook {destination.name!r} changes the domain from {domain!r} "
-                f"to {destination.domain!r}; give `because`.",
-                field="because",
-            )
+        check_move(destination, domain, changes.because)
         return destination
 
     def _supersede(
         self, tx: StoreWriter, old: Memory, changes: Changes, now: str, op_id: str, dry_run: bool
     ) -> dict[str, Any]:
-        content = edit(
-            old,
-            Changes(**{**changes.__dict__, "supersede": False, "status": None}),
-            now=now,
-            actor=self.actor,
-        )
+        content = superseding_content(old, changes, now=now, actor=self.actor)
         notebook_id = old.notebook_id
         if changes.move_to is not None:
             notebook_id = self._move_target(tx, old, changes, now, op_id).id
-        successor = Memory(
-            id=new_id("m"),
-            workspace=self.workspace,
-            notebook_id=notebook_id,
-            version=1,
-            recorded_at=now,
-            author=self.actor,
-            owner=self.actor,
-            **{name: getattr(content, name) for name in CONTENT_FIELDS},
-        )
-        screen_successor(successor, old)
-        require_because(old, successor.replace(id=old.id), changes.because)
-        retired = self._retire_for(tx, old, successor, now, op_id, changes.note, changes.because)
-        self._check_key(tx, None, successor)
-        seq = self._memory_event(
-            tx, "remember", op_id, now, None, successor, changes.note, {"supersedes": old.id}
-        )
-        tx.add_link(
-            Link(new_id("ln"), self.workspace, successor.id, old.id, "supersedes", now, self.actor)
-        )
-        result = {"id": successor.id, "version": 1, "seq": seq, "superseded": retired}
+        retire, file = supersession(old, content, changes, id=new_id("m"),
+                                    notebook_id=notebook_id, now=now, actor=self.actor)  # fmt: skip
+        retired = self._write_step(tx, retire, op_id, now)
+        self._check_key(tx, None, file.new)
+        result: dict[str, Any] = {**self._write_step(tx, file, op_id, now), "superseded": retired}
+        self._link_supersedes(tx, file.new.id, old.id, now)
         if dry_run:
-            result["diff"] = diff(old, successor)
+            result["diff"] = diff(old, file.new)
         return result
 
 
-def _not_supersedable(old: Memory) -> str:
-    """Why `old` cannot be superseded, and what to do instead."""
-    if old.status == "superseded" and old.superseded_by:
-        return f"{old.id} is already superseded by {old.superseded_by}: supersede that one instead."
-    return (
-        f"{old.id} is {old.status}, so nothing active is left to replace: remember the new "
-        "memory without `supersedes` (the old one stays retired), or make the old one active "
-        "again first with revise (status active) if it should be replaced rather than dropped."
-    )
-
-
-def _qualifies(memory: Memory, status: str | None) -> bool:
-    if status in RETIRED or status == "verified":
-        return memory.status == "active"
-    if status == "active":
-        return memory.status in RETIRED
-    return True
-
-
-def _op_name(changes: Changes) -> str:
-    if changes.status in RETIRED:
-        return "retire"
-    if changes.status == "active":
-        return "reactivate"
-    if changes.status == "verified":
-        return "verify"
-    if changes.move_to is not None:
-        return "move"
-    if changes.claim:
-        return "claim"
-    return "revise"
-
-
-def _duplicate(
-    same: Memory, notebook: str, values: dict[str, Any], superseded: list[str]
-) -> dict[str, Any]:
+def _duplicate(same: Memory, notebook: str, unapplied: list[str]) -> dict[str, Any]:
     """The answer to filing what is already there: nothing is written, nothing ignored."""
-    if superseded:
-        raise ValidationError(
-            f"This text is already the active memory {same.id}, so nothing new would be filed "
-            "to supersede those memories. Retire them with revise (status superseded), or "
-            "change the text.",
-            field="supersedes",
-        )
-    differing = sorted(
-        name for name, value in values.items() if name not in ("text", "kind")
-        and getattr(same, name) != value
-    )  # fmt: skip
-    answer = {"id": same.id, "version": same.version, "duplicate_of": same.id,
-              "written": False, "notebook": notebook}  # fmt: skip
-    if differing:
+    answer: dict[str, Any] = {"id": same.id, "version": same.version, "duplicate_of": same.id,
+                              "written": False, "notebook": notebook}  # fmt: skip
+    if unapplied:
         answer["warnings"] = [
-            f"{same.id} already holds this text; what you gave for {', '.join(differing)} was "
+            f"{same.id} already holds this text; what you gave for {', '.join(unapplied)} was "
             "not applied: use revise to change it."
         ]
     return answer

@@ -1,7 +1,6 @@
-"""The revise rules as pure functions: parse what a caller asked, decide the new state.
+"""Parsing what a caller asked: memory fields into model values, a revise into `Changes`.
 
-Nothing here touches a store. The service resolves targets, checks keys across the
-notebook, and writes; this module says what one memory becomes and why it may not.
+Every conflict between the fields of one request is refused here, before any memory is read.
 """
 
 from __future__ import annotations
@@ -10,25 +9,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import gate
-from .errors import Forbidden, ValidationError
-from .model import (
+from .. import gate
+from ..errors import ValidationError
+from ..model import (
     CHECK_KINDS,
     CONTENT_FIELDS,
     KINDS,
     MOMENTS,
-    RETIRED,
-    RULE_KINDS,
     SCOPES,
     SEVERITIES,
     TIME_RANGE,
     Anchor,
     Bindings,
     Check,
-    Memory,
     format_time,
     parse_time,
-    to_json,
 )
 
 CLEARABLE = frozenset(CONTENT_FIELDS) - {"kind", "text"}
@@ -50,21 +45,6 @@ EDIT_FIELDS = frozenset(
         "override_confirm",
     }
 )
-# What a memory says: someone else's memory changes these only through a supersede.
-SUBSTANTIVE = ("text", "title", "why", "kind")
-
-
-class Unmatched(Exception):
-    """This target does not qualify for the change; it is reported, not applied."""
-
-    def __init__(self, reason: str, *, status_related: bool = False, field: str | None = None):
-        super().__init__(reason)
-        self.reason = reason
-        self.status_related = status_related
-        self.field = field  # the parameter at fault, when one is
-
-
-# -- parsing ---------------------------------------------------------------------------
 
 
 def parse_fields(raw: Mapping[str, Any]) -> dict[str, Any]:
@@ -349,227 +329,3 @@ def _edit_string(name: str, value: Any) -> str:
         # Only located in the text, never stored: a secret here is how one gets removed.
         return gate.check_length(name, value, limit_name=limit)
     return gate.screen(name, value, limit_name=limit)
-
-
-# -- deciding --------------------------------------------------------------------------
-
-
-def edit(memory: Memory, changes: Changes, *, now: str, actor: str) -> Memory:
-    """What `memory` becomes under `changes` (its version is raised by the caller).
-
-    Raises Unmatched when this target does not qualify (wrong status, missing substring),
-    ValidationError when the result would be invalid.
-    """
-    updated = memory.replace(**changes.sets, **{name: _empty(name) for name in changes.clear})
-    if set(updated.tags) == set(memory.tags):  # a set: the same tags in another order
-        updated = updated.replace(tags=memory.tags)
-    text = updated.text
-    if changes.append is not None:
-        gate.screen_joint("append", text, changes.append)
-        text = appended(text, changes.append)
-    if changes.replace_from is not None:
-        if changes.replace_from not in text:
-            raise Unmatched(
-                "the `replace_from` text is not in the memory's text", field="replace_from"
-            )
-        text = text.replace(changes.replace_from, changes.replace_to or "", 1)
-    if changes.remove is not None:
-        if changes.remove not in text:
-            raise Unmatched("the `remove` text is not in the memory's text", field="remove")
-        text = text.replace(changes.remove, "", 1).strip()
-    if not text.strip():
-        raise ValidationError("The edit would leave the text empty; to delete, use forget.")
-    # Secrets in the new text are screen_revision's, read with the rest of the record.
-    updated = updated.replace(text=gate.check_length("text", text))
-    if changes.status is not None:
-        updated = _with_status(updated, changes.status, changes.note, now)
-    if changes.claim:
-        if memory.owner is not None and memory.owner != actor:
-            raise ValidationError(
-                f"This memory is owned by {memory.owner}; `claim` only takes ownerless ones."
-            )
-        updated = updated.replace(owner=actor)
-    validate(updated)
-    screen_revision(memory, updated)
-    return updated
-
-
-def appended(text: str, addition: str) -> str:
-    """`text` with `addition` at its end: on a new line when `addition` starts with one."""
-    if addition.lstrip(" \t").startswith(("\n", "\r")):
-        return text.rstrip() + addition.lstrip(" \t").rstrip()
-    return f"{text.rstrip()} {addition.strip()}"
-
-
-def record_fields(memory: Memory) -> list[tuple[str, str]]:
-    """The strings a memory stores, in reading order (a title or key before the text)."""
-    fields = [
-        (name, getattr(memory, name))
-        for name in ("title", "key", "text", "why", "falsifier", "source")
-        if getattr(memory, name)
-    ]
-    fields += [("tags", tag) for tag in memory.tags]
-    if memory.check is not None:
-        literals = (memory.check.literal, *memory.check.literals)
-        fields += [("check", literal) for literal in literals if literal]
-    if memory.bindings is not None:
-        fields += [("bindings", target) for target in memory.bindings.targets]
-    return fields
-
-
-def screen_revision(old: Memory, new: Memory) -> None:
-    """The gate on the whole record as it would stand after a change to `old`.
-
-    A record the gate flags (one filed before it grew stricter) may still be retired,
-    re-tagged or verified: those leave what it says as it was. Anything else is refused,
-    pointing to forget.
-    """
-    fields, before = record_fields(new), record_fields(old)
-    if fields == before:
-        return
-    try:
-        gate.screen_record(fields)
-    except ValidationError:
-        if not gate.record_flagged(before):
-            raise
-        if _untagged(fields) == _untagged(before):
-            return
-        gate.screen_record(fields, already=True)
-
-
-def screen_successor(successor: Memory, old: Memory) -> None:
-    """A supersede files what `old` said as a new record: it passes the gate whole."""
-    try:
-        gate.screen_record(record_fields(successor))
-    except ValidationError:
-        if not gate.record_flagged(record_fields(old)):
-            raise
-        gate.screen_record(record_fields(successor), already=True)
-
-
-def _untagged(fields: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    return [(name, value) for name, value in fields if name != "tags"]
-
-
-def _empty(name: str) -> Any:
-    return () if name in ("tags", "anchors") else None
-
-
-def _with_status(memory: Memory, status: str, note: str | None, now: str) -> Memory:
-    if status == "verified":
-        if memory.status != "active":
-            raise Unmatched(
-                f"it is {memory.status}; only active memories can be verified", status_related=True
-            )
-        return memory.replace(verified_at=now)
-    if status in RETIRED:
-        if memory.status != "active":
-            raise Unmatched(
-                f"it is already {memory.status}; only active memories retire", status_related=True
-            )
-        return memory.replace(status=status, status_note=note)
-    if memory.status == "active":
-        raise Unmatched(
-            "it is already active; only retired memories can be reactivated", status_related=True
-        )
-    return memory.replace(status="active", status_note=note, superseded_by=None)
-
-
-def validate(memory: Memory) -> None:
-    """Rules that hold for any stored memory, whatever path produced it."""
-    if memory.kind in RULE_KINDS and not memory.falsifier:
-        raise ValidationError(
-            f"A {memory.kind} needs a `falsifier`: the observation that would prove it wrong.",
-            field="falsifier",
-        )
-
-
-def weakenings(old: Memory, new: Memory) -> list[str]:
-    """How `new` weakens the rule `old` was; empty when it does not (or was no rule)."""
-    if old.kind not in RULE_KINDS:
-        return []
-    found = []
-    if new.kind not in RULE_KINDS or (old.kind == "rule" and new.kind != "rule"):
-        found.append(f"changes its kind from {old.kind} to {new.kind}")
-    if old.check is not None and new.check != old.check:
-        found.append("changes or clears its check")
-    if old.severity is not None and (
-        new.severity is None or SEVERITIES.index(new.severity) < SEVERITIES.index(old.severity)
-    ):
-        found.append("lowers or clears its severity")
-    if old.bindings is not None and not (new.bindings or Bindings()).covers(old.bindings):
-        found.append("removes a binding")
-    if old.scope == "workspace" and new.scope != "workspace":
-        found.append("narrows its scope from workspace to notebook")
-    if old.status == "active" and new.status in RETIRED:
-        found.append("retires it")
-    if new.expires_at is not None and (old.expires_at is None or new.expires_at < old.expires_at):
-        found.append("makes it expire")
-    return found
-
-
-def check_ownership(
-    old: Memory, new: Memory, changes: Changes, *, actor: str, may_override: bool
-) -> None:
-    """Refuse (forbidden) a change to someone else's memory that no override covers.
-
-    The owner, or anyone on an ownerless memory, may change anything. Others need an
-    override: a reason (and a confirmation when the owner is a person) from an actor
-    allowed to give one; an override corrects tags, dates, expiry or status in place, while
-    what the memory says changes only through `supersede`.
-    """
-    if old.owner is None or old.owner == actor:
-        return
-    if not changes.override_reason:
-        raise Forbidden(
-            f"{old.id} belongs to {old.owner}. To correct its tags, dates, expiry or status, "
-            "pass override_reason (with override_confirm: true, its owner being a person); "
-            "to change what it says, revise it with supersede: true, which files your "
-            "version and retires this one intact."
-        )
-    if not may_override:
-        raise Forbidden("Only an editor or owner of the workspace may override; supersede it.")
-    if old.owner.startswith("user:") and not changes.override_confirm:
-        raise Forbidden(
-            f"{old.id} belongs to the person {old.owner}: confirm the override with "
-            "override_confirm: true.",
-            field="override_confirm",
-        )
-    changed = [name for name in SUBSTANTIVE if getattr(old, name) != getattr(new, name)]
-    if changed and not changes.supersede:
-        raise Forbidden(
-            f"The {changed[0]} of a memory owned by {old.owner} changes only through "
-            "supersede: true (your version is filed as a new memory, theirs retires intact).",
-            field=changed[0],
-        )
-
-
-def require_because(old: Memory, new: Memory, because: str | None) -> None:
-    reasons = weakenings(old, new)
-    if reasons and not because:
-        raise ValidationError(
-            f"This change weakens the {old.kind} {old.id} (it {'; '.join(reasons)}). Give "
-            "`because`: one sentence saying why, kept in its history.",
-            field="because",
-        )
-
-
-def changed_fields(old: Memory, new: Memory) -> list[str]:
-    skip = {"version"}
-    return [
-        name
-        for name in Memory.__dataclass_fields__
-        if name not in skip and getattr(old, name) != getattr(new, name)
-    ]
-
-
-def diff(old: Memory | None, new: Memory | None) -> dict[str, dict[str, Any]]:
-    """Field by field, what changed from `old` to `new` (either may be absent)."""
-    names = [n for n in Memory.__dataclass_fields__ if n not in ("version", "id", "workspace")]
-    result = {}
-    for name in names:
-        before = getattr(old, name) if old else None
-        after = getattr(new, name) if new else None
-        if before != after:
-            result[name] = {"old": to_json(before), "new": to_json(after)}
-    return result
