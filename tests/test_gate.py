@@ -240,6 +240,24 @@ def _write_past_the_gate(service: Service, text: str) -> str:
     return memory.id
 
 
+def test_doctor_reads_a_status_note_with_the_record(service: Service) -> None:
+    """Half a key in the text and the rest in the retire note, stored before the gate read
+    them together: doctor finds it, as the gate now refuses it."""
+    key = SECRETS["github-token"]
+    fact(service, text="a notebook to file into")
+    with service.store.write(service.workspace) as tx:
+        notebook = tx.list_notebooks()[0]
+        memory = Memory(id=new_id("m"), workspace=service.workspace, notebook_id=notebook.id,
+                        kind="note", text=f"The CI key starts {key[:20]}", version=1,
+                        recorded_at="2026-01-01T00:00:00.000000Z", author="user:old",
+                        owner="user:old", status="retracted", status_note=key[20:])  # fmt: skip
+        event = Event(0, new_id("op"), memory.recorded_at, "user:old", "import", "memory",
+                      memory.id, notebook.id, 1, ("created",))  # fmt: skip
+        tx.put_memory(memory, tx.append_event(event))
+    [finding] = service.doctor()["secrets"]
+    assert finding["id"] == memory.id and "status_note" in finding["fields"]
+
+
 def test_an_anchor_hash_is_gated_too(service: Service) -> None:
     secret = SECRETS["aws-access-key-id"]
     anchors = [{"path": "app.py", "hash": secret}]

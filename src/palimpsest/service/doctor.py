@@ -15,15 +15,14 @@ from .notebooks import FORGETTABLE_FIELDS
 
 def secret_kinds(memory: Memory) -> dict[str, list[str]]:
     """Each field of `memory` holding a secret, with the kinds found there: read as the gate
-    reads a record (its fields together), and the status note on its own."""
+    reads a record: its fields together, the status note with them."""
     record = record_fields(memory)
+    if memory.status_note:
+        record.append(("status_note", memory.status_note))
     found: dict[str, set[str]] = {}
     for kind, touched in find_in_parts([value for _, value in record]):
         for index in touched:
             found.setdefault(record[index][0], set()).add(kind)
-    if memory.status_note:
-        for finding in find_secrets(memory.status_note):
-            found.setdefault("status_note", set()).add(finding.kind)
     return {name: sorted(kinds) for name, kinds in found.items()}
 
 
