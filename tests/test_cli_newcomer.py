@@ -8,10 +8,13 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
 from palimpsest.store import shown
+
+from .conftest import POSTGRES_URL, needs_postgres
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
 
@@ -132,3 +135,14 @@ def test_history_says_what_a_link_or_a_notebook_edit_changed(run: Run, db_path: 
     link_line = lines[lines.index(" link ") :]
     assert first in link_line and "depends_on" in link_line
     assert "name: 'ops' -> 'infra'" in lines
+
+
+@needs_postgres
+def test_a_postgres_that_refuses_the_login_says_which_part_is_wrong(run: Run) -> None:
+    assert POSTGRES_URL
+    parts = urlsplit(POSTGRES_URL)
+    wrong_password = parts._replace(netloc=f"{parts.username}:not-it@{parts.hostname}:{parts.port}")
+    no_database = parts._replace(path="/no_such_database")
+    for url, says in [(wrong_password, "user or password"), (no_database, "no such database")]:
+        body = refusal(run("--db", urlunsplit(url), "recall", "x", "--json"))
+        assert says in body["message"] and "not-it" not in body["message"]

@@ -41,6 +41,26 @@ MIGRATION_LOCK = 7_305_301  # any constant: one migrator at a time across proces
 _SHARE_REWRITTEN = f"LOCK TABLE {', '.join(pg_rewrite.REWRITTEN)} IN ACCESS SHARE MODE".encode()
 
 
+# What libpq says when the server answered but refused (it gives no SQLSTATE at connect
+# time); only these phrases are read, the message itself is never shown: it names the user.
+REFUSALS = {
+    "password authentication failed": "refused the user or password",
+    "no password supplied": "wants a password, and the URL gives none",
+    "does not exist": "has no such database or user",
+}
+
+
+def _why_not_connected(url: str, exc: Exception) -> str:
+    said = str(exc)
+    for phrase, meaning in REFUSALS.items():
+        if phrase in said:
+            return f"The PostgreSQL server at {shown(url)} {meaning}: check the URL."
+    return (
+        f"Cannot reach the PostgreSQL server at {shown(url)} ({type(exc).__name__}); "
+        "check that it runs and that the URL, user and password are right."
+    )
+
+
 class PostgresStore:
     def __init__(self, url: str):
         self.url = url
@@ -61,10 +81,7 @@ class PostgresStore:
             )
             self.pool.wait(timeout=30)
         except (psycopg.Error, PoolTimeout) as exc:
-            raise ValidationError(
-                f"Cannot reach the PostgreSQL server at {shown(url)} ({type(exc).__name__}); "
-                "check that it runs and that the URL, user and password are right."
-            ) from None
+            raise ValidationError(_why_not_connected(url, exc)) from None
         try:
             self._migrate()
         except ValidationError:
