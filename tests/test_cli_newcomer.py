@@ -146,3 +146,11 @@ def test_a_postgres_that_refuses_the_login_says_which_part_is_wrong(run: Run) ->
     for url, says in [(wrong_password, "user or password"), (no_database, "no such database")]:
         body = refusal(run("--db", urlunsplit(url), "recall", "x", "--json"))
         assert says in body["message"] and "not-it" not in body["message"]
+
+
+def test_scrub_says_what_it_did_even_when_nothing_waited(run: Run, db_path: Path) -> None:
+    stores = [str(db_path)] + ([POSTGRES_URL] if POSTGRES_URL else [])
+    run("--db", str(db_path), "migrate")
+    for store in stores:
+        done = run("--db", store, "scrub")
+        assert done.returncode == 0 and done.stdout.startswith(("Scrubbed", "Nothing waited"))

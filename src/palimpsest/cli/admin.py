@@ -74,7 +74,7 @@ def scrub(env: Env, /) -> None:
     time, each copied while in use and locked only to swap the copy in). On SQLite it
     finishes a pending checkpoint.
     """
-    emit(env.service(create=False).scrub())
+    emit(env.service(create=False).scrub(), render.scrub)
 
 
 # -- serve -----------------------------------------------------------------------------

@@ -203,6 +203,19 @@ def notebooks(result: dict[str, Any]) -> None:
     table(result["notebooks"], [*columns, ("summary", "summary")])
 
 
+def scrub(result: dict[str, Any]) -> None:
+    locked = result.get("locked_seconds") or {}
+    if locked:
+        tables = ", ".join(f"{name} {seconds} s" for name, seconds in locked.items())
+        click.echo(f"Scrubbed (how long each part was locked: {tables}).")
+    else:
+        click.echo("Nothing waited to be erased.")
+    if result.get("pending_scrubs"):
+        click.echo(f"Still pending: {len(result['pending_scrubs'])} forget(s).")
+    if result.get("warning"):
+        click.echo(f"warning: {result['warning']}")
+
+
 def doctor(result: dict[str, Any]) -> None:
     sections = (
         ("secrets", "Secrets stored before the gate (forget them)"),
