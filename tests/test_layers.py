@@ -12,7 +12,8 @@ ALLOWED = {
     "store": {"model", "errors", "store"},
     "revise": {"model", "errors", "gate"},
     "gate": {"errors", "secrets"},
-    "secrets": set(),
+    "secrets": {"secret_rules"},
+    "secret_rules": set(),
 }
 
 

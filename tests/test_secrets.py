@@ -19,6 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from palimpsest.secret_rules import VENDOR_FORMATS
 from palimpsest.secrets import Finding, find_in_parts, find_secrets, redact, screening_copy
 
 ALNUM = string.ascii_letters + string.digits
@@ -817,9 +818,7 @@ def test_a_secret_split_across_parts_is_found_where_they_meet() -> None:
 
 
 def test_every_vendor_kind_has_a_case() -> None:
-    from palimpsest.secrets import _VENDOR_RULES
-
-    assert {rule.kind for rule in _VENDOR_RULES} <= {kind for kind, _ in KIND_CASES}
+    assert {rule.kind for rule in VENDOR_FORMATS} <= {kind for kind, _ in KIND_CASES}
 
 
 def test_finding_is_a_frozen_value() -> None:
