@@ -761,6 +761,8 @@ def test_the_screening_copy_reads_what_a_person_sees() -> None:
     assert copy == "Full-width  zerowidth".replace("-", "")
     assert origin is not None and [text[i] for i in origin][:4] == list("Ｆｕｌｌ")
     assert screening_copy("plain ascii, no marker") == ("plain ascii, no marker", None)
+    # Cyrillic and Greek look-alikes read as Latin, one for one; other letters stay.
+    assert screening_copy("АКІА раsswοrd Москва") == ("AKIA password Mockвa", None)
 
 
 def test_every_format_character_is_left_out_of_the_copy() -> None:

@@ -382,3 +382,24 @@ PUBLIC_PREFIX = (
     r"^(?:pk_(?:live|test)_|sha(?:1|224|256|384|512)[:-]|md5[:-]|ssh-(?:rsa|ed25519|dss)"
     r"|ecdsa-sha2-|AAAA[BCE]3NzaC|age1|npub1|phc_|NRJS-|pk\.eyJ)"
 )
+
+
+# -- Look-alike letters: Cyrillic and Greek letters a reader takes for Latin ones (those of
+# Unicode's confusables data that stand for a Latin letter, and к/κ for k), read as the
+# Latin letter, so that `АКІА...` or `раssword=` is read as what it shows. NFKC keeps them.
+# fmt: off
+LOOKALIKES = {
+    # Cyrillic capitals and small letters
+    "А": "A", "В": "B", "Е": "E", "К": "K", "М": "M", "Н": "H", "О": "O", "Р": "P", "С": "C",
+    "Т": "T", "Х": "X", "У": "Y", "Ү": "Y", "Ѕ": "S", "І": "I", "Ӏ": "I", "Ј": "J", "Ԛ": "Q",
+    "Ԝ": "W", "Ѵ": "V", "Ԍ": "G",
+    "а": "a", "е": "e", "о": "o", "р": "p", "с": "c", "у": "y", "ү": "y", "х": "x", "к": "k",
+    "ѕ": "s", "і": "i", "ӏ": "l", "ј": "j", "һ": "h", "ԁ": "d", "ԛ": "q", "ԝ": "w", "ѵ": "v",
+    "ԍ": "g",
+    # Greek capitals and small letters
+    "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N",
+    "Ο": "O", "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X", "Ϳ": "J",
+    "α": "a", "ο": "o", "ρ": "p", "ι": "i", "ν": "v", "υ": "u", "γ": "y", "κ": "k",
+    "ϳ": "j", "σ": "o",
+}
+# fmt: on
