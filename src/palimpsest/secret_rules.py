@@ -9,14 +9,18 @@ A new vendor format is one line in `VENDOR_FORMATS`, with a comment saying what 
 `body` (both regular expressions), ending where a word ends and starting where one starts.
 `hints`: literals, separated by spaces, one of which must occur for the rule to run (by
 default the prefix, when it is a literal); a format with neither always runs. `check`: a
-further test of the body, named ("random": it must look machine-made, for prefixes that
-also start words). `runs_ok`: the format itself repeats a character (a placeholder test
-would refuse it). `Shape(kind, pattern, hints, check, word_start)`: a whole pattern whose
-group `v` is the secret (and `b`, if any, its random body), for a secret after a fixed
-context (`AccountKey=`) or known by a signature inside; `word_start=False` when the context
-before it is part of the pattern. The order is the order of preference: where two formats
-find the same secret, the earlier one names it. Every kind needs a case in
-tests/test_secrets.py (a test says so).
+further test of the body, named: "random" (it must look machine-made, for prefixes that
+also start words), "discord-id", "sas" (the detector's `_CHECKS`). `runs_ok`: the format
+itself repeats a character (a placeholder test would refuse it).
+
+`Shape(kind, pattern, hints, check, word_start)`: a whole pattern whose group `v` is the
+secret (and `b`, if any, its random body), for a secret after a fixed context
+(`AccountKey=`) or known by a signature inside; `word_start=False` when the context before
+it is part of the pattern.
+
+The order is the order of preference: where two formats find the same secret, the earlier
+one names it. Every line needs a case of its own in tests/test_secrets.py `KIND_CASES` (a
+test says so).
 
 Then the words the detector reads around a value (credential names, what makes a name not
 one), the values it allows (placeholders, documented examples, public prefixes), passwords
@@ -359,8 +363,8 @@ PLACEHOLDER_WORDS = tuple(
 # place of one (a body of 36-250 random characters holds "XxXX" or "FAKE" by chance often
 # enough to matter).
 BODY_PLACEHOLDER = (
-    r"x{5,}|X{5,}|\*{3,}|\.{3,}|…|[<>{}]|0123456789|abcdefghij|ABCDEFGHIJ|_here|_HERE|(?:here|HERE)$"
-    r"|example|Example|EXAMPLE|your|Your|YOUR_|placeholder|PLACEHOLDER|redacted|REDACTED"
+    r"x{5,}|X{5,}|\*{3,}|\.{3,}|…|[<>{}]|0123456789|abcdefghij|ABCDEFGHIJ"
+    r"|_here|_HERE|(?:here|HERE)$|example|Example|EXAMPLE|your|Your|YOUR_|placeholder|PLACEHOLDER|redacted|REDACTED"
     r"|changeme|CHANGEME|ChangeMe|dummy|DUMMY|sample|SAMPLE|fake"
 )
 # Whole values that name a thing instead of being it, and famous sample passwords.
