@@ -19,8 +19,9 @@ and wrongly refused, and the time per call: mean and p95 over the cases, and on
 Then records, as the gate reads them (`find_in_parts`): false positives on every ordered
 pair of negative cases (joined by a newline, as a title over a text, and glued where they
 meet); and recall on positives whose secrets are disguised (a zero-width space or a soft
-hyphen inside, fullwidth letters, a fake `[REDACTED:...]` marker in front) or split in two
-parts at the middle of the secret.
+hyphen inside, fullwidth letters, Cyrillic or Greek look-alike letters, a fake
+`[REDACTED:...]` marker in front) or split in two parts at the middle of the secret; and
+false positives on a few notes in Cyrillic and Greek scripts, alone and two by two.
 """
 
 from __future__ import annotations
@@ -170,12 +171,32 @@ def _fullwidth(text: str) -> str:
     return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in text)
 
 
+# Every Latin letter that has one written as its Cyrillic or Greek look-alike.
+_CYRILLIC = str.maketrans("ABEKMHOPCTXYISJaeopcxyisjh", "АВЕКМНОРСТХҮІЅЈаеорсхуіѕјһ")
+_GREEK = str.maketrans("ABEZHIKMNOPTYXaoiv", "ΑΒΕΖΗΙΚΜΝΟΡΤΥΧαοιν")
+
 DISGUISES: dict[str, Callable[[str], str]] = {
     "zero-width space inside": lambda s: s[: len(s) // 2] + "\u200b" + s[len(s) // 2 :],
     "soft hyphen inside": lambda s: s[: len(s) // 2] + "\u00ad" + s[len(s) // 2 :],
     "fullwidth": _fullwidth,
     "fake marker in front": lambda s: "[REDACTED:x]" + s,
+    "Cyrillic look-alike letters": lambda s: s.translate(_CYRILLIC),
+    "Greek look-alike letters": lambda s: s.translate(_GREEK),
 }
+# Ordinary notes in Cyrillic and Greek scripts, whose letters the screening copy reads as
+# their Latin look-alikes: none holds a secret, alone or two by two.
+CLEAN_CYRILLIC_GREEK = [
+    "Пароль от базы лежит в хранилище kv/prod/db; ключ API меняем каждые 90 дней.",
+    "Токен доступа выдаёт сервис авторизации, срок жизни — один час. Секрет хранится в Vault.",
+    "СРОЧНО: ТАКСИ К ОФИСУ В 10:00, ВСЕ СОТРУДНИКИ ОТДЕЛА ЕКОМ И КРАСНОЯРСК-ТЕХ",
+    "Релиз 2.4.1 выкатили в четверг: миграция схемы заняла 40 минут, откат не понадобился.",
+    "Пароль зберігається у сховищі, а токен оновлюється щотижня. Інструкція: див. вікі.",
+    "Лозинката е во трезорот; клучот за API се менува секој месец.",
+    "Ο κωδικός πρόσβασης βρίσκεται στο vault· το κλειδί API αλλάζει κάθε μήνα.",
+    "ΑΘΗΝΑ ΚΑΙ ΘΕΣΣΑΛΟΝΙΚΗ: ΤΟ ΕΡΓΟ ΠΑΡΑΔΟΘΗΚΕ ΣΤΗΝ ΩΡΑ ΤΟΥ, ΧΩΡΙΣ ΚΑΘΥΣΤΕΡΗΣΗ.",
+    "password: пароль из хранилища; token — см. раздел «Секреты»; key: ключ",
+    "Сервер АКІА-7 в стойке В12, кабель РС-45; ОТК проверил партию ХК-2024-ОС.",
+]
 
 
 def records(path: Path) -> None:
@@ -198,6 +219,15 @@ def records(path: Path) -> None:
                 text = text.replace(secret, disguise(secret))
             found += bool(find_secrets(text))
         print(f"  disguised ({name}): recall {found / len(positives):.3f}")
+    scripts = [(a, b) for a in CLEAN_CYRILLIC_GREEK for b in CLEAN_CYRILLIC_GREEK if a != b]
+    wrong_scripts = [t for t in CLEAN_CYRILLIC_GREEK if find_secrets(t)]
+    wrong_scripts += [f"{a} + {b}" for a, b in scripts if find_in_parts([a, b])]
+    print(
+        f"  Cyrillic and Greek prose: false positives {len(wrong_scripts)} of "
+        f"{len(CLEAN_CYRILLIC_GREEK)} notes and {len(scripts)} pairs"
+    )
+    for text in wrong_scripts[:5]:
+        print(f"    FP {text[:100]!r}")
     split = found = 0
     for case in positives:
         secret = max(case["secrets"], key=len)
@@ -215,6 +245,7 @@ def speed() -> None:
     texts = {
         "ordinary prose": _fill(PROSE),
         "prose dense with credential words": _fill(DENSE),
+        "Cyrillic and Greek prose": _fill(" ".join(CLEAN_CYRILLIC_GREEK) + " "),
         "config lines": _fill(CONFIG),
         "'a' x 8000": "a" * LIMIT,
         "'=' x 8000": "=" * LIMIT,

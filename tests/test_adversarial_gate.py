@@ -30,7 +30,7 @@ from mcp import Client
 from palimpsest.errors import PalimpsestError, ValidationError
 from palimpsest.ids import new_id
 from palimpsest.model import Event, Memory
-from palimpsest.secrets import find_secrets
+from palimpsest.secrets import find_secrets, redact
 from palimpsest.service import Service
 
 from .mcp_helpers import call
@@ -495,3 +495,61 @@ def test_a_password_after_an_arrow_is_refused(service: Service, arrow: str) -> N
 
 def test_ordinary_arrows_still_pass() -> None:
     assert find_secrets("password → vault; token → session → user; key → kv/prod/api") == []
+
+
+# -- look-alike letters: Cyrillic and Greek letters that show as Latin ones ----------------
+
+# What a reader sees as Latin, written with Cyrillic or Greek letters (NFKC keeps them).
+_CYRILLIC = str.maketrans("AKIEOPCTXBMHaeopcxysij", "АКІЕОРСТХВМНаеорсхуѕіј")
+_GREEK = str.maketrans("AKIEOPTXBMHZNYaoiv", "ΑΚΙΕΟΡΤΧΒΜΗΖΝΥαοιν")
+AWS_KEY = "AKIA" + _random(string.ascii_uppercase + string.digits, 16)
+LOOKALIKES = {
+    "AWS key id, Cyrillic prefix": "Signing key АКІА" + AWS_KEY[4:],
+    "AWS key id, all Greek look-alikes": "Signing key " + AWS_KEY.translate(_GREEK),
+    "GitHub token, Cyrillic р in ghp_": f"CI uses gh\u0440_{TOKEN[4:]}",
+    "GitHub token, Cyrillic letters throughout": f"CI uses {TOKEN.translate(_CYRILLIC)}",
+    "password name with Cyrillic р and а": f"\u0440\u0430ssword={PASSWORD}",
+    "password name, Greek ο": f"db_passw\u03bfrd: {PASSWORD}",
+    "token name with Cyrillic о and е": f"t\u043ek\u0435n = {HEX40}",
+    "Stripe key, Cyrillic ѕ and і": "\u0455k_l\u0456ve_" + _random(ALNUM, 24),
+}
+
+
+@pytest.mark.parametrize("text", LOOKALIKES.values(), ids=LOOKALIKES.keys())
+def test_a_secret_in_look_alike_letters_is_refused(service: Service, text: str) -> None:
+    """A reader sees the Latin secret, though NFKC leaves Cyrillic and Greek letters as they
+    are; in a name (`раssword=`) or in the key itself."""
+    secret = text.split()[-1].split("=")[-1]
+    assert_refused_without_echo(service, secret, lambda: fact(service, text=text), field="text")
+    mid = fact(service, text="Deploy keys live in the vault")
+    assert_refused_without_echo(
+        service, secret, lambda: service.revise(id=mid, title=text), field="title"
+    )
+
+
+def test_a_secret_in_look_alike_letters_is_redacted_whole_in_what_was_sent() -> None:
+    text = f"CI uses {TOKEN.translate(_CYRILLIC)} nightly"
+    [finding] = find_secrets(text)
+    assert text[finding.start : finding.end] == TOKEN.translate(_CYRILLIC)
+    assert redact(text) == ("CI uses [REDACTED:github-pat] nightly", ["github-pat"])
+
+
+LOOKALIKES_CLEAN = [
+    "Пароль от базы лежит в хранилище kv/prod/db; ключ API меняем каждые 90 дней.",
+    "СРОЧНО: ТАКСИ К ОФИСУ В 10:00, ВСЕ СОТРУДНИКИ ОТДЕЛА ЕКОМ И КРАСНОЯРСК-ТЕХ",
+    "Токен доступа выдаёт сервис авторизации; его срок жизни — один час. Секрет "
+    "хранится в Vault, а не в репозитории. Сверху — прокси, снизу — кэш.",
+    "Ο κωδικός πρόσβασης βρίσκεται στο vault· το κλειδί API αλλάζει κάθε μήνα.",
+    "ΑΘΗΝΑ ΚΑΙ ΘΕΣΣΑΛΟΝΙΚΗ: ΤΟ ΕΡΓΟ ΠΑΡΑΔΟΘΗΚΕ ΣΤΗΝ ΩΡΑ ΤΟΥ",
+    "Пароль зберігається у сховищі, а токен оновлюється щотижня. Інструкція: див. вікі.",
+    "password: пароль из хранилища; token — см. раздел «Секреты»; key: ключ",
+]
+
+
+@pytest.mark.parametrize("text", LOOKALIKES_CLEAN)
+def test_ordinary_russian_greek_and_ukrainian_text_still_passes(
+    service: Service, text: str
+) -> None:
+    assert find_secrets(text) == []
+    mid = fact(service, text=text)
+    assert current(service, mid)["text"] == text  # stored as sent, not folded

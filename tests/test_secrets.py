@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import itertools
 import random
+import re
 import string
 import subprocess
 import sys
@@ -19,6 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from palimpsest.secret_rules import VENDOR_FORMATS, Shape, Token
 from palimpsest.secrets import Finding, find_in_parts, find_secrets, redact, screening_copy
 
 ALNUM = string.ascii_letters + string.digits
@@ -291,6 +293,36 @@ KIND_CASES: list[tuple[str, Case]] = [
             "tailscale up --authkey {}", lambda rng: f"tskey-auth-{rand(rng, 12)}-{rand(rng, 30)}"
         ),
     ),
+    # the other formats of kinds above: every line of the table has a case of its own
+    ("google-oauth-token", in_text("the CLI cached {} for the job", token("1//0", 60, URLSAFE))),
+    (
+        "azure-access-key",
+        in_text("Event Hubs key {}", lambda rng: rand(rng, 33, B64) + "+AEh" + rand(rng, 5) + "Q="),
+    ),
+    (
+        "azure-access-key",
+        in_text(
+            "function key {}", lambda rng: rand(rng, 44, URLSAFE) + "AzFu" + rand(rng, 5) + "w=="
+        ),
+    ),
+    (
+        "azure-access-key",
+        in_text("redis access key {}", lambda rng: rand(rng, 33) + "AzCaB" + rand(rng, 5) + "="),
+    ),
+    (
+        "azure-access-key",
+        in_text("acr password {}", lambda rng: rand(rng, 42) + "+ACR" + rand(rng, 6)),
+    ),
+    (
+        "azure-access-key",
+        in_text("apim key {}", lambda rng: rand(rng, 52) + "JQQJ9" + rand(rng, 20, URLSAFE)),
+    ),
+    ("flyio-token", in_text("FLY_API_TOKEN={}", token("fm2_", 120, URLSAFE + ","))),
+    ("supabase-token", in_text("SUPABASE_SECRET_KEY={}", token("sb_secret_", 32, URLSAFE))),
+    ("grafana-token", in_text("GRAFANA_CLOUD_TOKEN={}", token("glc_", 60, B64))),
+    ("sentry-token", in_text("SENTRY_ORG_TOKEN={}", token("sntrys_eyJ", 120, URLSAFE))),
+    ("gitlab-runner-token", in_text("register with {} once", token("GR1348941", 20, URLSAFE))),
+    ("slack-token", in_text("legacy token {}", lambda rng: f"xoxa-2-{rand(rng, 40)}")),
     # the rest of the vendor table, one case each
     ("aws-mws-key", in_text("MWS_AUTH_TOKEN={}", lambda rng: f"amzn.mws.{_uuid(rng)}")),
     (
@@ -729,6 +761,8 @@ def test_the_screening_copy_reads_what_a_person_sees() -> None:
     assert copy == "Full-width  zerowidth".replace("-", "")
     assert origin is not None and [text[i] for i in origin][:4] == list("Ｆｕｌｌ")
     assert screening_copy("plain ascii, no marker") == ("plain ascii, no marker", None)
+    # Cyrillic and Greek look-alikes read as Latin, one for one; other letters stay.
+    assert screening_copy("АКІА раsswοrd Москва") == ("AKIA password Mockвa", None)
 
 
 def test_every_format_character_is_left_out_of_the_copy() -> None:
@@ -816,10 +850,24 @@ def test_a_secret_split_across_parts_is_found_where_they_meet() -> None:
     assert find_in_parts([f"starts {token[:18]}", "ends"]) == []
 
 
-def test_every_vendor_kind_has_a_case() -> None:
-    from palimpsest.secrets import _VENDOR_RULES
+def _format_finds(entry: Token | Shape, text: str, secret: str) -> bool:
+    """Whether this line of the vendor table, alone, spans `secret` in `text`."""
+    if isinstance(entry, Shape):
+        pattern = entry.pattern
+    else:
+        pattern = rf"(?P<v>(?:{entry.prefix})(?:{entry.body}))"
+    return any(secret in m["v"] for m in re.finditer(pattern, text))
 
-    assert {rule.kind for rule in _VENDOR_RULES} <= {kind for kind, _ in KIND_CASES}
+
+def test_every_line_of_the_vendor_table_has_a_case() -> None:
+    """A format nobody tests could be dropped or broken unnoticed: each has a case of its kind."""
+    cases = [(kind, *make(random.Random(f"{kind}-0"))) for kind, make in KIND_CASES]
+    untested = [
+        entry
+        for entry in VENDOR_FORMATS
+        if not any(kind == entry.kind and _format_finds(entry, t, s) for kind, t, s in cases)
+    ]
+    assert untested == []
 
 
 def test_finding_is_a_frozen_value() -> None:

@@ -4,7 +4,8 @@ The layers, each importing only those below it (tests/test_layers.py holds them 
 
 - `model`, `errors`, `ids`, `views`: what a memory, notebook, link and event are; the
   refusals; how they read as JSON. No I/O.
-- `secrets` and `gate`: what may never be stored (the detector and the write gate).
+- `secret_rules` (the formats, as data), `secrets` (the detector) and `gate`: what may
+  never be stored.
 - `revise`: the decisions about one memory, as pure functions.
 - `store`: one interface, with SQLite and PostgreSQL behind it.
 - `service`: the one API every adapter calls; it owns transactions, the clock and the rules.

@@ -1,10 +1,11 @@
 """The write gate: every string Palimpsest would store passes `screen` first.
 
 It refuses what is too long, what no store can hold (a NUL, a lone surrogate), and secrets
-(`palimpsest.secrets` holds every pattern, and reads each text as its screening copy: markers
-out, NFKC, no invisible characters): the refusal names the field and the kind of secret,
-never the secret itself. Where a caller asks for it (summaries and notes), `screen_redacting`
-keeps the text with each credential replaced by `[REDACTED:kind]` instead.
+(`palimpsest.secrets` reads each text as its screening copy: markers out, NFKC, no invisible
+characters, Cyrillic and Greek look-alikes read as Latin letters; what was sent is stored as
+it was): the refusal names the field and the kind of secret, never the secret itself. Where
+a caller asks for it (summaries and notes), `screen_redacting` keeps the text with each
+credential replaced by `[REDACTED:kind]` instead.
 
 `screen_record` reads the fields of a record together (a title naming a credential whose
 value is the text, half a key in each), and `check_actor` holds the one rule for actors.
