@@ -12,9 +12,11 @@ from .history import HistoryOps
 from .memories import MemoryOps
 from .notebooks import NotebookOps
 from .recall import RecallOps
+from .settings import SettingsOps
 
 __all__ = ["DEFAULT_WORKSPACE", "Service"]
 
 
-class Service(MemoryOps, RecallOps, HistoryOps, NotebookOps, DoctorOps):
-    """remember, recall, revise, revert, forget, inspect, history, notebooks, links, doctor."""
+class Service(MemoryOps, RecallOps, HistoryOps, NotebookOps, DoctorOps, SettingsOps):
+    """remember, recall, revise, revert, forget, inspect, history, notebooks, links, doctor,
+    settings."""
