@@ -1,12 +1,15 @@
 """Workspace settings: known keys with defaults, each change one event with its reason.
 
-Service tests run on both stores. The first
+Service tests run on both stores; the CLI ones run `palimpsest` as a subprocess. The first
 real setting, each kind's freshness window, changes what recall, inspect and doctor flag.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +19,7 @@ from palimpsest.errors import ValidationError
 from palimpsest.model import FRESHNESS_DAYS, KINDS
 from palimpsest.service import Service
 from palimpsest.store import EventFilter, Store, open_store
+from palimpsest.transfer import copy_workspace
 
 from .test_gate import SECRETS, assert_refused_without_echo
 
@@ -175,6 +179,22 @@ def test_settings_of_one_workspace_leave_another_alone(store: Store, workspace: 
     assert other.settings_history()["events"] == []
 
 
+def test_a_copy_of_the_workspace_keeps_its_settings_and_their_history(
+    service: Service, tmp_path: Path
+) -> None:
+    service.change_settings(changes={"freshness_days.debt": 14}, because="pay debts fast")
+    target = open_store(str(tmp_path / "copy.db"))
+    try:
+        copy_workspace(service.store, target, service.workspace)
+        copied = Service(target, workspace=service.workspace)
+        assert copied.settings() == service.settings()
+        assert [e["data"] for e in copied.settings_history()["events"]] == [
+            {"freshness_days.debt": [90, 14]}
+        ]
+    finally:
+        target.close()
+
+
 def test_a_store_of_the_previous_release_has_the_defaults_and_takes_changes(
     tmp_path: Path,
 ) -> None:
@@ -189,3 +209,53 @@ def test_a_store_of_the_previous_release_has_the_defaults_and_takes_changes(
         assert len(service.doctor()["possibly_stale"]) == 5  # every fact of that release
     finally:
         store.close()
+
+
+# -- the CLI ------------------------------------------------------------------------------
+
+
+def palimpsest(db: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "palimpsest", "--db", str(db), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_the_cli_shows_sets_and_lists_the_history_of_settings(
+    db_path: Path, env: dict[str, str]
+) -> None:
+    shown = json.loads(palimpsest(db_path, env, "settings", "--json").stdout)
+    assert shown["settings"]["freshness_days.fact"]["value"] == 90
+
+    dry = palimpsest(db_path, env, "settings", "set", "freshness_days.fact", "30",
+                     "--because", "audit", "--dry-run", "--json")  # fmt: skip
+    assert json.loads(dry.stdout)["changes"] == {"freshness_days.fact": {"old": 90, "new": 30}}
+    done = palimpsest(db_path, env, "settings", "set", "freshness_days.fact", "30",
+                      "--because", "audit")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "freshness_days.fact: 90 -> 30" in done.stdout
+
+    person = palimpsest(db_path, env, "settings").stdout
+    assert "freshness_days.fact" in person and "30" in person
+    history = palimpsest(db_path, env, "settings", "--history").stdout
+    assert "freshness_days.fact: 90 -> 30" in history and "audit" in history
+    listed = json.loads(palimpsest(db_path, env, "settings", "--history", "--json").stdout)
+    assert [e["data"] for e in listed["events"]] == [{"freshness_days.fact": [90, 30]}]
+
+
+def test_the_cli_refuses_a_change_without_because_or_with_a_wrong_value(
+    db_path: Path, env: dict[str, str]
+) -> None:
+    for args in (
+        ("settings", "set", "freshness_days.fact", "30"),
+        ("settings", "set", "freshness_days.fact", "soon", "--because", "why"),
+        ("settings", "set", "no_such.setting", "3", "--because", "why"),
+    ):
+        done = palimpsest(db_path, env, *args, "--json")
+        assert done.returncode == 1, done.stdout + done.stderr
+        assert json.loads(done.stdout)["error_class"] == "validation"
+    listed = json.loads(palimpsest(db_path, env, "settings", "--history", "--json").stdout)
+    assert listed["events"] == []

@@ -24,10 +24,10 @@ from typing import Any, TypeVar
 
 import click
 import platformdirs
-from click.core import ParameterSource
 
 from . import cli_render as render
 from .cli_demo import run_demo
+from .config import Config, load_config
 from .errors import PalimpsestError, ValidationError
 from .gate import check_actor
 from .model import KINDS, LINK_TYPES, SCOPES, SEVERITIES, STATUSES
@@ -86,15 +86,42 @@ def default_actor() -> str:
 
 
 class _Env:
-    """What the group options chose; opens the store only when a command needs it."""
+    """What the group options chose; opens the store only when a command needs it.
 
-    def __init__(self, ctx: click.Context, db: str | None, actor: str):
+    The configuration (config.py) is read when a command first needs it, so that a bad
+    file is refused in the command's own terms (`--json` after the subcommand too).
+    """
+
+    def __init__(self, ctx: click.Context, db: str | None, actor: str | None, config: str | None):
         self.ctx = ctx
-        self.db = db or str(default_db_path(data_dir()))
-        # Whether --db was typed (not taken from PALIMPSEST_DB or the default).
-        self.db_typed = ctx.get_parameter_source("db") == ParameterSource.COMMANDLINE
-        self.actor = actor
+        self.flags = {"db": db, "actor": actor}  # only what was typed; None: not given
+        self.config_path = config
         self._store: Store | None = None
+
+    def config(self, **flags: Any) -> Config:
+        """The effective configuration, with the subcommand's own `flags` (KEYS names)."""
+        return load_config({**self.flags, **flags}, os.environ, self.config_path)
+
+    @property
+    def db(self) -> str:
+        return self.config().db or str(default_db_path(data_dir()))
+
+    @db.setter
+    def db(self, value: str) -> None:
+        self.flags["db"] = value
+
+    @property
+    def db_typed(self) -> bool:
+        """Whether --db was typed (not taken from the environment, the file or the default)."""
+        return self.flags["db"] is not None
+
+    @property
+    def actor(self) -> str:
+        return self.config().actor or default_actor()
+
+    @actor.setter
+    def actor(self, value: str) -> None:
+        self.flags["actor"] = value
 
     def service(self) -> Service:
         check_actor(self.actor)  # before a store is opened (or a database file made) for it
@@ -219,7 +246,7 @@ def _set_db(ctx: click.Context, _param: click.Parameter, value: str | None) -> N
     if value is not None:  # given after the subcommand: it wins over the group's
         env = ctx.find_object(_Env)
         assert env is not None
-        env.db, env.db_typed = value, True
+        env.db = value
 
 
 def _set_actor(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
@@ -238,10 +265,14 @@ JSON_OPTION = click.option(
     help="Print the answer as JSON.",
 )
 DB_HELP = (
-    "SQLite file or postgresql:// URL. Default: $PALIMPSEST_DB, else palimpsest.db in "
-    "$PALIMPSEST_HOME or the user data directory."
+    "SQLite file or postgresql:// URL. Default: $PALIMPSEST_DB, else `db` in the configuration "
+    "file, else palimpsest.db in $PALIMPSEST_HOME or the user data directory."
 )
 ACTOR_HELP = "Who is acting, as recorded in the history."
+CONFIG_HELP = (
+    "The configuration file. Default: $PALIMPSEST_CONFIG, else config.toml in $PALIMPSEST_HOME "
+    "or the user config directory (see `palimpsest config`)."
+)
 
 
 def _has_option(fn: Callable[..., Any], flag: str) -> bool:
@@ -320,14 +351,15 @@ def _one_or_many(values: tuple[str, ...]) -> str | list[str] | None:
 
 
 @click.group(cls=_Group, epilog="\b\nExample:\n  palimpsest demo")
-@click.option("--db", envvar="PALIMPSEST_DB", metavar="PATH|URL", help=DB_HELP)
-@click.option("--actor", default=default_actor, show_default="user:<login name>", help=ACTOR_HELP)
+@click.option("--db", metavar="PATH|URL", help=DB_HELP)
+@click.option("--actor", help=ACTOR_HELP + " Default: $PALIMPSEST_ACTOR, else user:<login name>.")
+@click.option("--config", metavar="PATH", help=CONFIG_HELP)
 @JSON_OPTION
 @click.version_option(package_name="palimpsest")
 @click.pass_context
-def palimpsest(ctx: click.Context, db: str | None, actor: str) -> None:
+def palimpsest(ctx: click.Context, db: str | None, actor: str | None, config: str | None) -> None:
     """Long-term memory for AI agents: memory changes, but nothing is lost silently."""
-    ctx.obj = _Env(ctx, db, actor)
+    ctx.obj = _Env(ctx, db, actor, config)
 
 
 pass_env = click.make_pass_decorator(_Env)
@@ -675,23 +707,19 @@ def scrub(env: _Env, /) -> None:
 
 @_command(palimpsest, "serve", "palimpsest serve --http --port 8765")
 @click.option("--http", is_flag=True, help="Speak streamable HTTP instead of stdio.")
-@click.option(
-    "--port",
-    type=click.IntRange(1, 65535),
-    default=8765,
-    show_default=True,
-    help="With --http: the port on 127.0.0.1.",
-)
+@click.option("--port", type=click.IntRange(1, 65535), help="With --http: the port (default 8765).")
+@click.option("--host", help="With --http: a loopback address (default 127.0.0.1).")
 @pass_env
-def serve(env: _Env, /, http: bool, port: int) -> None:
+def serve(env: _Env, /, http: bool, port: int | None, host: str | None) -> None:
     """Serve the memory to MCP clients (agents): over stdio, or streamable HTTP at /mcp.
 
     Without --http the client starts this command and speaks MCP on its standard input
     and output. With --http it listens on 127.0.0.1 only; the address goes to standard
     error (as JSON with --json).
     """
-    from .mcp_server import HOST, PATH, serve  # the SDK is only loaded when serving
+    from .mcp_server import PATH, serve  # the SDK is only loaded when serving
 
+    config = env.config(**{"http.port": port, "http.host": host})
     service = env.service()
     pending = service.pending_scrubs()
     if pending:  # reported only: a rewrite locks tables, so a server never starts one
@@ -701,17 +729,18 @@ def serve(env: _Env, /, http: bool, port: int) -> None:
             err=True,
         )
     if http:
-        _check_port_free(HOST, port)  # before printing an address nobody will answer at
-        url = f"http://{HOST}:{port}{PATH}"
+        host, port = config.http_host, config.http_port
+        _check_port_free(host, port)  # before printing an address nobody will answer at
+        url = f"http://{host}:{port}{PATH}" if ":" not in host else f"http://[{host}]:{port}{PATH}"
         if click.get_current_context().meta.get(JSON_KEY):
             click.echo(json.dumps({"url": url, "store": shown(env.db)}), err=True)
         else:
             click.echo(f"Palimpsest MCP at {url} (store: {shown(env.db)})", err=True)
-    serve(service, http=http, port=port)
+    serve(service, http=http, host=config.http_host, port=config.http_port, limits=config.limits)
 
 
 def _check_port_free(host: str, port: int) -> None:
-    with socket.socket() as probe:
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
         # as the server will: a port left in TIME_WAIT by a server just stopped is free
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
@@ -745,6 +774,9 @@ def demo(env: _Env, /, notebook: str) -> None:
     tour = run_demo(env.service(), notebook, label, command, quiet=as_json)
     if as_json:
         _emit(tour)
+
+
+from . import cli_settings  # noqa: E402, F401  (its commands join the group: config, settings)
 
 
 def main() -> None:

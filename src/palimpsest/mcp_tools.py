@@ -21,6 +21,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 from typing import Annotated, Any, Literal, TypeVar, cast
 
+from .config import DEFAULT_LIMITS
 from .errors import ValidationError
 from .mcp_params import (
     AS_IN_REMEMBER,
@@ -69,7 +70,7 @@ from .mcp_results import (
 )
 from .service import Service
 
-STORE_THREADS = 8
+STORE_THREADS = DEFAULT_LIMITS.store_threads  # the default of `server.store_threads`
 
 R = TypeVar("R")
 

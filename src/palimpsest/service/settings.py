@@ -52,7 +52,7 @@ def _freshness(kind: str) -> Setting:
         f"freshness_days.{kind}",
         FRESHNESS_DAYS.get(kind),
         days_or_never,
-        f"days a {kind} stays fresh without a verify; past them it is flagged possibly stale",
+        f"days until an unverified {kind} is flagged possibly stale",
     )
 
 
