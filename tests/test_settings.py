@@ -74,6 +74,26 @@ def test_a_shorter_freshness_window_flags_what_recall_inspect_and_doctor_show(
     assert later.settings()["settings"]["freshness_days.fact"]["value"] is None
 
 
+def test_recall_as_of_a_past_time_judges_staleness_with_the_windows_of_that_time(
+    store: Store, workspace: str
+) -> None:
+    filed = at(store, workspace, FILED).remember(
+        notebook="ops", kind="fact", text="Invoices go out monthly"
+    )
+    at(store, workspace, FORTY_DAYS_ON).change_settings(
+        changes={"freshness_days.fact": 30}, because="facts here age fast"
+    )
+    now = at(store, workspace, "2026-02-11T00:00:00.000000Z")
+
+    def stale_as_of(time: str) -> bool:
+        [hit] = now.recall(query="invoices", as_of=time)["hits"]
+        return bool(hit["possibly_stale"] and hit["id"] == filed["id"])
+
+    assert stale_as_of("2026-02-09T00:00:00Z") is False  # 39 days old; the window was 90
+    assert stale_as_of("2026-02-10T12:00:00Z") is True  # 40 days old; the window is 30
+    assert stale_as_of("2026-01-20T00:00:00Z") is False
+
+
 def test_a_change_is_one_event_with_who_why_and_old_and_new(store: Store, workspace: str) -> None:
     service = at(store, workspace, FILED)
     done = service.change_settings(

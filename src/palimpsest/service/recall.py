@@ -78,7 +78,7 @@ class RecallOps(ServiceBase):
             ranked = ranked[:limit]
             touched = {m.notebook_id for m, _ in ranked}
             rules = self._standing_rules(tx, touched, at_seq, at)
-            freshness = freshness_days(tx)
+            freshness = freshness_days(tx, at_seq)  # the windows of that time
         return {
             "hits": [hit_view(m, s, notebooks, at, freshness) for m, s in ranked],
             "rules": [rule_view(r) for r in rules],

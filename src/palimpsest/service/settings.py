@@ -57,18 +57,36 @@ def _freshness(kind: str) -> Setting:
 
 
 # Every workspace setting. Adding one is a line here, and the code that reads it.
-SETTINGS: Mapping[str, Setting] = {s.name: s for s in (*(_freshness(kind) for kind in KINDS),)}
+SETTINGS: Mapping[str, Setting] = {
+    s.name: s
+    for s in [
+        *(_freshness(kind) for kind in KINDS),
+    ]
+}
+# More changes than any workspace makes to its settings: their history is read whole.
+MAX_CHANGES = 100_000
 
 
-def current_settings(tx: StoreReader) -> dict[str, Any]:
-    """Every setting's value in this workspace: the chosen one, else the default."""
+def current_settings(tx: StoreReader, at_seq: int | None = None) -> dict[str, Any]:
+    """Every setting's value in this workspace: the chosen one, else the default.
+
+    At a past event `at_seq`, the value then: the old value of the first change after it,
+    else today's (the events keep both sides of every change).
+    """
     chosen = tx.settings()
-    return {name: chosen.get(name, s.default) for name, s in SETTINGS.items()}
+    values = {name: chosen.get(name, s.default) for name, s in SETTINGS.items()}
+    if at_seq is not None:
+        later = tx.events(EventFilter(target_id=tx.workspace, limit=MAX_CHANGES))
+        for event in reversed([e for e in later if e.op == OP and e.seq > at_seq]):
+            for name, (old, _new) in event.data.items():
+                if name in values:
+                    values[name] = old
+    return values
 
 
-def freshness_days(tx: StoreReader) -> dict[str, int | None]:
-    """Each kind's freshness window in this workspace (None: it does not go stale by age)."""
-    values = current_settings(tx)
+def freshness_days(tx: StoreReader, at_seq: int | None = None) -> dict[str, int | None]:
+    """Each kind's freshness window (None: it does not go stale by age), now or at `at_seq`."""
+    values = current_settings(tx, at_seq)
     return {kind: values[f"freshness_days.{kind}"] for kind in KINDS}
 
 
