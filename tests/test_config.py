@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from palimpsest.config import KEYS, load_config
+from palimpsest.errors import ValidationError
 
 from .test_mcp_e2e import (
     STARTUP_SECONDS,
@@ -191,9 +192,13 @@ def test_listening_beyond_loopback_is_refused_until_keys_exist(
     assert not accepts_connections(int(port))
 
 
-def test_loopback_addresses_pass() -> None:
-    for host in ("127.0.0.1", "127.0.0.2", "::1", "[::1]", "localhost", "LOCALHOST"):
+def test_the_loopback_names_the_server_guards_pass_and_no_other() -> None:
+    """127.0.0.2 is this machine too, but the SDK checks `Host` headers (DNS rebinding) only
+    on 127.0.0.1, ::1 and localhost."""
+    for host in ("127.0.0.1", "::1", "[::1]", "localhost", "LOCALHOST"):
         assert load_config({"http.host": host}, {}).http_host in (host.lower(), "::1")
+    with pytest.raises(ValidationError):
+        load_config({"http.host": "127.0.0.2"}, {})
 
 
 @contextmanager

@@ -708,7 +708,7 @@ def scrub(env: _Env, /) -> None:
 @_command(palimpsest, "serve", "palimpsest serve --http --port 8765")
 @click.option("--http", is_flag=True, help="Speak streamable HTTP instead of stdio.")
 @click.option("--port", type=click.IntRange(1, 65535), help="With --http: the port (default 8765).")
-@click.option("--host", help="With --http: a loopback address (default 127.0.0.1).")
+@click.option("--host", help="With --http: 127.0.0.1 (the default), ::1 or localhost.")
 @pass_env
 def serve(env: _Env, /, http: bool, port: int | None, host: str | None) -> None:
     """Serve the memory to MCP clients (agents): over stdio, or streamable HTTP at /mcp.

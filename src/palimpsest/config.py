@@ -16,7 +16,6 @@ repeats a value, which may hold a password (a `postgresql://` URL).
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import tomllib
 from collections.abc import Callable, Mapping
@@ -32,7 +31,7 @@ from .store import shown
 
 FILE_NAME = "config.toml"
 ENV_PREFIX = "PALIMPSEST_"
-LOOPBACK_NAMES = ("localhost",)
+LOOPBACK_HOSTS = ("127.0.0.1", "::1", "localhost")
 
 
 def _whole(low: int, high: int) -> Callable[[Any], int]:
@@ -70,19 +69,19 @@ def _text(what: str) -> Callable[[Any], str]:
 
 
 def _loopback(value: Any) -> str:
-    """Only this machine may connect until access keys exist (they arrive with teams)."""
+    """Only this machine may connect until access keys exist (they arrive with teams).
+
+    Exactly the names the MCP SDK guards against DNS rebinding (it checks `Host` only for
+    these): another 127.x address would listen unguarded.
+    """
     if isinstance(value, str):
-        host = value.strip().strip("[]")
-        if host.lower() in LOOPBACK_NAMES:
-            return host.lower()
-        try:
-            if ipaddress.ip_address(host).is_loopback:
-                return host
-        except ValueError:
-            pass
+        host = value.strip().lower()
+        host = {"[::1]": "::1"}.get(host, host)
+        if host in LOOPBACK_HOSTS:
+            return host
     raise ValueError(
-        "a loopback address (127.0.0.1, ::1 or localhost): listening beyond this machine "
-        "needs access keys, which arrive with teams"
+        "127.0.0.1, ::1 or localhost: listening beyond this machine needs access keys, "
+        "which arrive with teams"
     )
 
 
