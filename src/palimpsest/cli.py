@@ -714,8 +714,9 @@ def serve(env: _Env, /, http: bool, port: int | None, host: str | None) -> None:
     """Serve the memory to MCP clients (agents): over stdio, or streamable HTTP at /mcp.
 
     Without --http the client starts this command and speaks MCP on its standard input
-    and output. With --http it listens on 127.0.0.1 only; the address goes to standard
-    error (as JSON with --json).
+    and output. With --http it listens on this machine only (127.0.0.1, or --host ::1 or
+    localhost); the address goes to standard error (as JSON with --json). The port, host and
+    limits may also come from the configuration (`palimpsest config`).
     """
     from .mcp_server import PATH, serve  # the SDK is only loaded when serving
 
