@@ -21,6 +21,7 @@ import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import platformdirs
@@ -228,7 +229,9 @@ def load_config(
             continue
         values[name] = _read(key, raw, source, origin)
         sources[name], origins[name] = source, origin
-    return Config(values, sources, path if from_file or path.exists() else None, origins)
+    read = path if from_file or path.exists() else None
+    return Config(MappingProxyType(values), MappingProxyType(sources), read,
+                  MappingProxyType(origins))  # fmt: skip
 
 
 def _read(key: Key, raw: Any, source: str, origin: str) -> Any:
