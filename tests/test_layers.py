@@ -22,8 +22,9 @@ ALLOWED = {
     "revise": {"model", "errors", "gate"},
     "store": {"model", "errors"},
     "service": DOMAIN | {"store"},
-    "mcp": DOMAIN | {"service"},
-    "cli": DOMAIN | {"service", "mcp"},
+    "config": {"errors", "gate", "service"},  # the process's configuration, for adapters
+    "mcp": DOMAIN | {"service", "config"},
+    "cli": DOMAIN | {"service", "config", "mcp"},
     "__init__": {"errors", "service"},
     "__main__": {"cli"},
 }

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -31,7 +32,8 @@ LINK_TYPES = (
 
 # How long a memory of each kind stays fresh without a `verify`; past it, recall flags it
 # possibly stale. Kinds not listed (rules, goals, references...) do not go stale by age.
-FRESHNESS_DAYS = {
+# These are the defaults: a workspace changes them with its `freshness_days.KIND` settings.
+FRESHNESS_DAYS: Mapping[str, int | None] = {
     "fact": 90, "decision": 180, "pattern": 180, "error": 365, "debt": 90,
     "issue": 60, "assumption": 30, "option": 180, "note": 180,
 }  # fmt: skip
@@ -172,8 +174,9 @@ class Memory:
     def expired(self, at: str) -> bool:
         return self.expires_at is not None and self.expires_at <= at
 
-    def possibly_stale(self, at: str) -> bool:
-        days = FRESHNESS_DAYS.get(self.kind)
+    def possibly_stale(self, at: str, freshness: Mapping[str, int | None] = FRESHNESS_DAYS) -> bool:
+        """Not verified within its kind's window (`freshness`: the workspace's settings)."""
+        days = freshness.get(self.kind)
         if days is None or self.status != "active":
             return False
         return add_days(self.verified_at or self.recorded_at, days) < at

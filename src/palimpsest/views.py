@@ -3,23 +3,33 @@
 from __future__ import annotations
 
 import difflib
+from collections.abc import Mapping
 from typing import Any
 
-from .model import Event, Memory, MemoryVersion, Notebook
+from .model import FRESHNESS_DAYS, Event, Memory, MemoryVersion, Notebook
 
 
-def memory_view(memory: Memory, notebooks: dict[str, Notebook], at: str) -> dict[str, Any]:
+def memory_view(
+    memory: Memory,
+    notebooks: dict[str, Notebook],
+    at: str,
+    freshness: Mapping[str, int | None] = FRESHNESS_DAYS,
+) -> dict[str, Any]:
     body = memory.to_dict()
     body.pop("workspace")
     notebook = notebooks.get(memory.notebook_id)
     body["notebook"] = notebook.name if notebook else memory.notebook_id
     body["expired"] = memory.expired(at)
-    body["possibly_stale"] = memory.possibly_stale(at)
+    body["possibly_stale"] = memory.possibly_stale(at, freshness)
     return body
 
 
 def hit_view(
-    memory: Memory, score: float, notebooks: dict[str, Notebook], at: str
+    memory: Memory,
+    score: float,
+    notebooks: dict[str, Notebook],
+    at: str,
+    freshness: Mapping[str, int | None] = FRESHNESS_DAYS,
 ) -> dict[str, Any]:
     notebook = notebooks.get(memory.notebook_id)
     return {
@@ -36,7 +46,7 @@ def hit_view(
         "recorded_at": memory.recorded_at,
         "occurred_at": memory.occurred_at,
         "verified_at": memory.verified_at,
-        "possibly_stale": memory.possibly_stale(at),
+        "possibly_stale": memory.possibly_stale(at, freshness),
         "expired": memory.expired(at),
     }
 

@@ -9,7 +9,6 @@ import tempfile
 from pathlib import Path
 
 import click
-from click.core import ParameterSource
 
 from ..errors import ValidationError
 from ..service import DEFAULT_WORKSPACE, copy_between, store_label
@@ -82,30 +81,26 @@ def scrub(env: Env, /) -> None:
 
 @command(palimpsest, "serve", "palimpsest serve --http --port 8765")
 @click.option("--http", is_flag=True, help="Speak streamable HTTP instead of stdio.")
-@click.option(
-    "--port",
-    type=click.IntRange(1, 65535),
-    default=8765,
-    show_default=True,
-    help="With --http: the port on 127.0.0.1.",
-)
+@click.option("--port", type=click.IntRange(1, 65535), help="With --http: the port (default 8765).")
+@click.option("--host", help="With --http: 127.0.0.1 (the default), ::1 or localhost.")
 @pass_env
-def serve(env: Env, /, http: bool, port: int) -> None:
+def serve(env: Env, /, http: bool, port: int | None, host: str | None) -> None:
     """Serve the memory to MCP clients (agents): over stdio, or streamable HTTP at /mcp.
 
     Without --http the client starts this command and speaks MCP on its standard input
-    and output. With --http it listens on 127.0.0.1 only; the address goes to standard
-    error (as JSON with --json).
+    and output. With --http it listens on this machine only (127.0.0.1, or --host ::1 or
+    localhost); the address goes to standard error (as JSON with --json). The port, host and
+    limits may also come from the configuration (`palimpsest config`).
     """
-    ctx = click.get_current_context()
-    if not http and ctx.get_parameter_source("port") != ParameterSource.DEFAULT:
+    if not http and (port is not None or host is not None):
         raise ValidationError(
-            "`--port` is for `--http`: without it the server speaks over stdio, with no port. "
-            "Add `--http`, or leave `--port` out.",
-            field="port",
+            "`--port` and `--host` are for `--http`: without it the server speaks over stdio. "
+            "Add `--http`, or leave them out.",
+            field="port" if port is not None else "host",
         )
-    from ..mcp import HOST, PATH, serve  # the SDK is only loaded when serving
+    from ..mcp import PATH, serve  # the SDK is only loaded when serving
 
+    config = env.config(**{"http.port": port, "http.host": host})
     service = env.service()
     pending = service.pending_scrubs()
     if pending:  # reported only: a rewrite locks tables, so a server never starts one
@@ -115,17 +110,18 @@ def serve(env: Env, /, http: bool, port: int) -> None:
             err=True,
         )
     if http:
-        _check_port_free(HOST, port)  # before printing an address nobody will answer at
-        url = f"http://{HOST}:{port}{PATH}"
+        host, port = config.http_host, config.http_port
+        _check_port_free(host, port)  # before printing an address nobody will answer at
+        url = f"http://{host}:{port}{PATH}" if ":" not in host else f"http://[{host}]:{port}{PATH}"
         if click.get_current_context().meta.get(JSON_KEY):
             click.echo(json.dumps({"url": url, "store": store_label(env.db)}), err=True)
         else:
             click.echo(f"Palimpsest MCP at {url} (store: {store_label(env.db)})", err=True)
-    serve(service, http=http, port=port)
+    serve(service, http=http, host=config.http_host, port=config.http_port, limits=config.limits)
 
 
 def _check_port_free(host: str, port: int) -> None:
-    with socket.socket() as probe:
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
         # as the server will: a port left in TIME_WAIT by a server just stopped is free
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:

@@ -21,8 +21,8 @@ from typing import Any, TypeVar
 
 import click
 import platformdirs
-from click.core import ParameterSource
 
+from ..config import Config, load_config
 from ..errors import PalimpsestError, ValidationError
 from ..service import Service, default_store_path, open_service
 from . import render
@@ -61,15 +61,43 @@ def default_actor() -> str:
 
 
 class Env:
-    """What the group options chose; opens the store only when a command needs it."""
+    """What the group options chose; opens the store only when a command needs it.
 
-    def __init__(self, ctx: click.Context, db: str | None, actor: str):
+    The configuration (config.py) is read when a command first needs it, so that a bad
+    file is refused in the command's own terms (`--json` after the subcommand too).
+    """
+
+    def __init__(self, ctx: click.Context, db: str | None, actor: str | None, config: str | None):
         self.ctx = ctx
-        self.db = str(default_store_path(data_dir())) if db is None else db
-        # Whether --db was typed (not taken from PALIMPSEST_DB or the default).
-        self.db_typed = ctx.get_parameter_source("db") == ParameterSource.COMMANDLINE
-        self.actor = actor
+        self.flags = {"db": db, "actor": actor}  # only what was typed; None: not given
+        self.config_path = config
         self._service: Service | None = None
+
+    def config(self, **flags: Any) -> Config:
+        """The effective configuration, with the subcommand's own `flags` (KEYS names)."""
+        return load_config({**self.flags, **flags}, os.environ, self.config_path)
+
+    @property
+    def db(self) -> str:
+        db = self.config().db
+        return str(default_store_path(data_dir())) if db is None else db
+
+    @db.setter
+    def db(self, value: str) -> None:
+        self.flags["db"] = value
+
+    @property
+    def db_typed(self) -> bool:
+        """Whether --db was typed (not taken from the environment, the file or the default)."""
+        return self.flags["db"] is not None
+
+    @property
+    def actor(self) -> str:
+        return self.config().actor or default_actor()
+
+    @actor.setter
+    def actor(self, value: str) -> None:
+        self.flags["actor"] = value
 
     def service(self, *, create: bool = True) -> Service:
         """The service over the chosen store; a read (`create=False`) of a SQLite file
@@ -116,7 +144,7 @@ def _set_db(ctx: click.Context, _param: click.Parameter, value: str | None) -> N
     if value is not None:  # given after the subcommand: it wins over the group's
         env = ctx.find_object(Env)
         assert env is not None
-        env.db, env.db_typed = value, True
+        env.db = value
 
 
 def _set_actor(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
@@ -135,10 +163,14 @@ JSON_OPTION = click.option(
     help="Print the answer as JSON.",
 )
 DB_HELP = (
-    "SQLite file or postgresql:// URL. Default: $PALIMPSEST_DB, else palimpsest.db in "
-    "$PALIMPSEST_HOME or the user data directory."
+    "SQLite file or postgresql:// URL. Default: $PALIMPSEST_DB, else `db` in the configuration "
+    "file, else palimpsest.db in $PALIMPSEST_HOME or the user data directory."
 )
 ACTOR_HELP = "Who is acting, as recorded in the history."
+CONFIG_HELP = (
+    "The configuration file. Default: $PALIMPSEST_CONFIG, else config.toml in $PALIMPSEST_HOME "
+    "or the user config directory (see `palimpsest config`)."
+)
 
 
 def _has_option(fn: Callable[..., Any], flag: str) -> bool:
@@ -146,7 +178,7 @@ def _has_option(fn: Callable[..., Any], flag: str) -> bool:
     return any(flag in getattr(p, "opts", ()) for p in params)
 
 
-def _shared_options(fn: Callable[..., Any]) -> list[click.Option]:
+def shared_options(fn: Callable[..., Any]) -> list[click.Option]:
     """The group's options, again, for after a subcommand (`palimpsest serve --db x.db`),
     except where the subcommand has an option of that name (history's --actor filter)."""
     shared = [
@@ -173,7 +205,7 @@ def command(
     `--db` and `--actor` again."""
 
     def decorate(fn: F) -> click.Command:
-        shared = _shared_options(fn) if uses_store else []
+        shared = shared_options(fn) if uses_store else []
         command = parent.command(name, epilog=f"\b\nExample:\n  {example}")(JSON_OPTION(fn))
         command.params.extend(shared)  # listed last in the help: the command's own come first
         return command
@@ -186,7 +218,7 @@ def group(parent: click.Group, name: str, example: str) -> Callable[[F], click.G
 
     def decorate(fn: F) -> click.Group:
         made = parent.group(name, epilog=f"\b\nExample:\n  {example}")(JSON_OPTION(fn))
-        made.params.extend(_shared_options(fn))
+        made.params.extend(shared_options(fn))
         return made
 
     return decorate
@@ -242,14 +274,15 @@ def one_or_many(values: tuple[str, ...]) -> str | list[str] | None:
 
 
 @click.group(cls=_Group, epilog="\b\nExample:\n  palimpsest demo")
-@click.option("--db", envvar="PALIMPSEST_DB", metavar="PATH|URL", help=DB_HELP)
-@click.option("--actor", default=default_actor, show_default="user:<login name>", help=ACTOR_HELP)
+@click.option("--db", metavar="PATH|URL", help=DB_HELP)
+@click.option("--actor", help=ACTOR_HELP + " Default: $PALIMPSEST_ACTOR, else user:<login name>.")
+@click.option("--config", metavar="PATH", help=CONFIG_HELP)
 @JSON_OPTION
 @click.version_option(package_name="palimpsest")
 @click.pass_context
-def palimpsest(ctx: click.Context, db: str | None, actor: str) -> None:
+def palimpsest(ctx: click.Context, db: str | None, actor: str | None, config: str | None) -> None:
     """Long-term memory for AI agents: memory changes, but nothing is lost silently."""
-    ctx.obj = Env(ctx, db, actor)
+    ctx.obj = Env(ctx, db, actor, config)
 
 
 pass_env = click.make_pass_decorator(Env)

@@ -31,6 +31,7 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
 
+from ..config import DEFAULT_LIMITS, Limits
 from ..errors import PalimpsestError
 from ..gate import shown_name
 from ..service import Service
@@ -161,10 +162,13 @@ def _short(name: str) -> str:
     return ".".join(part if part.isdigit() else shown_name(part) for part in name.split("."))
 
 
-def build_server(service: Service) -> PalimpsestMCP:
-    """An MCP server whose tools act on `service` (its store and actor); `close()` it."""
-    threads = ThreadPoolExecutor(STORE_THREADS, thread_name_prefix="palimpsest-store")
-    tools = PalimpsestTools(service, threads)
+def build_server(service: Service, threads: int = STORE_THREADS) -> PalimpsestMCP:
+    """An MCP server whose tools act on `service` (its store and actor); `close()` it.
+
+    `threads`: how many tool calls reach the store at once (`server.store_threads`).
+    """
+    pool = ThreadPoolExecutor(threads, thread_name_prefix="palimpsest-store")
+    tools = PalimpsestTools(service, pool)
     registered = [
         harden(
             Tool.from_function(
@@ -185,7 +189,7 @@ def build_server(service: Service) -> PalimpsestMCP:
         version=_version(),
         tools=registered,
         log_level="WARNING",
-        threads=threads,
+        threads=pool,
     )
 
 
@@ -198,12 +202,22 @@ def _version() -> str:
         return "0"
 
 
-def serve(service: Service, *, http: bool = False, port: int = DEFAULT_PORT) -> None:
+def serve(
+    service: Service,
+    *,
+    http: bool = False,
+    host: str = HOST,
+    port: int = DEFAULT_PORT,
+    limits: Limits = DEFAULT_LIMITS,
+) -> None:
     """Serve until the client hangs up (stdio) or the process is stopped (HTTP)."""
-    server = build_server(service)
+    server = build_server(service, threads=limits.store_threads)
     try:
         if http:
-            anyio.run(functools.partial(serve_http, server, host=HOST, port=port, path=PATH))
+            run = functools.partial(
+                serve_http, server, host=host, port=port, path=PATH, limits=limits
+            )
+            anyio.run(run)
         else:
             anyio.run(serve_stdio, server)
     finally:

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 from typing import Annotated, Any, Literal, TypeVar, cast
 
+from ..config import DEFAULT_LIMITS
 from ..errors import ValidationError
 from ..service import Service
 from .params import (
@@ -69,7 +70,7 @@ from .results import (
     ReviseResult,
 )
 
-STORE_THREADS = 8
+STORE_THREADS = DEFAULT_LIMITS.store_threads  # the default of `server.store_threads`
 
 R = TypeVar("R")
 

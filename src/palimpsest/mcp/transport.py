@@ -27,7 +27,7 @@ import io
 import json
 import os
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import anyio
 import h11
@@ -39,13 +39,19 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from ..config import DEFAULT_LIMITS, Limits
+
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
     from mcp.shared._stream_protocols import ReadStream, WriteStream
 
-HEAD_SECONDS = 10.0  # to send a request line and headers, from connecting or the last answer
-MAX_CONNECTIONS = 256  # open at once; well under the usual 1,024 file descriptors
-KEEP_ALIVE_SECONDS = 5  # an idle connection between requests (uvicorn's default)
+# The defaults; `[http]` in the configuration changes them (config.py).
+# To send a request line and headers, from connecting or the last answer:
+HEAD_SECONDS = DEFAULT_LIMITS.head_seconds
+# Open at once; well under the usual 1,024 file descriptors:
+MAX_CONNECTIONS = DEFAULT_LIMITS.max_connections
+# An idle connection between requests (uvicorn's default):
+KEEP_ALIVE_SECONDS = DEFAULT_LIMITS.keep_alive_seconds
 BODY_SECONDS = 30.0  # to send a request's body, once its head is in
 # The largest body read: a batch of 1,000 revisions at the longest text fits well inside.
 MAX_BODY_BYTES = 64 * 2**20
@@ -265,11 +271,13 @@ class GuardedH11Protocol(H11Protocol):
 
     head_deadline: asyncio.TimerHandle | None = None
     waiting_since: float = 0.0
+    head_seconds: ClassVar[float] = HEAD_SECONDS
+    max_connections: ClassVar[int] = MAX_CONNECTIONS
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._await_head()
-        if len(self.connections) > MAX_CONNECTIONS:
+        if len(self.connections) > self.max_connections:
             self._make_room()
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -284,7 +292,7 @@ class GuardedH11Protocol(H11Protocol):
     def _await_head(self) -> None:
         self._stop_waiting()
         self.waiting_since = self.loop.time()
-        self.head_deadline = self.loop.call_later(HEAD_SECONDS, self._head_overdue)
+        self.head_deadline = self.loop.call_later(self.head_seconds, self._head_overdue)
 
     def _stop_waiting(self) -> None:
         if self.head_deadline is not None:
@@ -318,17 +326,23 @@ class GuardedH11Protocol(H11Protocol):
         min(waiting, key=lambda c: c.waiting_since).transport.close()
 
 
-async def serve_http(server: MCPServer[Any], *, host: str, port: int, path: str) -> None:
+async def serve_http(
+    server: MCPServer[Any], *, host: str, port: int, path: str, limits: Limits = DEFAULT_LIMITS
+) -> None:
     """What the SDK's `run("streamable-http")` does, on guarded connections."""
     import uvicorn
+
+    # The protocol class is uvicorn's to build, per connection: the limits ride on it.
+    bounds = {"head_seconds": limits.head_seconds, "max_connections": limits.max_connections}
+    protocol = type("GuardedH11Protocol", (GuardedH11Protocol,), bounds)
 
     app = server.streamable_http_app(streamable_http_path=path, host=host)
     config = uvicorn.Config(
         AnsweringUnreadableBodies(app, path),
         host=host,
         port=port,
-        http=GuardedH11Protocol,
-        timeout_keep_alive=KEEP_ALIVE_SECONDS,
+        http=protocol,
+        timeout_keep_alive=limits.keep_alive_seconds,
         backlog=ACCEPT_BATCH,
         log_level=server.settings.log_level.lower(),
     )

@@ -12,6 +12,7 @@ from .history import HistoryOps
 from .memories import MemoryOps
 from .notebooks import NotebookOps
 from .recall import RecallOps
+from .settings import SettingsOps
 from .stores import copy_between, default_store_path, open_store_for, store_label
 
 __all__ = [
@@ -24,8 +25,9 @@ __all__ = [
 ]
 
 
-class Service(MemoryOps, RecallOps, HistoryOps, NotebookOps, DoctorOps):
-    """remember, recall, revise, revert, forget, inspect, history, notebooks, links, doctor."""
+class Service(MemoryOps, RecallOps, HistoryOps, NotebookOps, DoctorOps, SettingsOps):
+    """remember, recall, revise, revert, forget, inspect, history, notebooks, links, doctor,
+    settings."""
 
     def schema_version(self) -> int:
         """The store's schema version (opening it migrated it to the newest this code knows)."""

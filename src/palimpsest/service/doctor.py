@@ -11,6 +11,7 @@ from ..secrets import find_in_parts, find_secrets, redact
 from ..store import EventFilter, PendingScrub, StoreReader
 from .base import EVERY_EVENT, ServiceBase
 from .notebooks import FORGETTABLE_FIELDS
+from .settings import freshness_days
 
 
 def secret_kinds(memory: Memory) -> dict[str, list[str]]:
@@ -53,9 +54,10 @@ class DoctorOps(ServiceBase):
                 secrets += _notebook_secrets(tx, notebook)
             active = [m for m in current.values() if m.status == "active"]
             pending = [_pending_line(p) for p in tx.pending_scrubs()]
+            freshness = freshness_days(tx)
         return {
             "secrets": secrets,
-            "possibly_stale": [_line(m) for m in active if m.possibly_stale(at)],
+            "possibly_stale": [_line(m) for m in active if m.possibly_stale(at, freshness)],
             "expired": [_line(m) for m in active if m.expired(at)],
             "ownerless": [_line(m) for m in active if m.owner is None],
             "scrub_pending": not scrubbed,

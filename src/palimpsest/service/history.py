@@ -12,6 +12,7 @@ from ..store import EventFilter, StoreReader, StoreWriter
 from ..views import event_view, memory_view, notebook_line, text_diff, version_view
 from .base import check_version_arg, id_list, memory_id_arg, parse_time_arg, refuse_nul
 from .notebooks import NotebookOps
+from .settings import freshness_days
 
 
 class HistoryOps(NotebookOps):  # forget reaches notebooks through NotebookOps
@@ -252,7 +253,7 @@ class HistoryOps(NotebookOps):  # forget reaches notebooks through NotebookOps
                 return {"tombstone": tombstone.to_dict()}
             memory = self._get(tx, id)
             return {
-                "memory": memory_view(memory, self._notebooks(tx), at),
+                "memory": memory_view(memory, self._notebooks(tx), at, freshness_days(tx)),
                 "versions": [version_view(v) for v in tx.memory_versions(id)],
                 "links": [link.to_dict() for link in tx.links(id)],
             }

@@ -11,6 +11,7 @@ from ..revise import parse_fields
 from ..store import SearchQuery, StoreReader
 from ..views import hit_view, rule_view
 from .base import MAX_LIMIT, ServiceBase, choices, parse_time_arg, refuse_nul
+from .settings import freshness_days
 
 
 class RecallOps(ServiceBase):
@@ -77,8 +78,9 @@ class RecallOps(ServiceBase):
             ranked = ranked[:limit]
             touched = {m.notebook_id for m, _ in ranked}
             rules = self._standing_rules(tx, touched, at_seq, at)
+            freshness = freshness_days(tx, at_seq)  # the windows of that time
         return {
-            "hits": [hit_view(m, s, notebooks, at) for m, s in ranked],
+            "hits": [hit_view(m, s, notebooks, at, freshness) for m, s in ranked],
             "rules": [rule_view(r) for r in rules],
             "as_of": as_of_t,
         }

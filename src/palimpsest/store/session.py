@@ -447,6 +447,27 @@ class SqlSession(ABC):
         )
         return event_from_row(row) if row else None
 
+    # -- workspace settings: the chosen values; a setting with no row has its default -------
+
+    def settings(self) -> dict[str, Any]:
+        rows = self._rows(
+            "SELECT name, value FROM workspace_settings WHERE workspace = ?", (self.workspace,)
+        )
+        return {row["name"]: json.loads(row["value"]) for row in rows}
+
+    def put_setting(self, name: str, value: Any) -> None:
+        self._run(
+            "INSERT INTO workspace_settings(workspace, name, value) VALUES (?, ?, ?) "
+            "ON CONFLICT (workspace, name) DO UPDATE SET value = excluded.value",
+            (self.workspace, name, json.dumps(value)),
+        )
+
+    def drop_setting(self, name: str) -> None:
+        self._run(
+            "DELETE FROM workspace_settings WHERE workspace = ? AND name = ?",
+            (self.workspace, name),
+        )
+
     # -- copying a whole workspace ---------------------------------------------------------
 
     def dump(self) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -524,6 +545,7 @@ COPY_ORDER = (
     ("idempotency", "key"),
     ("idempotency_targets", "key, target_id"),
     ("notebook_tombstones", "id"),
+    ("workspace_settings", "name"),
 )
 # Where a stored answer names a memory or notebook (ids_only keeps nothing else as text).
 ID_KEYS = frozenset({"id", "ids", "duplicate_of", "superseded", "notebook"})

@@ -1,0 +1,291 @@
+"""The process's configuration: one TOML file and environment variables, read into one object.
+
+Each key is a line in `KEYS`: its dotted name (`http.port` is `port` in the file's `[http]`
+table, and `PALIMPSEST_HTTP_PORT` in the environment), its default, and how a value is
+read. A value comes from the first of: a flag of the command, the environment, the file,
+the default; `Config.sources` says which, for `palimpsest config`.
+
+The file is `--config PATH`, else `$PALIMPSEST_CONFIG`, else `config.toml` in
+`$PALIMPSEST_HOME` when that is set (it moves the data directory, and one variable should
+move a whole instance: a test, a demo, a second identity), else in the user's configuration
+directory. A file named by the flag or the variable must exist; the default one may not.
+
+A refusal names the file (or variable) and the key and says what is allowed; it never
+repeats a value, which may hold a password (a `postgresql://` URL).
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import platformdirs
+
+from .errors import ValidationError
+from .gate import shown_name
+from .service import store_label as shown
+
+FILE_NAME = "config.toml"
+ENV_PREFIX = "PALIMPSEST_"
+LOOPBACK_HOSTS = ("127.0.0.1", "::1", "localhost")
+
+
+def _whole(low: int, high: int) -> Callable[[Any], int]:
+    def read(value: Any) -> int:
+        if isinstance(value, str) and value.strip().isdigit():
+            value = int(value.strip())
+        if isinstance(value, int) and not isinstance(value, bool) and low <= value <= high:
+            return value
+        raise ValueError(f"a whole number from {low} to {high}")
+
+    return read
+
+
+def _seconds(low: float, high: float) -> Callable[[Any], float]:
+    def read(value: Any) -> float:
+        if isinstance(value, str):
+            try:
+                value = float(value.strip())
+            except ValueError:
+                value = None
+        if isinstance(value, int | float) and not isinstance(value, bool) and low <= value <= high:
+            return float(value)
+        raise ValueError(f"a number of seconds from {low:g} to {high:g}")
+
+    return read
+
+
+def _text(what: str) -> Callable[[Any], str]:
+    def read(value: Any) -> str:
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+        raise ValueError(what)
+
+    return read
+
+
+def _loopback(value: Any) -> str:
+    """Only this machine may connect until access keys exist (they arrive with teams).
+
+    Exactly the names the MCP SDK guards against DNS rebinding (it checks `Host` only for
+    these): another 127.x address would listen unguarded.
+    """
+    if isinstance(value, str):
+        host = value.strip().lower()
+        host = {"[::1]": "::1"}.get(host, host)
+        if host in LOOPBACK_HOSTS:
+            return host
+    raise ValueError(
+        "127.0.0.1, ::1 or localhost: listening beyond this machine needs access keys, "
+        "which arrive with teams"
+    )
+
+
+@dataclass(frozen=True)
+class Key:
+    name: str  # dotted: `http.port` is `port` in the file's [http] table
+    default: Any
+    read: Callable[[Any], Any]  # a value from the file or the environment -> the value
+    about: str
+    flag: str | None = None  # the command's flag that sets it, when there is one
+
+    @property
+    def env(self) -> str:
+        return ENV_PREFIX + self.name.replace(".", "_").upper()
+
+
+KEYS: Mapping[str, Key] = {
+    k.name: k
+    for k in (
+        Key("db", None, _text("a SQLite file path or a postgresql:// URL"),
+            "the store: a SQLite file or a postgresql:// URL (default: palimpsest.db in the "
+            "data directory)", "--db"),
+        Key("actor", None, _text("an actor such as user:alice or agent:ci"),
+            "who acts, as the history records it (default: user:<login name>)", "--actor"),
+        Key("http.host", "127.0.0.1", _loopback,
+            "the address `serve --http` listens on: loopback only", "--host"),
+        Key("http.port", 8765, _whole(1, 65535), "the port `serve --http` listens on", "--port"),
+        Key("http.max_connections", 256, _whole(8, 4096),
+            "connections open at once; past it the one idle longest is closed"),
+        Key("http.head_seconds", 10.0, _seconds(1, 300),
+            "time a client has to send a request's headers"),
+        Key("http.keep_alive_seconds", 5, _whole(1, 300),
+            "how long an idle connection is kept between requests"),
+        Key("server.store_threads", 8, _whole(1, 64),
+            "tool calls served at once (each holds a store connection)"),
+    )
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What `serve` bounds; the defaults are those of KEYS."""
+
+    store_threads: int = KEYS["server.store_threads"].default
+    max_connections: int = KEYS["http.max_connections"].default
+    head_seconds: float = KEYS["http.head_seconds"].default
+    keep_alive_seconds: int = KEYS["http.keep_alive_seconds"].default
+
+
+DEFAULT_LIMITS = Limits()
+
+
+@dataclass(frozen=True)
+class Config:
+    values: Mapping[str, Any]
+    sources: Mapping[str, str]  # key -> flag, env, file or default
+    file: Path | None  # the file read, if any
+    origins: Mapping[str, str] = field(default_factory=dict)  # key -> the flag, variable, file
+
+    @property
+    def db(self) -> str | None:
+        return self.values["db"]  # type: ignore[no-any-return]
+
+    @property
+    def actor(self) -> str | None:
+        return self.values["actor"]  # type: ignore[no-any-return]
+
+    @property
+    def http_host(self) -> str:
+        return str(self.values["http.host"])
+
+    @property
+    def http_port(self) -> int:
+        return int(self.values["http.port"])
+
+    @property
+    def limits(self) -> Limits:
+        return Limits(
+            store_threads=self.values["server.store_threads"],
+            max_connections=self.values["http.max_connections"],
+            head_seconds=self.values["http.head_seconds"],
+            keep_alive_seconds=self.values["http.keep_alive_seconds"],
+        )
+
+    def described(self, fallbacks: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """What `palimpsest config` shows: each value, where it came from; no password.
+
+        `fallbacks` fill what has no value of its own (the default store, the login name).
+        """
+        keys = {}
+        for name, key in KEYS.items():
+            value = self.values[name]
+            if value is None:
+                value = (fallbacks or {}).get(name)
+            if name == "db" and isinstance(value, str):
+                value = shown(value)
+            keys[name] = {
+                "value": value,
+                "from": self.sources[name],
+                "where": self.origins.get(name),
+                "env": key.env,
+                "about": key.about,
+            }
+        return {"file": str(self.file) if self.file else None, "keys": keys}
+
+
+def config_file(given: str | None, environ: Mapping[str, str]) -> tuple[Path, bool]:
+    """The file to read, and whether it must exist (named by the flag or the variable)."""
+    if given:
+        return Path(given).expanduser(), True
+    if environ.get(f"{ENV_PREFIX}CONFIG"):
+        return Path(environ[f"{ENV_PREFIX}CONFIG"]).expanduser(), True
+    home = environ.get(f"{ENV_PREFIX}HOME")
+    folder = (
+        Path(home).expanduser()
+        if home
+        else Path(platformdirs.user_config_dir("palimpsest", appauthor=False))
+    )
+    return folder / FILE_NAME, False
+
+
+def load_config(
+    flags: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
+    config_path: str | None = None,
+) -> Config:
+    """flag > environment > file > default, each value read and checked by its key."""
+    flags = {k: v for k, v in (flags or {}).items() if v is not None}
+    environ = os.environ if environ is None else environ
+    path, required = config_file(config_path, environ)
+    from_file = _read_file(path, required)
+    values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    origins: dict[str, str] = {}
+    for name, key in KEYS.items():
+        if name in flags:
+            raw, source, origin = flags[name], "flag", key.flag or name
+        elif environ.get(key.env):
+            raw, source, origin = environ[key.env], "env", key.env
+        elif name in from_file:
+            raw, source, origin = from_file[name], "file", str(path)
+        else:
+            values[name], sources[name] = key.default, "default"
+            continue
+        values[name] = _read(key, raw, source, origin)
+        sources[name], origins[name] = source, origin
+    read = path if from_file or path.exists() else None
+    return Config(MappingProxyType(values), MappingProxyType(sources), read,
+                  MappingProxyType(origins))  # fmt: skip
+
+
+def _read(key: Key, raw: Any, source: str, origin: str) -> Any:
+    try:
+        return key.read(raw)
+    except ValueError as exc:
+        where = {
+            "flag": f"`{origin}`",
+            "env": f"${origin}",
+            "file": f'"{key.name}" in {origin}',  # quoted, not a flag: the CLI keeps it
+        }[source]
+        raise ValidationError(
+            f"{where} must be {exc}; the value is not shown.", field=key.name
+        ) from None
+
+
+def _read_file(path: Path, required: bool) -> dict[str, Any]:
+    """The file's keys, flattened to dotted names and checked against KEYS."""
+    try:
+        with path.open("rb") as opened:
+            document = tomllib.load(opened)
+    except FileNotFoundError:
+        if required:
+            raise ValidationError(
+                f"No configuration file at {path}; create it, or give another with --config "
+                f"(or ${ENV_PREFIX}CONFIG).",
+                field="config",
+            ) from None
+        return {}
+    except OSError as exc:
+        raise ValidationError(
+            f"Cannot read the configuration file {path} ({exc.strerror}).", field="config"
+        ) from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        reason = str(exc) if isinstance(exc, tomllib.TOMLDecodeError) else "not UTF-8"
+        raise ValidationError(
+            f"The configuration file {path} is not valid TOML ({reason}).", field="config"
+        ) from None
+    return _flattened(document, path)
+
+
+def _flattened(document: dict[str, Any], path: Path) -> dict[str, Any]:
+    tables = {name.split(".")[0] for name in KEYS if "." in name}
+    found: dict[str, Any] = {}
+    for head, value in document.items():
+        if head in tables and isinstance(value, dict):
+            found.update({f"{head}.{name}": v for name, v in value.items()})
+        else:
+            found[head] = value
+    for name in found:
+        if name not in KEYS:
+            raise ValidationError(
+                f'{path}: "{shown_name(name)}" is not a configuration key; the keys are '
+                f"{', '.join(KEYS)} (docs/configuration.md).",
+                field="config",
+            )
+    return found
