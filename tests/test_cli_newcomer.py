@@ -154,3 +154,13 @@ def test_scrub_says_what_it_did_even_when_nothing_waited(run: Run, db_path: Path
     for store in stores:
         done = run("--db", store, "scrub")
         assert done.returncode == 0 and done.stdout.startswith(("Scrubbed", "Nothing waited"))
+
+
+def test_config_works_after_the_subcommand_too(run: Run, tmp_path: Path) -> None:
+    store = tmp_path / "from-config.db"
+    config = tmp_path / "mine.toml"
+    config.write_text(f'db = "{store}"\n', encoding="utf-8")
+    run("remember", "-n", "ops", "Backups run nightly", "--config", str(config))
+    assert store.exists()
+    done = run("recall", "backups", "--json", "--config", str(config))
+    assert len(json.loads(done.stdout)["hits"]) == 1

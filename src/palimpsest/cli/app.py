@@ -154,6 +154,13 @@ def _set_actor(ctx: click.Context, _param: click.Parameter, value: str | None) -
         env.actor = value
 
 
+def _set_config(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+    if value is not None:
+        env = ctx.find_object(Env)
+        assert env is not None
+        env.config_path = value
+
+
 JSON_OPTION = click.option(
     "--json",
     is_flag=True,
@@ -188,7 +195,14 @@ def shared_options(fn: Callable[..., Any]) -> list[click.Option]:
             expose_value=False,
             callback=_set_db,
             help="The store, as before the command (see palimpsest --help).",
-        )
+        ),
+        click.Option(
+            ["--config"],
+            metavar="PATH",
+            expose_value=False,
+            callback=_set_config,
+            help="The configuration file, as before the command.",
+        ),
     ]
     if not _has_option(fn, "--actor"):
         shared.append(
