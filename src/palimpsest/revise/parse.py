@@ -187,7 +187,7 @@ def _anchors(name: str, value: Any) -> tuple[Anchor, ...]:
         elif isinstance(item, Mapping) and set(item) <= {"path", "hash"} and "path" in item:
             digest = item.get("hash")
             if digest is not None and not isinstance(digest, str):
-                raise ValidationError("An anchor's `hash` must be a string.", field=name)
+                raise ValidationError("An anchor's hash must be a string.", field=name)
             if digest is not None:
                 digest = gate.screen("anchors.hash", digest, limit_name="key")
             anchors.append(Anchor(_relative_path(name, item["path"]), digest))

@@ -91,7 +91,7 @@ class ServiceBase:
                 if stored is not None:
                     if stored.request_hash != request_hash:
                         raise Conflict(
-                            "This idempotency_key was already used for a different request; "
+                            "This `idempotency_key` was already used for a different request; "
                             "use a new key for a new request.",
                             field="idempotency_key",
                         )
