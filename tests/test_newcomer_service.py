@@ -126,6 +126,9 @@ def test_fixed_values_are_read_regardless_of_case_by_the_service(service: Servic
     assert service.recall(kind="FACT", status="Retracted")["hits"][0]["id"] == mid
     link = service.link(source=mid, target=rid, type="Relates-To")["link"]
     assert link["type"] == "relates_to"
+    service.revise(id=mid, expires_at="2099-01-01")
+    service.revise(id=mid, clear=["Expires-At"])
+    assert current(service, mid)["expires_at"] is None
 
 
 # -- 4. dry runs that show what would change -------------------------------------------------

@@ -320,6 +320,7 @@ def parse_changes(raw: Mapping[str, Any], *, redact: bool = False) -> Changes:
         clear = [clear]
     if not isinstance(clear, list | tuple) or not all(isinstance(c, str) for c in clear):
         raise ValidationError("`clear` must be a list of field names.", field="clear")
+    clear = [canonical(name, tuple(sorted(CLEARABLE))) or name for name in clear]
     for name in clear:
         if name not in CLEARABLE:
             raise ValidationError(
