@@ -234,6 +234,9 @@ def test_a_rules_field_on_another_kind_is_refused(
     mid = fact(service)
     error = refused(service, ValidationError, lambda: service.revise(id=mid, **{field: value}))
     assert error.field == field
+    again = {"notebook": "proj", "kind": "fact", "text": "The pool size is 20", field: value}
+    error = refused(service, ValidationError, lambda: service.remember(**again))  # a duplicate
+    assert error.field == field
 
 
 def test_an_orientation_takes_a_rules_fields(service: Service) -> None:

@@ -16,6 +16,7 @@ from ..revise import (
     changed_fields,
     check_expected_version,
     check_move,
+    check_rule_fields,
     diff,
     duplicate_of,
     edit,
@@ -66,6 +67,7 @@ class MemoryOps(ServiceBase):
         for required in ("kind", "text"):
             if required not in values:
                 raise ValidationError(f"`{required}` is required.", field=required)
+        check_rule_fields(values["kind"], values)  # before a duplicate could pass it over
         if because is not None:
             gate.screen("because", because)
         superseded_ids = id_list(supersedes, "supersedes")
