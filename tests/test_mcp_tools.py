@@ -110,13 +110,13 @@ async def test_remember_refusals_name_the_field(client: Client) -> None:
         ({"kind": "fact", "text": "Port 3", "expected_version": 1}, "expected_version"),
         ({"kind": "feeling", "text": "Port 4"}, "kind"),
         ({"kind": "fact"}, "text"),
-        ({"kind": "fact", "text": "Port 5", "supersedes": ["m_nope"]}, "id"),
+        ({"kind": "fact", "text": "Port 5", "supersedes": ["m_nope"]}, "supersedes"),
         ({"kind": "fact", "text": "Port 6", "check": {"kind": "contains", "pathh": "a"}}, "check"),
     ]
     for arguments, field in cases:
         body = await refuse(client, "remember", notebook="web", **arguments)
         assert body["field"] == field, (arguments, body)
-        assert body["error_class"] == ("not_found" if field == "id" else "validation")
+        assert body["error_class"] == ("not_found" if field == "supersedes" else "validation")
 
 
 async def test_a_text_that_looks_like_json_stays_a_string(client: Client) -> None:

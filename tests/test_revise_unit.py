@@ -221,7 +221,9 @@ def test_a_stale_expected_version_is_a_conflict_naming_the_current_one() -> None
     check_expected_version(memory(), None)
     with pytest.raises(Conflict) as caught:
         check_expected_version(memory(), 2)
-    assert caught.value.field == "expected_version" and "expected_version 3" in caught.value.message
+    assert (
+        caught.value.field == "expected_version" and "`expected_version` 3" in caught.value.message
+    )
 
 
 def test_someone_elses_memory_changes_in_place_only_by_override_and_never_in_substance() -> None:

@@ -247,6 +247,7 @@ def palimpsest(db: Path, env: dict[str, str], *args: str) -> subprocess.Complete
 def test_the_cli_shows_sets_and_lists_the_history_of_settings(
     db_path: Path, env: dict[str, str]
 ) -> None:
+    palimpsest(db_path, env, "migrate")  # a read never makes a store
     shown = json.loads(palimpsest(db_path, env, "settings", "--json").stdout)
     assert shown["settings"]["freshness_days.fact"]["value"] == 90
 

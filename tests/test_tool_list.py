@@ -143,16 +143,16 @@ async def test_a_wrong_enum_value_names_the_choices_not_the_library(client: Clie
 
 
 async def test_the_case_of_an_enum_value_is_forgiven(client: Client) -> None:
-    filed = await call(client, "remember", notebook="web", kind="Fact", text="Port 8080",
-                       check={"kind": "Path_Exists", "path": "setup.cfg"},
-                       bindings={"moments": ["Before_Commit"]})  # fmt: skip
+    filed = await call(client, "remember", notebook="web", kind="Rule", text="Port 8080",
+                       falsifier="another port that works", check={"kind": "Path_Exists",
+                       "path": "setup.cfg"}, bindings={"moments": ["Before_Commit"]})  # fmt: skip
     first = filed["id"]
     shown = (await call(client, "inspect", id=first))["memory"]
-    assert shown["kind"] == "fact" and shown["check"]["kind"] == "path_exists"
+    assert shown["kind"] == "rule" and shown["check"]["kind"] == "path_exists"
     assert shown["bindings"]["moments"] == ["before_commit"]
-    hits = (await call(client, "recall", kind=["FACT"]))["hits"]
+    hits = (await call(client, "recall", kind=["RULE"]))["hits"]
     assert [h["id"] for h in hits] == [first]
-    assert (await call(client, "recall", kind="Fact"))["hits"][0]["id"] == first
+    assert (await call(client, "recall", kind="Rule"))["hits"][0]["id"] == first
     second = (await call(client, "remember", notebook="web", kind="fact", text="Port 9090"))["id"]
     await call(client, "revise", id=first, status="Verified")
     await call(client, "revise", items=[{"id": second, "kind": "Decision"}])

@@ -173,7 +173,7 @@ def revert(env: Env, /, **options: Any) -> None:
 @click.option("-n", "--notebook", help="Forget a notebook's --field, or the empty notebook.")
 @click.option(
     "--field",
-    type=click.Choice(["summary", "name"]),
+    type=click.Choice(["summary", "name"], case_sensitive=False),
     help="With --notebook: scrub every value this field had (a summary is cleared too).",
 )
 @click.option("--because", help="Why it must not stay on disk (required).")

@@ -16,7 +16,8 @@ from __future__ import annotations
 INSTRUCTIONS = """\
 Palimpsest is long-term memory that outlives this session: facts, decisions, rules, \
 errors and more, kept in notebooks (one per project or topic). Every change is recorded \
-with who made it and why; nothing is lost silently and any change can be undone.
+with who made it and why; nothing is lost silently, and every change but a forget \
+can be undone.
 
 When to call what:
 - Starting a task: recall a few words about it, with `notebook` set to the project, to \
@@ -39,7 +40,8 @@ key and the same request returns the first answer (`replayed` true) and writes n
 more; the same key with another request is a conflict.
 - `dry_run` (any write): check everything, write nothing, and answer with what would \
 change (`dry_run` true).
-- Values from a fixed list (kind, status, type, ...) are read regardless of case.
+- Values from a fixed list (kind, status, type, ...) are read regardless of case, with \
+`-` for `_`. A single string where a list is expected is a list of one.
 - A refusal is JSON {"error_class", "message", "field"}: error_class is validation, \
 not_found, conflict, forbidden, retryable (try again) or internal; the message says what \
 to change. A refusal changes nothing and never repeats a refused value.
@@ -60,9 +62,9 @@ limit; a `key` another active memory holds (revise that one).
 """
 
 RECALL = """\
-Search memories by words and filters, best first, with the standing rules of the \
-notebooks the hits come from. Call it when a task starts and before deciding anything \
-that may be decided already. Read-only.
+Search memories by words and filters, best first (each hit with its `why`), with the \
+standing rules of the notebooks the hits come from. Call it when a task starts and \
+before deciding anything that may be decided already. Read-only.
 
 Active memories only, unless `include_retired` or `status`; `as_of` answers as things \
 stood then. An id or key as `query` puts that memory first; an empty `query` lists by \

@@ -69,7 +69,8 @@ class BindingsSpec(TypedDict, total=False):
 @with_config(ConfigDict(extra="forbid"))
 class AnchorSpec(TypedDict, total=False):
     path: Annotated[str, Field(description="Relative to the project directory.")]
-    hash: Annotated[str, Field(description="The file's content hash when last verified.")]
+    # Stored as given and not compared with anything yet, so the tool list leaves it out.
+    hash: Annotated[str, Field(description="Any digest of the file as last verified.")]
 
 
 def describe(description: str) -> Any:
@@ -85,6 +86,17 @@ def _remembers(schema: dict[str, Any]) -> None:
 
 
 AS_IN_REMEMBER = Field(json_schema_extra=_remembers)
+
+
+def _values_only(schema: dict[str, Any]) -> None:
+    """A short list of allowed values, published on revise without remember's description:
+    cheaper than a refusal and a retry when an agent guesses ("high" for a severity)."""
+    values = next(o["enum"] for o in [schema, *schema.get("anyOf", [])] if "enum" in o)
+    schema.clear()
+    schema["enum"] = values
+
+
+VALUES_ONLY = Field(json_schema_extra=_values_only)
 
 # Times are read the same way everywhere (a bare date is midnight UTC).
 TIME = "e.g. 2026-05-01T12:00:00Z"
@@ -158,7 +170,7 @@ def _paths_or_objects(schema: dict[str, Any]) -> None:
 Anchors = Annotated[
     list[str | AnchorSpec] | None,
     Field(
-        description="Files it is about (project-relative): paths, or {path, hash} as verified.",
+        description="Files it is about: paths relative to the project.",
         json_schema_extra=_paths_or_objects,
     ),
 ]

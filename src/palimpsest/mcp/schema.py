@@ -5,8 +5,10 @@
 - Strings stay strings. The SDK turns a JSON-looking string into a list or object when a
   parameter is not plain `str` (some clients send lists that way). A memory's text may
   well look like JSON, so parameters that accept a string are left as given.
-- Case forgiven. A value from a fixed list (a kind, a status, a link type) is read
-  regardless of case where that is unambiguous: "Fact" is fact.
+- Read as the service reads it. A value from a fixed list (a kind, a status, a link type)
+  is read regardless of case, with `-` for `_` ("Relates-To" is relates_to), by the
+  service's own rule (`revise.canonical`), so every adapter agrees; a single string where
+  a list is expected is a list of one (`tags: "infra"`).
 - Bounded strings. No string in the arguments, however nested (a batch item's id, an
   object's key), may exceed `MAX_ARGUMENT_CHARS`, far above every limit of the write gate
   (which still gives the precise refusal), so that a megabyte-long id or filter is
@@ -32,6 +34,7 @@ from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp.types import ToolAnnotations
 
 from .. import gate
+from ..revise import canonical
 
 MAX_ARGUMENT_CHARS = 65_536
 
@@ -82,23 +85,28 @@ def _bound_strings(cls: type[Any], value: Any, info: pydantic.ValidationInfo) ->
     return value
 
 
-def _forgiven(annotation: Any, value: Any) -> Any:
-    """`value` with each string that differs from one allowed value only by case set to it.
+def _forgiven(annotation: Any, value: Any, wrap: bool = True) -> Any:
+    """`value` as the service would read it, so that the schema does not refuse it first.
 
-    Follows the annotation into unions, lists and nested objects; leaves everything else,
-    including a string that matches nothing, for validation to refuse.
+    A string naming one allowed value regardless of case (and with `-` for `_`) becomes it,
+    as in the service's parse; a single string where only a list is allowed becomes a list
+    of one (`tags: "infra"`). Follows the annotation into unions, lists and nested objects;
+    leaves everything else, including a string that matches nothing, for validation to
+    refuse.
     """
     origin = typing.get_origin(annotation)
     if origin is typing.Annotated:
-        return _forgiven(typing.get_args(annotation)[0], value)
+        return _forgiven(typing.get_args(annotation)[0], value, wrap)
     if origin is typing.Literal and isinstance(value, str):
-        allowed = [option for option in typing.get_args(annotation) if isinstance(option, str)]
-        same = [option for option in allowed if option.casefold() == value.casefold()]
-        return same[0] if value not in allowed and len(same) == 1 else value
+        allowed = tuple(option for option in typing.get_args(annotation) if isinstance(option, str))
+        return canonical(value, allowed) or value
     if origin in (typing.Union, types.UnionType):
+        wrap = wrap and not _takes_string(annotation)
         for option in typing.get_args(annotation):
-            value = _forgiven(option, value)
+            value = _forgiven(option, value, wrap)
         return value
+    if origin is list and isinstance(value, str) and wrap:
+        value = [value]
     if origin is list and isinstance(value, list):
         (item,) = typing.get_args(annotation)
         return [_forgiven(item, element) for element in value]
@@ -108,9 +116,20 @@ def _forgiven(annotation: Any, value: Any) -> Any:
     return value
 
 
+def _takes_string(annotation: Any) -> bool:
+    """Whether a string is a valid value of `annotation` (then it is never made a list)."""
+    origin = typing.get_origin(annotation)
+    if annotation is str or origin is typing.Literal:
+        return True
+    if origin in (typing.Annotated, typing.Union, types.UnionType):
+        args = typing.get_args(annotation)
+        return any(_takes_string(a) for a in (args[:1] if origin is typing.Annotated else args))
+    return False
+
+
 def _forgive_case(cls: type[Any], value: Any, info: pydantic.ValidationInfo) -> Any:
-    """ "Fact" for fact: a value from a fixed list is read regardless of case where only one
-    allowed value matches. A batch item's fields are read as the tool's own parameters."""
+    """ "Fact" for fact, "infra" for ["infra"] (see `_forgiven`). A batch item's fields are
+    read as the tool's own parameters."""
     fields = cls.model_fields
     if info.field_name == "items" and isinstance(value, list):
         return [

@@ -33,10 +33,11 @@ from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnno
 
 from ..config import DEFAULT_LIMITS, Limits
 from ..errors import PalimpsestError
-from ..gate import shown_name
 from ..service import Service
+from .arguments import argument_error
+from .arguments import short as _short
 from .descriptions import DESCRIPTIONS, INSTRUCTIONS
-from .schema import ArgumentTooLong, allowed_values, harden, relevant_errors
+from .schema import harden
 from .tools import STORE_THREADS, TOOL_NAMES, PalimpsestTools
 from .transport import serve_http, serve_stdio
 
@@ -113,7 +114,7 @@ def error_result(tool: str, exc: ToolError) -> CallToolResult:
         logger.error("tool %r failed unexpectedly", _short(tool), exc_info=cause or exc)
         body = {"error_class": "internal", "message": INTERNAL_MESSAGE}
     elif isinstance(cause, pydantic.ValidationError):  # arguments against the input schema
-        body = _argument_error(tool, cause)
+        body = argument_error(tool, cause)
     else:  # the SDK's own refusal: there is no such tool
         body = {
             "error_class": "not_found",
@@ -123,43 +124,6 @@ def error_result(tool: str, exc: ToolError) -> CallToolResult:
         logger.info("tool %r refused: %s", _short(tool), body["error_class"])
     text = json.dumps(body, ensure_ascii=False)
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
-
-
-def _argument_error(tool: str, error: pydantic.ValidationError) -> dict[str, Any]:
-    """Name every argument at fault and what it should be, never echoing the value given."""
-    problems = []
-    errors = relevant_errors(error.errors())
-    for item in errors:
-        where = _where(item["loc"])
-        if allowed_values(item):
-            problems.append(f"`{where}` {allowed_values(item)}")
-        elif item["type"] == "extra_forbidden":
-            problems.append(f"`{where}` is not a parameter of {tool}")
-        elif item["type"] == "missing":
-            problems.append(f"`{where}` is required")
-        elif isinstance(item.get("ctx", {}).get("error"), ArgumentTooLong):
-            problems.append(str(item["ctx"]["error"]))
-        else:
-            problems.append(f"`{where}`: {item['msg']}")
-    first = errors[0]["loc"] if errors else ()
-    body: dict[str, Any] = {
-        "error_class": "validation",
-        "message": "; ".join(problems) + ". See the tool's input schema.",
-    }
-    if first:
-        body["field"] = _short(str(first[0]))
-    return body
-
-
-def _where(loc: tuple[Any, ...]) -> str:
-    """An argument's path as a caller writes it: `check.kind`, `clear[0]`."""
-    parts = [f"[{p}]" if isinstance(p, int) else f".{_short(str(p))}" for p in loc]
-    return "".join(parts).lstrip(".") or "arguments"
-
-
-def _short(name: str) -> str:
-    """A name the caller sent, fit to repeat: short plain parts only, never a value."""
-    return ".".join(part if part.isdigit() else shown_name(part) for part in name.split("."))
 
 
 def build_server(service: Service, threads: int = STORE_THREADS) -> PalimpsestMCP:

@@ -29,6 +29,7 @@ from .params import (
     KIND_MEANINGS,
     LINK_MEANINGS,
     TIME,
+    VALUES_ONLY,
     Anchors,
     Because,
     BindingsParam,
@@ -171,11 +172,11 @@ class PalimpsestTools:
         expires_at: Annotated[ExpiresAt, AS_IN_REMEMBER] = None,
         source: Annotated[Source, AS_IN_REMEMBER] = None,
         anchors: Annotated[Anchors, AS_IN_REMEMBER] = None,
-        severity: Annotated[SeverityParam, AS_IN_REMEMBER] = None,
+        severity: Annotated[SeverityParam, VALUES_ONLY] = None,
         falsifier: Annotated[Falsifier, AS_IN_REMEMBER] = None,
         check: Annotated[CheckParam, AS_IN_REMEMBER] = None,
         bindings: Annotated[BindingsParam, AS_IN_REMEMBER] = None,
-        scope: Annotated[ScopeParam, AS_IN_REMEMBER] = None,
+        scope: Annotated[ScopeParam, VALUES_ONLY] = None,
         clear: Annotated[list[Clearable] | None, describe("Fields to empty.")] = None,
         append: Annotated[
             str | None, describe("Added to the end (begin it with a newline for a new line).")

@@ -33,9 +33,27 @@ from .decide import (
     text_targets,
 )
 from .edit import Unmatched, appended, changed_fields, diff, edit, validate
-from .parse import CLEARABLE, EDIT_FIELDS, REVISE_STATUSES, Changes, parse_changes, parse_fields
+from .parse import (
+    CLEARABLE,
+    EDIT_FIELDS,
+    REVISE_STATUSES,
+    RULE_FIELDS,
+    Changes,
+    canonical,
+    check_rule_fields,
+    parse_changes,
+    parse_fields,
+)
 from .policy import SUBSTANTIVE, check_ownership, require_because, weakenings
-from .request import ONE_MEMORY_ONLY, Plan, check_version, parse_items, parse_request, settle
+from .request import (
+    ONE_MEMORY_ONLY,
+    Plan,
+    check_version,
+    in_item,
+    parse_items,
+    parse_request,
+    settle,
+)
 from .revert import gives_up_key, notebook_plan, past_state, reverted, version_target
 from .screen import record_fields, screen_notes, screen_revision, screen_successor
 
@@ -44,22 +62,26 @@ __all__ = [
     "EDIT_FIELDS",
     "ONE_MEMORY_ONLY",
     "REVISE_STATUSES",
+    "RULE_FIELDS",
     "SUBSTANTIVE",
     "Changes",
     "Plan",
     "Step",
     "Unmatched",
     "appended",
+    "canonical",
     "changed_fields",
     "check_expected_version",
     "check_move",
     "check_ownership",
+    "check_rule_fields",
     "check_version",
     "diff",
     "duplicate_of",
     "edit",
     "filed",
     "gives_up_key",
+    "in_item",
     "not_applied",
     "not_supersedable",
     "notebook_plan",

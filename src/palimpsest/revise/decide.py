@@ -15,7 +15,7 @@ from .. import gate
 from ..errors import Conflict, ValidationError
 from ..model import CONTENT_FIELDS, RETIRED, Memory, Notebook
 from .edit import edit, validate
-from .parse import Changes
+from .parse import Changes, check_rule_fields
 from .policy import check_ownership, require_because
 from .screen import record_fields, screen_notes, screen_successor
 
@@ -37,7 +37,7 @@ def check_expected_version(memory: Memory, expected: int | None) -> None:
         raise Conflict(
             f"{memory.id} is at version {memory.version}, not {expected}: someone "
             f"changed it since you read it. Re-read it (inspect), then pass "
-            f"expected_version {memory.version}.",
+            f"`expected_version` {memory.version}.",
             field="expected_version",
         )
 
@@ -102,6 +102,7 @@ def filed(
     values: Mapping[str, Any], *, id: str, workspace: str, notebook_id: str, now: str, actor: str
 ) -> Memory:
     """The first version of a memory filed with `values`, refused if no store may hold it."""
+    check_rule_fields(values["kind"], values)
     memory = Memory(id=id, workspace=workspace, notebook_id=notebook_id, version=1,
                     recorded_at=now, author=actor, owner=actor, **values)  # fmt: skip
     validate(memory)

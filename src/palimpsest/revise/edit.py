@@ -12,7 +12,7 @@ from typing import Any
 from .. import gate
 from ..errors import ValidationError
 from ..model import RETIRED, RULE_KINDS, Memory, to_json
-from .parse import Changes
+from .parse import Changes, check_rule_fields
 from .screen import screen_revision
 
 
@@ -33,6 +33,7 @@ def edit(memory: Memory, changes: Changes, *, now: str, actor: str) -> Memory:
     ValidationError when the result would be invalid.
     """
     updated = memory.replace(**changes.sets, **{name: _empty(name) for name in changes.clear})
+    check_rule_fields(updated.kind, changes.sets)
     if set(updated.tags) == set(memory.tags):  # a set: the same tags in another order
         updated = updated.replace(tags=memory.tags)
     text = updated.text

@@ -5,7 +5,7 @@ Every conflict between the fields of one request is refused here, before any mem
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,6 +16,7 @@ from ..model import (
     CONTENT_FIELDS,
     KINDS,
     MOMENTS,
+    RULE_KINDS,
     SCOPES,
     SEVERITIES,
     TIME_RANGE,
@@ -47,8 +48,16 @@ EDIT_FIELDS = frozenset(
 )
 
 
-def parse_fields(raw: Mapping[str, Any]) -> dict[str, Any]:
-    """Validate content fields given by a caller and turn them into model values."""
+# Fields that say how a rule binds: they mean something on a rule or an orientation only.
+RULE_FIELDS = ("severity", "falsifier", "check", "bindings", "scope")
+
+
+def parse_fields(raw: Mapping[str, Any], *, revising: bool = False) -> dict[str, Any]:
+    """Validate content fields given by a caller and turn them into model values.
+
+    `revising` says the fields change a memory that exists (where `clear` empties one), so
+    that a refused empty value points to what the caller can do instead.
+    """
     parsed: dict[str, Any] = {}
     for name, value in raw.items():
         if value is None:
@@ -57,25 +66,69 @@ def parse_fields(raw: Mapping[str, Any]) -> dict[str, Any]:
         if parser is None:
             shown = gate.shown_name(name)
             raise ValidationError(f"`{shown}` is not a memory field.", field=shown)
+        if isinstance(value, str) and not value.strip():
+            raise ValidationError(_empty_message(name, revising), field=name)
         parsed[name] = parser(name, value)
     return parsed
+
+
+def _empty_message(name: str, revising: bool) -> str:
+    """What to do instead of sending an empty value (some clients drop empty strings, so
+    an empty string never clears anything)."""
+    if name == "text":
+        return (
+            "`text` is empty: a memory always has a text. To retire the memory, set `status`; "
+            "to erase it for good, forget it."
+            if revising
+            else "`text` is empty: give the memory's text."
+        )
+    if name == "kind":
+        return f"`kind` is empty: give one of {', '.join(KINDS)}."
+    if revising:
+        return f'`{name}` is empty: to empty the field, list "{name}" in `clear` instead.'
+    return f"`{name}` is empty: leave it out to file the memory without one."
+
+
+def check_rule_fields(kind: str, given: Iterable[str]) -> None:
+    """Refuse a rule's field given for a memory that is no rule or orientation.
+
+    Only what a caller sets is refused: a store that already holds such values on another
+    kind stays readable and revisable.
+    """
+    misplaced = [name for name in RULE_FIELDS if name in given]
+    if misplaced and kind not in RULE_KINDS:
+        raise ValidationError(
+            f"`{misplaced[0]}` belongs to a rule or orientation, not a {kind}: leave it out, "
+            "or make the memory kind rule or orientation.",
+            field=misplaced[0],
+        )
 
 
 def _string(name: str, value: Any) -> str:
     if not isinstance(value, str):
         raise ValidationError(f"`{name}` must be a string.", field=name)
     if not value.strip():
-        raise ValidationError(
-            f"`{name}` is empty. To clear it, list it in `clear` instead.", field=name
-        )
+        raise ValidationError(f"`{name}` is empty: give a value.", field=name)
     return gate.screen(name, value.strip() if name != "text" else value)
+
+
+def canonical(value: Any, options: tuple[str, ...]) -> str | None:
+    """The option `value` names, read regardless of case and with `-` for `_` ("Relates-To"
+    is relates_to); None when it names none. No option holds a `-`, so it is unambiguous."""
+    if not isinstance(value, str):
+        return None
+    if value in options:
+        return value
+    wanted = value.strip().casefold().replace("-", "_")
+    return next((option for option in options if option.casefold() == wanted), None)
 
 
 def _choice(options: tuple[str, ...]) -> Any:
     def parse(name: str, value: Any) -> str:
-        if value not in options:  # what was sent is not repeated: it may be anything
+        chosen = canonical(value, options)
+        if chosen is None:  # what was sent is not repeated: it may be anything
             raise ValidationError(f"`{name}` must be one of {', '.join(options)}.", field=name)
-        return str(value)
+        return chosen
 
     return parse
 
@@ -94,11 +147,13 @@ def _time(name: str, value: Any) -> str:
 
 
 def _tags(name: str, value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):  # one tag given as a string is a list of one
+        value = [value]
     if not isinstance(value, list | tuple) or not all(isinstance(t, str) for t in value):
         raise ValidationError("`tags` must be a list of strings.", field=name)
     if not value:
         raise ValidationError(
-            '`tags` is an empty list; to remove every tag, pass clear: ["tags"].', field=name
+            '`tags` is an empty list; to remove every tag, list "tags" in `clear`.', field=name
         )
     if len(value) > gate.MAX_TAGS:
         raise ValidationError(f"At most {gate.MAX_TAGS} tags; got {len(value)}.", field=name)
@@ -122,7 +177,7 @@ def _anchors(name: str, value: Any) -> tuple[Anchor, ...]:
     if not isinstance(value, list | tuple) or not value:
         raise ValidationError(
             "`anchors` must be a non-empty list of paths or {path, hash} objects; "
-            'to remove them all, pass clear: ["anchors"].',
+            'to remove them all, list "anchors" in `clear`.',
             field=name,
         )
     anchors = []
@@ -132,7 +187,7 @@ def _anchors(name: str, value: Any) -> tuple[Anchor, ...]:
         elif isinstance(item, Mapping) and set(item) <= {"path", "hash"} and "path" in item:
             digest = item.get("hash")
             if digest is not None and not isinstance(digest, str):
-                raise ValidationError("An anchor's `hash` must be a string.", field=name)
+                raise ValidationError("An anchor's hash must be a string.", field=name)
             if digest is not None:
                 digest = gate.screen("anchors.hash", digest, limit_name="key")
             anchors.append(Anchor(_relative_path(name, item["path"]), digest))
@@ -141,19 +196,21 @@ def _anchors(name: str, value: Any) -> tuple[Anchor, ...]:
     return tuple(anchors)
 
 
+# Inside `check` and `bindings`, keys are named `check.kind`, never `kind` alone: the CLI
+# turns a backticked bare name into its flag, and --kind is the memory's kind, not the check's.
 def _check(name: str, value: Any) -> Check:
-    if not isinstance(value, Mapping) or value.get("kind") not in CHECK_KINDS:
+    kind = canonical(value.get("kind"), CHECK_KINDS) if isinstance(value, Mapping) else None
+    if kind is None:
         raise ValidationError(
-            f"`check` must be an object whose `kind` is one of {', '.join(CHECK_KINDS)}.",
+            f"`check` must be an object whose `check.kind` is one of {', '.join(CHECK_KINDS)}.",
             field=name,
         )
     unknown = set(value) - {"kind", "path", "literal", "literals"}
     if unknown:
         raise ValidationError(
-            "`check` takes only `kind`, `path`, `literal` and `literals`; remove the others.",
+            "`check` takes only the keys kind, path, literal and literals; remove the others.",
             field=name,
         )
-    kind = value["kind"]
     path = _relative_path("check.path", value["path"]) if value.get("path") else None
     literal = value.get("literal")
     literals = value.get("literals") or ()
@@ -166,23 +223,26 @@ def _check(name: str, value: Any) -> Check:
     literals = tuple(gate.screen("check.literals", x, limit_name="literal") for x in literals)
     if kind == "forbidden":
         if path is not None:
-            raise ValidationError("A `forbidden` check takes no `path`.", field=name)
+            raise ValidationError("A forbidden check takes no `check.path`.", field=name)
     elif path is None:
-        raise ValidationError(f"A `{kind}` check needs a `path`.", field=name)
+        raise ValidationError(f"A {kind} check needs a `check.path`.", field=name)
     if kind in ("contains", "absent") and literal is None:
-        raise ValidationError(f"A `{kind}` check needs a `literal`.", field=name)
+        raise ValidationError(f"A {kind} check needs a `check.literal`.", field=name)
     if kind in ("absent_all", "requires", "forbidden") and not literals:
-        raise ValidationError(f"A `{kind}` check needs `literals` (a list).", field=name)
+        raise ValidationError(f"A {kind} check needs `check.literals` (a list).", field=name)
     return Check(kind=kind, path=path, literal=literal, literals=literals)
 
 
 def _bindings(name: str, value: Any) -> Bindings:
     if not isinstance(value, Mapping) or set(value) - {"always", "moments", "targets"}:
         raise ValidationError(
-            "`bindings` is an object with `always` (bool), `moments` and `targets` (lists).",
+            "`bindings` is an object with the keys always (true or false), moments and "
+            "targets (lists).",
             field=name,
         )
     moments = value.get("moments") or ()
+    if isinstance(moments, list | tuple):
+        moments = [canonical(m, MOMENTS) or m for m in moments]
     targets = value.get("targets") or ()
     always = value.get("always", False)
     if not isinstance(always, bool):
@@ -256,8 +316,11 @@ def parse_changes(raw: Mapping[str, Any], *, redact: bool = False) -> Changes:
     """
     raw = {k: v for k, v in raw.items() if v is not None}
     clear = raw.pop("clear", [])
+    if isinstance(clear, str):  # one field given as a string is a list of one
+        clear = [clear]
     if not isinstance(clear, list | tuple) or not all(isinstance(c, str) for c in clear):
         raise ValidationError("`clear` must be a list of field names.", field="clear")
+    clear = [canonical(name, tuple(sorted(CLEARABLE))) or name for name in clear]
     for name in clear:
         if name not in CLEARABLE:
             raise ValidationError(
@@ -266,7 +329,7 @@ def parse_changes(raw: Mapping[str, Any], *, redact: bool = False) -> Changes:
                 field="clear",
             )
     edits = {k: raw.pop(k) for k in list(raw) if k in EDIT_FIELDS}
-    sets = parse_fields(raw)
+    sets = parse_fields(raw, revising=True)
     both = sorted(set(clear) & set(sets))
     if both:
         raise ValidationError(
@@ -294,7 +357,9 @@ def parse_changes(raw: Mapping[str, Any], *, redact: bool = False) -> Changes:
         if name in edits:
             strings[name] = _edit_string(name, edits[name])
     status = edits.get("status")
-    if status is not None and status not in REVISE_STATUSES:
+    if status is not None:
+        status = canonical(status, REVISE_STATUSES)
+    if "status" in edits and status is None:
         raise ValidationError(
             f"`status` must be one of {', '.join(REVISE_STATUSES)}.", field="status"
         )

@@ -49,23 +49,26 @@ def check_ownership(
     if not changes.override_reason:
         raise Forbidden(
             f"{old.id} belongs to {old.owner}. To correct its tags, dates, expiry or status, "
-            "pass override_reason (with override_confirm: true, its owner being a person); "
-            "to change what it says, revise it with supersede: true, which files your "
+            "pass `override_reason` (and `override_confirm` when the owner is a person); "
+            "to change what it says, revise it with `supersede` set, which files your "
             "version and retires this one intact."
         )
     if not may_override:
-        raise Forbidden("Only an editor or owner of the workspace may override; supersede it.")
+        raise Forbidden(
+            "Only an editor or owner of the workspace may override; revise it with `supersede` "
+            "set instead."
+        )
     if old.owner.startswith("user:") and not changes.override_confirm:
         raise Forbidden(
             f"{old.id} belongs to the person {old.owner}: confirm the override with "
-            "override_confirm: true.",
+            "`override_confirm` set.",
             field="override_confirm",
         )
     changed = [name for name in SUBSTANTIVE if getattr(old, name) != getattr(new, name)]
     if changed and not changes.supersede:
         raise Forbidden(
             f"The {changed[0]} of a memory owned by {old.owner} changes only through "
-            "supersede: true (your version is filed as a new memory, theirs retires intact).",
+            "`supersede` set (your version is filed as a new memory, theirs retires intact).",
             field=changed[0],
         )
 

@@ -6,6 +6,7 @@ memory given for several, a batch item that changes nothing.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -47,6 +48,8 @@ def parse_request(
             field="id",
         )
     mode = forms[0]
+    if mode in ("ids", "texts"):
+        _refuse_repeats(targets[mode], mode)
     if expected_version is not None and mode != "id":
         raise ValidationError(
             "`expected_version` goes with a single `id`, or on each batch item.",
@@ -67,6 +70,20 @@ def parse_request(
             "`texts` match within one notebook: pass `notebook`.", field="notebook"
         )
     return mode, plans
+
+
+def _refuse_repeats(values: Any, name: str) -> None:
+    """Refuse a memory named twice in one list: the caller meant two, or made a slip."""
+    strings = isinstance(values, list) and all(isinstance(v, str) for v in values)
+    if strings and len(set(values)) != len(values):
+        raise ValidationError(f"`{name}` names the same memory twice; name each once.", field=name)
+
+
+def in_item(error: PalimpsestError, index: int) -> PalimpsestError:
+    """`error` said of batch item `index`. The names in it are keys of that item, not
+    parameters, so they are quoted rather than backticked (which the CLI reads as flags)."""
+    error.message = re.sub(r"`([a-z_]+)`", r'"\1"', error.message)
+    return error.at_item(index)
 
 
 def _shared_changes(raw: Mapping[str, Any], mode: str, redact: bool) -> Changes:
@@ -95,7 +112,7 @@ def parse_items(items: Any, redact: bool) -> list[Plan]:
         try:
             plans.append(_parse_item(item, redact))
         except ValidationError as exc:
-            raise exc.at_item(index) from None
+            raise in_item(exc, index) from None
     return plans
 
 
@@ -127,8 +144,8 @@ def settle(mode: str, index: int, failure: Unmatched | PalimpsestError) -> str |
     if isinstance(failure, Unmatched):
         if mode == "items" or (mode == "id" and not failure.status_related):
             error = ValidationError(f"Refused: {failure.reason}.", field=failure.field)
-            return error.at_item(index) if mode == "items" else error
+            return in_item(error, index) if mode == "items" else error
         return failure.reason
     if isinstance(failure, Forbidden) and mode not in ("id", "items"):
         return failure.message
-    return failure.at_item(index) if mode == "items" else failure
+    return in_item(failure, index) if mode == "items" else failure

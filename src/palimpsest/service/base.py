@@ -16,8 +16,8 @@ from typing import Any
 from .. import gate
 from ..errors import Conflict, NotFound, Retryable, ValidationError
 from ..ids import new_id
-from ..model import TIME_RANGE, Event, Memory, Notebook, now_utc
-from ..revise import Step, Unmatched, changed_fields, check_version, parse_fields
+from ..model import STATUSES, TIME_RANGE, Event, Memory, Notebook, now_utc
+from ..revise import Step, Unmatched, canonical, changed_fields, check_version, parse_fields
 from ..store import Store, StoredResponse, StoreReader, StoreWriter
 
 DEFAULT_WORKSPACE = "default"
@@ -91,7 +91,7 @@ class ServiceBase:
                 if stored is not None:
                     if stored.request_hash != request_hash:
                         raise Conflict(
-                            "This idempotency_key was already used for a different request; "
+                            "This `idempotency_key` was already used for a different request; "
                             "use a new key for a new request.",
                             field="idempotency_key",
                         )
@@ -180,8 +180,9 @@ class ServiceBase:
     ) -> int:
         return self._event(tx, op, op_id, now, notebook, note=note, data=data)
 
-    def _get(self, tx: StoreReader, memory_id: str) -> Memory:
-        memory = tx.get_memory(memory_id_arg(memory_id))
+    def _get(self, tx: StoreReader, memory_id: str, field: str = "id") -> Memory:
+        """The memory `memory_id`; a refusal names the parameter `field` it came from."""
+        memory = tx.get_memory(memory_id_arg(memory_id, field))
         if memory is not None:
             return memory
         tombstone = tx.get_tombstone(memory_id)
@@ -190,10 +191,10 @@ class ServiceBase:
             raise NotFound(
                 f"Memory {memory_id} was forgotten at {tombstone.forgotten_at} "
                 f"({tombstone.reason}); only its tombstone remains.",
-                field="id",
+                field=field,
             )
         raise NotFound(
-            f"No memory {memory_id} in this workspace; find ids with recall.", field="id"
+            f"No memory {memory_id} in this workspace; find ids with recall.", field=field
         )
 
     def _find_notebook(self, tx: StoreReader, ref: str) -> Notebook:
@@ -261,6 +262,8 @@ def refuse_nul(name: str, value: str) -> str:
 def id_list(values: Any, name: str) -> list[str]:
     if values is None:
         return []
+    if isinstance(values, str):  # one id given as a string is a list of one
+        values = [values]
     if not isinstance(values, list | tuple) or not all(isinstance(v, str) and v for v in values):
         raise ValidationError(f"`{name}` must be a list of non-empty strings.", field=name)
     if len(values) > 1000:
@@ -275,9 +278,8 @@ def choices(value: str | list[str] | None, name: str) -> tuple[str, ...]:
     if not isinstance(values, list | tuple) or not all(isinstance(v, str) for v in values):
         raise ValidationError(f"`{name}` must be a string or a list of strings.", field=name)
     if name == "kind":
-        for v in values:
-            parse_fields({"kind": v})
-    return tuple(values)
+        return tuple(parse_fields({"kind": v})["kind"] for v in values)
+    return tuple(canonical(v, STATUSES) or v for v in values) if name == "status" else tuple(values)
 
 
 def parse_time_arg(value: str | None, name: str) -> str | None:

@@ -169,7 +169,11 @@ class HistoryOps(NotebookOps):  # forget reaches notebooks through NotebookOps
                     continue
                 memory = self._get(tx, memory_id)
                 if version is not None:
+                    held = _held_fields(tx, memory_id, version) if dry_run else None
                     results.append(self._forget_version(tx, memory, version, because, now, op_id))
+                    if held is not None and not results[-1].get("unchanged"):
+                        # names and counts only: never the content itself
+                        results[-1]["would_erase"] = {"versions": 1, "fields": held}
                     continue
                 erased = _held_fields(tx, memory_id) if dry_run else None
                 seq = self._event(tx, "forget", op_id, now, memory, note=because)
@@ -333,7 +337,11 @@ _CONTENT_FIELDS = ("title", "key", "text", "why", "falsifier", "source", "tags",
                    "check", "bindings", "status_note")  # fmt: skip
 
 
-def _held_fields(tx: StoreReader, memory_id: str) -> list[str]:
-    """The content fields that hold a value in any version still on disk."""
-    versions = [v.memory for v in tx.memory_versions(memory_id) if v.memory is not None]
+def _held_fields(tx: StoreReader, memory_id: str, version: int | None = None) -> list[str]:
+    """The content fields that hold a value in any version still on disk (or in `version`)."""
+    versions = [
+        v.memory
+        for v in tx.memory_versions(memory_id)
+        if v.memory is not None and version in (None, v.version)
+    ]
     return [name for name in _CONTENT_FIELDS if any(getattr(m, name) for m in versions)]

@@ -16,10 +16,12 @@ from ..revise import (
     changed_fields,
     check_expected_version,
     check_move,
+    check_rule_fields,
     diff,
     duplicate_of,
     edit,
     filed,
+    in_item,
     not_applied,
     parse_fields,
     parse_request,
@@ -30,9 +32,9 @@ from ..revise import (
     supersession,
     text_targets,
 )
-from ..store import StoreReader, StoreWriter
+from ..store import EventFilter, StoreReader, StoreWriter
 from ..views import memory_view
-from .base import ServiceBase, id_list
+from .base import EVERY_EVENT, ServiceBase, id_list
 
 
 @dataclass
@@ -65,6 +67,7 @@ class MemoryOps(ServiceBase):
         for required in ("kind", "text"):
             if required not in values:
                 raise ValidationError(f"`{required}` is required.", field=required)
+        check_rule_fields(values["kind"], values)  # before a duplicate could pass it over
         if because is not None:
             gate.screen("because", because)
         superseded_ids = id_list(supersedes, "supersedes")
@@ -81,7 +84,8 @@ class MemoryOps(ServiceBase):
                            now=now, actor=self.actor)  # fmt: skip
             retired = []
             for old_id in superseded_ids:
-                step = retirement(self._get(tx, old_id), memory.id, note=None, because=because)
+                old = self._get(tx, old_id, field="supersedes")
+                step = retirement(old, memory.id, note=None, because=because)
                 retired.append(self._write_step(tx, step, op_id, now))
             try:
                 self._check_key(tx, None, memory)
@@ -184,7 +188,7 @@ class MemoryOps(ServiceBase):
                 try:
                     memory = self._get(tx, item["id"])
                 except (NotFound, ValidationError) as exc:
-                    raise exc.at_item(index) from None
+                    raise in_item(exc, index) from None
                 targets.append(_Target(memory, item_changes, item_expected, item["id"]))
         elif mode == "ids":
             for memory_id in id_list(ids, "ids"):
@@ -236,8 +240,24 @@ class MemoryOps(ServiceBase):
         result = self._write_step(tx, step, op_id, now)
         result["changed"] = changed_fields(old, step.new)
         if dry_run:
-            result["diff"] = diff(old, step.new)
+            result["diff"] = self._readable_diff(tx, old, step.new, op_id)
         return result
+
+    def _readable_diff(
+        self, tx: StoreReader, old: Memory, new: Memory, op_id: str
+    ) -> dict[str, Any]:
+        """A dry run's diff, a move shown by notebook names: the id of a notebook the move
+        would create is made up for the dry run and means nothing afterwards."""
+        shown = diff(old, new)
+        if "notebook_id" not in shown:
+            return shown
+        del shown["notebook_id"]
+        source, destination = tx.get_notebook(old.notebook_id), tx.get_notebook(new.notebook_id)
+        assert source is not None and destination is not None
+        shown["notebook"] = {"old": source.name, "new": destination.name}
+        if _created_by(tx, destination.id, op_id):
+            shown["notebook"]["created"] = True
+        return shown
 
     def _move_target(
         self, tx: StoreWriter, old: Memory, changes: Changes, now: str, op_id: str
@@ -263,8 +283,14 @@ class MemoryOps(ServiceBase):
         result: dict[str, Any] = {**self._write_step(tx, file, op_id, now), "superseded": retired}
         self._link_supersedes(tx, file.new.id, old.id, now)
         if dry_run:
-            result["diff"] = diff(old, file.new)
+            result["diff"] = self._readable_diff(tx, old, file.new, op_id)
         return result
+
+
+def _created_by(tx: StoreReader, notebook_id: str, op_id: str) -> bool:
+    """Whether the notebook is created by operation `op_id` (the one being run)."""
+    events = tx.events(EventFilter(target_id=notebook_id, limit=EVERY_EVENT))
+    return any(e.op == "notebook.create" and e.op_id == op_id for e in events)
 
 
 def _duplicate(same: Memory, notebook: str, unapplied: list[str]) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from .. import gate
 from ..errors import Conflict, NotFound, ValidationError
 from ..ids import new_id
 from ..model import LINK_TYPES, Link, Memory, Notebook, Tombstone
+from ..revise import canonical
 from ..store import EventFilter, StoreReader, StoreWriter
 from .base import (
     EVERY_EVENT,
@@ -148,6 +149,7 @@ class NotebookOps(ServiceBase):
         dry_run: bool,
     ) -> dict[str, Any]:
         """Scrub a field's values from a notebook's history, or remove the empty notebook."""
+        field = canonical(field, FORGETTABLE_FIELDS) or field
         if field is not None and field not in FORGETTABLE_FIELDS:
             raise ValidationError(
                 "`field` is summary or name; leave it out to forget the (empty) notebook whole.",
@@ -158,7 +160,7 @@ class NotebookOps(ServiceBase):
         def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
             nb = self._find_notebook(tx, notebook)
             if field is not None:
-                return self._forget_notebook_field(tx, nb, field, because, now, op_id)
+                return self._forget_notebook_field(tx, nb, field, because, now, op_id, dry_run)
             held = tx.memories_at(None, nb.id)
             if held:
                 raise ValidationError(
@@ -173,19 +175,30 @@ class NotebookOps(ServiceBase):
         return self._write("forget", request, idempotency_key, dry_run, body)
 
     def _forget_notebook_field(
-        self, tx: StoreWriter, nb: Notebook, field: str, because: str, now: str, op_id: str
+        self,
+        tx: StoreWriter,
+        nb: Notebook,
+        field: str,
+        because: str,
+        now: str,
+        op_id: str,
+        dry_run: bool,
     ) -> dict[str, Any]:
         """Every past value of `field` leaves the history; a summary is cleared too (a name
         is needed, so the current one stays: rename first if it must go as well)."""
         if field == "summary" and not _ever_summarised(tx, nb):
             return {"results": [{"notebook": nb.id, "field": field, "forgotten": False,
                                  "unchanged": True}]}  # fmt: skip
+        # names and counts only, never the values themselves
+        would_erase = {"field": field, "values": len(_erased_values(tx, nb, field))}
         if field == "summary" and nb.summary is not None:
             nb = nb.replace(summary=None)
             tx.put_notebook(nb)
         seq = self._notebook_event(tx, "forget_field", op_id, now, nb, {"field": field}, because)
         tx.forget_notebook_field(nb.id, field, seq)
         item = {"notebook": nb.id, "field": field, "forgotten": True, "seq": seq}
+        if dry_run:
+            item["would_erase"] = would_erase
         return {"results": [item]}
 
     def link(
@@ -199,8 +212,10 @@ class NotebookOps(ServiceBase):
         dry_run: bool = False,
     ) -> dict[str, Any]:
         """Link two memories (or two notebooks) with a typed edge, or remove that edge."""
-        if type not in LINK_TYPES:
-            raise ValidationError(f"`type` is one of {', '.join(LINK_TYPES)}.", field="type")
+        chosen = canonical(type, LINK_TYPES)
+        if chosen is None:
+            raise ValidationError(f"`type` must be one of {', '.join(LINK_TYPES)}.", field="type")
+        type = chosen
         if source == target:
             raise ValidationError("A link joins two different things.", field="target")
         request = {"source": source, "target": target, "type": type, "remove": remove}
@@ -279,6 +294,19 @@ def _ever_summarised(tx: StoreReader, nb: Notebook) -> bool:
         return True
     events = tx.events(EventFilter(target_id=nb.id, limit=EVERY_EVENT))
     return any(_held(event.data.get("summary")) for event in events)
+
+
+def _erased_values(tx: StoreReader, nb: Notebook, field: str) -> set[str]:
+    """The values of `field` a forget of it erases: every one the notebook's history holds
+    (and its summary now); a name's current value stays."""
+    events = tx.events(EventFilter(target_id=nb.id, limit=EVERY_EVENT))
+    values: set[str] = set()
+    for event in events:
+        held = event.data.get(field)
+        values.update(v for v in (held if isinstance(held, list) else [held]) if v is not None)
+    if field == "summary" and nb.summary is not None:
+        values.add(nb.summary)
+    return values - {nb.name} if field == "name" else values
 
 
 def _held(value: Any) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from .. import gate
@@ -12,6 +13,8 @@ from ..store import SearchQuery, StoreReader
 from ..views import hit_view, rule_view
 from .base import MAX_LIMIT, ServiceBase, choices, parse_time_arg, refuse_nul
 from .settings import freshness_days
+
+_WORDS = re.compile(r"[^\W_]")  # a letter or a digit: something a search can match
 
 
 class RecallOps(ServiceBase):
@@ -34,6 +37,13 @@ class RecallOps(ServiceBase):
         if not isinstance(query, str):
             raise ValidationError("`query` must be a string.", field="query")
         gate.check_length("query", refuse_nul("query", query), limit_name="text")
+        if query.strip() and not _WORDS.search(query):
+            # Searching for no word would rank every memory alike: an answer that misleads.
+            raise ValidationError(
+                "`query` holds no word to search for (no letter or digit): give words, a "
+                "memory id or a key, or leave it empty to list by the filters.",
+                field="query",
+            )
         if domain is not None:
             if not isinstance(domain, str):
                 raise ValidationError("`domain` must be a string.", field="domain")
@@ -80,7 +90,7 @@ class RecallOps(ServiceBase):
             rules = self._standing_rules(tx, touched, at_seq, at)
             freshness = freshness_days(tx, at_seq)  # the windows of that time
         return {
-            "hits": [hit_view(m, s, notebooks, at, freshness) for m, s in ranked],
+            "hits": [_with_why(hit_view(m, s, notebooks, at, freshness), m) for m, s in ranked],
             "rules": [rule_view(r) for r in rules],
             "as_of": as_of_t,
         }
@@ -108,6 +118,17 @@ class RecallOps(ServiceBase):
             )
             rules.update((m.id, m) for m, _ in tx.search(search))
         return list(rules.values())
+
+
+def _with_why(hit: dict[str, Any], memory: Memory) -> dict[str, Any]:
+    """A hit with the memory's `why` after its text: the reason for a decision is what an
+    agent needs next, and asking for it would cost an inspect per hit."""
+    shown: dict[str, Any] = {}
+    for name, value in hit.items():
+        shown[name] = value
+        if name == "text":
+            shown["why"] = memory.why
+    return shown
 
 
 def _passes(memory: Memory, search: SearchQuery) -> bool:
