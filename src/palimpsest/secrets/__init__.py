@@ -8,7 +8,8 @@
 The package, one concept per module (the rules themselves are data in `secret_rules`):
 `reading` the screening copy; `values` judging a value; `shapes` private keys and vendor
 tokens; `structures` JWTs, URLs, headers, command lines; `names` credential words and the
-value next to them; `hits` findings and how they merge; `detector` the API above.
+value next to them; `languages` the same words in other languages; `hits` findings and how
+they merge; `detector` the API above.
 
 Every text is read as a person would see it, not as its characters are encoded: its
 screening copy leaves out ``[REDACTED:...]`` markers (a marker excuses itself, never what
@@ -65,6 +66,9 @@ How a text is read, cheapest first, so ordinary prose costs a few substring sear
    like a password or a random key. Hashes, ids, paths, versions, variable references and
    placeholders are allowed. A value alone on the line after its name counts too (also
    after a YAML block indicator, ``password: |``).
+5. The same words in the languages an international team writes in (``mot de passe: X``,
+   ``Passwort ist X``, ``パスワードは X``): the table in `secret_rules`, each word found by a
+   substring search for a literal it holds, then read with its language's verbs.
 
 Overlapping findings are merged; the span is their union and the kind the most specific.
 No pattern nests unbounded quantifiers, so no input makes a regex backtrack badly.

@@ -7,6 +7,7 @@ import re
 from collections.abc import Sequence
 
 from .hits import Finding, Hit, merge
+from .languages import labelled_in_other_languages
 from .names import named_values
 from .reading import screening_copy
 from .shapes import aws_secret_near_key_id, private_keys, vendor_tokens
@@ -95,6 +96,7 @@ def _hits(text: str, *, named: bool = True) -> list[Hit]:
     hits += structures(text, lower)
     if named:
         hits += named_values(text, lower)
+        hits += labelled_in_other_languages(text, lower)
     return hits
 
 

@@ -210,7 +210,7 @@ def judge(cls: str, mode: str, value: str, quoted: bool, text: str, end: int) ->
     return True
 
 
-def _kind(cls: str, mode: str, ident: str) -> str:
+def kind_of(cls: str, mode: str, ident: str) -> str:
     low = ident.lower()
     if cls != "password" and "aws" in low and "secret" in low:
         return "aws-secret-access-key"
@@ -255,4 +255,4 @@ def named_values(text: str, lower: str) -> Iterator[Hit]:
                 continue  # "pass `notebook`", "pass :meth:`x`": the verb, not a password
             cls = name_class(ident, _word_before(text, a) if ident.isalpha() else "")
             if cls is not None and judge(cls, mode, value, quoted, text, end):
-                yield Hit(_kind(cls, mode, ident), start, end, rank)
+                yield Hit(kind_of(cls, mode, ident), start, end, rank)

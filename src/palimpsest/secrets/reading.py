@@ -44,7 +44,7 @@ def _table_cells(text: str) -> str:
     )
 
 
-def _folded(text: str) -> str:
+def folded(text: str) -> str:
     """`text` with Cyrillic and Greek look-alikes read as Latin letters, one for one (so the
     origin of each character stays where it was). A search and a replace per letter present
     cost a tenth of `str.translate`, which looks each character up in Python."""
@@ -76,7 +76,7 @@ def screening_copy(text: str) -> tuple[str, list[int] | None]:
         and not ("*" in text and _EMPHASIS.search(text))
         and not ("&" in text and _ENTITY.search(text))
     ):
-        return _table_cells(_folded(text)), None
+        return _table_cells(folded(text)), None
     out: list[str] = []
     origin: list[int] = []
     pos = 0
@@ -100,4 +100,4 @@ def screening_copy(text: str) -> tuple[str, list[int] | None]:
                 else [skipped.start()] * len(shown)
             )
         pos = skipped.end() if skipped else end
-    return _table_cells(_folded("".join(out))), origin
+    return _table_cells(folded("".join(out))), origin

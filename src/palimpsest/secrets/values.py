@@ -57,7 +57,7 @@ _B64ISH = re.compile(r"[A-Za-z0-9+/]+={0,2}|[A-Za-z0-9_-]+={0,2}")
 
 def is_path(value: str) -> bool:
     """A path or URL: "~/x", "./x", "C:\\x", "https://x"; "/x/y" only with words or a file."""
-    return bool(_PATH.match(value)) or (value[:1] == "/" and _is_pathlike(value))
+    return bool(_PATH.match(value)) or (value[:1] == "/" and is_pathlike(value))
 
 
 def _is_placeholder(value: str) -> bool:
@@ -161,7 +161,7 @@ def looks_random(value: str, min_len: int = 16) -> bool:
         return False
     if not digits and (min(upper, lower) < 3 or len(value) < 20):
         return False
-    if "/" in value and (_is_pathlike(value) or all(map(WORDY.fullmatch, value.split("/")))):
+    if "/" in value and (is_pathlike(value) or all(map(WORDY.fullmatch, value.split("/")))):
         return False  # a path, or words between slashes ("Token/Bot/ApiKey")
     return _entropy(value) >= 3.0
 
@@ -170,7 +170,7 @@ _FILE_EXT = re.compile(r"\.[A-Za-z0-9]{1,5}$")
 _PATH_WORD = re.compile(r"[a-z][a-z0-9_\-]{2,}|\d{1,4}")
 
 
-def _is_pathlike(value: str) -> bool:
+def is_pathlike(value: str) -> bool:
     """A path with a file extension or two word segments ("uploads/2024/report.pdf").
 
     Base64 never holds a dot, and two lowercase words are rare in a random key.
