@@ -29,7 +29,7 @@ _SEPARATOR = r"(?::|=|—|–|->|=>|→|⇒)"
 # character (those write the verb or the sentence right after it: "X です", "X입니다").
 _CJK = "\u3000-\u30ff\u3400-\u9fff\uac00-\ud7af\uff00-\uffef"
 _OPEN = "\"'`“‘„«‹「『"
-_VALUE = rf"(?P<open>[{_OPEN}]?)(?P<v>[^\s\"'`“”‘’„«»‹›「」『』{_CJK}]{{1,256}})"
+_VALUE = rf"(?P<open>[{_OPEN}]?)[ \t]?(?P<v>[^\s\"'`“”‘’„«»‹›「」『』{_CJK}]{{1,256}})"
 
 
 def _letter(char: str) -> str:
@@ -65,7 +65,8 @@ def _tail(language: Language, separators: bool) -> re.Pattern[str] | None:
     ways = []
     if separators:
         then = rf"(?:[ \t]*(?:{verbs})(?![^\W\d_]))?" if verbs else ""  # "пароль — это X"
-        ways.append(rf"[ \t]*(?P<sep>{_SEPARATOR}){then}[ \t]*")
+        # after the closing quote of a key: {"contraseña": "X"}
+        ways.append(rf"[\"'`]?[ \t]*(?P<sep>{_SEPARATOR}){then}[ \t]*")
     if verbs:
         ways.append(rf"{gap}(?:{verbs})(?:[ \t]*:)?{gap}")
     return re.compile(rf"{fill}(?:{'|'.join(ways)}){_VALUE}") if ways else None
