@@ -142,12 +142,33 @@ def _script(word: str) -> str:
     return next((s for s, letter in _SCRIPT_LETTER.items() if letter.search(word)), "latin")
 
 
-# An anchor -> where it stands in a word, the first letters of the word, and its entries.
-Anchors = dict[str, list[tuple[int, str, list["_Word"]]]]
+@dataclass(frozen=True, slots=True)
+class _Place:
+    """Words an anchor finds at the same place in them: `offset` letters after their start,
+    which are `head`; `any_word` matches one of them, a cheap test before each is read."""
+
+    offset: int
+    head: str
+    any_word: re.Pattern[str]
+    words: tuple[_Word, ...]
+
+
+Anchors = dict[str, list[_Place]]
+
+
+def _places(found: list[tuple[int, str]], entries: dict[str, list[_Word]]) -> list[_Place]:
+    grouped: dict[tuple[int, str], list[str]] = {}
+    for offset, word in found:
+        grouped.setdefault((offset, _head(word)), []).append(word)
+    places = []
+    for (offset, head), words in grouped.items():
+        found_here = tuple(entry for word in words for entry in entries[word])
+        places.append(_Place(offset, head, re.compile(_alternatives(words)), found_here))
+    return places
 
 
 def _table() -> dict[str, Anchors]:
-    """By script, each anchor with the words it finds and where it stands in each word."""
+    """By script, each anchor with the words it finds and where it stands in them."""
     entries: dict[str, list[_Word]] = {}
     for language in LANGUAGES:
         tail, verb_tail = _tail(language, True), _tail(language, False)
@@ -162,8 +183,7 @@ def _table() -> dict[str, Anchors]:
     for script in ("ascii", "latin", *_SCRIPT_LETTER):
         words = sorted(w for w in entries if _script(w) == script)
         table[script] = {
-            anchor: [(offset, _head(word), entries[word]) for offset, word in found]
-            for anchor, found in _anchors(words).items()
+            anchor: _places(found, entries) for anchor, found in _anchors(words).items()
         }
     return table
 
@@ -171,7 +191,7 @@ def _table() -> dict[str, Anchors]:
 _ANCHORS = _table()
 
 
-def _anchors_in(lower: str) -> Iterator[tuple[str, list[tuple[int, str, list[_Word]]]]]:
+def _anchors_in(lower: str) -> Iterator[tuple[str, list[_Place]]]:
     """The anchors worth looking for in `lower`: a plain ASCII text (most notes) is searched
     for the ASCII ones only, a text for Cyrillic or CJK ones only if it holds such a letter."""
     yield from _ANCHORS["ascii"].items()
@@ -233,10 +253,12 @@ def labelled_in_other_languages(text: str, lower: str) -> Iterator[Hit]:
     for anchor, places in _anchors_in(lower):
         at = lower.find(anchor)
         while at != -1:
-            for offset, head, words in places:
-                start = at - offset
-                if start >= 0 and lower.startswith(head, start):  # a cheap first test
-                    for word in words:
+            for place in places:
+                start = at - place.offset
+                if start < 0 or not lower.startswith(place.head, start):  # the cheapest test
+                    continue
+                if place.any_word.match(lower, start):
+                    for word in place.words:
                         if hit := _value_hit(text, lower, start, word):
                             yield hit
             at = lower.find(anchor, at + 1)
