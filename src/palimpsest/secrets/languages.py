@@ -133,13 +133,17 @@ def _anchors(words: list[str]) -> dict[str, list[tuple[int, str]]]:
 
 _CYRILLIC = "\u0400-\u04ff"
 # A letter of the script a word is written in: a text without one holds none of its words.
-_SCRIPT_LETTER = {"cyrillic": re.compile(f"[{_CYRILLIC}]"), "cjk": re.compile(f"[{_CJK}]")}
+_SCRIPT_LETTER = {
+    "cyrillic": re.compile(f"[{_CYRILLIC}]"),
+    "cjk": re.compile(f"[{_CJK}]"),
+    "latin": re.compile("[\u00c0-\u024f]"),  # é, ñ, ö, ł, ş, ø: Latin with marks
+}
 
 
 def _script(word: str) -> str:
     if word.isascii():
         return "ascii"
-    return next((s for s, letter in _SCRIPT_LETTER.items() if letter.search(word)), "latin")
+    return next(s for s, letter in _SCRIPT_LETTER.items() if letter.search(word))
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,7 +184,7 @@ def _table() -> dict[str, Anchors]:
                               language.compounds, language.spaced)  # fmt: skip
                 entries.setdefault(word, []).append(entry)
     table: dict[str, Anchors] = {}
-    for script in ("ascii", "latin", *_SCRIPT_LETTER):
+    for script in ("ascii", *_SCRIPT_LETTER):
         words = sorted(w for w in entries if _script(w) == script)
         table[script] = {
             anchor: _places(found, entries) for anchor, found in _anchors(words).items()
@@ -193,11 +197,11 @@ _ANCHORS = _table()
 
 def _anchors_in(lower: str) -> Iterator[tuple[str, list[_Place]]]:
     """The anchors worth looking for in `lower`: a plain ASCII text (most notes) is searched
-    for the ASCII ones only, a text for Cyrillic or CJK ones only if it holds such a letter."""
+    for the ASCII ones only; the Cyrillic, CJK and accented Latin ones only if it holds such
+    a letter."""
     yield from _ANCHORS["ascii"].items()
     if lower.isascii():
         return
-    yield from _ANCHORS["latin"].items()
     for script, letter in _SCRIPT_LETTER.items():
         if letter.search(lower):
             yield from _ANCHORS[script].items()
