@@ -652,3 +652,19 @@ def test_prose_about_passwords_in_other_languages_still_passes(service: Service,
     assert find_secrets(text) == []
     mid = fact(service, text=text)
     assert current(service, mid)["text"] == text
+
+
+def test_a_password_labelled_in_another_language_is_redacted_alone() -> None:
+    """The span is the value: not the word before it, not the particle or quote after it."""
+    assert redact(f"パスワードは「{PASSWORD_ABROAD}」です") == (
+        "パスワードは「[REDACTED:password-in-prose]」です",
+        ["password-in-prose"],
+    )
+    assert redact(f"비밀번호는 {PASSWORD_ABROAD}입니다") == (
+        "비밀번호는 [REDACTED:password-in-prose]입니다",
+        ["password-in-prose"],
+    )
+    assert redact(f"Le mot de passe est {PASSWORD_ABROAD}.") == (
+        "Le mot de passe est [REDACTED:password-in-prose].",
+        ["password-in-prose"],
+    )

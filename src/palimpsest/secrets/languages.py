@@ -106,11 +106,11 @@ def _head(word: str) -> str:
 
 def _parts(word: str, size: int) -> dict[str, int]:
     """Each run of `size` letters of `word` that reads the same in any case, and where."""
-    shown = [_stable(c) if c not in " -" else None for c in word]
+    shown = "".join(_stable(c) or "\0" if c not in " -" else "\0" for c in word)
     return {
-        "".join(shown[i : i + size]): i  # type: ignore[arg-type]
+        shown[i : i + size]: i
         for i in range(len(word) - size + 1)
-        if None not in shown[i : i + size]
+        if "\0" not in shown[i : i + size]
     }
 
 
@@ -157,7 +157,7 @@ class _Place:
     words: tuple[_Word, ...]
 
 
-Anchors = dict[str, list[_Place]]
+_Anchors = dict[str, list[_Place]]
 
 
 def _places(found: list[tuple[int, str]], entries: dict[str, list[_Word]]) -> list[_Place]:
@@ -171,7 +171,7 @@ def _places(found: list[tuple[int, str]], entries: dict[str, list[_Word]]) -> li
     return places
 
 
-def _table() -> dict[str, Anchors]:
+def _table() -> dict[str, _Anchors]:
     """By script, each anchor with the words it finds and where it stands in them."""
     entries: dict[str, list[_Word]] = {}
     for language in LANGUAGES:
@@ -183,7 +183,7 @@ def _table() -> dict[str, Anchors]:
                 entry = _Word(cls, re.compile(_word(word)), tail, verb_tail, english,
                               language.compounds, language.spaced)  # fmt: skip
                 entries.setdefault(word, []).append(entry)
-    table: dict[str, Anchors] = {}
+    table: dict[str, _Anchors] = {}
     for script in ("ascii", *_SCRIPT_LETTER):
         words = sorted(w for w in entries if _script(w) == script)
         table[script] = {
