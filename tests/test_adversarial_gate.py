@@ -30,6 +30,7 @@ from mcp import Client
 from palimpsest.errors import PalimpsestError, ValidationError
 from palimpsest.ids import new_id
 from palimpsest.model import Event, Memory
+from palimpsest.secret_rules import LANGUAGES
 from palimpsest.secrets import find_secrets, redact
 from palimpsest.service import Service
 
@@ -553,3 +554,117 @@ def test_ordinary_russian_greek_and_ukrainian_text_still_passes(
     assert find_secrets(text) == []
     mid = fact(service, text=text)
     assert current(service, mid)["text"] == text  # stored as sent, not folded
+
+
+# -- passwords labelled in other languages -------------------------------------------------
+
+PASSWORD_ABROAD = "Zx9qLm2Rt77"
+KEY_ABROAD = "g9DWxK2mPq7RtZ4vLb8NcY3s"
+# (language, text, the secret in it): a password or key named in the language of the team.
+OTHER_LANGUAGES = [
+    ("French", "mot de passe: Zx9!qLm2#Rt", "Zx9!qLm2#Rt"),
+    ("French", f"Le mot de passe du wifi est {PASSWORD_ABROAD}", PASSWORD_ABROAD),
+    ("French", f"jeton : {KEY_ABROAD}", KEY_ABROAD),
+    ("French", f"mot de passe : « {PASSWORD_ABROAD} »", PASSWORD_ABROAD),
+    ("German", f"Passwort ist {PASSWORD_ABROAD}", PASSWORD_ABROAD),
+    ("German", f"Das Kennwort lautet „{PASSWORD_ABROAD}“", PASSWORD_ABROAD),
+    ("German", f"Datenbankpasswort: {PASSWORD_ABROAD}", PASSWORD_ABROAD),
+    ("German", f"Das Passwort für den Server ist jetzt {PASSWORD_ABROAD}", PASSWORD_ABROAD),
+    ("German", f"Der API-Schlüssel ist {KEY_ABROAD}", KEY_ABROAD),
+    ("Spanish", f"contraseña: {PASSWORD_ABROAD}", PASSWORD_ABROAD),
+    ("Spanish", f"La contraseña del wifi es {PASSWORD_ABROAD}", PASSWORD_ABROAD),
+    ("Spanish", f"la clave secreta es {KEY_ABROAD}", KEY_ABROAD),
+    ("Spanish", f'{{"usuario": "ana", "contraseña": "{PASSWORD_ABROAD}"}}', PASSWORD_ABROAD),
+    ("Portuguese", f"A senha é {PASSWORD_ABROAD}", PASSWORD_ABROAD),
+    ("Portuguese", f"palavra-passe: {PASSWORD_ABROAD}", PASSWORD_ABROAD),
+    ("Italian", f"La password è {PASSWORD_ABROAD}", PASSWORD_ABROAD),
+    ("Dutch", f"Het wachtwoord is {PASSWORD_ABROAD}", PASSWORD_ABROAD),
+    ("Polish", f"Hasło to {PASSWORD_ABROAD}", PASSWORD_ABROAD),
+    ("Polish", f"haslo do wifi: {PASSWORD_ABROAD}", PASSWORD_ABROAD),
+    ("Swedish", f"Lösenordet är {PASSWORD_ABROAD}", PASSWORD_ABROAD),
+    ("Norwegian", f"Passordet er {PASSWORD_ABROAD}", PASSWORD_ABROAD),
+    ("Danish", f"Adgangskoden er {PASSWORD_ABROAD}", PASSWORD_ABROAD),
+    ("Russian", f"Пароль: {PASSWORD_ABROAD}", PASSWORD_ABROAD),
+    ("Russian", f"пароль от почты — {PASSWORD_ABROAD}", PASSWORD_ABROAD),
+    ("Russian", f"ПАРОЛЬ = {PASSWORD_ABROAD}", PASSWORD_ABROAD),
+    ("Russian", f"Токен: {KEY_ABROAD}", KEY_ABROAD),
+    ("Ukrainian", f"Пароль від сервера: {PASSWORD_ABROAD}", PASSWORD_ABROAD),
+    ("Turkish", f"Şifre: {PASSWORD_ABROAD}", PASSWORD_ABROAD),
+    ("Turkish", f"wifi şifresi = {PASSWORD_ABROAD}", PASSWORD_ABROAD),
+    ("Japanese", f"パスワードは {PASSWORD_ABROAD} です", PASSWORD_ABROAD),
+    ("Japanese", f"パスワード：{PASSWORD_ABROAD}", PASSWORD_ABROAD),
+    ("Japanese", f"APIキー：{KEY_ABROAD}", KEY_ABROAD),
+    ("Chinese", f"密码是{PASSWORD_ABROAD}", PASSWORD_ABROAD),
+    ("Chinese", f"密碼：「{PASSWORD_ABROAD}」", PASSWORD_ABROAD),
+    ("Chinese", f"API密钥是{KEY_ABROAD}", KEY_ABROAD),
+    ("Korean", f"비밀번호는 {PASSWORD_ABROAD}입니다", PASSWORD_ABROAD),
+    ("Korean", f"토큰: {KEY_ABROAD}", KEY_ABROAD),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [(text, secret) for _, text, secret in OTHER_LANGUAGES],
+    ids=[f"{language}-{i}" for i, (language, _, _) in enumerate(OTHER_LANGUAGES)],
+)
+def test_a_password_labelled_in_another_language_is_refused(
+    service: Service, text: str, secret: str
+) -> None:
+    assert_refused_without_echo(service, secret, lambda: fact(service, text=text), field="text")
+    assert_refused_without_echo(
+        service, secret, lambda: fact(service, title=text, text="Server notes"), field="title"
+    )
+
+
+def test_every_language_of_the_table_has_a_refused_case() -> None:
+    assert {language.name for language in LANGUAGES} <= {name for name, _, _ in OTHER_LANGUAGES}
+
+
+# Prose about passwords and keys, with no value in it: what a team writes every day.
+OTHER_LANGUAGES_CLEAN = [
+    "le mot de passe doit être changé",
+    "das Passwort wurde zurückgesetzt",
+    "la contraseña se cambia cada mes",
+    "Le mot de passe est expiré, demande un nouveau lien.",
+    "Mot de passe : 12 caractères minimum, à changer tous les 90 jours.",
+    "Le mot de passe du wifi est dans le coffre (Bitwarden).",
+    "Das Passwort ist mindestens 12 Zeichen lang. Das Passwort ist falsch!",
+    "Passwort: siehe Tresor. Das Kennwort lautet wie im Handbuch beschrieben.",
+    "Der API-Schlüssel ist im Vault unter kv/prod/api; das Passwort ist seit 2024-03-01 gültig.",
+    "La contraseña es obligatoria y debe tener 12 caracteres.",
+    "A senha é pessoal e não deve ser compartilhada; a senha do wifi é a mesma de 2023.",
+    "La password è scaduta: chiedi il reset all'IT.",
+    "Het wachtwoord is verlopen en moet worden gewijzigd.",
+    "Hasło jest zbyt krótkie, użyj co najmniej 12 znaków.",
+    "Lösenordet är för kort. Passordet er lagret i hvelvet. Adgangskoden er udløbet.",
+    "Пароль должен быть не короче 12 символов. Пароль — в хранилище kv/prod/db.",
+    "Пароль: см. вики. Токен оновлюється щотижня.",
+    "Şifre en az 12 karakter olmalı. Şifre: kasada.",
+    "パスワードは定期的に変更してください。パスワードは12文字以上。",
+    "密码是否正确需要验证。密码已经重置。密码：请联系管理员",
+    "비밀번호는 정기적으로 변경해야 합니다. 비밀번호는 12자 이상이어야 합니다.",
+    "Passwort: ${DB_PASSWORD}; mot de passe: <à remplir>; contraseña: changeme; Hasło: ****",
+]
+
+
+@pytest.mark.parametrize("text", OTHER_LANGUAGES_CLEAN)
+def test_prose_about_passwords_in_other_languages_still_passes(service: Service, text: str) -> None:
+    assert find_secrets(text) == []
+    mid = fact(service, text=text)
+    assert current(service, mid)["text"] == text
+
+
+def test_a_password_labelled_in_another_language_is_redacted_alone() -> None:
+    """The span is the value: not the word before it, not the particle or quote after it."""
+    assert redact(f"パスワードは「{PASSWORD_ABROAD}」です") == (
+        "パスワードは「[REDACTED:password-in-prose]」です",
+        ["password-in-prose"],
+    )
+    assert redact(f"비밀번호는 {PASSWORD_ABROAD}입니다") == (
+        "비밀번호는 [REDACTED:password-in-prose]입니다",
+        ["password-in-prose"],
+    )
+    assert redact(f"Le mot de passe est {PASSWORD_ABROAD}.") == (
+        "Le mot de passe est [REDACTED:password-in-prose].",
+        ["password-in-prose"],
+    )

@@ -24,7 +24,8 @@ test says so).
 
 Then the words the detector reads around a value (credential names, what makes a name not
 one), the values it allows (placeholders, documented examples, public prefixes), passwords
-given on command lines, and the look-alike letters it reads as the Latin ones they imitate.
+given on command lines, the look-alike letters it reads as the Latin ones they imitate, and
+the credential words of other languages with the verbs that join them to a value.
 """
 
 # ruff: noqa: E501  (the table holds one format per line, however long its pattern)
@@ -406,4 +407,63 @@ LOOKALIKES = {
     "α": "a", "ο": "o", "ρ": "p", "ι": "i", "ν": "v", "υ": "u", "γ": "y", "κ": "k",
     "ϳ": "j", "σ": "o",
 }
+# fmt: on
+
+
+# -- Credential words of other languages: `Language(name, passwords, secrets, verbs, fill,
+# compounds, spaced)`, each list a comma-separated string, lowercase, every form a note
+# uses written out ("lösenord, lösenordet"). A word is read with the value after it when a
+# separator (":", "=", a dash, an arrow) or one of the language's `verbs` stands between
+# ("Passwort ist X", "パスワードは X"); `fill`: words that open a qualifier between the word
+# and its verb ("le mot de passe du wifi est X"), up to three words long. `compounds`: the
+# word may end a longer one ("Datenbankpasswort"). `spaced=False`: words and particles are
+# written without spaces between them (Japanese, Chinese, Korean particles). Only words
+# that name a credential and nothing else: Spanish "clave" and Italian "parola" (also
+# "key" and "word") are left out. The value must look like a password (letters with digits
+# or symbols, or quoted) or, after a secret's word, like a random key.
+class Language(NamedTuple):
+    name: str
+    passwords: str
+    secrets: str = ""
+    verbs: str = ""
+    fill: str = ""
+    compounds: bool = False
+    spaced: bool = True
+
+
+# fmt: off
+LANGUAGES: tuple[Language, ...] = (
+    Language("French", "mot de passe, mdp", "clé api, clef api, clé secrète, jeton, jeton d'accès",
+             "est, était, sera, est maintenant, est désormais", "du, de, des, d'un, pour"),
+    Language("German", "passwort, kennwort", "api-schlüssel, api-key, geheimer schlüssel",
+             "ist, war, lautet, ist jetzt, ist nun, lautet jetzt", "für, vom, von, des, der, zum, zur", compounds=True),
+    Language("Spanish", "contraseña, contrasena", "clave api, clave de api, clave secreta",
+             "es, era, será, es ahora, ahora es", "del, de, para, en"),
+    Language("Portuguese", "senha, palavra-passe, palavra passe", "chave api, chave de api, chave secreta",
+             "é, era, será, é agora, agora é", "do, da, de, dos, das, para, no, na"),
+    Language("Italian", "password", "chiave api, chiave segreta",
+             "è, era, sarà, è ora, ora è, adesso è", "del, della, dello, di, per"),
+    Language("Dutch", "wachtwoord", "api-sleutel, geheime sleutel",
+             "is, was, luidt, is nu, wordt", "van, voor, bij, op", compounds=True),
+    Language("Polish", "hasło, hasla, haslo, hasła", "klucz api, tajny klucz",
+             "to, jest, brzmi, to jest, teraz to", "do, dla, od, na"),
+    Language("Swedish", "lösenord, lösenordet, losenord, losenordet", "api-nyckel, api-nyckeln, hemlig nyckel",
+             "är, var, blir, är nu", "till, för, på", compounds=True),
+    Language("Norwegian", "passord, passordet", "api-nøkkel, api-nøkkelen",
+             "er, var, blir, er nå", "til, for, på", compounds=True),
+    Language("Danish", "adgangskode, adgangskoden, kodeord, kodeordet", "api-nøgle, api-nøglen",
+             "er, var, bliver, er nu", "til, for, på", compounds=True),
+    Language("Russian", "пароль, пароля", "токен, секрет, секретный ключ, ключ api, api-ключ, api ключ",
+             "это, теперь, сейчас", "от, для, к, на"),
+    Language("Ukrainian", "пароль, пароля", "токен, секрет, секретний ключ, ключ api, api-ключ",
+             "це, тепер, зараз", "від, для, до, на"),
+    Language("Turkish", "şifre, şifresi, şifreniz, şifrem, sifre, sifresi, parola, parolası, parolasi",
+             "api anahtarı, api anahtari, gizli anahtar", "şu, şudur, şöyle"),
+    Language("Japanese", "パスワード, 暗証番号", "トークン, シークレット, apiキー, 秘密鍵, アクセスキー, シークレットキー",
+             "は, が, は以下, を", spaced=False),
+    Language("Chinese", "密码, 密碼, 口令", "令牌, 密钥, 密鑰, 秘钥, api密钥, api key",
+             "是, 为, 為, 设为, 改为", spaced=False),
+    Language("Korean", "비밀번호, 패스워드, 암호", "토큰, api 키, api키, 비밀 키, 비밀키, 액세스 키",
+             "는, 은, 가, 이", spaced=False),
+)
 # fmt: on
