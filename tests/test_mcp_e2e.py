@@ -456,9 +456,9 @@ def test_http_bodies_that_trickle_are_cut_off(db_path: Path, env: dict[str, str]
     longer than BODY_SECONDS: it is answered 408 and closed."""
     with http_server(db_path, env) as (_, port):
         slow = []
-        for _ in range(5):
+        for second_type in [b""] * 4 + [b"Content-Type: text/plain\r\n"]:  # and a repeated one
             client = socket.create_connection(("127.0.0.1", port), timeout=10)
-            client.sendall(JSON_POST + b'Content-Length: 1000\r\n\r\n{"jsonrpc": "2.0", ')
+            client.sendall(JSON_POST + second_type + b"Content-Length: 1000\r\n\r\n{")
             slow.append(client)
         try:
             assert [read_status(client) for client in slow] == [408] * 5
@@ -484,3 +484,10 @@ def test_http_bodies_past_the_cap_are_refused_unread(db_path: Path, env: dict[st
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the server answered and closed before the last chunks
             assert read_status(chunked) == 413
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as big:
+            # Past the SDK's own default of 4 MiB but within ours: not refused for its size.
+            body = b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"p": "%s"}}' % (
+                b"x" * 5 * 2**20
+            )
+            big.sendall(JSON_POST + f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+            assert read_status(big) != 413

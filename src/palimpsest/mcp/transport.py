@@ -193,7 +193,7 @@ class AnsweringUnreadableBodies:
         self._path = path
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if not self._is_json_post(scope):
+        if not self._is_post(scope):
             await self._app(scope, receive, send)
             return
         try:
@@ -210,7 +210,8 @@ class AnsweringUnreadableBodies:
         if body is None:  # the client went away
             return
         try:
-            types.jsonrpc_message_adapter.validate_json(body, by_name=False)
+            if _is_json(scope):  # anything else the SDK refuses as it is
+                types.jsonrpc_message_adapter.validate_json(body, by_name=False)
         except pydantic.ValidationError as exc:
             answer = unreadable_answer(exc).message
             content = answer.model_dump_json(by_alias=True, exclude_unset=True)
@@ -228,11 +229,18 @@ class AnsweringUnreadableBodies:
 
         await self._app(scope, replay, send)
 
-    def _is_json_post(self, scope: Scope) -> bool:
-        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != self._path:
-            return False
-        headers = dict(scope["headers"])
-        return b"application/json" in headers.get(b"content-type", b"").lower()
+    def _is_post(self, scope: Scope) -> bool:
+        """Every POST to the path has its body read here, under the deadline and the cap,
+        whatever its headers say (a repeated Content-Type must not slip past)."""
+        return bool(
+            scope["type"] == "http" and scope["method"] == "POST" and scope["path"] == self._path
+        )
+
+
+def _is_json(scope: Scope) -> bool:
+    """Read as the SDK reads it: the first Content-Type header given."""
+    types_given = [v for k, v in scope["headers"] if k == b"content-type"]
+    return bool(types_given) and b"application/json" in types_given[0].lower()
 
 
 class BodyTooLarge(Exception):
@@ -336,7 +344,9 @@ async def serve_http(
     bounds = {"head_seconds": limits.head_seconds, "max_connections": limits.max_connections}
     protocol = type("GuardedH11Protocol", (GuardedH11Protocol,), bounds)
 
-    app = server.streamable_http_app(streamable_http_path=path, host=host)
+    app = server.streamable_http_app(
+        streamable_http_path=path, host=host, max_request_body_size=MAX_BODY_BYTES
+    )
     config = uvicorn.Config(
         AnsweringUnreadableBodies(app, path),
         host=host,
