@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -164,3 +165,37 @@ def test_config_works_after_the_subcommand_too(run: Run, tmp_path: Path) -> None
     assert store.exists()
     done = run("recall", "backups", "--json", "--config", str(config))
     assert len(json.loads(done.stdout)["hits"]) == 1
+
+
+STORE_NAMES_WITH_A_PASSWORD = [
+    "postgresql://admin:s3cretPW/x@db.internal/prod",  # unencoded / in the password
+    "postgresql://u:pa#s3cretPW@127.0.0.1/db",  # unencoded #
+    "postgresql://u:s3cretPW@h:abc/db",  # a port that is no number
+    "postgresql://u:p@s3cretPW@host/db",  # unencoded @
+    "postgresql://u@127.0.0.1:1/db?sslpassword=s3cretPW",
+    "jdbc:postgresql://h/db?user=u&password=s3cretPW",
+    "postgresql:/u:s3cretPW@h/db",  # one slash
+    "mysql://u:s3cretPW@h/db",
+    "host=127.0.0.1 password=s3cretPW dbname=x",  # libpq key=value
+]
+
+
+@pytest.mark.parametrize("name", STORE_NAMES_WITH_A_PASSWORD)
+def test_a_store_name_never_shows_its_password(run: Run, tmp_path: Path, name: str) -> None:
+    assert "s3cretPW" not in shown(name)
+    for args in (["config"], ["recall", "x"], ["config", "--json"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "palimpsest", *args],
+            env={**os.environ, "PALIMPSEST_DB": name, "PALIMPSEST_HOME": str(tmp_path)},
+            capture_output=True, text=True, timeout=60, cwd=tmp_path,
+        )  # fmt: skip
+        assert "s3cretPW" not in done.stdout + done.stderr
+        assert "error (internal)" not in done.stderr and '"internal"' not in done.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # no file named after it
+
+
+def test_a_key_value_connection_string_is_refused_as_a_file_name(run: Run, tmp_path: Path) -> None:
+    body = refusal(run("--db", "host=127.0.0.1 password=s3cretPW dbname=x", "remember",
+                       "-n", "n", "x", "--json"))  # fmt: skip
+    assert "URL" in body["message"] and "s3cretPW" not in body["message"]
+    assert list(tmp_path.iterdir()) == []

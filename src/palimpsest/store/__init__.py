@@ -14,7 +14,6 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
-from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from ..errors import ValidationError
 from ..model import Event, Link, Memory, MemoryVersion, Notebook, Tombstone
@@ -158,30 +157,39 @@ class Store(Protocol):
     def close(self) -> None: ...
 
 
+# A password in any form a store's name may take: `user:secret@` in a URL (of any scheme,
+# one slash or two), and `password=`, `sslpassword=` or `passfile=` in a query or a libpq
+# key=value string.
+_SECRET_PARTS = (
+    (re.compile(r"(/[^\s:/@]*):(\S*)@"), r"\1:***@"),  # to the last @: a password may hold @
+    (re.compile(r"(?i)\b((?:ssl)?password|passfile)(\s*=\s*)('[^']*'|[^&\s;]*)"), r"\1\2***"),
+)
+
+
 def shown(url: str) -> str:
-    """A store's name safe to print: a URL loses its password, wherever it was given."""
-    parts = urlsplit(url)
-    if not parts.scheme.startswith("postgres"):
-        return url
-    host = parts.hostname or ""
-    password = ":***" if parts.password else ""
-    user = f"{parts.username}{password}@" if parts.username else ""
-    port = f":{parts.port}" if parts.port else ""
-    query = "&".join(
-        f"{k}={'***' if k.lower() in ('password', 'passfile') else v}"
-        for k, v in parse_qsl(parts.query)
-    )
-    return urlunsplit((parts.scheme, f"{user}{host}{port}", parts.path, query, ""))
+    """A store's name safe to print: a password never shows, whatever form it was given in,
+    and a name that cannot be parsed is masked the same way, never refused here."""
+    for pattern, replacement in _SECRET_PARTS:
+        url = pattern.sub(replacement, url)
+    return url
 
 
 def default_db_path(home: Path) -> Path:
     return home / "palimpsest.db"
 
 
+_LIBPQ_KEYWORDS = re.compile(r"(?i)(^|\s)(host|hostaddr|dbname|user|password|port|sslmode)\s*=")
+
+
 def sqlite_path(url: str) -> Path | None:
     """The SQLite file a `--db` value names; None for a PostgreSQL URL."""
     if url.startswith(("postgresql://", "postgres://")):
         return None
+    if _LIBPQ_KEYWORDS.search(url):
+        raise ValidationError(  # not repeated: it may hold a password
+            "The store named is a key=value connection string; write it as a URL instead, "
+            "as in postgresql://user@host:5432/db."
+        )
     if re.match(r"[A-Za-z][A-Za-z0-9+.-]+:", url):  # a mistyped URL (a drive letter is 1 char)
         raise ValidationError(  # not repeated: a URL may hold a password
             "The store named is neither a SQLite file path nor a postgresql:// URL; check the "
