@@ -199,3 +199,31 @@ def test_a_key_value_connection_string_is_refused_as_a_file_name(run: Run, tmp_p
                        "-n", "n", "x", "--json"))  # fmt: skip
     assert "URL" in body["message"] and "s3cretPW" not in body["message"]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_wrong_actor_in_the_configuration_names_the_file_and_key(
+    run: Run, tmp_path: Path
+) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text('actor = "bob"\n', encoding="utf-8")
+    done = run("--config", str(config), "config", "--json")
+    body = refusal(done)
+    assert "c.toml" in body["message"] and "actor" in body["message"]
+
+
+def test_settings_read_only_plain_digits_and_forgive_case(run: Run, db_path: Path) -> None:
+    run("--db", str(db_path), "migrate")
+    for value in ("²", "١٢"):
+        body = refusal(run("--db", str(db_path), "settings", "set", "freshness_days.fact",
+                           value, "--because", "x", "--json"))  # fmt: skip
+        assert "invalid literal" not in body["message"] and value not in body["message"]
+    done = run("--db", str(db_path), "settings", "set", "Freshness_Days.Fact", "Never",
+               "--because", "facts here do not age", "--json")  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    shown_ = json.loads(run("--db", str(db_path), "settings", "--json").stdout)
+    assert shown_["settings"]["freshness_days.fact"]["value"] is None
+
+
+def test_serve_host_without_http_reads_well(run: Run, db_path: Path) -> None:
+    done = run("--db", str(db_path), "serve", "--host", "127.0.0.1")
+    assert done.returncode == 1 and "Add it, or leave them out" in done.stderr

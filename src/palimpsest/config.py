@@ -27,7 +27,7 @@ from typing import Any
 import platformdirs
 
 from .errors import ValidationError
-from .gate import shown_name
+from .gate import check_actor, shown_name
 from .service import store_label as shown
 
 FILE_NAME = "config.toml"
@@ -37,7 +37,7 @@ LOOPBACK_HOSTS = ("127.0.0.1", "::1", "localhost")
 
 def _whole(low: int, high: int) -> Callable[[Any], int]:
     def read(value: Any) -> int:
-        if isinstance(value, str) and value.strip().isdigit():
+        if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
             value = int(value.strip())
         if isinstance(value, int) and not isinstance(value, bool) and low <= value <= high:
             return value
@@ -50,7 +50,7 @@ def _seconds(low: float, high: float) -> Callable[[Any], float]:
     def read(value: Any) -> float:
         if isinstance(value, str):
             try:
-                value = float(value.strip())
+                value = float(value.strip()) if value.isascii() else None
             except ValueError:
                 value = None
         if isinstance(value, int | float) and not isinstance(value, bool) and low <= value <= high:
@@ -62,11 +62,20 @@ def _seconds(low: float, high: float) -> Callable[[Any], float]:
 
 def _text(what: str) -> Callable[[Any], str]:
     def read(value: Any) -> str:
-        if isinstance(value, str) and value.strip():
+        if isinstance(value, str) and value.strip() and "\0" not in value:
             return value.strip()
         raise ValueError(what)
 
     return read
+
+
+def _actor(value: Any) -> str:
+    try:
+        return check_actor(_text("")(value))
+    except (ValueError, ValidationError):
+        raise ValueError(
+            "an actor: `user:` or `agent:` and a name, as user:alice or agent:ci"
+        ) from None
 
 
 def _loopback(value: Any) -> str:
@@ -105,7 +114,7 @@ KEYS: Mapping[str, Key] = {
         Key("db", None, _text("a SQLite file path or a postgresql:// URL"),
             "the store: a SQLite file or a postgresql:// URL (default: palimpsest.db in the "
             "data directory)", "--db"),
-        Key("actor", None, _text("an actor such as user:alice or agent:ci"),
+        Key("actor", None, _actor,
             "who acts, as the history records it (default: user:<login name>)", "--actor"),
         Key("http.host", "127.0.0.1", _loopback,
             "the address `serve --http` listens on: loopback only", "--host"),

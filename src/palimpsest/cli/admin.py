@@ -95,7 +95,7 @@ def serve(env: Env, /, http: bool, port: int | None, host: str | None) -> None:
     if not http and (port is not None or host is not None):
         raise ValidationError(
             "`--port` and `--host` are for `--http`: without it the server speaks over stdio. "
-            "Add `--http`, or leave them out.",
+            "Add it, or leave them out.",
             field="port" if port is not None else "host",
         )
     from ..mcp import PATH, serve  # the SDK is only loaded when serving

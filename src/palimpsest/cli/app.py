@@ -75,6 +75,11 @@ class Env:
 
     def config(self, **flags: Any) -> Config:
         """The effective configuration, with the subcommand's own `flags` (KEYS names)."""
+        if self.config_path is not None and not self.config_path.strip():
+            raise ValidationError(
+                "`--config` is empty: name a configuration file, or leave it out.",
+                field="config",
+            )
         return load_config({**self.flags, **flags}, os.environ, self.config_path)
 
     @property

@@ -30,10 +30,12 @@ MAX_DAYS = 36_500  # a hundred years; longer is `never`
 
 def days_or_never(value: Any) -> int | None:
     """A freshness window: whole days, or `never` (null) for a kind that does not go stale."""
+    if isinstance(value, str):
+        value = value.strip().lower()  # `Never` is `never`
     if value is None or value == NEVER:
         return None
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value.strip())
+    if isinstance(value, str) and value.isascii() and value.isdigit():  # not `²` or `١`
+        value = int(value)
     if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_DAYS:
         return value
     raise ValueError(f"a whole number of days from 1 to {MAX_DAYS}, or `{NEVER}`")
@@ -156,15 +158,16 @@ def _read_changes(changes: Any) -> dict[str, Any]:
             field="changes",
         )
     wanted: dict[str, Any] = {}
-    for name, value in changes.items():
+    for given, value in changes.items():
+        name = given.strip().lower() if isinstance(given, str) else given  # case forgiven
         setting = SETTINGS.get(name) if isinstance(name, str) else None
         if setting is None:
             raise ValidationError(
-                f"`{gate.shown_name(name)}` is not a workspace setting; `palimpsest settings` "
+                f"`{gate.shown_name(given)}` is not a workspace setting; `palimpsest settings` "
                 "lists them.",
                 field="changes",
             )
-        if value == DEFAULT:
+        if isinstance(value, str) and value.strip().lower() == DEFAULT:
             wanted[name] = _RESET
             continue
         try:

@@ -72,7 +72,8 @@ class PostgresStore:
                 url,
                 min_size=1,
                 max_size=POOL_SIZE,
-                kwargs={"row_factory": dict_row},
+                # as the first connection: a bad option in the URL fails it at once too
+                kwargs={"row_factory": dict_row, "connect_timeout": CONNECT_SECONDS},
                 open=True,
                 timeout=POOL_WAIT_SECONDS,
                 # A restart or failover leaves every pooled connection dead: test each one
