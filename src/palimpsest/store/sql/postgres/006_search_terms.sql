@@ -1,0 +1,9 @@
+-- SQLite and PostgreSQL find the same memories for the same words: both now index the
+-- terms that store/terms.py makes (folded, accents dropped, Snowball English stems),
+-- instead of each database's own word rules (here to_tsvector('english'), which dropped
+-- stopwords, kept accents and e-mail addresses whole, and folded no Cyrillic case).
+-- A generated column cannot call Python, so `search` becomes a column the store writes
+-- (a tsvector given lexeme by lexeme, with the same weights: text A, title B, why and
+-- tags C). A forget sets it to NULL with the content. After this script the store writes
+-- it anew for every version that has content (postgres.REINDEX_AFTER).
+ALTER TABLE memory_versions ALTER COLUMN search DROP EXPRESSION;
