@@ -239,6 +239,52 @@ def test_a_postgres_store_of_the_previous_release_is_indexed_by_the_new_rules(
     service = found_by_new_rules(previous_postgres_url)
     service.store.close()
     with psycopg.connect(previous_postgres_url) as conn:
-        rows = dict(conn.execute("SELECT memory_id, search::text FROM memory_versions").fetchall())
-    assert rows["m_deploy"] is None  # forget emptied the column the store now writes
-    assert rows["m_stopwords"] == "'all':4A 'along':5A 'it':1A 'there':3A 'was':2A"
+        rows = {
+            row[0]: row[1:]
+            for row in conn.execute(
+                "SELECT memory_id, search::text, search_counts, search_length FROM memory_versions"
+            )
+        }
+    # Forget emptied the columns the store now writes: they hold the memory's words.
+    assert rows["m_deploy"] == (None, None, None)
+    assert rows["m_stopwords"] == (
+        "'all':4A 'along':5A 'it':1A 'there':3A 'was':2A",
+        {"it": 1.0, "was": 1.0, "there": 1.0, "all": 1.0, "along": 1.0},
+        7,  # five words, and the notebook id's two (nb, 1) as SQLite counts them
+    )
+
+
+RANKED = [
+    "Caroline: I went to the LGBTQ support group yesterday",
+    "Caroline: the support group meets on Tuesdays",
+    "Melanie: I painted a sunrise over the lake",
+    "Melanie: we went camping with the kids at the lake",
+    "Caroline: I am researching adoption agencies",
+    "Melanie: the kids loved the pottery class",
+    "Caroline: my friends gave me a lot of support when I transitioned",
+    "Melanie: running helps me clear my head",
+    "Caroline: I want to become a counselor to support trans youth",
+    "Melanie: painting and running are my ways to relax",
+]
+QUESTIONS = [
+    "When did Caroline go to the LGBTQ support group?",
+    "What did Melanie paint?",
+    "Where did Melanie go camping with the kids?",
+    "What career does Caroline want to pursue?",
+    "How does Melanie relax?",
+]
+
+
+@needs_postgres
+def test_both_stores_rank_the_same_memories_in_the_same_order(db_path: Path) -> None:
+    """Both rank by BM25 with the same statistics: the same hits come in the same order."""
+    assert POSTGRES_URL
+    answers = []
+    for store in (open_store(str(db_path)), open_store(POSTGRES_URL)):
+        service = Service(store, workspace=f"rank-{uuid.uuid4().hex[:12]}")
+        ids = {service.remember(notebook="talk", kind="note", text=t)["id"]: t for t in RANKED}
+        answers.append(
+            [[ids[hit["id"]] for hit in service.recall(query=q)["hits"]] for q in QUESTIONS]
+        )
+        store.close()
+    assert answers[0] == answers[1]

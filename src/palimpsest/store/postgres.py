@@ -5,11 +5,11 @@ workspace take a transaction-scoped advisory lock first, so event sequence numbe
 handed out in commit order: no reader ever sees event N+1 before N. Readers take a
 repeatable-read snapshot and never wait for writers.
 
-Full text is a tsvector column with a GIN index, ranked with ts_rank. The store writes it
-from store/terms.py's terms (so it finds what SQLite finds), never with PostgreSQL's own
-parser. A forget sets the content columns and the tsvector to NULL at once, but the old
-row versions keep their bytes in the table, TOAST and index files: VACUUM marks the space
-free without erasing it. So a forget stays pending (`scrub_pending`) until `rewrite` has copied each
+Full text is store/terms.py's terms in a tsvector column with a GIN index, ranked by BM25
+as SQLite ranks (pg_search), so both stores find the same memories. A forget sets the
+content and search columns to NULL at once, but the old row versions keep their bytes in
+the table, TOAST and index files: VACUUM marks the space free without erasing it. So a
+forget stays pending (`scrub_pending`) until `rewrite` has copied each
 table that held the text into new files (`pg_rewrite`: online, with brief locks). A
 server never runs it by itself.
 """
@@ -27,11 +27,11 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ..errors import PalimpsestError, Retryable, ValidationError
 from ..model import Memory
-from . import Rewrite, SearchQuery, pg_rewrite, shown
+from . import Rewrite, SearchQuery, pg_rewrite, pg_search, shown
 from .migrations import migrations, refuse_newer, statements
 from .rows import Row, memory_from_row
 from .session import SqlSession, key_race
-from .terms import index_terms, query_terms
+from .terms import query_terms
 
 POOL_SIZE = 10
 # How long a call waits for a connection before answering retryable: a database that is
@@ -41,11 +41,6 @@ CONNECT_SECONDS = 5  # the first connection's limit: a host that never answers
 MIGRATION_LOCK = 7_305_301  # any constant: one migrator at a time across processes
 # Migrations after whose SQL every version is indexed anew by store/terms.py's rules.
 REINDEX_AFTER = frozenset({6})
-# The weight of each searched column's terms: ts_rank counts A most, then B, then C.
-WEIGHTS = (("text", "A"), ("title", "B"), ("why", "C"), ("tags_text", "C"))
-# PostgreSQL keeps positions up to 16,383 and 256 of them per lexeme.
-MAX_POSITION = 16_383
-MAX_POSITIONS = 256
 _SHARE_REWRITTEN = f"LOCK TABLE {', '.join(pg_rewrite.REWRITTEN)} IN ACCESS SHARE MODE".encode()
 
 
@@ -199,18 +194,22 @@ class PostgresSession(SqlSession):
     def _tag_condition(self) -> str:
         return "(v.tags::jsonb @> jsonb_build_array(?::text))"
 
-    # -- full text: a tsvector of store/terms.py's terms, written with the row -----------
+    # -- full text: see pg_search -------------------------------------------------------
 
     def _search_values(self, columns: dict[str, Any]) -> dict[str, Any]:
-        return {"search": tsvector(columns)}
+        return pg_search.search_values(columns)
 
     def _reindexed(self, row: Row) -> None:
-        self._run(
-            "UPDATE memory_versions SET search = ? WHERE rowid = ?", (tsvector(row), row["rowid"])
-        )
+        self._set_search(row["rowid"], pg_search.search_values(row))
 
     def _unindexed(self, row: Row) -> None:
-        self._run("UPDATE memory_versions SET search = NULL WHERE rowid = ?", (row["rowid"],))
+        self._set_search(row["rowid"], pg_search.EMPTY)
+
+    def _set_search(self, rowid: int, values: dict[str, Any]) -> None:
+        assignments = ", ".join(f"{column} = ?" for column in values)
+        self._run(
+            f"UPDATE memory_versions SET {assignments} WHERE rowid = ?", (*values.values(), rowid)
+        )
 
     def search(self, query: SearchQuery) -> list[tuple[Memory, float]]:
         if query.notebook_ids == ():
@@ -219,17 +218,16 @@ class PostgresSession(SqlSession):
         terms = query_terms(query.text)
         if not terms:
             return self.recent(where, args, query.limit)
-        # Memories holding every word rank first; any word fills the rest. The terms are
-        # given as lexemes (a tsquery literal), so no parser or dictionary of PostgreSQL's
-        # changes them.
+        lexemes = [pg_search.lexeme(t) for t in terms]
+        score, score_args = self._score(terms, lexemes)
+        # Memories holding every word rank first; any word fills the rest.
         found: dict[str, tuple[Memory, float]] = {}
         for joiner in (" & ", " | ")[: 2 if len(terms) > 1 else 1]:
             rows = self._rows(
-                "SELECT v.*, ts_rank(v.search, q) AS score "
-                "FROM memory_versions v, CAST(? AS tsquery) q "
-                f"WHERE v.search @@ q AND {' AND '.join(where)} "
+                f"SELECT v.*, {score} AS score FROM memory_versions v "
+                f"WHERE v.search @@ CAST(? AS tsquery) AND {' AND '.join(where)} "
                 "ORDER BY score DESC, v.from_seq DESC LIMIT ?",
-                [joiner.join(_lexeme(t) for t in terms), *args, query.limit],
+                [*score_args, joiner.join(lexemes), *args, query.limit],
             )
             for row in rows:
                 found.setdefault(row["memory_id"], (memory_from_row(row), float(row["score"])))
@@ -237,24 +235,27 @@ class PostgresSession(SqlSession):
                 break
         return list(found.values())[: query.limit]
 
-
-def tsvector(columns: Row) -> str:
-    """The tsvector literal of a version's searched columns: each term with its positions
-    and its column's weight (`'deploy':1A,7B`), as to_tsvector would write them."""
-    positions: dict[str, list[str]] = {}
-    position = 0
-    for column, weight in WEIGHTS:
-        for term in index_terms(columns.get(column)):
-            position = min(position + 1, MAX_POSITION)
-            kept = positions.setdefault(term, [])
-            if len(kept) < MAX_POSITIONS:
-                kept.append(f"{position}{weight}")
-    return " ".join(f"{_lexeme(term)}:{','.join(at)}" for term, at in positions.items())
-
-
-def _lexeme(term: str) -> str:
-    """A term quoted for a tsvector or tsquery literal (terms hold no quote, but be sure)."""
-    return "'" + term.replace("\\", "\\\\").replace("'", "''") + "'"
+    def _score(self, terms: list[str], lexemes: list[str]) -> tuple[str, list[Any]]:
+        """BM25 with the statistics SQLite's index has: those of every version with content
+        in the workspace (past ones too), whatever the search's filters (see pg_search)."""
+        stats = self._row(
+            "SELECT count(*) AS n, avg(search_length) AS average FROM memory_versions "
+            "WHERE workspace = ? AND scrubbed = 0",
+            (self.workspace,),
+        )
+        counts = ", ".join(
+            f"count(*) FILTER (WHERE search @@ CAST(? AS tsquery)) AS d{i}"
+            for i in range(len(lexemes))
+        )
+        holding = self._row(
+            f"SELECT {counts} FROM memory_versions "
+            "WHERE search @@ CAST(? AS tsquery) AND workspace = ? AND scrubbed = 0",
+            [*lexemes, " | ".join(lexemes), self.workspace],
+        )
+        n = int(stats["n"]) if stats else 0
+        average = float(stats["average"] or 1) if stats else 1.0
+        found = [int(holding[f"d{i}"]) if holding else 0 for i in range(len(lexemes))]
+        return pg_search.bm25(terms, n, found, average)
 
 
 def _placeholders(sql: str) -> bytes:

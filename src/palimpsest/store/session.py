@@ -554,8 +554,8 @@ COPY_ORDER = (
 )
 # Where a stored answer names a memory or notebook (ids_only keeps nothing else as text).
 ID_KEYS = frozenset({"id", "ids", "duplicate_of", "superseded", "notebook"})
-# Columns a store derives from the content (PostgreSQL's tsvector): a copy makes them anew.
-DERIVED = frozenset({"search"})
+# Columns a store derives from the content (PostgreSQL's search): a copy makes them anew.
+DERIVED = frozenset({"search", "search_counts", "search_length"})
 
 
 def key_race() -> Conflict:

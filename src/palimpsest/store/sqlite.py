@@ -315,7 +315,7 @@ class SqliteSession(SqlSession):
         sql = (
             f"SELECT v.*, -c.rank AS score FROM ({candidates}) c "
             f"JOIN memory_versions v ON v.rowid = c.rowid WHERE {' AND '.join(where)} "
-            "ORDER BY c.rank LIMIT ?"
+            "ORDER BY c.rank, v.from_seq DESC LIMIT ?"
         )
         return self._rows(sql, [match, lowest or 0, *args, limit])
 

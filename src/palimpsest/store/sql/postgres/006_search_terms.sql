@@ -4,6 +4,10 @@
 -- stopwords, kept accents and e-mail addresses whole, and folded no Cyrillic case).
 -- A generated column cannot call Python, so `search` becomes a column the store writes
 -- (a tsvector given lexeme by lexeme, with the same weights: text A, title B, why and
--- tags C). A forget sets it to NULL with the content. After this script the store writes
--- it anew for every version that has content (postgres.REINDEX_AFTER).
+-- tags C), with two more for ranking as SQLite does (BM25, see store/pg_search.py): each
+-- term's weighted count and the version's length. A forget sets all three to NULL with
+-- the content. After this script the store writes them for every version that has
+-- content (postgres.REINDEX_AFTER).
 ALTER TABLE memory_versions ALTER COLUMN search DROP EXPRESSION;
+ALTER TABLE memory_versions ADD COLUMN search_counts JSONB;
+ALTER TABLE memory_versions ADD COLUMN search_length INTEGER;
