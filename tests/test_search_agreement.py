@@ -20,10 +20,13 @@ from urllib.parse import quote
 
 import psycopg
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from palimpsest.service import Service
 from palimpsest.store import open_store
 from palimpsest.store.migrations import migrations, statements
+from palimpsest.store.terms import unicode_words, words
 
 from .conftest import POSTGRES_URL, needs_postgres
 
@@ -288,3 +291,8 @@ def test_both_stores_rank_the_same_memories_in_the_same_order(db_path: Path) -> 
         )
         store.close()
     assert answers[0] == answers[1]
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=80))
+def test_plain_ascii_text_makes_the_same_words_by_the_short_way(text: str) -> None:
+    assert words(text) == unicode_words(text)

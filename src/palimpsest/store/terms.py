@@ -53,6 +53,7 @@ _UNMARKED = str.maketrans({"ø": "o", "ł": "l", "đ": "d", "ħ": "h", "ı": "i"
 # part of their letters and stay).
 _ACCENTS = re.compile("[\u0300-\u036f]")
 _APOSTROPHE = re.compile(r"(?<=\w)['’](?=\w)")
+_ASCII_WORD = re.compile(r"[a-z0-9]+")
 _stemmers = threading.local()  # a Snowball stemmer keeps state while it works
 
 
@@ -77,6 +78,13 @@ def index_text(text: str | None) -> str:
 
 def words(text: str) -> list[str]:
     """The folded words of `text` (steps 1 and 2), not yet stemmed."""
+    if text.isascii():  # most text: nothing to fold but case, and no marks (same words)
+        return _ASCII_WORD.findall(_APOSTROPHE.sub("", text.lower()))
+    return unicode_words(text)
+
+
+def unicode_words(text: str) -> list[str]:
+    """`words` for any text: compatibility forms, case and Latin accents folded."""
     folded = unicodedata.normalize("NFKC", text).casefold().translate(_UNMARKED)
     plain = unicodedata.normalize("NFC", _ACCENTS.sub("", unicodedata.normalize("NFD", folded)))
     return _word_pattern().findall(_APOSTROPHE.sub("", plain))
