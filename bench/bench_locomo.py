@@ -20,8 +20,8 @@ evidence turns in the top k, hit@k whether any is, each averaged over questions
 evaluation only.
 
 `--compare URL` runs the same questions on a fresh SQLite file and on the PostgreSQL at URL
-and says how often the two stores answer alike: both index the same terms (store/terms.py),
-so they find the same memories, and only the ranking (BM25 against ts_rank) may differ.
+(`--store` is then not used) and counts the questions the two stores answer alike: both
+index the same terms (store/terms.py) and rank by the same BM25, so they should all be.
 """
 
 from __future__ import annotations

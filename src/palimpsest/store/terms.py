@@ -17,8 +17,10 @@ A term is made in four steps:
 4. A query drops stopwords (`the`, `was`) unless it holds nothing else; an index keeps them.
 
 The stemmer is the pure-Python `snowballstemmer`, pinned, so every process that writes to
-or searches one store makes the same terms. Changing any rule here changes what stored
-indexes hold: it needs a migration that re-indexes (see migrations.REINDEX_AFTER).
+or searches one store makes the same terms (the folding follows the Unicode tables of the
+running Python, which change only for rare characters). Changing any rule here changes
+what stored indexes hold: it needs a migration that re-indexes (REINDEX_AFTER in
+store/sqlite.py and store/postgres.py).
 """
 
 from __future__ import annotations
