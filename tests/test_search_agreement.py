@@ -24,7 +24,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from palimpsest.service import Service
-from palimpsest.store import open_store
+from palimpsest.store import Store, open_store
 from palimpsest.store.migrations import migrations, statements
 from palimpsest.store.terms import unicode_words, words
 
@@ -296,3 +296,29 @@ def test_both_stores_rank_the_same_memories_in_the_same_order(db_path: Path) -> 
 @given(st.text(alphabet=st.characters(max_codepoint=127), max_size=80))
 def test_plain_ascii_text_makes_the_same_words_by_the_short_way(text: str) -> None:
     assert words(text) == unicode_words(text)
+
+
+@needs_postgres
+def test_postgres_keeps_its_search_statistics_through_every_write(
+    postgres_store: Store, workspace: str
+) -> None:
+    """The counts BM25 ranks by follow remember, revise, forget of a version and of a memory,
+    and a copy: what the writers keep equals a count of the rows."""
+    service = Service(postgres_store, workspace=workspace)
+    kept = service.remember(notebook="n", kind="fact", text="The pool holds twenty")["id"]
+    gone = service.remember(notebook="n", kind="fact", text="The cache is cold", title="cache")
+    service.revise(id=kept, text="The pool holds thirty connections")
+    service.revise(id=kept, append=" at most")
+    service.forget(id=kept, version=2, because="a test of the statistics")
+    service.forget(id=gone["id"], because="a test of the statistics")
+    with psycopg.connect(postgres_store.url) as conn:
+        kept_stats = conn.execute(
+            "SELECT versions, terms FROM search_stats WHERE workspace = %s", (workspace,)
+        ).fetchone()
+        counted = conn.execute(
+            "SELECT count(*), sum(search_length) FROM memory_versions "
+            "WHERE workspace = %s AND scrubbed = 0",
+            (workspace,),
+        ).fetchone()
+    assert kept_stats == counted
+    assert counted is not None and counted[0] == 2  # versions 1 and 3 of the kept memory

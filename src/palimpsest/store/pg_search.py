@@ -12,10 +12,9 @@ forget sets them to NULL with it):
 Ranking is SQLite's FTS5 BM25 (k1 1.2, b 0.75), a term in the text counting 1.0, in the
 title 0.6, in why or the tags 0.4 (ts_rank has no inverse document frequency: it ranked a
 word found in every memory as high as a rare one). Its statistics are those SQLite's index
-has: how many versions with content the workspace holds (past ones too), how many of them
-hold each term, and their average length. They cost a count over the workspace's versions
-per search. Scores still differ in the last digits (SQLite sums in another order), so ties
-may break differently.
+has: how many versions with content the workspace holds (past ones too) and their average
+length, which the writers keep in `search_stats`, and how many of them hold each term,
+counted at each search. (A SQLite file holding several workspaces counts them all.)
 """
 
 from __future__ import annotations

@@ -199,11 +199,33 @@ class PostgresSession(SqlSession):
     def _search_values(self, columns: dict[str, Any]) -> dict[str, Any]:
         return pg_search.search_values(columns)
 
+    def _indexed(self, rowid: int, columns: Row) -> None:
+        self._count_search(1, columns["search_length"])
+
     def _reindexed(self, row: Row) -> None:
         self._set_search(row["rowid"], pg_search.search_values(row))
 
     def _unindexed(self, row: Row) -> None:
+        if row["search_length"] is not None:
+            self._count_search(-1, -row["search_length"])
         self._set_search(row["rowid"], pg_search.EMPTY)
+
+    def reindex(self) -> None:
+        super().reindex()
+        self._run("DELETE FROM search_stats")
+        self._run(
+            "INSERT INTO search_stats(workspace, versions, terms) SELECT workspace, count(*), "
+            "sum(search_length) FROM memory_versions WHERE scrubbed = 0 GROUP BY workspace"
+        )
+
+    def _count_search(self, versions: int, terms: int) -> None:
+        """Keep the workspace's search statistics: writers of a workspace go one at a time."""
+        self._run(
+            "INSERT INTO search_stats(workspace, versions, terms) VALUES (?, ?, ?) "
+            "ON CONFLICT (workspace) DO UPDATE SET versions = search_stats.versions + "
+            "excluded.versions, terms = search_stats.terms + excluded.terms",
+            (self.workspace, versions, terms),
+        )
 
     def _set_search(self, rowid: int, values: dict[str, Any]) -> None:
         assignments = ", ".join(f"{column} = ?" for column in values)
@@ -239,9 +261,7 @@ class PostgresSession(SqlSession):
         """BM25 with the statistics SQLite's index has: those of every version with content
         in the workspace (past ones too), whatever the search's filters (see pg_search)."""
         stats = self._row(
-            "SELECT count(*) AS n, avg(search_length) AS average FROM memory_versions "
-            "WHERE workspace = ? AND scrubbed = 0",
-            (self.workspace,),
+            "SELECT versions, terms FROM search_stats WHERE workspace = ?", (self.workspace,)
         )
         counts = ", ".join(
             f"count(*) FILTER (WHERE search @@ CAST(? AS tsquery)) AS d{i}"
@@ -252,8 +272,8 @@ class PostgresSession(SqlSession):
             "WHERE search @@ CAST(? AS tsquery) AND workspace = ? AND scrubbed = 0",
             [*lexemes, " | ".join(lexemes), self.workspace],
         )
-        n = int(stats["n"]) if stats else 0
-        average = float(stats["average"] or 1) if stats else 1.0
+        n = int(stats["versions"]) if stats else 0
+        average = int(stats["terms"]) / n if stats and n else 1.0
         found = [int(holding[f"d{i}"]) if holding else 0 for i in range(len(lexemes))]
         return pg_search.bm25(terms, n, found, average)
 

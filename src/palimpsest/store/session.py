@@ -61,7 +61,8 @@ class SqlSession(ABC):
         return {}
 
     def _indexed(self, rowid: int, columns: Row) -> None:
-        """A version row was inserted: index its text in a table of its own (SQLite's)."""
+        """A version row was inserted (its columns and `_search_values`): index its text in
+        a table of its own (SQLite's), or count it (PostgreSQL's statistics)."""
         return None
 
     @abstractmethod
@@ -190,7 +191,7 @@ class SqlSession(ABC):
             (memory.id, memory.version, self.workspace, seq, *stored.values()),
         )
         assert inserted is not None
-        self._indexed(int(inserted["rowid"]), columns)
+        self._indexed(int(inserted["rowid"]), stored)
 
     def forget_memory(self, tombstone: Tombstone, seq: int) -> None:
         rows = self._rows(

@@ -11,3 +11,11 @@
 ALTER TABLE memory_versions ALTER COLUMN search DROP EXPRESSION;
 ALTER TABLE memory_versions ADD COLUMN search_counts JSONB;
 ALTER TABLE memory_versions ADD COLUMN search_length INTEGER;
+-- The statistics BM25 ranks by, per workspace, kept by the writers (who go one at a time
+-- per workspace): how many versions have content, and their total length in terms.
+-- Counting them at each search cost a scan of the workspace.
+CREATE TABLE search_stats (
+    workspace   TEXT PRIMARY KEY,
+    versions    BIGINT NOT NULL,
+    terms       BIGINT NOT NULL
+);
