@@ -20,7 +20,6 @@ counted at each search. (A SQLite file holding several workspaces counts them al
 from __future__ import annotations
 
 import json
-import math
 import re
 from typing import Any
 
@@ -64,17 +63,39 @@ def lexeme(term: str) -> str:
     return "'" + term.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
-def bm25(terms: list[str], n: int, found: list[int], average: float) -> tuple[str, list[Any]]:
-    """The SQL score of a version (alias v) and its parameters: BM25 over `terms`, found in
-    `found[i]` of `n` memories whose average length is `average`."""
-    norm = f"{BM25_K1} * (1 - {BM25_B} + {BM25_B} * v.search_length / {average!r})"
+def ranked(
+    terms: list[str], workspace: str, where: list[str], args: list[Any], limit: int
+) -> tuple[str, list[Any]]:
+    """The SQL (and its parameters) of a search in one statement: how many versions of the
+    workspace hold each term (`held`: a pass over every match, which SQLite's index knows
+    without one), then the matches passing the filters `where` (alias v), those holding
+    every term first, each part by BM25 (`search_stats` gives the count and average
+    length), newest first on a tie."""
+    lexemes = [lexeme(t) for t in terms]
+    counts = ", ".join(
+        f"count(*) FILTER (WHERE m.search_counts ->> CAST(? AS text) IS NOT NULL) AS d{i}"
+        for i in range(len(terms))
+    )
+    norm = f"{BM25_K1} * (1 - {BM25_B} + {BM25_B} * v.search_length / s.average)"
     parts = []
-    for df in found:
+    for i in range(len(terms)):
         tf = "coalesce(CAST(v.search_counts ->> CAST(? AS text) AS float8), 0)"
-        parts.append(f"{_idf(n, df)!r} * {tf} * {BM25_K1 + 1} / ({tf} + {norm})")
-    return "(" + " + ".join(parts) + ")", [t for term in terms for t in (term, term)]
-
-
-def _idf(n: int, df: int) -> float:
-    """FTS5's inverse document frequency of a term found in `df` of `n` memories."""
-    return max(math.log((n - df + 0.5) / (df + 0.5)), 1e-6)
+        idf = f"greatest(ln((s.versions - held.d{i} + 0.5) / (held.d{i} + 0.5)), 1e-6)"
+        parts.append(f"{idf} * {tf} * {BM25_K1 + 1} / ({tf} + {norm})")
+    sql = (
+        f"WITH held AS (SELECT {counts} FROM memory_versions m WHERE m.search @@ "
+        "CAST(? AS tsquery) AND m.workspace = ? AND m.scrubbed = 0), "
+        "s AS (SELECT CAST(versions AS float8) AS versions, "
+        "CAST(terms AS float8) / greatest(versions, 1) AS average "
+        "FROM search_stats WHERE workspace = ?) "
+        f"SELECT v.*, ({' + '.join(parts)}) AS score FROM memory_versions v, held, s "
+        f"WHERE v.search @@ CAST(? AS tsquery) AND {' AND '.join(where)} "
+        "ORDER BY v.search @@ CAST(? AS tsquery) DESC, score DESC, v.from_seq DESC LIMIT ?"
+    )
+    any_term = " | ".join(lexemes)
+    params = [
+        *terms, any_term, workspace, workspace,
+        *(t for term in terms for t in (term, term)),
+        any_term, *args, " & ".join(lexemes), limit,
+    ]  # fmt: skip
+    return sql, params

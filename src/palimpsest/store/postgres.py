@@ -240,42 +240,8 @@ class PostgresSession(SqlSession):
         terms = query_terms(query.text)
         if not terms:
             return self.recent(where, args, query.limit)
-        lexemes = [pg_search.lexeme(t) for t in terms]
-        score, score_args = self._score(terms, lexemes)
-        # Memories holding every word rank first; any word fills the rest.
-        found: dict[str, tuple[Memory, float]] = {}
-        for joiner in (" & ", " | ")[: 2 if len(terms) > 1 else 1]:
-            rows = self._rows(
-                f"SELECT v.*, {score} AS score FROM memory_versions v "
-                f"WHERE v.search @@ CAST(? AS tsquery) AND {' AND '.join(where)} "
-                "ORDER BY score DESC, v.from_seq DESC LIMIT ?",
-                [*score_args, joiner.join(lexemes), *args, query.limit],
-            )
-            for row in rows:
-                found.setdefault(row["memory_id"], (memory_from_row(row), float(row["score"])))
-            if len(found) >= query.limit:
-                break
-        return list(found.values())[: query.limit]
-
-    def _score(self, terms: list[str], lexemes: list[str]) -> tuple[str, list[Any]]:
-        """BM25 with the statistics SQLite's index has: those of every version with content
-        in the workspace (past ones too), whatever the search's filters (see pg_search)."""
-        stats = self._row(
-            "SELECT versions, terms FROM search_stats WHERE workspace = ?", (self.workspace,)
-        )
-        counts = ", ".join(
-            f"count(*) FILTER (WHERE search @@ CAST(? AS tsquery)) AS d{i}"
-            for i in range(len(lexemes))
-        )
-        holding = self._row(
-            f"SELECT {counts} FROM memory_versions "
-            "WHERE search @@ CAST(? AS tsquery) AND workspace = ? AND scrubbed = 0",
-            [*lexemes, " | ".join(lexemes), self.workspace],
-        )
-        n = int(stats["versions"]) if stats else 0
-        average = int(stats["terms"]) / n if stats and n else 1.0
-        found = [int(holding[f"d{i}"]) if holding else 0 for i in range(len(lexemes))]
-        return pg_search.bm25(terms, n, found, average)
+        rows = self._rows(*pg_search.ranked(terms, self.workspace, where, args, query.limit))
+        return [(memory_from_row(row), float(row["score"])) for row in rows]
 
 
 def _placeholders(sql: str) -> bytes:
