@@ -20,6 +20,7 @@ counted at each search. (A SQLite file holding several workspaces counts them al
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -63,39 +64,51 @@ def lexeme(term: str) -> str:
     return "'" + term.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
-def ranked(
-    terms: list[str], workspace: str, where: list[str], args: list[Any], limit: int
-) -> tuple[str, list[Any]]:
-    """The SQL (and its parameters) of a search in one statement: how many versions of the
-    workspace hold each term (`held`: a pass over every match, which SQLite's index knows
-    without one), then the matches passing the filters `where` (alias v), those holding
-    every term first, each part by BM25 (`search_stats` gives the count and average
-    length), newest first on a tie."""
-    lexemes = [lexeme(t) for t in terms]
-    counts = ", ".join(
-        f"count(*) FILTER (WHERE m.search_counts ->> CAST(? AS text) IS NOT NULL) AS d{i}"
+def held_sql(terms: list[str], workspace: str) -> tuple[str, list[Any]]:
+    """How many versions of the workspace hold each term (d0, d1, ...) and how many the
+    workspace has, with their total length (from `search_stats`): a pass over every match,
+    which SQLite's index answers without one."""
+    counts = "".join(
+        f", count(*) FILTER (WHERE search_counts ->> CAST(? AS text) IS NOT NULL) AS d{i}"
         for i in range(len(terms))
     )
-    norm = f"{BM25_K1} * (1 - {BM25_B} + {BM25_B} * v.search_length / s.average)"
+    sql = (
+        "SELECT (SELECT versions FROM search_stats WHERE workspace = ?) AS versions, "
+        f"(SELECT terms FROM search_stats WHERE workspace = ?) AS terms{counts} "
+        "FROM memory_versions WHERE search @@ CAST(? AS tsquery) AND workspace = ? "
+        "AND scrubbed = 0"
+    )
+    any_term = " | ".join(lexeme(t) for t in terms)
+    return sql, [workspace, workspace, *terms, any_term, workspace]
+
+
+def ranked_sql(
+    terms: list[str], held: Row, where: list[str], args: list[Any], limit: int
+) -> tuple[str, list[Any]]:
+    """The matches passing the filters `where` (alias v): those holding every term first,
+    each part by BM25 with the figures of `held_sql`, newest first on a tie."""
+    versions = int(held["versions"] or 0)
+    average = int(held["terms"] or 0) / versions if versions else 1.0
+    norm = f"{BM25_K1} * (1 - {BM25_B} + {BM25_B} * v.search_length / {average!r})"
     parts = []
     for i in range(len(terms)):
         tf = "coalesce(CAST(v.search_counts ->> CAST(? AS text) AS float8), 0)"
-        idf = f"greatest(ln((s.versions - held.d{i} + 0.5) / (held.d{i} + 0.5)), 1e-6)"
-        parts.append(f"{idf} * {tf} * {BM25_K1 + 1} / ({tf} + {norm})")
+        parts.append(
+            f"{_idf(versions, int(held[f'd{i}']))!r} * {tf} * {BM25_K1 + 1} / ({tf} + {norm})"
+        )
+    lexemes = [lexeme(t) for t in terms]
     sql = (
-        f"WITH held AS (SELECT {counts} FROM memory_versions m WHERE m.search @@ "
-        "CAST(? AS tsquery) AND m.workspace = ? AND m.scrubbed = 0), "
-        "s AS (SELECT CAST(versions AS float8) AS versions, "
-        "CAST(terms AS float8) / greatest(versions, 1) AS average "
-        "FROM search_stats WHERE workspace = ?) "
-        f"SELECT v.*, ({' + '.join(parts)}) AS score FROM memory_versions v, held, s "
+        f"SELECT v.*, ({' + '.join(parts)}) AS score FROM memory_versions v "
         f"WHERE v.search @@ CAST(? AS tsquery) AND {' AND '.join(where)} "
         "ORDER BY v.search @@ CAST(? AS tsquery) DESC, score DESC, v.from_seq DESC LIMIT ?"
     )
-    any_term = " | ".join(lexemes)
     params = [
-        *terms, any_term, workspace, workspace,
         *(t for term in terms for t in (term, term)),
-        any_term, *args, " & ".join(lexemes), limit,
+        " | ".join(lexemes), *args, " & ".join(lexemes), limit,
     ]  # fmt: skip
     return sql, params
+
+
+def _idf(n: int, df: int) -> float:
+    """FTS5's inverse document frequency of a term found in `df` of `n` versions."""
+    return max(math.log((n - df + 0.5) / (df + 0.5)), 1e-6)

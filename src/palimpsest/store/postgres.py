@@ -240,7 +240,9 @@ class PostgresSession(SqlSession):
         terms = query_terms(query.text)
         if not terms:
             return self.recent(where, args, query.limit)
-        rows = self._rows(*pg_search.ranked(terms, self.workspace, where, args, query.limit))
+        held = self._row(*pg_search.held_sql(terms, self.workspace))
+        assert held is not None  # an aggregate: always one row
+        rows = self._rows(*pg_search.ranked_sql(terms, held, where, args, query.limit))
         return [(memory_from_row(row), float(row["score"])) for row in rows]
 
 
