@@ -299,11 +299,10 @@ def test_plain_ascii_text_makes_the_same_words_by_the_short_way(text: str) -> No
 
 
 @needs_postgres
-def test_postgres_keeps_its_search_statistics_through_every_write(
-    postgres_store: Store, workspace: str
-) -> None:
-    """The counts BM25 ranks by follow remember, revise, forget of a version and of a memory,
-    and a copy: what the writers keep equals a count of the rows."""
+def test_postgres_keeps_its_search_statistics_through_every_write(postgres_store: Store) -> None:
+    """The counts BM25 ranks by follow remember, revise, and forget of a version and of a
+    memory: what the writers keep equals a count of the rows."""
+    workspace = f"stats-{uuid.uuid4().hex[:12]}"
     service = Service(postgres_store, workspace=workspace)
     kept = service.remember(notebook="n", kind="fact", text="The pool holds twenty")["id"]
     gone = service.remember(notebook="n", kind="fact", text="The cache is cold", title="cache")
