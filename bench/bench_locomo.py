@@ -4,6 +4,7 @@ Run on demand, not by pytest:
 
     .venv/bin/python bench/bench_locomo.py
     .venv/bin/python bench/bench_locomo.py --store postgresql://localhost/palimpsest
+    .venv/bin/python bench/bench_locomo.py --compare postgresql://localhost/palimpsest
 
 The data is not in this repository: by default it is read from ../shared/bench/locomo/dev
 beside it (`--data DIR` names another folder).
@@ -17,6 +18,10 @@ conversation is asked as a recall query in its notebook (limit 10) and scored as
 evidence turns in the top k, hit@k whether any is, each averaged over questions
 (category 5 included). The data is read at run time and never copied: it is licensed for
 evaluation only.
+
+`--compare URL` runs the same questions on a fresh SQLite file and on the PostgreSQL at URL
+(`--store` is then not used) and counts the questions the two stores answer alike: both
+index the same terms (store/terms.py) and rank by the same BM25, so they should all be.
 """
 
 from __future__ import annotations
@@ -59,6 +64,7 @@ class Scores:
     hit5: list[float] = field(default_factory=list)
     by_category: dict[int, list[float]] = field(default_factory=lambda: defaultdict(list))
     latency: list[float] = field(default_factory=list)
+    answers: list[list[str]] = field(default_factory=list)  # each question's ranked turns
     memories: int = 0
     duplicates: int = 0
     refused: int = 0
@@ -137,6 +143,7 @@ def ask(service: Service, notebook: str, questions: list[dict[str, Any]],
         hits = service.recall(query=question["question"], notebook=notebook, limit=LIMIT)["hits"]
         scores.latency.append(time.perf_counter() - start)
         ranked = [dialog_ids.get(hit["id"], []) for hit in hits]
+        scores.answers.append([turn[0] if turn else "" for turn in ranked])
         evidence = set(question["evidence"])
         for k in CUTS:
             found = evidence.intersection(d for turn in ranked[:k] for d in turn)
@@ -183,6 +190,30 @@ def report(scores: Scores) -> None:
     print(f"\nrecall latency p50 / p95  {cuts[49] * 1000:.2f} / {cuts[94] * 1000:.2f} ms")
 
 
+def agreement(first: Scores, second: Scores, names: tuple[str, str]) -> None:
+    """How many questions the two stores answered with the same turns."""
+    pairs = list(zip(first.answers, second.answers, strict=True))
+    same_found = sum(set(a) == set(b) for a, b in pairs)
+    same_top5 = sum(set(a[:5]) == set(b[:5]) for a, b in pairs)
+    same_order = sum(a == b for a, b in pairs)
+    print(f"\n{names[0]} and {names[1]} on {len(pairs)} questions:")
+    print(f"{'same 10 hits':<24}{same_found:>8}")
+    print(f"{'same top 5':<24}{same_top5:>8}")
+    print(f"{'same order':<24}{same_order:>8}")
+
+
+def fresh_sqlite() -> tuple[Path, str]:
+    temp_dir = Path(tempfile.mkdtemp(prefix="palimpsest-locomo-"))
+    return temp_dir, str(temp_dir / "locomo.db")
+
+
+def measured(url: str, workspace: str, files: list[Path], data: Path) -> Scores:
+    print(f"LoCoMo recall on {shown(url)} (workspace {workspace}), data {data}", flush=True)
+    scores = run(url, workspace, files)
+    report(scores)
+    return scores
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -197,22 +228,27 @@ def main(argv: list[str] | None = None) -> int:
         help="a SQLite path or postgresql:// URL, filled in a new workspace "
         "(default: a fresh SQLite file in a temporary folder)",
     )
+    parser.add_argument(
+        "--compare",
+        metavar="URL",
+        help="run on a fresh SQLite file and on this postgresql:// URL, and count the "
+        "questions both answer alike",
+    )
     args = parser.parse_args(argv)
     files = conversations(args.data)
-
-    temp_dir = None
-    if args.store:
-        url, workspace = args.store, f"locomo-{uuid.uuid4().hex[:8]}"
-    else:
-        temp_dir = Path(tempfile.mkdtemp(prefix="palimpsest-locomo-"))
-        url, workspace = str(temp_dir / "locomo.db"), "default"
-    print(f"LoCoMo recall on {shown(url)} (workspace {workspace}), data {args.data}", flush=True)
+    workspace = f"locomo-{uuid.uuid4().hex[:8]}"
+    if args.store and not args.compare:
+        measured(args.store, workspace, files, args.data)
+        return 0
+    temp_dir, url = fresh_sqlite()
     try:
-        scores = run(url, workspace, files)
+        scores = measured(url, "default", files, args.data)
     finally:
-        if temp_dir is not None:
-            shutil.rmtree(temp_dir, ignore_errors=True)
-    report(scores)
+        shutil.rmtree(temp_dir, ignore_errors=True)
+    if args.compare:
+        print()
+        other = measured(args.compare, workspace, files, args.data)
+        agreement(scores, other, ("SQLite", "PostgreSQL"))
     return 0
 
 

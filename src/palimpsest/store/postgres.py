@@ -5,10 +5,11 @@ workspace take a transaction-scoped advisory lock first, so event sequence numbe
 handed out in commit order: no reader ever sees event N+1 before N. Readers take a
 repeatable-read snapshot and never wait for writers.
 
-Full text is a generated tsvector column with a GIN index, ranked with ts_rank. A forget
-sets the content columns to NULL (the tsvector follows) at once, but the old row versions
-keep their bytes in the table, TOAST and index files: VACUUM marks the space free without
-erasing it. So a forget stays pending (`scrub_pending`) until `rewrite` has copied each
+Full text is store/terms.py's terms in a tsvector column with a GIN index, ranked by BM25
+as SQLite ranks (pg_search), so both stores find the same memories. A forget sets the
+content and search columns to NULL at once, but the old row versions keep their bytes in
+the table, TOAST and index files: VACUUM marks the space free without erasing it. So a
+forget stays pending (`scrub_pending`) until `rewrite` has copied each
 table that held the text into new files (`pg_rewrite`: online, with brief locks). A
 server never runs it by itself.
 """
@@ -26,7 +27,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ..errors import PalimpsestError, Retryable, ValidationError
 from ..model import Memory
-from . import Rewrite, SearchQuery, pg_rewrite, shown
+from . import Rewrite, SearchQuery, pg_rewrite, pg_search, shown
 from .migrations import migrations, refuse_newer, statements
 from .rows import Row, memory_from_row
 from .session import SqlSession, key_race
@@ -38,6 +39,8 @@ POOL_SIZE = 10
 POOL_WAIT_SECONDS = 5
 CONNECT_SECONDS = 5  # the first connection's limit: a host that never answers
 MIGRATION_LOCK = 7_305_301  # any constant: one migrator at a time across processes
+# Migrations after whose SQL every version is indexed anew by store/terms.py's rules.
+REINDEX_AFTER = frozenset({6})
 _SHARE_REWRITTEN = f"LOCK TABLE {', '.join(pg_rewrite.REWRITTEN)} IN ACCESS SHARE MODE".encode()
 
 
@@ -100,6 +103,8 @@ class PostgresStore:
                 if number not in applied:
                     for statement in statements(script):
                         conn.execute(statement.encode())
+                    if number in REINDEX_AFTER:
+                        PostgresSession(conn, "").reindex()
                     conn.execute("INSERT INTO palimpsest_schema VALUES (%s)", (number,))
 
     def schema_version(self) -> int:
@@ -207,6 +212,45 @@ class PostgresSession(SqlSession):
     def _tag_condition(self) -> str:
         return "(v.tags::jsonb @> jsonb_build_array(?::text))"
 
+    # -- full text: see pg_search -------------------------------------------------------
+
+    def _search_values(self, columns: dict[str, Any]) -> dict[str, Any]:
+        return pg_search.search_values(columns)
+
+    def _indexed(self, rowid: int, columns: Row) -> None:
+        self._count_search(1, columns["search_length"])
+
+    def _reindexed(self, row: Row) -> None:
+        self._set_search(row["rowid"], pg_search.search_values(row))
+
+    def _unindexed(self, row: Row) -> None:
+        if row["search_length"] is not None:
+            self._count_search(-1, -row["search_length"])
+        self._set_search(row["rowid"], pg_search.EMPTY)
+
+    def reindex(self) -> None:
+        super().reindex()
+        self._run("DELETE FROM search_stats")
+        self._run(
+            "INSERT INTO search_stats(workspace, versions, terms) SELECT workspace, count(*), "
+            "sum(search_length) FROM memory_versions WHERE scrubbed = 0 GROUP BY workspace"
+        )
+
+    def _count_search(self, versions: int, terms: int) -> None:
+        """Keep the workspace's search statistics: writers of a workspace go one at a time."""
+        self._run(
+            "INSERT INTO search_stats(workspace, versions, terms) VALUES (?, ?, ?) "
+            "ON CONFLICT (workspace) DO UPDATE SET versions = search_stats.versions + "
+            "excluded.versions, terms = search_stats.terms + excluded.terms",
+            (self.workspace, versions, terms),
+        )
+
+    def _set_search(self, rowid: int, values: dict[str, Any]) -> None:
+        assignments = ", ".join(f"{column} = ?" for column in values)
+        self._run(
+            f"UPDATE memory_versions SET {assignments} WHERE rowid = ?", (*values.values(), rowid)
+        )
+
     def search(self, query: SearchQuery) -> list[tuple[Memory, float]]:
         if query.notebook_ids == ():
             return []
@@ -214,22 +258,10 @@ class PostgresSession(SqlSession):
         terms = query_terms(query.text)
         if not terms:
             return self.recent(where, args, query.limit)
-        # Memories holding every word rank first; any word fills the rest. Query words are
-        # \w+ runs, so quoting them makes a tsquery that no input can break.
-        found: dict[str, tuple[Memory, float]] = {}
-        for joiner in (" & ", " | ")[: 2 if len(terms) > 1 else 1]:
-            rows = self._rows(
-                "SELECT v.*, ts_rank(v.search, q) AS score "
-                "FROM memory_versions v, to_tsquery('english', ?) q "
-                f"WHERE v.search @@ q AND {' AND '.join(where)} "
-                "ORDER BY score DESC, v.from_seq DESC LIMIT ?",
-                [joiner.join(f"'{t}'" for t in terms), *args, query.limit],
-            )
-            for row in rows:
-                found.setdefault(row["memory_id"], (memory_from_row(row), float(row["score"])))
-            if len(found) >= query.limit:
-                break
-        return list(found.values())[: query.limit]
+        held = self._row(*pg_search.held_sql(terms, self.workspace))
+        assert held is not None  # an aggregate: always one row
+        rows = self._rows(*pg_search.ranked_sql(terms, held, where, args, query.limit))
+        return [(memory_from_row(row), float(row["score"])) for row in rows]
 
 
 def _placeholders(sql: str) -> bytes:

@@ -56,9 +56,18 @@ class SqlSession(ABC):
     def _tag_condition(self) -> str:
         """SQL true when the JSON tags of version `v` hold the tag given as parameter."""
 
-    def _indexed(self, rowid: int, columns: dict[str, Any]) -> None:
-        """A version row was inserted: index its text (if the backend does it by hand)."""
-        return None  # a backend whose index follows the table by itself needs nothing
+    def _search_values(self, columns: dict[str, Any]) -> dict[str, Any]:
+        """Columns stored beside a version's content to search it (PostgreSQL's tsvector)."""
+        return {}
+
+    def _indexed(self, rowid: int, columns: Row) -> None:
+        """A version row was inserted (its columns and `_search_values`): index its text in
+        a table of its own (SQLite's), or count it (PostgreSQL's statistics)."""
+        return None
+
+    @abstractmethod
+    def _reindexed(self, row: Row) -> None:
+        """Index an existing version row anew, by the rules of store/terms.py."""
 
     def _unindexed(self, row: Row) -> None:
         """A version row is about to lose its content: drop it from the text index."""
@@ -175,13 +184,14 @@ class SqlSession(ABC):
             (seq, memory.id),
         )
         columns = memory_columns(memory)
+        stored = {**columns, **self._search_values(columns)}
         inserted = self._row(
             f"INSERT INTO memory_versions(memory_id, version, workspace, from_seq, "
-            f"{', '.join(columns)}) VALUES (?, ?, ?, ?, {marks(columns)}) RETURNING rowid",
-            (memory.id, memory.version, self.workspace, seq, *columns.values()),
+            f"{', '.join(stored)}) VALUES (?, ?, ?, ?, {marks(stored)}) RETURNING rowid",
+            (memory.id, memory.version, self.workspace, seq, *stored.values()),
         )
         assert inserted is not None
-        self._indexed(int(inserted["rowid"]), columns)
+        self._indexed(int(inserted["rowid"]), stored)
 
     def forget_memory(self, tombstone: Tombstone, seq: int) -> None:
         rows = self._rows(
@@ -257,6 +267,22 @@ class SqlSession(ABC):
             f"UPDATE memory_versions SET {assignments}, scrubbed = 1 WHERE rowid = ?",
             (row["rowid"],),
         )
+
+    def reindex(self) -> None:
+        """Index every version that has content anew, in batches (a migration's last step:
+        the rules of store/terms.py changed, and a database cannot run them itself)."""
+        last = 0
+        while True:
+            rows = self._rows(
+                "SELECT rowid, text, title, why, tags_text, notebook_id FROM memory_versions "
+                "WHERE scrubbed = 0 AND rowid > ? ORDER BY rowid LIMIT 1000",
+                (last,),
+            )
+            if not rows:
+                return
+            for row in rows:
+                self._reindexed(row)
+            last = int(rows[-1]["rowid"])
 
     def filters(self, query: SearchQuery) -> tuple[list[str], list[Any]]:
         """The SQL conditions on memory_versions (alias v) for a search's filters."""
@@ -477,7 +503,7 @@ class SqlSession(ABC):
                 f"SELECT * FROM {table} WHERE workspace = ? ORDER BY {order}", (self.workspace,)
             )
             for row in rows:
-                yield table, {k: v for k, v in dict(row).items() if k not in GENERATED}
+                yield table, {k: v for k, v in dict(row).items() if k not in DERIVED}
 
     def load(self, records: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, int]:
         """Replay `dump` records into this (empty) workspace; returns the rows per table.
@@ -495,6 +521,8 @@ class SqlSession(ABC):
                 values.pop("rowid")
                 values["from_seq"] = seqs[row["from_seq"]]
                 values["to_seq"] = seqs[row["to_seq"]] if row["to_seq"] is not None else None
+                if not row["scrubbed"]:
+                    values.update(self._search_values(values))
             insert = f"INSERT INTO {table}({', '.join(values)}) VALUES ({marks(values)})"
             if table == "events":
                 inserted = self._row(insert + " RETURNING seq", tuple(values.values()))
@@ -549,7 +577,8 @@ COPY_ORDER = (
 )
 # Where a stored answer names a memory or notebook (ids_only keeps nothing else as text).
 ID_KEYS = frozenset({"id", "ids", "duplicate_of", "superseded", "notebook"})
-GENERATED = frozenset({"search"})  # columns a database computes itself
+# Columns a store derives from the content (PostgreSQL's search): a copy makes them anew.
+DERIVED = frozenset({"search", "search_counts", "search_length"})
 
 
 def key_race() -> Conflict:

@@ -21,7 +21,7 @@ from . import Rewrite, SearchQuery
 from .migrations import migrations, refuse_newer, statements
 from .rows import Row, memory_from_row
 from .session import SqlSession, key_race
-from .terms import query_terms
+from .terms import index_text, query_terms
 
 BUSY_TIMEOUT_MS = 15_000
 # How long a scrub waits for other processes' readers to let go of the WAL before it
@@ -31,6 +31,8 @@ SCRUB_WAIT_MS = 1_000
 # and how many of the newest matches are ranked before all of them are.
 CANDIDATES = 500
 WINDOW = 4_000
+# Migrations after whose SQL every version is indexed anew by store/terms.py's rules.
+REINDEX_AFTER = frozenset({5})
 
 
 class SqliteStore:
@@ -94,6 +96,8 @@ class SqliteStore:
                 if number > current:
                     for statement in statements(script):
                         conn.execute(statement)
+                    if number in REINDEX_AFTER:
+                        SqliteSession(conn, "").reindex()
                     conn.execute(f"PRAGMA user_version = {number}")
             conn.execute("COMMIT")
         except BaseException:
@@ -233,25 +237,29 @@ class SqliteSession(SqlSession):
     def _tag_condition(self) -> str:
         return "EXISTS (SELECT 1 FROM json_each(v.tags) WHERE json_each.value = ?)"
 
-    # -- full text: an external-content FTS5 table kept in step by hand ------------------
+    # -- full text: a contentless FTS5 table of store/terms.py's terms, kept by hand -----
 
-    def _indexed(self, rowid: int, columns: dict[str, Any]) -> None:
+    def _indexed(self, rowid: int, columns: Row) -> None:
         self._fts("insert", rowid, columns)
 
+    def _reindexed(self, row: Row) -> None:
+        self._fts("insert", row["rowid"], row)
+
     def _unindexed(self, row: Row) -> None:
-        self._fts("delete", row["rowid"], {c: row[c] for c in _FTS_COLUMNS})
+        # A contentless table deletes by the terms it was given: the same function makes them.
+        self._fts("delete", row["rowid"], row)
 
     def _after_scrub(self) -> None:
         # Deleted words linger in older segments until they are merged: merge them all now.
         self._run("INSERT INTO memory_fts(memory_fts) VALUES ('optimize')")
 
-    def _fts(self, action: str, rowid: int, values: dict[str, Any]) -> None:
+    def _fts(self, action: str, rowid: int, values: Row) -> None:
         command = "" if action == "insert" else "memory_fts, "
         head = "" if action == "insert" else "'delete', "
         self._run(
             f"INSERT INTO memory_fts({command}rowid, {', '.join(_FTS_COLUMNS)}) "
             f"VALUES ({head}?, {', '.join('?' for _ in _FTS_COLUMNS)})",
-            (rowid, *(values[c] for c in _FTS_COLUMNS)),
+            (rowid, *(index_text(values[c]) for c in _SEARCHED), values["notebook_id"]),
         )
 
     def search(self, query: SearchQuery) -> list[tuple[Memory, float]]:
@@ -324,24 +332,27 @@ class SqliteSession(SqlSession):
         sql = (
             f"SELECT v.*, -c.rank AS score FROM ({candidates}) c "
             f"JOIN memory_versions v ON v.rowid = c.rowid WHERE {' AND '.join(where)} "
-            "ORDER BY c.rank LIMIT ?"
+            "ORDER BY c.rank, v.from_seq DESC LIMIT ?"
         )
         return self._rows(sql, [match, lowest or 0, *args, limit])
 
 
-_FTS_COLUMNS = ("text", "title", "why", "tags_text", "notebook_id")
+_SEARCHED = ("text", "title", "why", "tags_text")  # indexed as terms, weighted in that order
+_FTS_COLUMNS = (*_SEARCHED, "notebook_id")  # the notebook id as it is, to filter by
 
 
 def _match_expression(words: str, query: SearchQuery) -> str:
     """An FTS5 query: the words in the content columns, narrowed by notebook and tags.
 
     The SQL filters still check notebook and tags exactly; here they only shrink the set
-    of matches to rank (a tag `a-b` is the phrase "a b" in the index).
+    of matches to rank (a tag `deploying-tips` is the phrase "deploy tip" in the index; a
+    tag with no terms, `++`, cannot shrink it).
     """
     parts = [f"{{text title why tags_text}} : ({words})"]
     if query.notebook_ids:
         parts.append("notebook_id : (" + " OR ".join(_phrase(n) for n in query.notebook_ids) + ")")
-    parts += [f"tags_text : {_phrase(tag)}" for tag in query.tags]
+    tag_terms = (index_text(tag) for tag in query.tags)
+    parts += [f"tags_text : {_phrase(terms)}" for terms in tag_terms if terms]
     return " AND ".join(parts)
 
 

@@ -1,0 +1,114 @@
+"""PostgreSQL's full text, made to agree with SQLite's: same terms, same ranking.
+
+The terms are store/terms.py's, written by the store (a generated column cannot call
+Python) as a tsvector literal, and searched with a tsquery literal: no parser or dictionary
+of PostgreSQL's changes a term. Three columns of memory_versions follow the content (a
+forget sets them to NULL with it):
+
+- `search`: the tsvector, GIN-indexed, that finds the matches;
+- `search_counts`: each term's weighted count (jsonb), for ranking;
+- `search_length`: the version's length in terms.
+
+Ranking is SQLite's FTS5 BM25 (k1 1.2, b 0.75), a term in the text counting 1.0, in the
+title 0.6, in why or the tags 0.4 (ts_rank has no inverse document frequency: it ranked a
+word found in every memory as high as a rare one). Its statistics are those SQLite's index
+has: how many versions with content the workspace holds (past ones too) and their average
+length, which the writers keep in `search_stats`, and how many of them hold each term,
+counted at each search. (A SQLite file holding several workspaces counts them all.)
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+from .rows import Row
+from .terms import index_terms
+
+# Each searched column's tsvector weight and its weight in the ranking, as SQLite's
+# bm25(1.0, 0.6, 0.4, 0.4) weighs its columns.
+WEIGHTS = (("text", "A", 1.0), ("title", "B", 0.6), ("why", "C", 0.4), ("tags_text", "C", 0.4))
+BM25_K1 = 1.2
+BM25_B = 0.75
+# PostgreSQL keeps positions up to 16,383, and 256 of them per lexeme.
+MAX_POSITION = 16_383
+MAX_POSITIONS = 256
+_ASCII_WORD = re.compile(r"[^\x00-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f]+")  # FTS5's ascii tokens
+
+
+def search_values(columns: Row) -> dict[str, Any]:
+    """The search columns of a version with these content columns."""
+    positions: dict[str, list[str]] = {}
+    counts: dict[str, float] = {}
+    length = 0
+    for column, letter, weight in WEIGHTS:
+        for term in index_terms(columns.get(column)):
+            length += 1
+            kept = positions.setdefault(term, [])
+            if len(kept) < MAX_POSITIONS:
+                kept.append(f"{min(length, MAX_POSITION)}{letter}")
+            counts[term] = round(counts.get(term, 0.0) + weight, 6)
+    # SQLite counts the notebook id's words in a row's length too (its column weighs 0).
+    length += len(_ASCII_WORD.findall(columns.get("notebook_id") or ""))
+    vector = " ".join(f"{lexeme(term)}:{','.join(at)}" for term, at in positions.items())
+    return {"search": vector, "search_counts": json.dumps(counts), "search_length": length}
+
+
+EMPTY = {"search": None, "search_counts": None, "search_length": None}
+
+
+def lexeme(term: str) -> str:
+    """A term quoted for a tsvector or tsquery literal (terms hold no quote, but be sure)."""
+    return "'" + term.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def held_sql(terms: list[str], workspace: str) -> tuple[str, list[Any]]:
+    """How many versions of the workspace hold each term (d0, d1, ...) and how many the
+    workspace has, with their total length (from `search_stats`): a pass over every match,
+    which SQLite's index answers without one."""
+    counts = "".join(
+        f", count(*) FILTER (WHERE search_counts ->> CAST(? AS text) IS NOT NULL) AS d{i}"
+        for i in range(len(terms))
+    )
+    sql = (
+        "SELECT (SELECT versions FROM search_stats WHERE workspace = ?) AS versions, "
+        f"(SELECT terms FROM search_stats WHERE workspace = ?) AS terms{counts} "
+        "FROM memory_versions WHERE search @@ CAST(? AS tsquery) AND workspace = ? "
+        "AND scrubbed = 0"
+    )
+    any_term = " | ".join(lexeme(t) for t in terms)
+    return sql, [workspace, workspace, *terms, any_term, workspace]
+
+
+def ranked_sql(
+    terms: list[str], held: Row, where: list[str], args: list[Any], limit: int
+) -> tuple[str, list[Any]]:
+    """The matches passing the filters `where` (alias v): those holding every term first,
+    each part by BM25 with the figures of `held_sql`, newest first on a tie."""
+    versions = int(held["versions"] or 0)
+    average = int(held["terms"] or 0) / versions if versions else 1.0
+    norm = f"{BM25_K1} * (1 - {BM25_B} + {BM25_B} * v.search_length / {average!r})"
+    parts = []
+    for i in range(len(terms)):
+        tf = "coalesce(CAST(v.search_counts ->> CAST(? AS text) AS float8), 0)"
+        parts.append(
+            f"{_idf(versions, int(held[f'd{i}']))!r} * {tf} * {BM25_K1 + 1} / ({tf} + {norm})"
+        )
+    lexemes = [lexeme(t) for t in terms]
+    sql = (
+        f"SELECT v.*, ({' + '.join(parts)}) AS score FROM memory_versions v "
+        f"WHERE v.search @@ CAST(? AS tsquery) AND {' AND '.join(where)} "
+        "ORDER BY v.search @@ CAST(? AS tsquery) DESC, score DESC, v.from_seq DESC LIMIT ?"
+    )
+    params = [
+        *(t for term in terms for t in (term, term)),
+        " | ".join(lexemes), *args, " & ".join(lexemes), limit,
+    ]  # fmt: skip
+    return sql, params
+
+
+def _idf(n: int, df: int) -> float:
+    """FTS5's inverse document frequency of a term found in `df` of `n` versions."""
+    return max(math.log((n - df + 0.5) / (df + 0.5)), 1e-6)
