@@ -12,6 +12,8 @@ import re
 import pytest
 
 from palimpsest.errors import Conflict, Forbidden, NotFound, PalimpsestError, ValidationError
+from palimpsest.ids import new_id
+from palimpsest.model import Event
 from palimpsest.service import Service
 
 from .test_revise_rules import current, event_count, fact, refused, rule
@@ -244,9 +246,33 @@ def test_an_orientation_takes_a_rules_fields(service: Service) -> None:
     assert current(service, oid)["severity"] == "costly"
 
 
+def test_a_rule_made_another_kind_clears_its_rule_fields_or_is_refused(service: Service) -> None:
+    rid = rule(service)
+    before = event_count(service)
+    with pytest.raises(ValidationError) as refusal:
+        service.revise(id=rid, kind="fact", because="it is only a habit")
+    assert refusal.value.field == "kind" and event_count(service) == before
+    every = ["severity", "falsifier", "check", "bindings", "scope"]
+    service.revise(id=rid, kind="fact", clear=every, because="it is only a habit")
+    demoted = current(service, rid)
+    assert (demoted["kind"], demoted["severity"], demoted["falsifier"]) == ("fact", None, None)
+    assert service.history(id=rid, diff_from=1, diff_to=2)["changes"]["severity"]["old"]
+
+
+def _demoted_before_this_release(service: Service, rid: str) -> None:
+    """A fact still holding a rule's fields, as an earlier release could leave one."""
+    with service.store.write(service.workspace) as tx:
+        memory = tx.get_memory(rid)
+        assert memory is not None
+        event = Event(0, new_id("op"), memory.recorded_at, "user:old", "revise", "memory",
+                      rid, memory.notebook_id, memory.version + 1, ("kind",))  # fmt: skip
+        tx.put_memory(memory.replace(kind="fact", version=memory.version + 1),
+                      tx.append_event(event))  # fmt: skip
+
+
 def test_a_memory_already_holding_a_rules_field_stays_revisable(service: Service) -> None:
     rid = rule(service)
-    service.revise(id=rid, kind="fact", because="it is only a habit")  # the fields stay
+    _demoted_before_this_release(service, rid)
     assert current(service, rid)["severity"] == "costly"
     service.revise(id=rid, tags=["git"])
     assert current(service, rid)["tags"] == ["git"]

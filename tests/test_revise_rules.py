@@ -170,7 +170,7 @@ def test_only_active_memories_are_verified(service: Service) -> None:
         {"check": {"kind": "forbidden", "literals": ["git push"]}},
         {"bindings": {"moments": ["before_command"]}},
         {"scope": "notebook"},
-        {"kind": "note"},
+        {"kind": "note", "clear": ["severity", "falsifier", "check", "bindings", "scope"]},
         {"kind": "orientation"},
         {"status": "retracted"},
         {"expires_at": "2030-01-01"},

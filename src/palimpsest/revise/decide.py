@@ -13,9 +13,9 @@ from typing import Any
 
 from .. import gate
 from ..errors import Conflict, ValidationError
-from ..model import CONTENT_FIELDS, RETIRED, Memory, Notebook
+from ..model import CONTENT_FIELDS, RETIRED, RULE_KINDS, Memory, Notebook
 from .edit import edit, validate
-from .parse import Changes, check_rule_fields
+from .parse import RULE_FIELDS, Changes, check_rule_fields
 from .policy import check_ownership, require_because
 from .screen import record_fields, screen_notes, screen_successor
 
@@ -73,12 +73,28 @@ def op_name(changes: Changes) -> str:
     return "revise"
 
 
+def refuse_kept_rule_fields(old: Memory, new: Memory) -> None:
+    """A rule made into another kind would keep fields no other kind may hold: they are
+    cleared in the same revise (their values stay in the history), or the kind stays."""
+    if new.kind == old.kind or new.kind in RULE_KINDS:
+        return
+    held = [name for name in RULE_FIELDS if getattr(new, name) is not None]
+    if held:
+        listed = ", ".join(f'"{name}"' for name in held)
+        raise ValidationError(
+            f"A {new.kind} holds none of a rule's fields: list {listed} in `clear` in the same "
+            "revise (the history keeps their values), or keep the kind.",
+            field="kind",
+        )
+
+
 def revision(
     old: Memory, new: Memory, changes: Changes, *, actor: str, may_override: bool
 ) -> Step | None:
     """The step that makes `new` (from `edit`) the next version of `old`; None: unchanged."""
     check_ownership(old, new, changes, actor=actor, may_override=may_override)
     require_because(old, new, changes.because)
+    refuse_kept_rule_fields(old, new)
     if new == old:
         return None
     new = new.replace(version=old.version + 1)
