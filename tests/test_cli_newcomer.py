@@ -227,3 +227,14 @@ def test_settings_read_only_plain_digits_and_forgive_case(run: Run, db_path: Pat
 def test_serve_host_without_http_reads_well(run: Run, db_path: Path) -> None:
     done = run("--db", str(db_path), "serve", "--host", "127.0.0.1")
     assert done.returncode == 1 and "Add it, or leave them out" in done.stderr
+
+
+def test_history_shows_a_settings_change_with_both_sides_on_one_line(
+    run: Run, db_path: Path
+) -> None:
+    run("--db", str(db_path), "migrate")
+    run("--db", str(db_path), "settings", "set", "freshness_days.fact", "30",
+        "--because", "first line\nsecond line")  # fmt: skip
+    lines = run("--db", str(db_path), "history").stdout
+    flat = " ".join(lines.split())
+    assert "freshness_days.fact: 90 -> 30 (first line second line)" in flat

@@ -145,8 +145,10 @@ def _changed(event: dict[str, Any]) -> str:
         old, new = changed_part(str(text.get("old") or ""), str(text.get("new") or ""))
         rest = [f for f in event.get("fields", []) if f != "text"]
         return "; ".join([f"text: {old!r} -> {new!r}", *rest])
-    names = ", ".join(event.get("fields") or []) or _data_changes(event.get("data") or {})
-    note = event.get("note")
+    names = ", ".join(event.get("fields") or [])
+    if not names or event.get("target_type") != "memory":  # notebooks, links, settings
+        names = _data_changes(event.get("data") or {}) or names
+    note = " ".join(str(event.get("note") or "").split())  # one line per event
     return f"{names} ({note})" if note else names
 
 
