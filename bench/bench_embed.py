@@ -2,11 +2,12 @@
 
 Run on demand, not by pytest (each run is a fresh process, so the load is cold):
 
-    .venv/bin/python bench/bench_embed.py [--threads 1] [--seconds 3]
+    .venv/bin/python bench/bench_embed.py [--threads 2] [--seconds 3]
 
 It prints the time to import the package and to load the model (the first embed), the
 resident memory before and after, and sentences per second for short texts (~8 words)
-and paragraphs (~110 words) embedded one at a time (batch 1) and 32 at a time.
+and paragraphs (~110 words) given to `embed` one at a time (batch 1) and 32 at a time
+(which `embed` runs in batches of its own size, `minilm.BATCH_SIZE`).
 """
 
 from __future__ import annotations
