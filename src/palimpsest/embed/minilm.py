@@ -9,6 +9,8 @@ Nothing is downloaded: the model loads from disk once per process, on the first 
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import hashlib
 import importlib.util
 import os
@@ -30,10 +32,14 @@ MODEL_PACKAGE_VERSION = "1.0.0"
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model
 DIMENSIONS = 384
-BATCH_SIZE = 8  # measured: 4-8 embed fastest, short texts or long (bench/bench_embed.py)
+# Measured (bench/bench_embed.py): short texts run fastest 4-8 at a time, paragraphs one
+# or two at a time; larger batches of long texts ran slower.
+BATCH_SIZE = 8
+TOKEN_BUDGET = 256  # word pieces in a batch, padding included
 # Measured on a busy 2-core machine (bench/bench_embed.py): 2 threads embed 10-50% more
 # texts per second than 1; with spinning off (below) an idle thread costs nothing.
 THREADS = min(2, os.cpu_count() or 1)
+_M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter (malloc.h)
 TOKENIZER_FILE = Path(__file__).with_name("tokenizer") / "tokenizer.json"
 
 
@@ -58,12 +64,10 @@ class MiniLMEmbedder:
         if not texts:
             return np.zeros((0, DIMENSIONS), dtype=np.float32)
         runtime = self._loaded()
-        # Texts of like length share a batch, so little time goes on padding.
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        pieces = [encoding.ids for encoding in runtime.tokenizer.encode_batch(list(texts))]
         out = np.empty((len(texts), DIMENSIONS), dtype=np.float32)
-        for start in range(0, len(order), BATCH_SIZE):
-            chosen = order[start : start + BATCH_SIZE]
-            out[chosen] = _embed_batch(runtime, [texts[i] for i in chosen])
+        for batch in _batches(pieces):
+            out[batch] = _embed_batch(runtime.session, [pieces[i] for i in batch])
         return out
 
     def load(self) -> None:
@@ -80,12 +84,32 @@ class MiniLMEmbedder:
         return runtime
 
 
-def _embed_batch(runtime: _Runtime, texts: list[str]) -> Vectors:
-    encodings = runtime.tokenizer.encode_batch(texts)
-    ids = np.array([e.ids for e in encodings], dtype=np.int64)
-    mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+def _batches(pieces: list[list[int]]) -> list[list[int]]:
+    """Indexes of texts to run together: texts of like length (so little time goes on
+    padding), at most BATCH_SIZE of them and TOKEN_BUDGET padded pieces in all."""
+    order = sorted(range(len(pieces)), key=lambda i: len(pieces[i]))
+    batches: list[list[int]] = []
+    for index in order:
+        longest = len(pieces[index])  # sorted: the newcomer is the longest of its batch
+        if (
+            batches
+            and len(batches[-1]) < BATCH_SIZE
+            and ((len(batches[-1]) + 1) * longest <= TOKEN_BUDGET)
+        ):
+            batches[-1].append(index)
+        else:
+            batches.append([index])
+    return batches
+
+
+def _embed_batch(session: Any, pieces: list[list[int]]) -> Vectors:
+    ids = np.zeros((len(pieces), max(map(len, pieces))), dtype=np.int64)  # 0 is [PAD]
+    mask = np.zeros_like(ids)
+    for row, text_pieces in enumerate(pieces):
+        ids[row, : len(text_pieces)] = text_pieces
+        mask[row, : len(text_pieces)] = 1
     feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-    (states,) = runtime.session.run(["last_hidden_state"], feeds)
+    (states,) = session.run(["last_hidden_state"], feeds)
     return normalise(_mean_pool(states, mask))
 
 
@@ -105,15 +129,35 @@ def _load(model_path: Path | None, threads: int) -> _Runtime:
     import tokenizers
 
     model = _verified_model(model_path or _installed_model_path())
+    _large_blocks_go_back()
     session = onnxruntime.InferenceSession(
         model,
         sess_options=_session_options(onnxruntime, threads),
         providers=["CPUExecutionProvider"],
     )
+    del model
     tokenizer = tokenizers.Tokenizer.from_file(str(TOKENIZER_FILE))
     tokenizer.enable_truncation(max_length=MAX_TOKENS)
-    tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # to the longest text of a batch
+    tokenizer.no_padding()  # batches are padded as they are formed (`_embed_batch`)
+    _return_freed_memory()
     return _Runtime(session=session, tokenizer=tokenizer)
+
+
+def _large_blocks_go_back() -> None:
+    """Before the session is built: blocks of 1 MiB and more are mapped and unmapped on
+    their own, instead of glibc's adaptive threshold soon moving them to a heap that never
+    shrinks (each run allocates and frees its activations, the arena being off). Measured
+    with bench/bench_embed.py: 253 -> 198 MiB resident after paragraphs, at the same speed.
+    Process-wide and glibc only; elsewhere (macOS, musl) there is no such call."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).mallopt(_M_MMAP_THRESHOLD, 1 << 20)
+
+
+def _return_freed_memory() -> None:
+    """Building the session frees ~65 MiB of parse and folding buffers that glibc would
+    keep for the process (measured: 251 -> 189 MiB resident): hand them back now."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).malloc_trim(0)
 
 
 def _session_options(onnxruntime: Any, threads: int) -> Any:
