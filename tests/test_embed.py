@@ -107,6 +107,12 @@ def test_meaning_is_found_where_the_words_differ(minilm: Embedder) -> None:
     assert int(np.argmax(corpus @ query)) == 0
 
 
+@pytest.mark.parametrize("embedder", [MiniLMEmbedder(), NullEmbedder()], ids=["minilm", "none"])
+def test_one_text_passed_alone_is_refused_not_split_into_characters(embedder: Embedder) -> None:
+    with pytest.raises(TypeError):
+        embedder.embed("a str is a sequence of str")
+
+
 def test_the_null_embedder_embeds_nothing_in_the_same_shape() -> None:
     null = load_embedder("none")
     assert isinstance(null, NullEmbedder) and isinstance(null, Embedder)

@@ -61,6 +61,8 @@ class MiniLMEmbedder:
         self._lock = threading.Lock()
 
     def embed(self, texts: Sequence[str]) -> Vectors:
+        if isinstance(texts, str):  # a str is a Sequence[str]: one vector per character
+            raise TypeError("embed takes a list of texts, not one text")
         if not texts:
             return np.zeros((0, DIMENSIONS), dtype=np.float32)
         runtime = self._loaded()
@@ -125,6 +127,9 @@ def _load(model_path: Path | None, threads: int) -> _Runtime:
     # from trying (set only if the user has not chosen otherwise).
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    # Its own thread pool would compete with onnxruntime's for two cores, and it warns on
+    # every fork of a process that has used it.
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     import onnxruntime  # type: ignore[import-untyped]
     import tokenizers
 

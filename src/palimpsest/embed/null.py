@@ -18,4 +18,6 @@ class NullEmbedder:
     dimensions = 0
 
     def embed(self, texts: Sequence[str]) -> Vectors:
+        if isinstance(texts, str):  # as the real embedders refuse it, so a mistake shows
+            raise TypeError("embed takes a list of texts, not one text")
         return np.zeros((len(texts), 0), dtype=np.float32)
