@@ -21,7 +21,8 @@ ALLOWED = {
     "gate": {"errors", "secrets"},
     "revise": {"model", "errors", "gate"},
     "store": {"model", "errors"},
-    "service": DOMAIN | {"store"},
+    "embed": {"errors"},  # text to vectors; the store keeps vectors as plain arrays
+    "service": DOMAIN | {"store", "embed"},
     "config": {"errors", "gate", "service"},  # the process's configuration, for adapters
     "mcp": DOMAIN | {"service", "config"},
     "cli": DOMAIN | {"service", "config", "mcp"},

