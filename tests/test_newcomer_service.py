@@ -277,3 +277,12 @@ def test_a_memory_already_holding_a_rules_field_stays_revisable(service: Service
     service.revise(id=rid, tags=["git"])
     assert current(service, rid)["tags"] == ["git"]
     assert service.recall(query="push")["hits"][0]["id"] == rid
+
+
+def test_forget_refuses_the_same_id_twice_as_revise_does(service: Service) -> None:
+    mid = fact(service, text="Backups run nightly")
+    before = event_count(service)
+    with pytest.raises(ValidationError) as refusal:
+        service.forget(ids=[mid, mid], because="personal data")
+    assert refusal.value.field == "ids" and event_count(service) == before
+    assert current(service, mid)["text"] == "Backups run nightly"

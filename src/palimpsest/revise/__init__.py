@@ -52,6 +52,7 @@ from .request import (
     in_item,
     parse_items,
     parse_request,
+    refuse_repeats,
     settle,
 )
 from .revert import gives_up_key, notebook_plan, past_state, reverted, version_target
@@ -93,6 +94,7 @@ __all__ = [
     "past_state",
     "qualifies",
     "record_fields",
+    "refuse_repeats",
     "require_because",
     "retirement",
     "reverted",

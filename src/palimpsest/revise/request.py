@@ -49,7 +49,7 @@ def parse_request(
         )
     mode = forms[0]
     if mode in ("ids", "texts"):
-        _refuse_repeats(targets[mode], mode)
+        refuse_repeats(targets[mode], mode)
     if expected_version is not None and mode != "id":
         raise ValidationError(
             "`expected_version` goes with a single `id`, or on each batch item.",
@@ -72,7 +72,7 @@ def parse_request(
     return mode, plans
 
 
-def _refuse_repeats(values: Any, name: str) -> None:
+def refuse_repeats(values: Any, name: str) -> None:
     """Refuse a memory named twice in one list: the caller meant two, or made a slip."""
     strings = isinstance(values, list) and all(isinstance(v, str) for v in values)
     if strings and len(set(values)) != len(values):

@@ -7,7 +7,15 @@ from typing import Any
 from .. import gate
 from ..errors import NotFound, ValidationError
 from ..model import Memory, Tombstone
-from ..revise import Unmatched, changed_fields, diff, notebook_plan, reverted, version_target
+from ..revise import (
+    Unmatched,
+    changed_fields,
+    diff,
+    notebook_plan,
+    refuse_repeats,
+    reverted,
+    version_target,
+)
 from ..store import EventFilter, StoreReader, StoreWriter
 from ..views import event_view, memory_view, notebook_line, text_diff, version_view
 from .base import check_version_arg, id_list, memory_id_arg, parse_time_arg, refuse_nul
@@ -142,6 +150,7 @@ class HistoryOps(NotebookOps):  # forget reaches notebooks through NotebookOps
             )
         if notebook is None and field is not None:
             raise ValidationError("`field` names a field of the `notebook` given.", field="field")
+        refuse_repeats(ids, "ids")  # as revise does: a slip, or two meant
         targets = id_list([id], "id") if id is not None else id_list(ids, "ids")
         if notebook is None and ((id is None) == (ids is None) or not targets):
             raise ValidationError("Pass `id` (or `ids`) of the memories to forget.", field="id")
