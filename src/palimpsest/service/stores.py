@@ -44,8 +44,9 @@ def copy_workspace(source: Store, target: Store, workspace: str) -> dict[str, An
     with source.read(workspace) as reading, target.write(workspace) as writing:
         if not writing.is_empty():
             raise Conflict(
-                f"Workspace {workspace!r} already holds memory in the target store; copy into "
-                "an empty store (or workspace) so that nothing there is mixed or overwritten."
+                f"Workspace {workspace!r} already holds memories, notebooks or settings in the "
+                "target store; copy into an empty store (or workspace) so that nothing there is "
+                "mixed or overwritten."
             )
         counts = writing.load(reading.dump())
     target.scrub(workspace)
