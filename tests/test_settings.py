@@ -10,6 +10,8 @@ import json
 import shutil
 import subprocess
 import sys
+import threading
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -280,3 +282,31 @@ def test_the_cli_refuses_a_change_without_because_or_with_a_wrong_value(
         assert json.loads(done.stdout)["error_class"] == "validation"
     listed = json.loads(palimpsest(db_path, env, "settings", "--history", "--json").stdout)
     assert listed["events"] == []
+
+
+def test_two_writers_changing_settings_at_once_leave_an_unbroken_history(
+    store: Store, workspace: str
+) -> None:
+    """Each change's old value is the previous change's new one: no change is lost or
+    judged against a stale value, whichever writer wins each race."""
+
+    def writer(values: range) -> None:
+        service = Service(open_store(store.url), actor="user:w", workspace=workspace)
+        try:
+            for days in values:
+                service.change_settings(changes={"freshness_days.fact": days}, because="race")
+        finally:
+            service.close()
+
+    threads = [threading.Thread(target=writer, args=(range(start, start + 40, 2),))
+               for start in (10, 11)]  # fmt: skip
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    history = Service(store, workspace=workspace).settings_history(limit=1000)["events"]
+    sides = [event["data"]["freshness_days.fact"] for event in history]
+    assert len(sides) == 40
+    assert all(old == new for (_, new), (old, _) in pairwise(sides))
+    final = Service(store, workspace=workspace).settings()["settings"]["freshness_days.fact"]
+    assert final["value"] == sides[-1][1]
