@@ -16,8 +16,12 @@ import os
 import signal
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
+import psycopg
 import pytest
 from mcp import Client
 
@@ -149,3 +153,25 @@ def env(tmp_path: Path) -> dict[str, str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith("PALIMPSEST_")}
     base.update(HOME=str(tmp_path / "home"), XDG_DATA_HOME=str(tmp_path / "xdg"))
     return base
+
+
+@dataclass(frozen=True)
+class OwnSchema:
+    name: str
+    url: str  # the test server's URL, with this schema as its search path
+
+
+@contextmanager
+def own_postgres_schema(prefix: str) -> Iterator[OwnSchema]:
+    """A PostgreSQL schema of the test's own (a store of some past or future release, say),
+    dropped at the end."""
+    assert POSTGRES_URL
+    name = f"{prefix}_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {name}")
+    separator = "&" if "?" in POSTGRES_URL else "?"
+    try:
+        yield OwnSchema(name, f"{POSTGRES_URL}{separator}options={quote(f'-csearch_path={name}')}")
+    finally:
+        with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA {name} CASCADE")

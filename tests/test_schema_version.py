@@ -6,10 +6,8 @@ from __future__ import annotations
 import sqlite3
 import subprocess
 import sys
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import quote
 
 import psycopg
 import pytest
@@ -18,7 +16,7 @@ from palimpsest.service import Service
 from palimpsest.store import open_store
 from palimpsest.store.migrations import migrations
 
-from .conftest import POSTGRES_URL, needs_postgres
+from .conftest import POSTGRES_URL, OwnSchema, needs_postgres, own_postgres_schema
 
 
 def newest(backend: str) -> int:
@@ -55,35 +53,25 @@ def test_a_sqlite_store_of_a_newer_release_is_refused_and_left_as_it_was(
 
 
 @pytest.fixture
-def newer_postgres_schema() -> Iterator[str]:
+def newer_postgres_schema() -> Iterator[OwnSchema]:
     """A PostgreSQL schema of this test's own, marked as written by a newer release."""
-    assert POSTGRES_URL
-    schema = f"newer_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
-        conn.execute(f"CREATE SCHEMA {schema}")
-        conn.execute(f"CREATE TABLE {schema}.palimpsest_schema (version INTEGER NOT NULL)")
-        conn.execute(
-            f"INSERT INTO {schema}.palimpsest_schema VALUES (%s)", (newest("postgres") + 1,)
-        )
-    try:
+    with own_postgres_schema("newer") as schema:
+        with psycopg.connect(schema.url) as conn:
+            conn.execute("CREATE TABLE palimpsest_schema (version INTEGER NOT NULL)")
+            conn.execute("INSERT INTO palimpsest_schema VALUES (%s)", (newest("postgres") + 1,))
         yield schema
-    finally:
-        with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
-            conn.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
 @needs_postgres
 def test_a_postgres_store_of_a_newer_release_is_refused_and_left_as_it_was(
-    newer_postgres_schema: str, env: dict[str, str]
+    newer_postgres_schema: OwnSchema, env: dict[str, str]
 ) -> None:
     assert POSTGRES_URL
-    separator = "&" if "?" in POSTGRES_URL else "?"
-    url = f"{POSTGRES_URL}{separator}options={quote(f'-csearch_path={newer_postgres_schema}')}"
-    message = refused_by_the_cli(url, env)
+    message = refused_by_the_cli(newer_postgres_schema.url, env)
     assert "newer Palimpsest" in message and "Upgrade" in message
     with psycopg.connect(POSTGRES_URL) as conn:
         tables = conn.execute(
             "SELECT table_name FROM information_schema.tables WHERE table_schema = %s",
-            (newer_postgres_schema,),
+            (newer_postgres_schema.name,),
         ).fetchall()
     assert [t[0] for t in tables] == ["palimpsest_schema"]  # no migration ran there

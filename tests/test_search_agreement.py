@@ -16,7 +16,6 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import psycopg
 import pytest
@@ -28,7 +27,7 @@ from palimpsest.store import Store, open_store
 from palimpsest.store.migrations import migrations, statements
 from palimpsest.store.terms import unicode_words, words
 
-from .conftest import POSTGRES_URL, needs_postgres
+from .conftest import POSTGRES_URL, needs_postgres, own_postgres_schema
 
 CORPUS = {
     "deploy": "We deploy on Fridays",
@@ -218,21 +217,12 @@ def test_the_release_before_003_store_is_indexed_by_the_new_rules(tmp_path: Path
 @pytest.fixture
 def previous_postgres_url() -> Iterator[str]:
     """A PostgreSQL schema of this test's own, at the schema before 006, with past rows."""
-    assert POSTGRES_URL
-    schema = f"before006_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
-        conn.execute(f"CREATE SCHEMA {schema}")
-    try:
-        with psycopg.connect(POSTGRES_URL) as conn:
-            conn.execute(f"SET search_path TO {schema}")
+    with own_postgres_schema("before006") as schema:
+        with psycopg.connect(schema.url) as conn:
             conn.execute("CREATE TABLE palimpsest_schema (version INTEGER NOT NULL)")
             apply_migrations_before(conn, "postgres", 6)
             write_previous_rows(conn, "%s")
-        separator = "&" if "?" in POSTGRES_URL else "?"
-        yield f"{POSTGRES_URL}{separator}options={quote(f'-csearch_path={schema}')}"
-    finally:
-        with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
-            conn.execute(f"DROP SCHEMA {schema} CASCADE")
+        yield schema.url
 
 
 @needs_postgres

@@ -14,18 +14,16 @@ import shutil
 import sqlite3
 import subprocess
 import sys
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import psycopg
 import pytest
 
 from palimpsest.store.migrations import migrations, statements
 
-from .conftest import POSTGRES_URL, needs_postgres
+from .conftest import needs_postgres, own_postgres_schema
 
 FIXTURE = Path(__file__).parent / "fixtures" / "store_before_003.db"
 MIGRATION = 3
@@ -93,15 +91,10 @@ def test_a_sqlite_store_of_the_previous_release_is_migrated(
 
 
 @pytest.fixture
-def previous_postgres_schema() -> Iterator[str]:
+def previous_postgres_url() -> Iterator[str]:
     """A PostgreSQL schema of this test's own, at the schema before 003, with past rows."""
-    assert POSTGRES_URL
-    schema = f"before003_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
-        conn.execute(f"CREATE SCHEMA {schema}")
-    try:
-        with psycopg.connect(POSTGRES_URL) as conn:
-            conn.execute(f"SET search_path TO {schema}")
+    with own_postgres_schema("before003") as schema:
+        with psycopg.connect(schema.url) as conn:
             conn.execute("CREATE TABLE palimpsest_schema (version INTEGER NOT NULL)")
             for number, script in migrations("postgres"):
                 if number < MIGRATION:
@@ -109,10 +102,7 @@ def previous_postgres_schema() -> Iterator[str]:
                         conn.execute(statement.encode())
                     conn.execute("INSERT INTO palimpsest_schema VALUES (%s)", (number,))
             write_past_rows(conn)
-        yield schema
-    finally:
-        with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
-            conn.execute(f"DROP SCHEMA {schema} CASCADE")
+        yield schema.url
 
 
 def write_past_rows(conn: psycopg.Connection[Any]) -> None:
@@ -151,11 +141,9 @@ def assert_stored_with_four_digit_years(rows: Any) -> None:
 
 @needs_postgres
 def test_a_postgres_store_of_the_previous_release_is_migrated(
-    previous_postgres_schema: str, env: dict[str, str]
+    previous_postgres_url: str, env: dict[str, str]
 ) -> None:
-    assert POSTGRES_URL
-    separator = "&" if "?" in POSTGRES_URL else "?"
-    url = f"{POSTGRES_URL}{separator}options={quote(f'-csearch_path={previous_postgres_schema}')}"
+    url = previous_postgres_url
     check_times_compare_in_order(url, env)
     with psycopg.connect(url) as conn:
         version = conn.execute("SELECT max(version) FROM palimpsest_schema").fetchone()
