@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,10 +20,10 @@ from palimpsest.config import KEYS, load_config
 from palimpsest.errors import ValidationError
 
 from .test_mcp_e2e import (
-    STARTUP_SECONDS,
     accepts_connections,
     free_port,
     open_slow_clients,
+    serving,
     wait_closed_by_server,
 )
 
@@ -210,22 +209,8 @@ def served(env: dict[str, str], config: Path, db: Path) -> Iterator[int]:
          "serve", "--http"],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
-    try:
-        deadline = time.monotonic() + STARTUP_SECONDS
-        while not accepts_connections(port):
-            assert process.poll() is None, process.stderr.read() if process.stderr else ""
-            assert time.monotonic() < deadline, "the HTTP server did not start in time"
-            time.sleep(0.05)
+    with serving(process, port):
         yield port
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        if process.stderr:
-            process.stderr.close()
 
 
 def test_the_server_takes_its_port_and_limits_from_the_file(

@@ -80,6 +80,13 @@ def http_server(
         text=True,
         preexec_fn=limit,
     )
+    with serving(process, port):
+        yield f"http://127.0.0.1:{port}/mcp", port
+
+
+@contextmanager
+def serving(process: subprocess.Popen[str], port: int) -> Iterator[None]:
+    """Wait until `process` (a `serve --http`) answers on `port`; stop it afterwards."""
     try:
         deadline = time.monotonic() + STARTUP_SECONDS
         while not accepts_connections(port):
@@ -88,8 +95,9 @@ def http_server(
                 process.wait(timeout=0.05)
             except subprocess.TimeoutExpired:
                 continue
-            raise AssertionError(f"serve --http exited: {process.stderr.read()!r}")
-        yield f"http://127.0.0.1:{port}/mcp", port
+            said = process.stderr.read() if process.stderr else ""
+            raise AssertionError(f"serve --http exited: {said!r}")
+        yield
     finally:
         process.terminate()
         try:
