@@ -668,3 +668,46 @@ def test_a_password_labelled_in_another_language_is_redacted_alone() -> None:
         "Le mot de passe est [REDACTED:password-in-prose].",
         ["password-in-prose"],
     )
+
+
+# Found by an adversarial pass: a key disguised by one character the folding did not know
+# (Latin script g, a Cherokee letter, an accent combined onto a letter), and passwords
+# stated in prose that hold only digits or only letters.
+DISGUISED_KEYS = [
+    "token \u0261hp_aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5",  # Latin small script g
+    "AKIAIO\u13daFODNN7EXAMPLQ",  # Cherokee letter DU, drawn as an S
+    "AKIA\u13a0BCDEFGHIJKLMNOP",  # Cherokee letter A, drawn as a D
+    "gh\u0301p_aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5",  # an accent combined onto the h
+    "ghp_aB3dE5fG7hI9jK1lM3n\u0323O5pQ7rS9tU1vW3xY5",  # a dot below, inside the body
+]
+
+
+@pytest.mark.parametrize("text", DISGUISED_KEYS)
+def test_a_key_disguised_by_one_character_is_refused(text: str) -> None:
+    assert find_secrets(text) != []
+
+
+PROSE_PASSWORDS = [
+    "the wifi password is 8473625190",
+    "The router password is 84736251.",
+    "our shared password is correcthorsebatterystaple",
+]
+
+
+@pytest.mark.parametrize("text", PROSE_PASSWORDS)
+def test_a_password_of_digits_alone_or_letters_alone_is_refused_in_prose(text: str) -> None:
+    assert find_secrets(text) != []
+
+
+PROSE_ABOUT_PASSWORDS = [
+    "The password is wrong!",
+    "The password is expired? Reset it from the console.",
+    "the password is 12 characters long",
+    "the password is documented in the team vault",
+    "the password is incorrect",
+]
+
+
+@pytest.mark.parametrize("text", PROSE_ABOUT_PASSWORDS)
+def test_a_sentence_about_a_password_is_not_a_password(text: str) -> None:
+    assert find_secrets(text) == []

@@ -19,6 +19,10 @@ _INVISIBLE = re.compile(
     "\ufeff\uffa0\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3"
     "\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f\U000e0100-\U000e01ef]"
 )
+# Accents typed as characters of their own (combining marks): nobody sees them as letters,
+# and on a letter with no composed form ("h" + acute) they would split a key in two. Read
+# the letter alone. A letter typed composed ("ñ", "é") is one character, and stays.
+_MARKS = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
 # Markdown emphasis around a word ("**Password:** x", "*DB password*"): formatting, not
 # text. Only one or two stars that open or close a word; "a*b", "****" and "x***" stay.
 # (The leading (?=\*) spares the lookbehinds at every other character.)
@@ -29,8 +33,12 @@ _EMPHASIS = re.compile(
 # text copied from HTML source or exported from a wiki keeps them. Read as what they show.
 _ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
 _SKIPPED = re.compile(
-    f"{_MARKER.pattern}|{_INVISIBLE.pattern}|{_EMPHASIS.pattern}|(?P<entity>{_ENTITY.pattern})"
+    f"{_MARKER.pattern}|{_INVISIBLE.pattern}|{_MARKS.pattern}|{_EMPHASIS.pattern}"
+    f"|(?P<entity>{_ENTITY.pattern})"
 )
+
+
+_LOOKALIKE = re.compile(f"[{''.join(LOOKALIKES)}]")
 
 
 def _table_cells(text: str) -> str:
@@ -45,30 +53,32 @@ def _table_cells(text: str) -> str:
 
 
 def folded(text: str) -> str:
-    """`text` with Cyrillic and Greek look-alikes read as Latin letters, one for one (so the
-    origin of each character stays where it was). A search and a replace per letter present
-    cost a tenth of `str.translate`, which looks each character up in Python."""
+    """`text` with look-alike letters (Cyrillic, Greek, Cherokee, rare Latin) read as the
+    Latin letters they imitate, one for one (so the origin of each character stays where it
+    was). One search, then a replace per letter present, cost a tenth of `str.translate`,
+    which looks each character up in Python."""
     if text.isascii():
         return text
-    for lookalike, latin in LOOKALIKES.items():
-        if lookalike in text:
-            text = text.replace(lookalike, latin)
+    for lookalike in set(_LOOKALIKE.findall(text)):
+        text = text.replace(lookalike, LOOKALIKES[lookalike])
     return text
 
 
 def screening_copy(text: str) -> tuple[str, list[int] | None]:
     """The text as the gate reads it, and where each of its characters came from.
 
-    Markers, invisible characters and Markdown emphasis are left out, table bars read as
-    colons and HTML entities as their characters, every character is NFKC-normalised
-    (fullwidth "ｇｈｐ＿" reads "ghp_") and look-alike letters read as Latin (Cyrillic
-    "АКІА" reads "AKIA"), so copy-paste, editors, chat clients and Markdown cannot hide a
+    Markers, invisible characters, combining accents and Markdown emphasis are left out,
+    table bars read as colons and HTML entities as their characters, every character is
+    NFKC-normalised (fullwidth "ｇｈｐ＿" reads "ghp_") and look-alike letters read as Latin
+    (Cyrillic "АКІА" reads "AKIA"), so copy-paste, editors, chat clients and Markdown cannot hide a
     credential. `origin[i]` is the index in `text` of the character that gave
     `copy[i]`; None when the copy matches the text character for character (plain ASCII
     without a marker: the common case).
     """
     plain = text.isascii() or (
-        unicodedata.is_normalized("NFKC", text) and not _INVISIBLE.search(text)
+        unicodedata.is_normalized("NFKC", text)
+        and not _INVISIBLE.search(text)
+        and not _MARKS.search(text)
     )
     if (
         plain

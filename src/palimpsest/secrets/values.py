@@ -210,12 +210,26 @@ def password_literal(value: str, min_len: int = 4) -> bool:
     return not (value.isdigit() and len(value) < 4)
 
 
+# A word closed by "!" or "?" ends a sentence ("the password is wrong!"), not a password.
+_EXCLAIMED_WORD = re.compile(r"[^\W\d_]+[!?]+")
+# No word is this long: a run of letters this long is made up ("correcthorsebatterystaple").
+LONGEST_WORD = 16
+PIN_DIGITS = 6
+
+
 def looks_like_password(value: str) -> bool:
-    """A password stated in prose: letters with digits or symbols ("hunter2!", "Tr0ub4dor&3")."""
-    if not password_literal(value, 6) or _MEASURE.fullmatch(value) or CODE.search(value):
+    """A password stated in prose: letters with digits or symbols ("hunter2!", "Tr0ub4dor&3"),
+    digits alone of a PIN's length or more ("84736251"), or letters alone, longer than a word."""
+    if not password_literal(value, 6):
         return False
-    if _ALGORITHM.fullmatch(value):
+    if value.isdigit():  # before the measures, which take a bare number for one
+        return len(value) >= PIN_DIGITS
+    if _MEASURE.fullmatch(value) or CODE.search(value) or _ALGORITHM.fullmatch(value):
         return False
+    if _EXCLAIMED_WORD.fullmatch(value):
+        return False
+    if value.isalpha():
+        return len(value) > LONGEST_WORD
     letters = sum(c.isalpha() for c in value)
     digits = sum(c.isdigit() for c in value)
     symbols = sum(not c.isalnum() and c not in "-_.'" for c in value)
