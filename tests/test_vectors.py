@@ -8,15 +8,18 @@ the top of a fixed corpus; the null embedder writes none and everything still wo
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
+import psycopg
 import pytest
 
 from palimpsest.embed import Embedder, NullEmbedder, load_embedder
 from palimpsest.model import Memory
 from palimpsest.service import Service
-from palimpsest.service.vectors import embedding_text, model_tag
+from palimpsest.service.vectors import embedding_text, model_tag, vector_bytes
 from palimpsest.store import SearchQuery, Store, open_store, pg_vectors
 
 from .conftest import POSTGRES_URL, needs_postgres
@@ -258,3 +261,110 @@ def test_copy_carries_the_vectors(tmp_path: Path, minilm: Embedder) -> None:
             assert tx.stale_vectors(model_tag(minilm), 10) == []
     finally:
         target.close()
+
+
+# -- forget: the vector's bytes leave the files, index included ------------------------
+
+FORGOTTEN_TEXT = "The zebra crossing by the school was repainted violet on {n}."
+
+
+def vector_prints(service: Service, memory_id: str) -> list[bytes]:
+    """The first 32 bytes of each version's float32 vector: what the files would hold."""
+    with service.store.read(service.workspace) as tx:
+        versions = [v.version for v in tx.memory_versions(memory_id)]
+    prints = []
+    for version in versions:
+        vector = stored(service, memory_id, version)
+        assert vector is not None
+        prints.append(vector_bytes(vector)[:32])
+    return prints
+
+
+def files_with(folder: Path, prints: list[bytes]) -> list[str]:
+    return sorted(
+        p.name
+        for p in folder.iterdir()
+        if p.is_file() and any(fp in p.read_bytes() for fp in prints)
+    )
+
+
+@pytest.mark.parametrize("checkpointed", [False, True], ids=["in-wal", "in-db-file"])
+def test_forget_leaves_no_vector_bytes_in_the_sqlite_files(
+    tmp_path: Path, minilm: Embedder, checkpointed: bool
+) -> None:
+    folder = tmp_path / "store"
+    store = open_store(str(folder / "palimpsest.db"))
+    try:
+        service = Service(store, embedder=minilm)
+        fill(service)
+        mid = service.remember(notebook="n", kind="fact", text=FORGOTTEN_TEXT.format(n=1))["id"]
+        service.revise(id=mid, text=FORGOTTEN_TEXT.format(n=2))
+        fill(service, notebook="after")
+        prints = vector_prints(service, mid)
+        if checkpointed:
+            assert store.scrub()
+        assert files_with(folder, prints), "the vectors are on disk before the forget"
+        assert service.forget(id=mid, because="test")["scrub_pending"] is False
+        assert files_with(folder, prints) == []
+        assert len(nearest(service, "zebra crossing", limit=50)) == 2 * len(CORPUS)
+    finally:
+        store.close()
+
+
+@pytest.fixture
+def private_postgres() -> Iterator[str]:
+    """A new database on the test server, dropped at the end: its files are this test's."""
+    assert POSTGRES_URL
+    name = f"vectors_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}".encode())
+    base, _, _ = POSTGRES_URL.rpartition("/")
+    try:
+        yield f"{base}/{name}"
+    finally:
+        with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)".encode())
+
+
+def postgres_files(url: str) -> tuple[Path, Path]:
+    """The database's folder, and the file of the HNSW index on the vectors."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CHECKPOINT")  # what is in shared buffers reaches the files
+        row = conn.execute(
+            "SELECT current_setting('data_directory'), "
+            "pg_relation_filepath('vectors_hnsw'), pg_relation_filepath('memory_vectors')"
+        ).fetchone()
+    assert row is not None
+    root = Path(str(row[0]))
+    return (root / str(row[2])).parent, root / str(row[1])
+
+
+@needs_postgres
+def test_forget_and_scrub_leave_no_vector_bytes_in_postgres_table_or_hnsw_index(
+    private_postgres: str, minilm: Embedder
+) -> None:
+    store = open_store(private_postgres)
+    try:
+        service = Service(store, embedder=minilm)
+        fill(service)
+        mid = service.remember(notebook="n", kind="fact", text=FORGOTTEN_TEXT.format(n=1))["id"]
+        prints = vector_prints(service, mid)
+        folder, index = postgres_files(private_postgres)
+        assert any(fp in index.read_bytes() for fp in prints), "the index holds the vector"
+        assert len(files_with(folder, prints)) >= 2  # the table's file and the index's
+        assert service.forget(id=mid, because="test")["scrub_pending"] is True
+        assert files_with(folder, prints), "a forget alone leaves the bytes (until scrub)"
+        done = store.rewrite()
+        assert done.pending == 0 and "memory_vectors" in done.locked_seconds
+        folder, index = postgres_files(private_postgres)
+        assert files_with(folder, prints) == []
+        # The index was rebuilt under its own name, and answers.
+        with psycopg.connect(private_postgres) as conn:
+            names = conn.execute(
+                "SELECT indexname FROM pg_indexes WHERE tablename = 'memory_vectors'"
+            ).fetchall()
+        assert {"vectors_hnsw", "vectors_model"} <= {n[0] for n in names}
+        top = nearest(service, CORPUS["cat"], limit=1)
+        assert _text(service, top[0][0]) == CORPUS["cat"]
+    finally:
+        store.close()
