@@ -11,6 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..embed.base import Vectors
+from . import SearchQuery
 
 RowIds = npt.NDArray[np.int64]
 
@@ -36,3 +37,19 @@ def ranked(scores: npt.NDArray[np.float32], rowids: RowIds, limit: int) -> list[
         scores, rowids = scores[keep], rowids[keep]
     order = np.lexsort((-rowids, -scores))[:limit]
     return [(int(rowids[i]), float(scores[i])) for i in order]
+
+
+def narrowed(query: SearchQuery) -> bool:
+    """Whether the filters may leave out many current active memories (a notebook, kind,
+    tag, scope, time range, a past state, other statuses): then a search is exact, since
+    an index or a cache of candidates could come back short."""
+    return bool(
+        query.notebook_ids is not None
+        or query.kinds
+        or query.tags
+        or query.scopes
+        or query.since is not None
+        or query.until is not None
+        or query.at_seq is not None
+        or tuple(query.statuses) != ("active",)
+    )
