@@ -382,10 +382,12 @@ class SqliteSession(SqlSession):
         while True:
             candidates = cache.candidates(vector, count)
             rows = self._rows(
-                "SELECT v.rowid AS rowid, mv.vector AS vector FROM memory_versions v "
+                # CROSS JOIN: SQLite then walks the candidates and looks each row up,
+                # instead of scanning the workspace for rows in the list.
+                "SELECT v.rowid AS rowid, mv.vector AS vector FROM json_each(?) AS c "
+                "CROSS JOIN memory_versions v ON v.rowid = c.value "
                 "JOIN memory_vectors mv ON mv.version_rowid = v.rowid "
-                f"WHERE v.rowid IN (SELECT value FROM json_each(?)) AND {conditions} "
-                "AND mv.model = ?",
+                f"WHERE {conditions} AND mv.model = ?",
                 [json.dumps(candidates.tolist()), *args, model],
             )
             rows += self._rows(
