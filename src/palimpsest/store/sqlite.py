@@ -137,6 +137,7 @@ class SqliteStore:
         with _translated():
             conn.execute("BEGIN IMMEDIATE")
             session = SqliteSession(conn, workspace, self._vector_caches, writing=True)
+            session.note_committed_state()
             try:
                 session.ensure_workspace()
                 yield session
@@ -244,8 +245,18 @@ class SqliteSession(SqlSession):
         super().__init__(workspace)
         self.conn = conn
         self._vector_caches = vector_caches
-        # A write session sees its own uncommitted rows: it reads a cache, never fills one.
+        # A write session sees its own uncommitted rows, which a rollback may undo: it
+        # fills a cache only from the state committed before it began (`_committed`).
         self._writing = writing
+        self._committed: tuple[int, int] = (0, 0)  # (last event, vector generation)
+
+    def note_committed_state(self) -> None:
+        """Called as the write transaction begins, before it writes anything."""
+        self._committed = (self._last_seq(), self.vector_generation())
+
+    def _last_seq(self) -> int:
+        last = self._row("SELECT max(seq) AS seq FROM events")
+        return int(last["seq"] or 0) if last else 0
 
     def _rows(self, sql: str, params: Iterable[Any] = ()) -> list[Row]:
         return self.conn.execute(sql, tuple(params)).fetchall()
@@ -304,19 +315,20 @@ class SqliteSession(SqlSession):
         if self._vector_caches is None:
             return None
         key = (self.workspace, model)
-        last = self._row("SELECT max(seq) AS seq FROM events")
-        seq = int(last["seq"] or 0) if last else 0
-        generation = self.vector_generation()
+        if self._writing:
+            seq, generation = self._committed
+            if self.vector_generation() != generation:
+                return None  # this transaction forgot or reindexed: search exactly
+        else:
+            seq, generation = self._last_seq(), self.vector_generation()
         cache = self._vector_caches.get(key)
         if cache is None or (cache.generation, cache.dimensions) != (generation, dimensions):
-            if self._writing:
-                return None
             cache = self._built_cache(model, dimensions, seq, generation)
             if cache is None:
                 self._vector_caches.pop(key, None)
                 return None
             self._vector_caches[key] = cache
-        if cache.seq < seq and not self._writing:
+        if cache.seq < seq:
             with cache.lock:
                 if cache.seq < seq:
                     self._catch_up(cache, model, seq)
@@ -335,8 +347,9 @@ class SqliteSession(SqlSession):
         rows = self._cursor(
             "SELECT v.rowid AS rowid, mv.vector AS vector FROM memory_versions v "
             "JOIN memory_vectors mv ON mv.version_rowid = v.rowid WHERE v.workspace = ? "
-            "AND v.to_seq IS NULL AND v.scrubbed = 0 AND mv.model = ?",
-            (self.workspace, model),
+            "AND v.from_seq <= ? AND (v.to_seq IS NULL OR v.to_seq > ?) AND v.scrubbed = 0 "
+            "AND mv.model = ?",
+            (self.workspace, seq, seq, model),
         )
         chunk: list[Row] = []
         for row in rows:
@@ -347,18 +360,20 @@ class SqliteSession(SqlSession):
         return _cached_chunk(cache, chunk, dimensions, seq, generation)
 
     def _catch_up(self, cache: VectorCache, model: str, seq: int) -> None:
-        """Add the versions written after the cache's last event, drop those they ended."""
+        """Add the versions written after the cache's last event up to event `seq`, and
+        drop those they ended (as they stood at `seq`: a write session's own are not)."""
         added = self._rows(
             "SELECT v.rowid AS rowid, mv.vector AS vector FROM memory_versions v "
             "JOIN memory_vectors mv ON mv.version_rowid = v.rowid WHERE v.workspace = ? "
-            "AND v.from_seq > ? AND v.to_seq IS NULL AND v.scrubbed = 0 AND mv.model = ?",
-            (self.workspace, cache.seq, model),
+            "AND v.from_seq > ? AND v.from_seq <= ? AND (v.to_seq IS NULL OR v.to_seq > ?) "
+            "AND v.scrubbed = 0 AND mv.model = ?",
+            (self.workspace, cache.seq, seq, seq, model),
         )
         ended = self._rows(
             "SELECT p.rowid AS rowid FROM memory_versions n JOIN memory_versions p "
             "ON p.memory_id = n.memory_id AND p.to_seq = n.from_seq "
-            "WHERE n.workspace = ? AND n.from_seq > ?",
-            (self.workspace, cache.seq),
+            "WHERE n.workspace = ? AND n.from_seq > ? AND n.from_seq <= ?",
+            (self.workspace, cache.seq, seq),
         )
         cache.drop(np.array([row["rowid"] for row in ended], dtype=np.int64))
         if added:
