@@ -377,7 +377,9 @@ def cached_is_exact_for(service: Service) -> None:
     """Every memory of these tests is a fact: asking for the kind makes a search exact."""
     for question in [*QUESTIONS, "feline", "a cat"]:
         exact = nearest(service, question, limit=3, kinds=("fact",))
-        assert nearest(service, question, limit=3) == exact, question
+        cached = nearest(service, question, limit=3)
+        assert [m for m, _ in cached] == [m for m, _ in exact], question
+        assert [s for _, s in cached] == pytest.approx([s for _, s in exact], abs=1e-6)
 
 
 def _notebook_id(service: Service) -> str:
@@ -393,7 +395,8 @@ def test_the_sqlite_cache_sees_every_write_of_another_process(
     from palimpsest.store import sqlite as sqlite_store
 
     monkeypatch.setattr(sqlite_store, "EXACT_BELOW", 5)  # the corpus counts as large
-    monkeypatch.setattr(sqlite_store, "CANDIDATE_VECTORS", 4)  # and candidates are few
+    monkeypatch.setattr(sqlite_store, "CANDIDATE_VECTORS", 6)  # and candidates are few
+    monkeypatch.setattr(sqlite_store, "RESCORED", 3)
     path = str(tmp_path / "shared.db")
     here, there = open_store(path), open_store(path)
     try:
