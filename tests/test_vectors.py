@@ -493,3 +493,20 @@ def test_a_role_that_may_not_create_pgvector_is_told_what_to_run() -> None:
         with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
             admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)".encode())
             admin.execute(f"DROP ROLE IF EXISTS {role}".encode())
+
+
+def test_the_exact_sqlite_search_gives_the_same_answer_a_chunk_at_a_time(
+    tmp_path: Path, minilm: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The exact search reads the vectors a chunk at a time (memory stays flat at 100k)."""
+    from palimpsest.store import sqlite as sqlite_store
+
+    lite = open_store(str(tmp_path / "chunks.db"))
+    try:
+        service = _corpus_service(lite, "default", minilm)
+        whole = {q: nearest(service, q, limit=5) for q in [*QUESTIONS, "weather"]}
+        monkeypatch.setattr(sqlite_store, "LOAD_CHUNK", 3)
+        for question, answer in whole.items():
+            assert nearest(service, question, limit=5) == answer, question
+    finally:
+        lite.close()

@@ -293,13 +293,18 @@ class SqliteSession(SqlSession):
                 return self._memories_scored(
                     self._nearest_cached(cache, vector, where, args, query.limit, model)
                 )
-        rows = self._rows(
+        cursor = self.conn.execute(
             "SELECT v.rowid AS rowid, mv.vector AS vector FROM memory_versions v "
             f"JOIN memory_vectors mv ON mv.version_rowid = v.rowid WHERE {' AND '.join(where)} "
             "AND mv.model = ?",
             [*args, model],
         )
-        return self._memories_scored(self._scored(rows, vector, query.limit))
+        # A chunk at a time: the scores of every row are kept, never all their vectors.
+        best: list[tuple[int, float]] = []
+        while chunk := cursor.fetchmany(LOAD_CHUNK):
+            found = self._scored(chunk, vector, query.limit)
+            best = vector_search.merged(best, found)[: query.limit]
+        return self._memories_scored(best)
 
     @staticmethod
     def _scored(rows: list[Row], vector: Vectors, limit: int) -> list[tuple[int, float]]:
