@@ -507,6 +507,8 @@ def test_the_exact_sqlite_search_gives_the_same_answer_a_chunk_at_a_time(
         whole = {q: nearest(service, q, limit=5) for q in [*QUESTIONS, "weather"]}
         monkeypatch.setattr(sqlite_store, "LOAD_CHUNK", 3)
         for question, answer in whole.items():
-            assert nearest(service, question, limit=5) == answer, question
+            chunked = nearest(service, question, limit=5)
+            assert [m for m, _ in chunked] == [m for m, _ in answer], question
+            assert [s for _, s in chunked] == pytest.approx([s for _, s in answer], abs=1e-6)
     finally:
         lite.close()
