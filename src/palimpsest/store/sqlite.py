@@ -18,7 +18,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..embed.base import Vectors
 from ..errors import PalimpsestError, Retryable, ValidationError
 from ..model import Memory
 from . import Rewrite, SearchQuery, vector_search
@@ -27,6 +26,7 @@ from .rows import Row, memory_from_row
 from .session import SqlSession, key_race
 from .terms import index_text, query_terms
 from .vector_cache import VectorCache
+from .vector_search import Vectors
 
 BUSY_TIMEOUT_MS = 15_000
 # How long a scrub waits for other processes' readers to let go of the WAL before it

@@ -31,7 +31,7 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from ..embed.base import Vectors
+from .vector_search import Vectors
 
 Codes = npt.NDArray[np.uint64]
 RowIds = npt.NDArray[np.int64]

@@ -10,9 +10,11 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from ..embed.base import Vectors
 from . import SearchQuery
 
+# What the embedders make (embed.base.Vectors, the same type): named here, since the store
+# takes vectors as plain arrays and knows nothing of embedders.
+Vectors = npt.NDArray[np.float32]
 RowIds = npt.NDArray[np.int64]
 
 
