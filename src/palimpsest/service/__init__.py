@@ -6,6 +6,7 @@ operations are grouped by concept in the modules beside this one.
 
 from __future__ import annotations
 
+from ..embed import Embedder
 from .base import DEFAULT_WORKSPACE
 from .doctor import DoctorOps
 from .history import HistoryOps
@@ -37,7 +38,11 @@ class Service(MemoryOps, RecallOps, HistoryOps, NotebookOps, DoctorOps, Settings
         self.store.close()
 
 
-def open_service(location: str, *, actor: str, create: bool = True) -> Service:
+def open_service(
+    location: str, *, actor: str, create: bool = True, embedder: Embedder | None = None
+) -> Service:
     """The service over the store a user named: a SQLite file path or a postgresql:// URL.
-    Without `create`, a SQLite file that does not exist is `not_found`, and not made."""
-    return Service(open_store_for(location, actor, create=create), actor=actor)
+    Without `create`, a SQLite file that does not exist is `not_found`, and not made.
+    `embedder` None: the default embedder (its model loads on the first embed)."""
+    store = open_store_for(location, actor, create=create)
+    return Service(store, actor=actor, embedder=embedder)

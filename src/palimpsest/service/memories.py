@@ -105,6 +105,7 @@ class MemoryOps(ServiceBase):
                 result["memory"] = memory_view(memory, {nb.id: nb}, now)
             return result
 
+        self.vectors.warm_filed(values, self.workspace, self.actor)  # the model runs unlocked
         return self._write("remember", request, idempotency_key, dry_run, body)
 
     def _link_supersedes(self, tx: StoreWriter, successor_id: str, old_id: str, now: str) -> None:
