@@ -126,3 +126,32 @@ def test_fusion_keeps_a_strong_word_match_above_a_vague_meaning() -> None:
     assert [(h.memory.id, h.matched) for h in hits] == [
         ("exact", "words"), ("vague", "meaning"), ("weak", "both"), ("close", "meaning"),
     ]  # fmt: skip
+
+
+def test_a_memory_filed_beside_a_match_comes_with_it(hybrid: Service) -> None:
+    """Neighbouring context: the answer filed right after a question is found with it,
+    though it shares neither words nor meaning with the query."""
+    asked = hybrid.remember(notebook="ops", kind="note", text="Which port does the staging "
+                            "database listen on?")  # fmt: skip
+    answer = hybrid.remember(notebook="ops", kind="note", text="5433, since the upgrade.")
+    hybrid.remember(notebook="elsewhere", kind="note", text="Nothing to do with it.")
+    hits = found(hybrid, "staging database port")
+    assert [h["id"] for h in hits][:2] == [asked["id"], answer["id"]]
+    assert hits[1]["matched"] == "context"
+    assert answer["id"] not in [
+        h["id"] for h in found(hybrid, "staging database port", kind="fact")
+    ]
+    hybrid.revise(id=answer["id"], status="retracted", note="wrong port")
+    assert answer["id"] not in [h["id"] for h in found(hybrid, "staging database port")]
+    hybrid.change_settings(changes={"recall.weight.context": 0}, because="no context")
+    hybrid.revise(id=answer["id"], status="active", note="right after all")
+    assert answer["id"] not in [h["id"] for h in found(hybrid, "staging database port")]
+
+
+def test_context_as_of_leaves_out_what_was_filed_later(hybrid: Service) -> None:
+    asked = hybrid.remember(notebook="ops", kind="note", text="Which port does the staging "
+                            "database listen on?")  # fmt: skip
+    then = hybrid.inspect(id=asked["id"])["memory"]["recorded_at"]
+    answer = hybrid.remember(notebook="ops", kind="note", text="5433, since the upgrade.")
+    assert answer["id"] in [h["id"] for h in found(hybrid, "staging database port")]
+    assert answer["id"] not in [h["id"] for h in found(hybrid, "staging database port", as_of=then)]

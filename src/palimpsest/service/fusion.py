@@ -29,13 +29,14 @@ class Weights:
     words: float
     meaning: float
     min_similarity: float  # a cosine below this is no match by meaning
+    context: float = 0.0  # the share of a hit's score its neighbours gain (context.py)
 
 
 @dataclass(frozen=True)
 class Fused:
     memory: Memory
     score: float
-    matched: str  # words, meaning or both
+    matched: str  # words, meaning, both (or context: context.py)
 
 
 def fuse(

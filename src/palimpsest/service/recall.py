@@ -20,6 +20,7 @@ from ..revise import parse_fields
 from ..store import SearchQuery, StoreReader
 from ..views import hit_view, rule_view
 from .base import MAX_LIMIT, ServiceBase, choices, parse_time_arg, refuse_nul
+from .context import with_context
 from .fusion import WORDS, Fused, Weights, fuse
 from .settings import current_settings, freshness_days
 from .vectors import model_tag
@@ -123,7 +124,9 @@ class RecallOps(ServiceBase):
         pool = replace(search, limit=max(search.limit, POOL))
         words = tx.search(pool)
         meaning = tx.nearest(vector, pool, model_tag(self.embedder))
-        return fuse(words, meaning, _weights(tx))
+        weights = _weights(tx)
+        fused = fuse(words, meaning, weights)
+        return with_context(tx, fused, search, weights.context, _passes)
 
     def _exact(self, tx: StoreReader, query: str, search: SearchQuery) -> list[Memory]:
         """Memories whose id or key is exactly the query and that pass the filters: first."""
@@ -157,6 +160,7 @@ def _weights(tx: StoreReader) -> Weights:
         words=values["recall.weight.words"],
         meaning=values["recall.weight.meaning"],
         min_similarity=values["recall.min_similarity"],
+        context=values["recall.weight.context"],
     )
 
 

@@ -79,6 +79,12 @@ SETTINGS: Mapping[str, Setting] = {
         Setting("recall.weight.words", 0.3, share, "weight of full-text matches in recall"),
         Setting("recall.weight.meaning", 0.7, share, "weight of matches by meaning in recall"),
         Setting("recall.min_similarity", 0.25, share, "least similarity a match by meaning needs"),
+        Setting(
+            "recall.weight.context",
+            0.3,
+            share,
+            "share of a hit's score lent to memories filed beside it",
+        ),
     ]
 }
 # More changes than any workspace makes to its settings: their history is read whole.
