@@ -181,37 +181,58 @@ def rrf(w_words: float, w_meaning: float, k: float = 60, pool: int = POOL,
     return rank
 
 
-def fused(words: float, smooth: float = 0.0, span: int = 1, meaning_pool: int = 0) -> Ranker:
-    """Score fusion: `words` x the full-text score scaled to 0-1 over the pool (min-max)
-    plus (1 - words) x cosine; with `meaning_pool`, only that many nearest turns have a
-    cosine and the rest get the pool's lowest (what the service knows). `smooth` adds that
-    share of the fused score of the turns up to `span` before and after in the same
-    session (divided by the distance): neighbouring context."""
+def fused(
+    words: float = 0.3,
+    context: float = 0.0,
+    span: int = 2,
+    floor: float = 0.0,
+    missing_is_zero: bool = False,
+    forward_only: bool = False,
+    diverse: float = 0.0,
+) -> Ranker:
+    """As the service ranks (service/fusion.py, service/context.py): `words` x the
+    full-text score scaled to 0-1 (min-max) plus (1 - words) x cosine, where only the
+    POOL nearest turns at or above `floor` have a cosine and the others get the lowest of
+    those (or 0 with `missing_is_zero`); then each turn gains `context` x the fused score of
+    the turns up to `span` places before and after it (divided by the distance; with
+    `forward_only` only from those before). `diverse` demotes, by that share, a turn next
+    to one already ranked above it."""
 
     def rank(c: Conversation, i: int, qv: np.ndarray, tv: np.ndarray) -> list[int]:
         cos = tv @ qv
-        if meaning_pool:
-            nearest = np.argsort(-cos)[:meaning_pool]
-            known = np.full(len(cos), cos[nearest].min())
-            known[nearest] = cos[nearest]
-            cos = known
+        nearest = [t for t in np.argsort(-cos)[:POOL] if cos[t] >= floor]
+        low = 0.0 if missing_is_zero or not nearest else float(cos[nearest].min())
+        known = np.full(len(cos), low)
+        known[nearest] = cos[nearest]
         scaled = np.zeros(len(cos))
         scores = np.array(c.word_scores[i])
         for r, t in enumerate(c.words[i]):
-            low = scores.min()
-            scaled[t] = max(scaled[t], (scores[r] - low) / (scores.max() - low + 1e-9))
-        f = words * scaled + (1 - words) * np.maximum(cos, 0)
-        if smooth:
-            session = np.array([t["session"] for t in c.turns])
-            g = f.copy()
-            for d in range(1, span + 1):
-                same = session[d:] == session[:-d]
-                g[d:] += smooth / d * f[:-d] * same
-                g[:-d] += smooth / d * f[d:] * same
-            f = g
-        return list(np.argsort(-f)[:POOL])
+            low_word = scores.min()
+            share = (scores[r] - low_word) / (scores.max() - low_word + 1e-9)
+            scaled[t] = max(scaled[t], share)
+        f = words * scaled + (1 - words) * np.maximum(known, 0)
+        g = f.copy()
+        for d in range(1, span + 1 if context else 1):
+            g[d:] += context / d * f[:-d]
+            if not forward_only:
+                g[:-d] += context / d * f[d:]
+        order = [int(t) for t in np.argsort(-g)[:POOL]]
+        return _diversified(order, g, diverse) if diverse else order
 
     return rank
+
+
+def _diversified(order: list[int], g: np.ndarray, share: float) -> list[int]:
+    chosen: list[int] = []
+    while order and len(chosen) < 10:
+
+        def value(t: int) -> float:
+            return float(g[t]) * (1 - share if any(abs(t - s) <= 2 for s in chosen) else 1)
+
+        best = max(order, key=value)
+        chosen.append(best)
+        order.remove(best)
+    return chosen + order
 
 
 def main() -> int:
@@ -222,26 +243,33 @@ def main() -> int:
     args.cache.mkdir(parents=True, exist_ok=True)
     convs = words_ranked(args.data, args.cache)
     qvecs = question_vectors(convs, args.cache)
+    plain = vectors(convs, args.cache, "plain")
     rows: list[tuple[str, dict[str, float]]] = []
-    plain_vecs = vectors(convs, args.cache, "plain")
-    rows.append(("words (service today)", score(convs, qvecs, plain_vecs, words_only)))
+    rows.append(("full text (the service before)", score(convs, qvecs, plain, words_only)))
     for recipe in TEXTS:
         tv = vectors(convs, args.cache, recipe)
         rows.append((f"meaning alone, {recipe}", score(convs, qvecs, tv, meaning_only)))
-    dated_vecs = vectors(convs, args.cache, "dated")
-    for w in (1.0, 0.5, 0.3):
-        rows.append((f"rrf k60 meaning {w}, plain", score(convs, qvecs, plain_vecs, rrf(1, w))))
-    for k, w in ((1, 0.4), (5, 0.7), (20, 0.4)):
-        rows.append((f"rrf k{k} meaning {w}, dated", score(convs, qvecs, dated_vecs, rrf(1, w, k))))
-    for a in (0.3, 0.5, 0.7):
-        rows.append((f"scores, words {a}, dated", score(convs, qvecs, dated_vecs, fused(a))))
-    for a in (0.3, 0.4, 0.5):
-        recipe = fused(a, meaning_pool=50)
-        rows.append((f"scores, words {a}, pool 50", score(convs, qvecs, dated_vecs, recipe)))
-    for a, s, span, pool in ((0.4, 0.3, 1, 0), (0.4, 0.5, 1, 0), (0.4, 0.3, 2, 0),
-                             (0.4, 0.3, 1, 50), (0.4, 0.3, 2, 50), (0.4, 0.3, 2, 200)):  # fmt: skip
-        label = f"scores {a} + neighbours {s} span {span}" + (f", pool {pool}" if pool else "")
-        rows.append((label, score(convs, qvecs, dated_vecs, fused(a, s, span, pool))))
+    recipes: list[tuple[str, Ranker]] = [
+        ("rrf k60 equal", rrf(1, 1)),
+        ("rrf k60 meaning 0.3", rrf(1, 0.3)),
+        ("rrf k1 meaning 0.4", rrf(1, 0.4, k=1)),
+        ("scores 0.3/0.7, missing = 0", fused(missing_is_zero=True)),
+        ("scores 0.3/0.7, missing = lowest", fused()),
+        ("scores 0.5/0.5, missing = lowest", fused(words=0.5)),
+        ("scores 0.3/0.7 + floor 0.25", fused(floor=0.25)),
+        ("+ context 0.3, span 1", fused(floor=0.25, context=0.3, span=1)),
+        ("+ context 0.3, span 2 (the service)", fused(floor=0.25, context=0.3)),
+        ("+ context 0.4, span 2", fused(floor=0.25, context=0.4)),
+        ("+ context 0.3, span 2, from before only", fused(floor=0.25, context=0.3,
+                                                          forward_only=True)),
+        ("+ context 0.3, span 3", fused(floor=0.25, context=0.3, span=3)),
+        ("+ context 0.3, span 2, diversity 0.3", fused(floor=0.25, context=0.3, diverse=0.3)),
+    ]  # fmt: skip
+    for label, recipe in recipes:
+        rows.append((label, score(convs, qvecs, plain, recipe)))
+    dated = vectors(convs, args.cache, "dated")
+    service_recipe = fused(floor=0.25, context=0.3)
+    rows.append(("the service's recipe, dated text", score(convs, qvecs, dated, service_recipe)))
     show(rows)
     return 0
 

@@ -30,9 +30,11 @@ def with_context(
     search: SearchQuery,
     share: float,
     passes: Callable[[Memory, SearchQuery], bool],
+    baseline: float = 0.0,
 ) -> list[Fused]:
     """`hits` rescored with their neighbours' share, plus neighbours that pass the filters
-    and gain enough to enter the first `search.limit`."""
+    and gain enough to enter the first `search.limit`; `baseline` is the score such a
+    neighbour has of its own (it matched neither way)."""
     if share <= 0 or not hits:
         return hits
     gained: dict[str, float] = defaultdict(float)
@@ -44,7 +46,7 @@ def with_context(
     rescored.sort(key=lambda hit: -hit.score)
     entry = rescored[search.limit - 1].score if len(rescored) >= search.limit else 0.0
     for memory_id, gain in gained.items():
-        if memory_id in found or gain <= entry:
+        if memory_id in found or baseline + gain <= entry:
             continue  # already a hit, or could not enter the list: not worth a read
         memory = (
             tx.get_memory(memory_id)
@@ -52,5 +54,5 @@ def with_context(
             else tx.memory_at(memory_id, search.at_seq)
         )
         if memory is not None and passes(memory, search):
-            rescored.append(Fused(memory, gain, CONTEXT))
+            rescored.append(Fused(memory, baseline + gain, CONTEXT))
     return sorted(rescored, key=lambda hit: -hit.score)

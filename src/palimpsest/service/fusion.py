@@ -45,7 +45,7 @@ def fuse(
     weights: Weights,
 ) -> list[Fused]:
     """Every candidate of either list once, best fused score first (ties: full-text order)."""
-    near = {m.id: similarity for m, similarity in meaning if similarity >= weights.min_similarity}
+    near = _near(meaning, weights)
     lowest = min(near.values(), default=0.0)
     scaled = _scaled([score for _, score in words])
     fused: dict[str, Fused] = {}
@@ -59,6 +59,16 @@ def fuse(
         if memory.id in near and memory.id not in fused:
             fused[memory.id] = Fused(memory, weights.meaning * similarity, MEANING)
     return sorted(fused.values(), key=lambda hit: -hit.score)
+
+
+def baseline(meaning: Sequence[tuple[Memory, float]], weights: Weights) -> float:
+    """The score of a memory that matched neither way: it is no nearer than the least near
+    of the pool (what `fuse` gives a word match outside the pool, for its meaning)."""
+    return weights.meaning * max(min(_near(meaning, weights).values(), default=0.0), 0.0)
+
+
+def _near(meaning: Sequence[tuple[Memory, float]], weights: Weights) -> dict[str, float]:
+    return {m.id: similarity for m, similarity in meaning if similarity >= weights.min_similarity}
 
 
 def _scaled(scores: list[float]) -> list[float]:
