@@ -30,11 +30,10 @@ def with_context(
     search: SearchQuery,
     share: float,
     passes: Callable[[Memory, SearchQuery], bool],
-    baseline: float = 0.0,
 ) -> list[Fused]:
     """`hits` rescored with their neighbours' share, plus neighbours that pass the filters
-    and gain enough to enter the first `search.limit`; `baseline` is the score such a
-    neighbour has of its own (it matched neither way)."""
+    and gain enough to enter the first `search.limit`. Such a neighbour has only what it
+    gained, so it never outranks the hit it came with."""
     if share <= 0 or not hits:
         return hits
     gained: dict[str, float] = defaultdict(float)
@@ -46,7 +45,7 @@ def with_context(
     rescored.sort(key=lambda hit: -hit.score)
     entry = rescored[search.limit - 1].score if len(rescored) >= search.limit else 0.0
     for memory_id, gain in gained.items():
-        if memory_id in found or baseline + gain <= entry:
+        if memory_id in found or gain <= entry:
             continue  # already a hit, or could not enter the list: not worth a read
         memory = (
             tx.get_memory(memory_id)
@@ -54,5 +53,5 @@ def with_context(
             else tx.memory_at(memory_id, search.at_seq)
         )
         if memory is not None and passes(memory, search):
-            rescored.append(Fused(memory, baseline + gain, CONTEXT))
+            rescored.append(Fused(memory, gain, CONTEXT))
     return sorted(rescored, key=lambda hit: -hit.score)

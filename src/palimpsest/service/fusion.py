@@ -61,12 +61,6 @@ def fuse(
     return sorted(fused.values(), key=lambda hit: -hit.score)
 
 
-def baseline(meaning: Sequence[tuple[Memory, float]], weights: Weights) -> float:
-    """The score of a memory that matched neither way: it is no nearer than the least near
-    of the pool (what `fuse` gives a word match outside the pool, for its meaning)."""
-    return weights.meaning * max(min(_near(meaning, weights).values(), default=0.0), 0.0)
-
-
 def _near(meaning: Sequence[tuple[Memory, float]], weights: Weights) -> dict[str, float]:
     return {m.id: similarity for m, similarity in meaning if similarity >= weights.min_similarity}
 

@@ -21,7 +21,7 @@ from ..store import SearchQuery, StoreReader
 from ..views import hit_view, rule_view
 from .base import MAX_LIMIT, ServiceBase, choices, parse_time_arg, refuse_nul
 from .context import with_context
-from .fusion import WORDS, Fused, Weights, baseline, fuse
+from .fusion import WORDS, Fused, Weights, fuse
 from .settings import current_settings, freshness_days
 from .vectors import model_tag
 
@@ -126,8 +126,7 @@ class RecallOps(ServiceBase):
         meaning = tx.nearest(vector, pool, model_tag(self.embedder))
         weights = _weights(tx)
         fused = fuse(words, meaning, weights)
-        floor = baseline(meaning, weights)
-        return with_context(tx, fused, search, weights.context, _passes, floor)
+        return with_context(tx, fused, search, weights.context, _passes)
 
     def _exact(self, tx: StoreReader, query: str, search: SearchQuery) -> list[Memory]:
         """Memories whose id or key is exactly the query and that pass the filters: first."""
