@@ -8,15 +8,18 @@ the top of a fixed corpus; the null embedder writes none and everything still wo
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
+import psycopg
 import pytest
 
 from palimpsest.embed import Embedder, NullEmbedder, load_embedder
-from palimpsest.model import Memory
+from palimpsest.model import Event, Memory
 from palimpsest.service import Service
-from palimpsest.service.vectors import embedding_text, model_tag
+from palimpsest.service.vectors import embedding_text, model_tag, vector_bytes
 from palimpsest.store import SearchQuery, Store, open_store, pg_vectors
 
 from .conftest import POSTGRES_URL, needs_postgres
@@ -258,3 +261,232 @@ def test_copy_carries_the_vectors(tmp_path: Path, minilm: Embedder) -> None:
             assert tx.stale_vectors(model_tag(minilm), 10) == []
     finally:
         target.close()
+
+
+# -- forget: the vector's bytes leave the files, index included ------------------------
+
+FORGOTTEN_TEXT = "The zebra crossing by the school was repainted violet on {n}."
+
+
+def vector_prints(service: Service, memory_id: str) -> list[bytes]:
+    """The first 32 bytes of each version's float32 vector: what the files would hold."""
+    with service.store.read(service.workspace) as tx:
+        versions = [v.version for v in tx.memory_versions(memory_id)]
+    prints = []
+    for version in versions:
+        vector = stored(service, memory_id, version)
+        assert vector is not None
+        prints.append(vector_bytes(vector)[:32])
+    return prints
+
+
+def files_with(folder: Path, prints: list[bytes]) -> list[str]:
+    return sorted(
+        p.name
+        for p in folder.iterdir()
+        if p.is_file() and any(fp in p.read_bytes() for fp in prints)
+    )
+
+
+@pytest.mark.parametrize("checkpointed", [False, True], ids=["in-wal", "in-db-file"])
+def test_forget_leaves_no_vector_bytes_in_the_sqlite_files(
+    tmp_path: Path, minilm: Embedder, checkpointed: bool
+) -> None:
+    folder = tmp_path / "store"
+    store = open_store(str(folder / "palimpsest.db"))
+    try:
+        service = Service(store, embedder=minilm)
+        fill(service)
+        mid = service.remember(notebook="n", kind="fact", text=FORGOTTEN_TEXT.format(n=1))["id"]
+        service.revise(id=mid, text=FORGOTTEN_TEXT.format(n=2))
+        fill(service, notebook="after")
+        prints = vector_prints(service, mid)
+        if checkpointed:
+            assert store.scrub()
+        assert files_with(folder, prints), "the vectors are on disk before the forget"
+        assert service.forget(id=mid, because="test")["scrub_pending"] is False
+        assert files_with(folder, prints) == []
+        assert len(nearest(service, "zebra crossing", limit=50)) == 2 * len(CORPUS)
+    finally:
+        store.close()
+
+
+@pytest.fixture
+def private_postgres() -> Iterator[str]:
+    """A new database on the test server, dropped at the end: its files are this test's."""
+    assert POSTGRES_URL
+    name = f"vectors_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}".encode())
+    base, _, _ = POSTGRES_URL.rpartition("/")
+    try:
+        yield f"{base}/{name}"
+    finally:
+        with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)".encode())
+
+
+def postgres_files(url: str) -> tuple[Path, Path]:
+    """The database's folder, and the file of the HNSW index on the vectors."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CHECKPOINT")  # what is in shared buffers reaches the files
+        row = conn.execute(
+            "SELECT current_setting('data_directory'), "
+            "pg_relation_filepath('vectors_hnsw'), pg_relation_filepath('memory_vectors')"
+        ).fetchone()
+    assert row is not None
+    root = Path(str(row[0]))
+    return (root / str(row[2])).parent, root / str(row[1])
+
+
+@needs_postgres
+def test_forget_and_scrub_leave_no_vector_bytes_in_postgres_table_or_hnsw_index(
+    private_postgres: str, minilm: Embedder
+) -> None:
+    store = open_store(private_postgres)
+    try:
+        service = Service(store, embedder=minilm)
+        fill(service)
+        mid = service.remember(notebook="n", kind="fact", text=FORGOTTEN_TEXT.format(n=1))["id"]
+        prints = vector_prints(service, mid)
+        folder, index = postgres_files(private_postgres)
+        assert any(fp in index.read_bytes() for fp in prints), "the index holds the vector"
+        assert len(files_with(folder, prints)) >= 2  # the table's file and the index's
+        assert service.forget(id=mid, because="test")["scrub_pending"] is True
+        assert files_with(folder, prints), "a forget alone leaves the bytes (until scrub)"
+        done = store.rewrite()
+        assert done.pending == 0 and "memory_vectors" in done.locked_seconds
+        folder, index = postgres_files(private_postgres)
+        assert files_with(folder, prints) == []
+        # The index was rebuilt under its own name, and answers.
+        with psycopg.connect(private_postgres) as conn:
+            names = conn.execute(
+                "SELECT indexname FROM pg_indexes WHERE tablename = 'memory_vectors'"
+            ).fetchall()
+        assert {"vectors_hnsw", "vectors_model"} <= {n[0] for n in names}
+        top = nearest(service, CORPUS["cat"], limit=1)
+        assert _text(service, top[0][0]) == CORPUS["cat"]
+    finally:
+        store.close()
+
+
+# -- SQLite's cache of a large workspace: never misses another process's writes ----------
+
+
+def cached_is_exact_for(service: Service) -> None:
+    """Every memory of these tests is a fact: asking for the kind makes a search exact."""
+    for question in [*QUESTIONS, "feline", "a cat"]:
+        exact = nearest(service, question, limit=3, kinds=("fact",))
+        assert nearest(service, question, limit=3) == exact, question
+
+
+def _notebook_id(service: Service) -> str:
+    return str(service.notebooks()["notebooks"][0]["id"])
+
+
+def test_the_sqlite_cache_sees_every_write_of_another_process(
+    tmp_path: Path, minilm: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two stores on one file stand for two processes: each has its own cache. The cache
+    answers as the exact search does, and follows the other's writes, revisions,
+    retirements, forgets and reindex (which write no event)."""
+    from palimpsest.store import sqlite as sqlite_store
+
+    monkeypatch.setattr(sqlite_store, "EXACT_BELOW", 5)  # the corpus counts as large
+    monkeypatch.setattr(sqlite_store, "CANDIDATE_VECTORS", 4)  # and candidates are few
+    path = str(tmp_path / "shared.db")
+    here, there = open_store(path), open_store(path)
+    try:
+        mine = Service(here, embedder=minilm)
+        theirs = Service(there, embedder=minilm)
+        ids = fill(theirs)
+
+        def cached_is_exact() -> None:
+            cached_is_exact_for(mine)
+
+        cached_is_exact()
+        assert here._vector_caches, "the unfiltered question built the cache"
+        kitten = theirs.remember(notebook="pets", kind="fact", text="A kitten purrs.")["id"]
+        assert [m for m, _ in nearest(mine, "feline", limit=2)] == [kitten, ids["cat"]]
+        cached_is_exact()
+        theirs.revise(id=kitten, text="The stock exchange index dropped.")
+        cached_is_exact()
+        assert nearest(mine, "equities crashed", limit=1)[0][0] == kitten
+        theirs.revise(id=ids["cat"], status="retracted")
+        assert ids["cat"] not in [m for m, _ in nearest(mine, "feline", limit=8)]
+        cached_is_exact()
+        theirs.forget(id=kitten, because="test")
+        assert kitten not in [m for m, _ in nearest(mine, "equities crashed", limit=8)]
+        cached_is_exact()
+        # A memory filed with no vector, then reindexed: no event, yet the cache sees it.
+        plain = Service(there, embedder=NullEmbedder())
+        tiger = plain.remember(notebook="pets", kind="fact", text="A tiger hunts at dusk.")["id"]
+        assert tiger not in [m for m, _ in nearest(mine, "feline", limit=20)]
+        assert theirs.reindex()["reindexed"] == 1
+        assert tiger in [m for m, _ in nearest(mine, "big cat", limit=3)]
+        cached_is_exact()
+        # A write session never fills the cache, and still sees the versions it lacks.
+        lion = theirs.remember(notebook="pets", kind="fact", text="The lion sleeps.")["id"]
+        vector = mine._vector_of("a lion asleep")
+        assert vector is not None
+        with here.write("default") as tx:
+            found_in_write = tx.nearest(vector, SearchQuery(text="", limit=1), mine.vectors.model)
+            tx.discard()
+        assert [m.id for m, _ in found_in_write] == [lion]
+        assert nearest(mine, "a lion asleep", limit=1)[0][0] == lion
+        # A process whose first search is in a write transaction builds its cache from
+        # what was committed before: its own uncommitted version is found, and after the
+        # rollback it is in no cache.
+        third = open_store(path)
+        try:
+            writer = Service(third, embedder=minilm)
+            draft = Memory(id="m_draft", workspace="default", notebook_id=_notebook_id(mine),
+                           kind="fact", text="A cheetah sprints.", version=1, owner=None,
+                           recorded_at="2026-01-01T00:00:00Z", author="user:a")  # fmt: skip
+            vector = writer._vector_of("A cheetah sprints.")
+            assert vector is not None
+            with third.write("default") as tx:
+                seq = tx.append_event(Event(0, "op_x", "2026-01-01T00:00:00Z", "user:a",
+                                            "remember", "memory", draft.id, draft.notebook_id,
+                                            1, ("created",)))  # fmt: skip
+                tx.put_memory(draft, seq)
+                tx.put_vector(draft.id, seq, vector, writer.vectors.model)
+                inside = tx.nearest(vector, SearchQuery(text="", limit=1), writer.vectors.model)
+                tx.discard()
+            assert [m.id for m, _ in inside] == ["m_draft"]
+            assert third._vector_caches, "the write session built the cache"  # type: ignore[attr-defined]
+            assert "m_draft" not in [m for m, _ in nearest(writer, "A cheetah sprints.", limit=5)]
+            cached_is_exact_for(writer)
+        finally:
+            third.close()
+    finally:
+        here.close()
+        there.close()
+
+
+@needs_postgres
+def test_a_role_that_may_not_create_pgvector_is_told_what_to_run() -> None:
+    """pgvector is not a trusted extension: an ordinary owner's first start must say what
+    an administrator runs, not fail as a bug, and leave the database unmigrated."""
+    from palimpsest.errors import ValidationError
+
+    assert POSTGRES_URL
+    tag = uuid.uuid4().hex[:10]
+    role, name = f"vectors_app_{tag}", f"vectors_own_{tag}"
+    with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
+        admin.execute(f"CREATE ROLE {role} LOGIN PASSWORD 'app'".encode())
+        admin.execute(f"CREATE DATABASE {name} OWNER {role}".encode())
+    server = POSTGRES_URL.split("@", 1)[1].rsplit("/", 1)[0]
+    try:
+        with pytest.raises(ValidationError, match=r"CREATE EXTENSION vector;"):
+            open_store(f"postgresql://{role}:app@{server}/{name}")
+        admin_url = POSTGRES_URL.rsplit("/", 1)[0] + f"/{name}"
+        with psycopg.connect(admin_url, autocommit=True) as admin:
+            assert admin.execute("SELECT to_regclass('memory_versions')").fetchone() == (None,)
+            admin.execute("CREATE EXTENSION vector")
+        opened = open_store(f"postgresql://{role}:app@{server}/{name}")
+        opened.close()
+    finally:
+        with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)".encode())
+            admin.execute(f"DROP ROLE IF EXISTS {role}".encode())

@@ -6,6 +6,8 @@ operations are grouped by concept in the modules beside this one.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..embed import Embedder
 from .base import DEFAULT_WORKSPACE
 from .doctor import DoctorOps
@@ -15,6 +17,7 @@ from .notebooks import NotebookOps
 from .recall import RecallOps
 from .settings import SettingsOps
 from .stores import copy_between, default_store_path, open_store_for, store_label
+from .vectors import Progress, reindex
 
 __all__ = [
     "DEFAULT_WORKSPACE",
@@ -33,6 +36,10 @@ class Service(MemoryOps, RecallOps, HistoryOps, NotebookOps, DoctorOps, Settings
     def schema_version(self) -> int:
         """The store's schema version (opening it migrated it to the newest this code knows)."""
         return self.store.schema_version()
+
+    def reindex(self, progress: Progress | None = None) -> dict[str, Any]:
+        """Make anew the vectors another model or recipe made (derived data: no event)."""
+        return reindex(self.store, self.workspace, self.vectors, progress)
 
     def close(self) -> None:
         self.store.close()

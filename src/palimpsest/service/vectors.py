@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..embed import Embedder, Vectors
 from ..model import Memory, Notebook
-from ..store import StoreReader, StoreWriter
+from ..store import Store, StoreReader, StoreWriter
 
 # The number of the recipe below: raise it whenever `embedding_text` changes, so that
 # every vector made by the old recipe is stale and `palimpsest reindex` makes it anew.
@@ -30,6 +30,10 @@ RECIPE = 1
 # Whether the recipe reads the notebook: when not, a write looks up no notebook for it.
 USES_NOTEBOOK = False
 CACHE_TEXTS = 256  # texts embedded ahead of their transaction (remember), newest kept
+# Versions embedded per step of a reindex: one batch of the model, then one short write.
+REINDEX_BATCH = 64
+
+Progress = Callable[[int, int], None]  # (versions done, versions to do)
 
 
 def embedding_text(memory: Memory, notebook: Notebook | None) -> str:
@@ -123,3 +127,36 @@ class VectorWriter:
 
 def _notebook(tx: StoreReader, memory: Memory) -> Notebook | None:
     return tx.get_notebook(memory.notebook_id) if USES_NOTEBOOK else None
+
+
+def reindex(
+    store: Store, workspace: str, vectors: VectorWriter, progress: Progress | None = None
+) -> dict[str, Any]:
+    """Make anew every vector whose model tag is not the current one (or that is missing).
+
+    Vectors are derived data: no event is written. The model runs outside any
+    transaction; each batch is then written in a short one, so writers are held up for
+    milliseconds only, and a reindex stopped half-way resumes where it stopped.
+    """
+    answer: dict[str, Any] = {"model": vectors.model, "reindexed": 0, "stale": 0}
+    if not vectors.enabled:
+        answer["note"] = "the embedder is `none`: recall runs on full text, with no vectors"
+        return answer
+    with store.read(workspace) as tx:
+        total = tx.stale_vector_count(vectors.model)
+    answer["stale"] = total
+    done = 0
+    while done < total:  # versions written meanwhile have their vectors already
+        with store.read(workspace) as tx:
+            batch = tx.stale_vectors(vectors.model, REINDEX_BATCH)
+        if not batch:
+            break
+        texts = [embedding_text(memory, None) for memory in batch]
+        made = vectors.embedder.embed(texts)
+        with store.write(workspace) as tx:
+            tx.reindexed_vectors(list(zip(batch, made, strict=True)), vectors.model)
+        done += len(batch)
+        if progress is not None:
+            progress(min(done, total), total)
+    answer["reindexed"] = done
+    return answer

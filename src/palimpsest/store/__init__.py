@@ -100,6 +100,7 @@ class StoreReader(Protocol):
         """The stored vector of that version, if it has one tagged `model`."""
         ...
 
+    def stale_vector_count(self, model: str) -> int: ...
     def stale_vectors(self, model: str, limit: int) -> list[Memory]:
         """Versions with content whose vector is missing or not tagged `model`, oldest
         first, at most `limit` (what `reindex` makes anew)."""

@@ -243,12 +243,18 @@ class SqlSession(ABC):
         )
         return None if row is None else self._vector_from(row["vector"])
 
+    _STALE = (
+        "FROM memory_versions v LEFT JOIN memory_vectors mv ON mv.version_rowid = v.rowid "
+        "WHERE v.workspace = ? AND v.scrubbed = 0 AND (mv.model IS NULL OR mv.model <> ?)"
+    )
+
+    def stale_vector_count(self, model: str) -> int:
+        row = self._row(f"SELECT count(*) AS n {self._STALE}", (self.workspace, model))
+        return int(row["n"]) if row else 0
+
     def stale_vectors(self, model: str, limit: int) -> list[Memory]:
         rows = self._rows(
-            "SELECT v.* FROM memory_versions v LEFT JOIN memory_vectors mv "
-            "ON mv.version_rowid = v.rowid WHERE v.workspace = ? AND v.scrubbed = 0 "
-            "AND (mv.model IS NULL OR mv.model <> ?) ORDER BY v.rowid LIMIT ?",
-            (self.workspace, model, limit),
+            f"SELECT v.* {self._STALE} ORDER BY v.rowid LIMIT ?", (self.workspace, model, limit)
         )
         return [memory_from_row(row) for row in rows]
 

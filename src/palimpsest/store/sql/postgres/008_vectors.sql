@@ -6,10 +6,12 @@
 -- the 384 dimensions of the default embedder; vectors of other lengths are searched
 -- exactly). A forget deletes the rows of the versions it scrubs; the index keeps their
 -- entries until `palimpsest scrub` rewrites the table and rebuilds it (store/pg_rewrite.py).
+-- No foreign key to memory_versions: the rewrite swaps that table for a copy, and a
+-- reference would hold on to the old one (the store writes both in one transaction).
 -- Needs the pgvector extension (0.8 or later) on the server.
 CREATE EXTENSION IF NOT EXISTS vector;
 CREATE TABLE memory_vectors (
-    version_rowid BIGINT PRIMARY KEY REFERENCES memory_versions(rowid),
+    version_rowid BIGINT PRIMARY KEY,
     workspace     TEXT NOT NULL,
     model         TEXT NOT NULL,
     vector        vector NOT NULL
