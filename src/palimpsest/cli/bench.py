@@ -3,19 +3,15 @@ alone beside hybrid. The measuring is the service's (service/bench.py, service/l
 
 from __future__ import annotations
 
-import shutil
 import sys
-import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import click
 
-from ..embed import load_embedder
 from ..errors import ValidationError
-from ..service import Service, bench, locomo
-from ..store import open_store
+from ..service import bench, locomo
 from .app import Env, command, emit, palimpsest, pass_env
 
 
@@ -47,22 +43,7 @@ def recall(env: Env, /, questions: Path | None, locomo_dir: Path | None) -> None
         emit(bench.compare(env.service(create=False), asked, progress=_bar), _show)
         return
     assert locomo_dir is not None
-    conversations = locomo.read_locomo(locomo_dir)
-    folder = Path(tempfile.mkdtemp(prefix="palimpsest-bench-"))
-    try:
-        store = open_store(str(folder / "locomo.db"))
-        try:
-            embedder = load_embedder(env.config().embedder)
-            service = Service(store, actor=env.actor, embedder=embedder)
-            filed = locomo.file_locomo(service, conversations, _bar)
-            result = bench.compare(service, filed.questions, filed.labels, _bar)
-        finally:
-            store.close()
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-    if filed.refused:
-        result["notes"].append(f"{filed.refused} turns were refused by the write gate")
-    emit(result, _show)
+    emit(locomo.measure_locomo(locomo_dir, env.config().embedder, env.actor, _bar), _show)
 
 
 def _bar(label: str, items: Sequence[Any]) -> Iterator[Any]:

@@ -14,17 +14,19 @@ conversation's notebook and scored against its evidence turns.
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ..embed import load_embedder
 from ..errors import ValidationError
-from .bench import Progress, Question, quiet
-
-if TYPE_CHECKING:
-    from . import Service
+from ..store import open_store
+from . import Service  # the package is whole before any of its modules imports it
+from .bench import Progress, Question, compare, quiet
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 MEMORIES = ".memories.jsonl"
@@ -114,3 +116,25 @@ def file_locomo(
                 category = CATEGORIES.get(number, str(number)) if isinstance(number, int) else None
                 questions.append(Question(q["question"], evidence, category, c.name))
     return Filed(questions, dict(labels), refused)
+
+
+def measure_locomo(
+    folder: Path, embedder: str, actor: str, progress: Progress = quiet
+) -> dict[str, Any]:
+    """`bench.compare` on LoCoMo's conversations, filed into a temporary SQLite store with
+    the embedder named (the user's store is not touched; the folder is removed after)."""
+    conversations = read_locomo(folder)
+    scratch = Path(tempfile.mkdtemp(prefix="palimpsest-bench-"))
+    try:
+        store = open_store(str(scratch / "locomo.db"))
+        try:
+            service = Service(store, actor=actor, embedder=load_embedder(embedder))
+            filed = file_locomo(service, conversations, progress)
+            result = compare(service, filed.questions, filed.labels, progress)
+        finally:
+            store.close()
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    if filed.refused:
+        result["notes"].append(f"{filed.refused} turns were refused by the write gate")
+    return result
