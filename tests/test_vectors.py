@@ -377,7 +377,9 @@ def cached_is_exact_for(service: Service) -> None:
     """Every memory of these tests is a fact: asking for the kind makes a search exact."""
     for question in [*QUESTIONS, "feline", "a cat"]:
         exact = nearest(service, question, limit=3, kinds=("fact",))
-        assert nearest(service, question, limit=3) == exact, question
+        cached = nearest(service, question, limit=3)
+        assert [m for m, _ in cached] == [m for m, _ in exact], question
+        assert [s for _, s in cached] == pytest.approx([s for _, s in exact], abs=1e-6)
 
 
 def _notebook_id(service: Service) -> str:
@@ -393,7 +395,8 @@ def test_the_sqlite_cache_sees_every_write_of_another_process(
     from palimpsest.store import sqlite as sqlite_store
 
     monkeypatch.setattr(sqlite_store, "EXACT_BELOW", 5)  # the corpus counts as large
-    monkeypatch.setattr(sqlite_store, "CANDIDATE_VECTORS", 4)  # and candidates are few
+    monkeypatch.setattr(sqlite_store, "CANDIDATE_VECTORS", 6)  # and candidates are few
+    monkeypatch.setattr(sqlite_store, "RESCORED", 3)
     path = str(tmp_path / "shared.db")
     here, there = open_store(path), open_store(path)
     try:
@@ -490,3 +493,24 @@ def test_a_role_that_may_not_create_pgvector_is_told_what_to_run() -> None:
         with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
             admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)".encode())
             admin.execute(f"DROP ROLE IF EXISTS {role}".encode())
+
+
+def test_the_exact_sqlite_search_gives_the_same_answer_a_chunk_at_a_time(
+    tmp_path: Path, minilm: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The exact search reads the vectors a chunk at a time (memory stays flat at 100k)."""
+    from palimpsest.store import sqlite as sqlite_store
+
+    lite = open_store(str(tmp_path / "chunks.db"))
+    try:
+        service = _corpus_service(lite, "default", minilm)
+        whole = {q: nearest(service, q, limit=5) for q in [*QUESTIONS, "weather"]}
+        monkeypatch.setattr(sqlite_store, "LOAD_CHUNK", 3)
+        for question, answer in whole.items():
+            chunked = nearest(service, question, limit=5)
+            # The corpus is there twice: equal vectors may swap places by a last-bit difference
+            texts = [_text(service, m) for m, _ in chunked]
+            assert texts == [_text(service, m) for m, _ in answer], question
+            assert [s for _, s in chunked] == pytest.approx([s for _, s in answer], abs=1e-6)
+    finally:
+        lite.close()

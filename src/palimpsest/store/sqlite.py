@@ -39,10 +39,12 @@ WINDOW = 4_000
 # Migrations after whose SQL every version is indexed anew by store/terms.py's rules.
 REINDEX_AFTER = frozenset({5})
 # Vectors: below this many in a workspace every search is exact; from it on, the
-# unfiltered question goes through the sign-code cache (store/vector_cache.py) and the
-# CANDIDATE_VECTORS best of it are scored exactly (widened 8 times while too few pass).
+# unfiltered question goes through the cache (store/vector_cache.py): the CANDIDATE_VECTORS
+# nearest by their signs are ranked by their int8 copies, and the RESCORED best of those
+# are scored exactly under the filters (both widened 8 times while too few pass).
 EXACT_BELOW = 20_000
-CANDIDATE_VECTORS = 1_000
+CANDIDATE_VECTORS = 4_000
+RESCORED = 100
 LOAD_CHUNK = 5_000  # vectors read at a time when a cache is built
 
 
@@ -291,13 +293,18 @@ class SqliteSession(SqlSession):
                 return self._memories_scored(
                     self._nearest_cached(cache, vector, where, args, query.limit, model)
                 )
-        rows = self._rows(
+        cursor = self.conn.execute(
             "SELECT v.rowid AS rowid, mv.vector AS vector FROM memory_versions v "
             f"JOIN memory_vectors mv ON mv.version_rowid = v.rowid WHERE {' AND '.join(where)} "
             "AND mv.model = ?",
             [*args, model],
         )
-        return self._memories_scored(self._scored(rows, vector, query.limit))
+        # A chunk at a time: the scores of every row are kept, never all their vectors.
+        best: list[tuple[int, float]] = []
+        while chunk := cursor.fetchmany(LOAD_CHUNK):
+            found = self._scored(chunk, vector, query.limit)
+            best = vector_search.merged(best, found)[: query.limit]
+        return self._memories_scored(best)
 
     @staticmethod
     def _scored(rows: list[Row], vector: Vectors, limit: int) -> list[tuple[int, float]]:
@@ -393,9 +400,9 @@ class SqliteSession(SqlSession):
         """The cache's best candidates scored exactly under the filters, widened until
         enough pass; versions newer than the cache (a write session's) are scored too."""
         conditions = " AND ".join(where)
-        count = max(CANDIDATE_VECTORS, limit * 20)
+        count, keep = max(CANDIDATE_VECTORS, limit * 40), max(RESCORED, limit * 4)
         while True:
-            candidates = cache.candidates(vector, count)
+            candidates = cache.candidates(vector, count, keep)
             rows = self._rows(
                 # CROSS JOIN: SQLite then walks the candidates and looks each row up,
                 # instead of scanning the workspace for rows in the list.
@@ -414,7 +421,7 @@ class SqliteSession(SqlSession):
             if len(rows) >= limit or len(candidates) >= len(cache):
                 unique = list({row["rowid"]: row for row in rows}.values())
                 return self._scored(unique, vector, limit)
-            count *= 8
+            count, keep = count * 8, keep * 8
 
     def _memories_scored(self, best: list[tuple[int, float]]) -> list[tuple[Memory, float]]:
         """The version rows `best` names, as memories, in its order."""

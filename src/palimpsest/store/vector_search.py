@@ -42,6 +42,13 @@ def ranked(scores: npt.NDArray[np.float32], rowids: RowIds, limit: int) -> list[
     return [(int(rowids[i]), float(scores[i])) for i in order]
 
 
+def merged(
+    first: list[tuple[int, float]], second: list[tuple[int, float]]
+) -> list[tuple[int, float]]:
+    """Two best-first lists of (rowid, score) as one, in the order `ranked` gives."""
+    return sorted(first + second, key=lambda pair: (-pair[1], -pair[0]))
+
+
 def narrowed(query: SearchQuery) -> bool:
     """Whether the filters may leave out many current active memories (a notebook, kind,
     tag, scope, time range, a past state, other statuses): then a search is exact, since
