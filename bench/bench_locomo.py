@@ -6,6 +6,10 @@ Run on demand, not by pytest:
     .venv/bin/python bench/bench_locomo.py --store postgresql://localhost/palimpsest
     .venv/bin/python bench/bench_locomo.py --compare postgresql://localhost/palimpsest
 
+`palimpsest bench recall --locomo DIR` gives the same figures for full text and hybrid side
+by side (service/bench.py); this script adds latency and the store comparison. It runs
+with the embedder `--embedder` names (default all-MiniLM-L6-v2: hybrid; `none`: full text).
+
 The data is not in this repository: by default it is read from ../shared/bench/locomo/dev
 beside it (`--data DIR` names another folder).
 
@@ -36,12 +40,13 @@ import time
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from palimpsest.embed import DEFAULT_EMBEDDER, EMBEDDERS, load_embedder
 from palimpsest.errors import ValidationError
 from palimpsest.service import Service
+from palimpsest.service.locomo import CATEGORIES, occurred_at
 from palimpsest.store import open_store, shown
 
 REPO = Path(__file__).resolve().parents[1]
@@ -53,7 +58,6 @@ WHERE = (
 )
 LIMIT = 10
 CUTS = (1, 5, 10)
-CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 
 
 @dataclass
@@ -103,15 +107,6 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def occurred_at(session_date_time: str) -> str | None:
-    """'1:56 pm on 8 May, 2023' as RFC 3339 (no zone is given: taken as UTC), else None."""
-    try:
-        moment = datetime.strptime(session_date_time.strip(), "%I:%M %p on %d %B, %Y")
-    except (AttributeError, ValueError):
-        return None
-    return moment.strftime("%Y-%m-%dT%H:%M:00Z")
-
-
 def file_turns(
     service: Service, notebook: str, turns: list[dict[str, Any]], scores: Scores
 ) -> dict[str, list[str]]:
@@ -153,11 +148,12 @@ def ask(service: Service, notebook: str, questions: list[dict[str, Any]],
                 scores.by_category[question["category"]].append(len(found) / len(evidence))
 
 
-def run(store_url: str, workspace: str, files: list[Path]) -> Scores:
+def run(store_url: str, workspace: str, files: list[Path], embedder: str) -> Scores:
     scores = Scores()
     store = open_store(store_url)
     try:
-        service = Service(store, actor="agent:bench-locomo", workspace=workspace)
+        service = Service(store, actor="agent:bench-locomo", workspace=workspace,
+                          embedder=load_embedder(embedder))  # fmt: skip
         for path in files:
             conversation = path.name.removesuffix(".memories.jsonl")
             questions = read_jsonl(path.with_name(f"{conversation}.questions.jsonl"))
@@ -207,9 +203,10 @@ def fresh_sqlite() -> tuple[Path, str]:
     return temp_dir, str(temp_dir / "locomo.db")
 
 
-def measured(url: str, workspace: str, files: list[Path], data: Path) -> Scores:
-    print(f"LoCoMo recall on {shown(url)} (workspace {workspace}), data {data}", flush=True)
-    scores = run(url, workspace, files)
+def measured(url: str, workspace: str, files: list[Path], data: Path, embedder: str) -> Scores:
+    print(f"LoCoMo recall on {shown(url)} (workspace {workspace}, embedder {embedder}), "
+          f"data {data}", flush=True)  # fmt: skip
+    scores = run(url, workspace, files, embedder)
     report(scores)
     return scores
 
@@ -234,20 +231,22 @@ def main(argv: list[str] | None = None) -> int:
         help="run on a fresh SQLite file and on this postgresql:// URL, and count the "
         "questions both answer alike",
     )
+    parser.add_argument("--embedder", choices=sorted(EMBEDDERS), default=DEFAULT_EMBEDDER,
+                        help="none: full text alone")  # fmt: skip
     args = parser.parse_args(argv)
     files = conversations(args.data)
     workspace = f"locomo-{uuid.uuid4().hex[:8]}"
     if args.store and not args.compare:
-        measured(args.store, workspace, files, args.data)
+        measured(args.store, workspace, files, args.data, args.embedder)
         return 0
     temp_dir, url = fresh_sqlite()
     try:
-        scores = measured(url, "default", files, args.data)
+        scores = measured(url, "default", files, args.data, args.embedder)
     finally:
         shutil.rmtree(temp_dir, ignore_errors=True)
     if args.compare:
         print()
-        other = measured(args.compare, workspace, files, args.data)
+        other = measured(args.compare, workspace, files, args.data, args.embedder)
         agreement(scores, other, ("SQLite", "PostgreSQL"))
     return 0
 

@@ -54,6 +54,11 @@ def test_every_setting_starts_at_its_default(service: Service) -> None:
     listed = service.settings()["settings"]
     assert {name: s["value"] for name, s in listed.items()} == {
         f"freshness_days.{kind}": FRESHNESS_DAYS.get(kind) for kind in KINDS
+    } | {
+        "recall.weight.words": 0.3,
+        "recall.weight.meaning": 0.7,
+        "recall.min_similarity": 0.25,
+        "recall.weight.context": 0.3,
     }
     assert not any(s["chosen"] for s in listed.values())
 

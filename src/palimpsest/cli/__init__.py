@@ -5,7 +5,7 @@ concept in `memories`, `notebooks`, `admin` and `settings` (config and settings)
 prints answers for a person.
 """
 
-from . import admin, memories, notebooks, settings  # noqa: F401  (each registers its commands)
+from . import admin, bench, memories, notebooks, settings  # noqa: F401  (each registers its commands)
 from .app import main, palimpsest
 
 __all__ = ["main", "palimpsest"]

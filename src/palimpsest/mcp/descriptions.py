@@ -62,9 +62,11 @@ limit; a `key` another active memory holds (revise that one).
 """
 
 RECALL = """\
-Search memories by words and filters, best first (each hit with its `why`), with the \
-standing rules of the notebooks the hits come from. Call it when a task starts and \
-before deciding anything that may be decided already. Read-only.
+Search memories by words, meaning and filters, best first (each hit with its `why` and \
+`matched`: words, meaning, both, context, id or key), with the standing rules of the \
+notebooks the hits come from. A query may paraphrase: meaning matches memories that share \
+no word. Call it when a task starts and before deciding anything that may be decided \
+already. Read-only.
 
 Active memories only, unless `include_retired` or `status`; `as_of` answers as things \
 stood then. An id or key as `query` puts that memory first; an empty `query` lists by \

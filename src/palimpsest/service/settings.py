@@ -58,11 +58,33 @@ def _freshness(kind: str) -> Setting:
     )
 
 
+def share(value: Any) -> float:
+    """A number from 0 to 1 (a weight, a similarity), given as a number or as text."""
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            raise ValueError("a number from 0 to 1") from None
+    if isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= 1:
+        return float(value)
+    raise ValueError("a number from 0 to 1")
+
+
 # Every workspace setting. Adding one is a line here, and the code that reads it.
 SETTINGS: Mapping[str, Setting] = {
     s.name: s
     for s in [
         *(_freshness(kind) for kind in KINDS),
+        # Hybrid recall (service/fusion.py); defaults measured on LoCoMo (docs/recall.md).
+        Setting("recall.weight.words", 0.3, share, "weight of full-text matches in recall"),
+        Setting("recall.weight.meaning", 0.7, share, "weight of matches by meaning in recall"),
+        Setting("recall.min_similarity", 0.25, share, "least similarity a match by meaning needs"),
+        Setting(
+            "recall.weight.context",
+            0.3,
+            share,
+            "share of a hit's score lent to memories filed beside it",
+        ),
     ]
 }
 # More changes than any workspace makes to its settings: their history is read whole.

@@ -552,6 +552,28 @@ class SqlSession(ABC):
         )
         return [event_from_row(row) for row in rows]
 
+    def filed_beside(self, memory_id: str, span: int, at_seq: int | None) -> list[tuple[str, int]]:
+        # Creation events (version 1) in the notebook the memory was filed in, by sequence:
+        # the events_notebook index (workspace, notebook_id, seq) serves every step.
+        first = self._row(
+            "SELECT seq, notebook_id FROM events WHERE workspace = ? AND target_id = ? "
+            "AND version = 1 AND target_type = 'memory' ORDER BY seq LIMIT 1",
+            (self.workspace, memory_id),
+        )
+        if first is None or first["notebook_id"] is None:
+            return []
+        seq, notebook_id = int(first["seq"]), first["notebook_id"]
+        last = at_seq if at_seq is not None else 2**62  # no bound: every later filing
+        near = "SELECT target_id, seq FROM events WHERE workspace = ? AND notebook_id = ? " \
+            "AND version = 1 AND target_type = 'memory' AND seq {} ? AND seq <= ? " \
+            "ORDER BY seq {} LIMIT ?"  # fmt: skip
+        args = (self.workspace, notebook_id, seq, last, span)
+        before = self._rows(near.format("<", "DESC"), args)
+        after = self._rows(near.format(">", "ASC"), args)
+        return [(row["target_id"], -d) for d, row in enumerate(before, 1)] + [
+            (row["target_id"], d) for d, row in enumerate(after, 1)
+        ]
+
     def seq_at(self, time: str) -> int:
         row = self._row(
             "SELECT max(seq) AS seq FROM events WHERE workspace = ? AND at <= ?",

@@ -1,0 +1,183 @@
+"""Recall quality on a user's own memory: `palimpsest bench recall`.
+
+Questions whose answers are known are asked as recall queries (limit 10), once on full
+text alone (a service with the null embedder over the same store) and once hybrid (the
+service's embedder), and scored as LoCoMo scores retrieval (docs/recall.md):
+
+    recall@k  the share of a question's expected answers among its top k hits
+    hit@5     1 when any expected answer is among the top 5
+
+each averaged over the questions, overall and per category.
+
+A questions file is JSON Lines, one question a line:
+
+    {"question": "how do we ship?", "expected": ["<memory id>", ...],
+     "category": "paraphrase", "notebook": "web"}
+
+`category` and `notebook` are optional; `notebook` narrows the recall as its filter does.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from ..embed import Embedder, NullEmbedder
+from ..errors import ValidationError
+from .vectors import model_tag
+
+if TYPE_CHECKING:
+    from . import Service
+
+T = TypeVar("T")
+# Wraps the items of a long step (a label for it, the items) to show progress; the
+# adapter decides how (the CLI draws a bar on stderr).
+Progress = Callable[[str, Sequence[Any]], Iterable[Any]]
+LIMIT = 10
+CUTS = (1, 5, 10)
+MAX_QUESTIONS = 100_000
+FIELDS = {"question", "expected", "category", "notebook"}
+
+
+def quiet(label: str, items: Sequence[T]) -> Iterable[T]:
+    del label
+    return items
+
+
+@dataclass(frozen=True)
+class Question:
+    question: str
+    expected: tuple[str, ...]  # memory ids, or the labels `labels` maps memory ids to
+    category: str | None = None
+    notebook: str | None = None
+
+
+def read_questions(path: Path) -> list[Question]:
+    """The questions of a JSONL file; a bad line is refused by its number, not echoed."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else "it is not UTF-8 text"
+        message = f"cannot read the questions file ({reason})."
+        raise ValidationError(message, field="questions") from None
+    questions = [_question(line, n) for n, line in enumerate(lines, 1) if line.strip()]
+    if not questions or len(questions) > MAX_QUESTIONS:
+        raise ValidationError(
+            f"the questions file must hold from 1 to {MAX_QUESTIONS:,} questions, one JSON "
+            'object a line: {"question": ..., "expected": [ids]}.',
+            field="questions",
+        )
+    return questions
+
+
+def _question(line: str, number: int) -> Question:
+    where = f"line {number} of the questions file"
+    try:
+        row = json.loads(line)
+    except json.JSONDecodeError:
+        raise ValidationError(f"{where} is not JSON.", field="questions") from None
+    if not isinstance(row, dict) or not FIELDS >= set(row) >= {"question", "expected"}:
+        raise ValidationError(
+            f'{where} must be an object with "question" and "expected" (and optionally '
+            '"category" and "notebook"), nothing else.',
+            field="questions",
+        )
+    expected = row["expected"]
+    text_fields = [row["question"], row.get("category", ""), row.get("notebook", "")]
+    if not all(isinstance(v, str) for v in text_fields) or not row["question"].strip():
+        raise ValidationError(
+            f'{where}: "question" must be non-empty text, "category" and "notebook" text.',
+            field="questions",
+        )
+    if (
+        not isinstance(expected, list)
+        or not expected
+        or not all(isinstance(e, str) and e for e in expected)
+    ):
+        raise ValidationError(
+            f'{where}: "expected" must be a non-empty list of memory ids.', field="questions"
+        )
+    return Question(row["question"], tuple(dict.fromkeys(expected)), row.get("category"),
+                    row.get("notebook"))  # fmt: skip
+
+
+@dataclass
+class _Tally:
+    rows: list[tuple[str | None, dict[str, float]]]
+
+    def figures(self) -> dict[str, Any]:
+        by_category: dict[str, list[dict[str, float]]] = defaultdict(list)
+        for category, row in self.rows:
+            if category is not None:
+                by_category[category].append(row)
+        return {
+            "all": _mean([row for _, row in self.rows]),
+            "categories": {c: _mean(rows) for c, rows in sorted(by_category.items())},
+        }
+
+
+def _mean(rows: list[dict[str, float]]) -> dict[str, float]:
+    names = [f"recall@{k}" for k in CUTS] + ["hit@5"]
+    means = {name: round(statistics.fmean(r[name] for r in rows), 4) for name in names}
+    return {"questions": len(rows)} | means
+
+
+def measure(
+    service: Service,
+    questions: Sequence[Question],
+    labels: Mapping[str, Sequence[str]] | None = None,
+    progress: Progress = quiet,
+    label: str = "asking",
+) -> dict[str, Any]:
+    """Ask every question of `service` and score its hits. `labels` maps a memory id to
+    what `expected` calls it (LoCoMo's dialog ids); without it, `expected` holds ids."""
+    tally = _Tally([])
+    for question in progress(label, questions):
+        hits = service.recall(query=question.question, notebook=question.notebook,
+                              limit=LIMIT)["hits"]  # fmt: skip
+        ranked = [labels.get(h["id"], ()) if labels is not None else (h["id"],) for h in hits]
+        expected = set(question.expected)
+        row: dict[str, float] = {}
+        for k in CUTS:
+            found = expected.intersection(name for names in ranked[:k] for name in names)
+            row[f"recall@{k}"] = len(found) / len(expected)
+            if k == 5:
+                row["hit@5"] = 1.0 if found else 0.0
+        tally.rows.append((question.category, row))
+    return tally.figures()
+
+
+def compare(
+    service: Service,
+    questions: Sequence[Question],
+    labels: Mapping[str, Sequence[str]] | None = None,
+    progress: Progress = quiet,
+) -> dict[str, Any]:
+    """The figures of full text alone and of hybrid recall on the service's store."""
+    embedder: Embedder = service.embedder
+    words = type(service)(service.store, actor=service.actor, workspace=service.workspace,
+                          embedder=NullEmbedder())  # fmt: skip
+    result: dict[str, Any] = {
+        "questions": len(questions),
+        "embedder": embedder.name,
+        "full_text": measure(words, questions, labels, progress, "full text"),
+        "hybrid": None,
+        "notes": [],
+    }
+    if embedder.dimensions == 0:
+        result["notes"].append("the embedder is `none`: hybrid is not measured")
+        return result
+    with service.store.read(service.workspace) as tx:
+        unembedded = tx.stale_vectors(model_tag(embedder), 1)
+    if unembedded:
+        result["notes"].append(
+            "some memories have no vector of this embedder, so hybrid misses them by "
+            "meaning: run `palimpsest reindex` first"
+        )
+    result["hybrid"] = measure(service, questions, labels, progress, "hybrid")
+    return result

@@ -1,0 +1,57 @@
+"""Neighbouring context: a memory filed just before or after a good match gains from it.
+
+What is filed together belongs together: a question and the answer after it, the steps
+of one decision, a fix and the error it fixed. Measured on the LoCoMo dev conversations
+(docs/recall.md), adding to each memory a share of the fused score of the memories filed
+up to two places before and after it in its notebook (half the share at distance two)
+raised recall@5 by about 0.06 over fusion alone, more than any other idea tried.
+
+Only the best ANCHORS hits lend their score (each costs two indexed look-ups); a memory
+that gains this way without matching the query itself is listed with `matched` context.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+
+from ..model import Memory
+from ..store import SearchQuery, StoreReader
+from .fusion import Fused
+
+CONTEXT = "context"
+SPAN = 2  # memories each side
+ANCHORS = 30  # hits that lend their score to their neighbours
+
+
+def with_context(
+    tx: StoreReader,
+    hits: list[Fused],
+    search: SearchQuery,
+    share: float,
+    passes: Callable[[Memory, SearchQuery], bool],
+) -> list[Fused]:
+    """`hits` rescored with their neighbours' share, plus neighbours that pass the filters
+    and gain enough to enter the first `search.limit`. Such a neighbour has only what it
+    gained, so it never outranks the hit it came with."""
+    if share <= 0 or not hits:
+        return hits
+    gained: dict[str, float] = defaultdict(float)
+    for hit in hits[:ANCHORS]:
+        for other, distance in tx.filed_beside(hit.memory.id, SPAN, search.at_seq):
+            gained[other] += share / abs(distance) * hit.score
+    found = {hit.memory.id: hit for hit in hits}
+    rescored = [Fused(h.memory, h.score + gained.get(h.memory.id, 0.0), h.matched) for h in hits]
+    rescored.sort(key=lambda hit: -hit.score)
+    entry = rescored[search.limit - 1].score if len(rescored) >= search.limit else 0.0
+    for memory_id, gain in gained.items():
+        if memory_id in found or gain <= entry:
+            continue  # already a hit, or could not enter the list: not worth a read
+        memory = (
+            tx.get_memory(memory_id)
+            if search.at_seq is None
+            else tx.memory_at(memory_id, search.at_seq)
+        )
+        if memory is not None and passes(memory, search):
+            rescored.append(Fused(memory, gain, CONTEXT))
+    return sorted(rescored, key=lambda hit: -hit.score)

@@ -1,0 +1,157 @@
+"""Hybrid recall on both stores (issue 10): words and meaning fused, each hit saying how
+it matched; with the null embedder recall is full text alone, as before vectors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from palimpsest.embed import Embedder, NullEmbedder, load_embedder
+from palimpsest.errors import ValidationError
+from palimpsest.model import Memory
+from palimpsest.service import Service
+from palimpsest.service.fusion import Weights, fuse
+from palimpsest.store import Store
+
+CATS = "Our cat Misu sleeps on the radiator all winter."
+MAILS = "Login emails dropped by the provider since Tuesday."
+OTHERS = [
+    "Deploys go out with make release.",
+    "The database runs PostgreSQL 16 on the big host.",
+    "Tuesday's standup moved to the afternoon.",
+]
+
+
+@pytest.fixture(scope="module")
+def minilm() -> Embedder:
+    return load_embedder("all-MiniLM-L6-v2")
+
+
+@pytest.fixture
+def hybrid(store: Store, workspace: str, minilm: Embedder) -> Service:
+    return Service(store, workspace=workspace, embedder=minilm)
+
+
+def fill(service: Service) -> dict[str, str]:
+    return {
+        text: service.remember(notebook="home", kind="fact", text=text)["id"]
+        for text in [CATS, MAILS, *OTHERS]
+    }
+
+
+def found(service: Service, query: str, **filters: Any) -> list[dict[str, Any]]:
+    hits: list[dict[str, Any]] = service.recall(query=query, **filters)["hits"]
+    return hits
+
+
+def test_meaning_finds_what_no_word_matches(hybrid: Service) -> None:
+    ids = fill(hybrid)
+    cats = found(hybrid, "feline")
+    assert [h["id"] for h in cats][:1] == [ids[CATS]]
+    assert cats[0]["matched"] == "meaning"
+    mails = found(hybrid, "why are password reset mails not arriving")
+    assert mails[0]["id"] == ids[MAILS]
+    assert mails[0]["matched"] == "meaning"
+
+
+def test_null_embedder_is_full_text_alone(store: Store, workspace: str) -> None:
+    service = Service(store, workspace=workspace, embedder=NullEmbedder())
+    ids = fill(service)
+    assert found(service, "feline") == []
+    assert ids[MAILS] not in [h["id"] for h in found(service, "password reset mails arriving")]
+    assert [(h["id"], h["matched"]) for h in found(service, "radiator")] == [(ids[CATS], "words")]
+
+
+def test_matched_says_words_meaning_both_id_and_key(hybrid: Service) -> None:
+    ids = fill(hybrid)
+    cats = found(hybrid, "cat sleeping on the radiator")
+    assert (cats[0]["id"], cats[0]["matched"]) == (ids[CATS], "both")
+    by_id = found(hybrid, ids[MAILS])
+    assert (by_id[0]["id"], by_id[0]["matched"]) == (ids[MAILS], "id")
+    keyed = hybrid.remember(notebook="home", kind="fact", text="Port 5433.", key="pg-port")
+    first = found(hybrid, "pg-port")[0]
+    assert (first["id"], first["matched"]) == (keyed["id"], "key")
+    listed = found(hybrid, "", notebook="home")
+    assert listed and {h["matched"] for h in listed} == {"filters"}
+
+
+def test_no_match_lists_nothing(hybrid: Service) -> None:
+    """In a small store every memory is among the nearest: a query that means none of them
+    must not list them all."""
+    fill(hybrid)
+    assert found(hybrid, "quantum chromodynamics lattice") == []
+
+
+def test_filters_as_of_and_retired_hold_for_meaning(hybrid: Service) -> None:
+    ids = fill(hybrid)
+    other = hybrid.remember(notebook="pets", kind="note", text="Kittens need vaccines at 8 weeks.")
+    assert ids[CATS] not in [h["id"] for h in found(hybrid, "feline", notebook="pets")]
+    assert [h["id"] for h in found(hybrid, "feline", kind="note")] == [other["id"]]
+    before = hybrid.inspect(id=ids[CATS])["memory"]["recorded_at"]
+    hybrid.revise(id=ids[CATS], status="retracted", note="the cat moved out")
+    assert ids[CATS] not in [h["id"] for h in found(hybrid, "feline")]
+    retired = found(hybrid, "feline", include_retired=True)
+    assert ids[CATS] in [h["id"] for h in retired]
+    then = found(hybrid, "feline", as_of=before)
+    assert ids[CATS] in [h["id"] for h in then] and other["id"] not in [h["id"] for h in then]
+
+
+def test_weights_are_workspace_settings(hybrid: Service) -> None:
+    ids = fill(hybrid)
+    hybrid.change_settings(changes={"recall.weight.meaning": "0"}, because="words only here")
+    hybrid.change_settings(changes={"recall.min_similarity": 1}, because="no meaning match")
+    assert found(hybrid, "feline") == []
+    assert found(hybrid, "radiator")[0]["id"] == ids[CATS]
+    listed = hybrid.settings()["settings"]
+    assert listed["recall.weight.words"]["value"] == 0.3
+    for bad in ("-0.1", "2", "lots", True):
+        with pytest.raises(ValidationError) as refused:
+            hybrid.change_settings(changes={"recall.weight.words": bad}, because="try")
+        assert refused.value.field == "recall.weight.words"
+
+
+def memory(name: str) -> Memory:
+    when = "2026-01-01T00:00:00Z"
+    return Memory(id=name, workspace="w", notebook_id="n", kind="fact", text=name,
+                  version=1, recorded_at=when, author="a", owner=None)  # fmt: skip
+
+
+def test_fusion_keeps_a_strong_word_match_above_a_vague_meaning() -> None:
+    """Scores, not ranks, are fused: the best word match keeps its lead unless meaning
+    says clearly otherwise, and a word match outside the nearest pool is not sunk."""
+    words = [(memory("exact"), 9.0), (memory("weak"), 1.0)]
+    meaning = [(memory("vague"), 0.45), (memory("weak"), 0.40), (memory("close"), 0.30)]
+    hits = fuse(words, meaning, Weights(words=0.3, meaning=0.7, min_similarity=0.25))
+    assert [(h.memory.id, h.matched) for h in hits] == [
+        ("exact", "words"), ("vague", "meaning"), ("weak", "both"), ("close", "meaning"),
+    ]  # fmt: skip
+
+
+def test_a_memory_filed_beside_a_match_comes_with_it(hybrid: Service) -> None:
+    """Neighbouring context: the answer filed right after a question is found with it,
+    though it shares neither words nor meaning with the query."""
+    asked = hybrid.remember(notebook="ops", kind="note", text="Which port does the staging "
+                            "database listen on?")  # fmt: skip
+    answer = hybrid.remember(notebook="ops", kind="note", text="5433, since the upgrade.")
+    hybrid.remember(notebook="elsewhere", kind="note", text="Nothing to do with it.")
+    hits = found(hybrid, "staging database port")
+    assert [h["id"] for h in hits][:2] == [asked["id"], answer["id"]]
+    assert hits[1]["matched"] == "context"
+    assert answer["id"] not in [
+        h["id"] for h in found(hybrid, "staging database port", kind="fact")
+    ]
+    hybrid.revise(id=answer["id"], status="retracted", note="wrong port")
+    assert answer["id"] not in [h["id"] for h in found(hybrid, "staging database port")]
+    hybrid.change_settings(changes={"recall.weight.context": 0}, because="no context")
+    hybrid.revise(id=answer["id"], status="active", note="right after all")
+    assert answer["id"] not in [h["id"] for h in found(hybrid, "staging database port")]
+
+
+def test_context_as_of_leaves_out_what_was_filed_later(hybrid: Service) -> None:
+    asked = hybrid.remember(notebook="ops", kind="note", text="Which port does the staging "
+                            "database listen on?")  # fmt: skip
+    then = hybrid.inspect(id=asked["id"])["memory"]["recorded_at"]
+    answer = hybrid.remember(notebook="ops", kind="note", text="5433, since the upgrade.")
+    assert answer["id"] in [h["id"] for h in found(hybrid, "staging database port")]
+    assert answer["id"] not in [h["id"] for h in found(hybrid, "staging database port", as_of=then)]
