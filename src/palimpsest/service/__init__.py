@@ -7,6 +7,7 @@ operations are grouped by concept in the modules beside this one.
 from __future__ import annotations
 
 from .base import DEFAULT_WORKSPACE
+from .disputes import DisputeOps
 from .doctor import DoctorOps
 from .history import HistoryOps
 from .memories import MemoryOps
@@ -25,9 +26,9 @@ __all__ = [
 ]
 
 
-class Service(MemoryOps, RecallOps, HistoryOps, NotebookOps, DoctorOps, SettingsOps):
+class Service(MemoryOps, RecallOps, HistoryOps, NotebookOps, DoctorOps, SettingsOps, DisputeOps):
     """remember, recall, revise, revert, forget, inspect, history, notebooks, links, doctor,
-    settings."""
+    settings, disputes."""
 
     def schema_version(self) -> int:
         """The store's schema version (opening it migrated it to the newest this code knows)."""

@@ -10,7 +10,7 @@ from ..errors import ValidationError
 from ..model import STATUSES, Memory
 from ..revise import parse_fields
 from ..store import SearchQuery, StoreReader
-from ..views import hit_view, rule_view
+from ..views import hit_view, mark_disputed, rule_view
 from .base import MAX_LIMIT, ServiceBase, choices, parse_time_arg, refuse_nul
 from .settings import freshness_days
 
@@ -89,8 +89,11 @@ class RecallOps(ServiceBase):
             touched = {m.notebook_id for m, _ in ranked}
             rules = self._standing_rules(tx, touched, at_seq, at)
             freshness = freshness_days(tx, at_seq)  # the windows of that time
+            disputed = tx.disputed_with([m.id for m, _ in ranked], at_seq)  # of that time too
+        shown = [_with_why(hit_view(m, s, notebooks, at, freshness), m) for m, s in ranked]
+        mark_disputed(shown, disputed)
         return {
-            "hits": [_with_why(hit_view(m, s, notebooks, at, freshness), m) for m, s in ranked],
+            "hits": shown,
             "rules": [rule_view(r) for r in rules],
             "as_of": as_of_t,
         }

@@ -28,7 +28,7 @@ from ..errors import Retryable
 
 # Large tables copied online, by their key column; the small ones get VACUUM FULL.
 ONLINE = {"memory_versions": "rowid", "events": "seq"}
-SMALL = ("notebooks", "idempotency", "idempotency_targets")
+SMALL = ("notebooks", "idempotency", "idempotency_targets", "dispute_versions")
 REWRITTEN = (*ONLINE, *SMALL)
 LOCK_WAIT = "1s"  # how long a lock request may hold up the queries queued behind it
 LOCK_ATTEMPTS = 20
