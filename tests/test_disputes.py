@@ -8,6 +8,9 @@ life cycle through the `dispute` MCP tool of a real `palimpsest serve` process, 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +19,9 @@ import pytest
 from palimpsest.errors import PalimpsestError
 from palimpsest.service import Service, copy_between
 from palimpsest.store import EventFilter, Store, open_store
+
+from .mcp_helpers import call, refuse
+from .test_mcp_e2e import stdio
 
 EVERY = EventFilter(limit=1_000_000)
 REASON = "Both give the pool size of the API"
@@ -293,3 +299,82 @@ def test_copy_carries_the_disputes_and_their_past(
         assert copied.inspect(id=old)["memory"]["status"] == "active"
     finally:
         copied.close()
+
+
+# -- the MCP tool, on a real `palimpsest serve` process --------------------------------------
+
+
+@pytest.mark.anyio
+async def test_the_dispute_tool_over_stdio_runs_the_life_cycle(
+    db_path: Path, env: dict[str, str]
+) -> None:
+    async with stdio(db_path, env) as client:
+        (tool,) = [t for t in (await client.list_tools()).tools if t.name == "dispute"]
+        assert len(json.dumps(tool.model_dump(by_alias=True, exclude_none=True))) <= 3_000
+        assert tool.annotations is not None and tool.annotations.destructive_hint is False
+        old = (await call(client, "remember", notebook="api", kind="fact",
+                          text="The API pool size is 10"))["id"]  # fmt: skip
+        new = (await call(client, "remember", notebook="api", kind="fact",
+                          text="The API pool size is 20"))["id"]  # fmt: skip
+        opened = await call(client, "dispute", action="open", ids=[old, new], reason=REASON)
+        hits = (await call(client, "recall", query="pool size"))["hits"]
+        assert {h["id"]: h["disputed_with"] for h in hits} == {old: [new], new: [old]}
+        body = await refuse(client, "dispute", action="open", ids=[old, new], reason=REASON)
+        assert (body["error_class"], body["field"]) == ("conflict", "ids")
+        body = await refuse(client, "dispute", action="undo", dispute=opened["id"], reason="x",
+                            holds=new)  # fmt: skip
+        assert (body["error_class"], body["field"]) == ("validation", "holds")
+        body = await refuse(client, "dispute", action="Close")
+        assert (body["error_class"], body["field"]) == ("validation", "action")
+        ruled = await call(client, "dispute", action="Rule", dispute=opened["id"], holds=new,
+                           reason=WHY, evidence=EVIDENCE)  # fmt: skip
+        assert (ruled["status"], ruled["superseded"]) == ("ruled", old)
+        listed = await call(client, "dispute", action="list", include_closed=True)
+        assert listed["disputes"][0]["ruling"]["evidence"] == EVIDENCE
+        undone = await call(client, "dispute", action="undo", dispute=opened["id"],
+                            reason="stale config")  # fmt: skip
+        assert undone["status"] == "open"
+        shown = await call(client, "inspect", id=old)
+        assert (shown["memory"]["status"], shown["memory"]["version"]) == ("active", 4)
+        assert shown["disputes"][0]["status"] == "open"
+
+
+# -- the CLI, as a subprocess ------------------------------------------------------------------
+
+
+@pytest.fixture
+def cli(db_path: Path, env: dict[str, str]) -> Callable[..., Any]:
+    def cli(*args: str, code: int = 0, as_json: bool = True) -> Any:
+        done = subprocess.run(
+            [sys.executable, "-m", "palimpsest", "--db", str(db_path), *args]
+            + (["--json"] if as_json else []),
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == code, done.stdout + done.stderr
+        return json.loads(done.stdout or done.stderr) if as_json else done.stdout
+
+    return cli
+
+
+def test_the_dispute_command_opens_lists_rules_and_undoes(cli: Callable[..., Any]) -> None:
+    old = cli("remember", "-n", "api", "-k", "fact", "The API pool size is 10")["id"]
+    new = cli("remember", "-n", "api", "-k", "fact", "The API pool size is 20")["id"]
+    dispute = cli("dispute", "open", old, new, "--reason", REASON)["id"]
+    shown = cli("dispute", "list", as_json=False)
+    assert dispute in shown and "The API pool size is 10" in shown
+    assert "disputed" in cli("recall", "pool", as_json=False)
+    refusal = cli("dispute", "rule", dispute, "--reason", WHY, code=1)
+    assert (refusal["error_class"], refusal["field"]) == ("validation", "holds")
+    cli("dispute", "rule", dispute, "--holds", new, "--reason", WHY, "--evidence", EVIDENCE)
+    assert cli("dispute", "list")["disputes"] == []
+    (closed,) = cli("dispute", "list", "--all", "--memory", old)["disputes"]
+    assert closed["ruling"]["holds"] == new
+    cli("dispute", "undo", dispute, "--reason", "stale config", "--dry-run")
+    assert cli("inspect", old)["memory"]["status"] == "superseded"
+    cli("dispute", "undo", dispute, "--reason", "stale config")
+    assert cli("inspect", old)["memory"]["status"] == "active"
+    help_text = cli("dispute", "rule", "--help", as_json=False)
+    assert "Example:" in help_text and "--evidence" in help_text

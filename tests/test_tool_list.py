@@ -26,7 +26,9 @@ pytestmark = pytest.mark.anyio
 
 # DESIGN section 7 allows 30,000 for all fourteen tools; the ten served today keep 8,000 of
 # it free for dispute, orient, check and guard.
-BUDGET_TODAY = 22_000
+# + 2,750 for `dispute` (issue 10: its share is 3,000 at most; description and schemas
+# take 2,729 of it).
+BUDGET_TODAY = 22_000 + 2_750
 
 
 @pytest.fixture
