@@ -33,12 +33,13 @@ def check_disputable(memories: list[Memory]) -> None:
             )
 
 
-def refuse_open_twice(existing: Dispute | None) -> None:
+def refuse_open_twice(existing: Dispute | None, field: str = "ids") -> None:
+    """At most one open dispute between two memories (an undo reopens one too)."""
     if existing is not None:
         raise Conflict(
             f"Dispute {existing.id} between these two memories is already open: rule on it, "
             "or list it (action list).",
-            field="ids",
+            field=field,
         )
 
 

@@ -191,6 +191,7 @@ class DisputeOps(ServiceBase):
             check_undoable(current)
             ruling = current.ruling
             assert ruling is not None
+            refuse_open_twice(_open_between(tx, *current.memory_ids), field="dispute")
             holder = self._get(tx, ruling.holds, field="dispute")
             loser = self._get(tx, ruling.loses, field="dispute")
             check_may_retire(loser, actor=self.actor, may_override=self.may_override)

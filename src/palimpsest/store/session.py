@@ -612,12 +612,18 @@ class SqlSession(ABC):
     def disputed_with(
         self, memory_ids: Iterable[str], at_seq: int | None = None
     ) -> dict[str, list[str]]:
-        """For each of `memory_ids` in an open dispute (at `at_seq`), the other memories."""
+        """For each of `memory_ids` in an open dispute (at `at_seq`), the other memories.
+
+        A forgotten memory is absent from every past state, so a dispute naming one is
+        left out at every time (now, it is withdrawn anyway)."""
         ids = list(dict.fromkeys(memory_ids))
         if not ids:
             return {}
+        listed = marks(ids)
         condition = (
-            f"v.status = 'open' AND (v.first_id IN ({marks(ids)}) OR v.second_id IN ({marks(ids)}))"
+            f"v.status = 'open' AND (v.first_id IN ({listed}) OR v.second_id IN ({listed})) "
+            "AND NOT EXISTS (SELECT 1 FROM memories f WHERE f.id IN (v.first_id, v.second_id) "
+            "AND f.forgotten_at IS NOT NULL)"
         )
         named: dict[str, list[str]] = {}
         for dispute in self._disputes(condition, [*ids, *ids], at_seq):
