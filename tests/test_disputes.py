@@ -7,9 +7,11 @@ life cycle through the `dispute` MCP tool of a real `palimpsest serve` process, 
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,9 +19,11 @@ from typing import Any
 import pytest
 
 from palimpsest.errors import PalimpsestError
-from palimpsest.service import Service, copy_between
+from palimpsest.service import Service
+from palimpsest.service.stores import copy_workspace
 from palimpsest.store import EventFilter, Store, open_store
 
+from .conftest import POSTGRES_URL, needs_postgres
 from .mcp_helpers import call, refuse
 from .test_mcp_e2e import stdio
 
@@ -209,6 +213,25 @@ def test_bad_input_is_refused_and_changes_nothing(service: Service, pair: tuple[
     assert old in body["message"]
 
 
+def test_a_loser_retired_before_the_ruling_stays_so_and_an_undo_never_opens_a_second_dispute(
+    service: Service, pair: tuple[str, str]
+) -> None:
+    old, new = pair
+    first = service.dispute(action="open", ids=[old, new], reason=REASON)["id"]
+    service.revise(id=old, status="retracted", note="never true")
+    service.dispute(action="rule", dispute=first, holds=new, reason=WHY)
+    shown = service.inspect(id=old)
+    assert (shown["memory"]["status"], shown["links"]) == ("retracted", [])
+    service.revise(id=old, status="active", note="it was true after all")
+    second = service.dispute(action="open", ids=[old, new], reason="again")["id"]
+    body = refused(service, "conflict", action="undo", dispute=first, reason="reopen")
+    assert second in body["message"]
+    service.dispute(action="rule", dispute=second, holds=old, reason="measured: 10")
+    service.dispute(action="undo", dispute=first, reason="reopen the first")
+    assert [d["id"] for d in service.dispute(action="list")["disputes"]] == [first]
+    assert service.inspect(id=old)["memory"]["status"] == "active"  # touched, not changed
+
+
 def test_dry_runs_write_nothing_and_idempotency_keys_replay(
     service: Service, pair: tuple[str, str]
 ) -> None:
@@ -277,28 +300,31 @@ def test_forgetting_the_loser_of_a_ruling_erases_the_ruling_s_texts_from_the_fil
             assert text.encode() not in data, text
 
 
-def test_copy_carries_the_disputes_and_their_past(
-    service: Service, pair: tuple[str, str], store: Store, tmp_path: Path
-) -> None:
-    if not store.url.endswith(".db"):
-        pytest.skip("copied from a SQLite file; test_copy covers PostgreSQL targets")
-    old, new = pair
-    dispute = service.dispute(action="open", ids=[old, new], reason=REASON)["id"]
-    service.dispute(action="rule", dispute=dispute, holds=new, reason=WHY, evidence=EVIDENCE)
-    target = tmp_path / "copy.db"
-    copy_between(store.url, str(target), service.workspace)
-    copied = Service(open_store(str(target)))
+@pytest.mark.parametrize("target", ["sqlite", pytest.param("postgres", marks=needs_postgres)])
+def test_copy_carries_the_disputes_and_their_past(target: str, tmp_path: Path) -> None:
+    workspace = f"copy-{uuid.uuid4().hex[:12]}"
+    source = open_store(str(tmp_path / "a.db"))
+    copy = open_store(POSTGRES_URL or "" if target == "postgres" else str(tmp_path / "b.db"))
     try:
-        assert copied.dispute(action="list", include_closed=True) == service.dispute(
-            action="list", include_closed=True
-        )
-        with copied.store.read("default") as tx:
-            opened = [d for d in tx.disputes(at_seq=tx.last_event().seq - 2)]  # type: ignore[union-attr]
-        assert [(d.id, d.status) for d in opened] == [(dispute, "open")]
+        ticks = itertools.count()
+        service = Service(source, workspace=workspace)
+        service.clock = lambda: f"2026-01-01T00:00:{next(ticks):02d}.000000Z"
+        old = service.remember(notebook="api", kind="fact", text="The API pool size is 10")["id"]
+        new = service.remember(notebook="api", kind="fact", text="The API pool size is 20")["id"]
+        dispute = service.dispute(action="open", ids=[old, new], reason=REASON)["id"]
+        flagged_at = service.clock()
+        service.dispute(action="rule", dispute=dispute, holds=new, reason=WHY, evidence=EVIDENCE)
+        copy_workspace(source, copy, workspace)
+        copied = Service(copy, workspace=workspace)
+        everything = {"action": "list", "include_closed": True}
+        assert copied.dispute(**everything) == service.dispute(**everything)
+        assert hit_of(copied, new, as_of=flagged_at)["disputed_with"] == [old]
         copied.dispute(action="undo", dispute=dispute, reason="copied, then undone")
         assert copied.inspect(id=old)["memory"]["status"] == "active"
+        assert hit_of(copied, new)["disputed_with"] == [old]
     finally:
-        copied.close()
+        source.close()
+        copy.close()
 
 
 # -- the MCP tool, on a real `palimpsest serve` process --------------------------------------

@@ -153,8 +153,9 @@ class DisputeOps(ServiceBase):
             data |= {"evidence": evidence} if evidence is not None else {}
             data |= {"because": because} if because is not None else {}
             lost = losing(loser, holds, current.id, data, reason=reason, because=because)
-            linked = self._link_once(tx, holds, loser.id, now)
+            # A loser found retired already stays as it was: no status, no link.
             retired = lost.new.version if lost.new.status != loser.status else None
+            linked = retired is not None and self._link_once(tx, holds, loser.id, now)
             ruling = Ruling(holds, loser.id, reason, evidence, now, self.actor, retired, linked)
             ruled = current.replace(status="ruled", ruling=ruling, version=current.version + 1)
             steps = [lost, touched(holder, "dispute.rule", reason, data)]
