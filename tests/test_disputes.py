@@ -263,6 +263,8 @@ def test_forgetting_a_disputed_memory_withdraws_the_dispute_and_leaves_none_of_i
     dispute = service.dispute(action="open", ids=[old, new], reason="Quoting: pool size is 10")
     answer = service.forget(id=old, because="a mistake")
     assert answer["results"][0]["forgotten"] is True
+    (withdrawn,) = answer["results"][0]["disputes_withdrawn"]
+    assert (withdrawn["dispute"], withdrawn["id"], withdrawn["version"]) == (dispute["id"], new, 3)
     assert "disputed_with" not in hit_of(service, new)
     last = service.history(id=new)["events"][-1]
     assert (last["op"], last["data"]) == ("dispute.withdraw", {"dispute": dispute["id"],

@@ -193,12 +193,14 @@ class HistoryOps(NotebookOps):  # forget reaches notebooks through NotebookOps
                         results[-1]["would_erase"] = {"versions": 1, "fields": held}
                     continue
                 erased = _held_fields(tx, memory_id) if dry_run else None
-                withdraw_disputes(self, tx, memory, now, op_id)  # their texts go below
+                withdrawn = withdraw_disputes(self, tx, memory, now, op_id)  # texts go below
                 seq = self._event(tx, "forget", op_id, now, memory, note=because)
                 tx.forget_memory(Tombstone(memory_id, now, self.actor, because), seq)
                 results.append(
                     {"id": memory_id, "forgotten": True, "seq": seq, "versions": memory.version}
                 )
+                if withdrawn:
+                    results[-1]["disputes_withdrawn"] = withdrawn
                 if erased is not None:  # names and counts only: never the content itself
                     results[-1]["would_erase"] = {"versions": memory.version, "fields": erased}
             return {"results": results}
