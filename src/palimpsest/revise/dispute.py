@@ -37,8 +37,8 @@ def refuse_open_twice(existing: Dispute | None, field: str = "ids") -> None:
     """At most one open dispute between two memories (an undo reopens one too)."""
     if existing is not None:
         raise Conflict(
-            f"Dispute {existing.id} between these two memories is already open: rule on it, "
-            "or list it (action list).",
+            f"Dispute {existing.id} between these two memories is already open: rule on it "
+            "(dispute list shows it).",
             field=field,
         )
 
