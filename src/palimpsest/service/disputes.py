@@ -277,8 +277,8 @@ def _find(tx: StoreReader, dispute_id: str) -> Dispute:
     found = tx.get_dispute(dispute_id)
     if found is None:
         raise NotFound(
-            f"No dispute {gate.shown_reference(dispute_id)} in this workspace; the "
-            "`list` action of dispute shows them.",
+            f"No dispute {gate.shown_reference(dispute_id)} in this workspace; "
+            "dispute list shows them.",
             field="dispute",
         )
     return found
