@@ -295,6 +295,7 @@ def bad_ids(tool: str, memory: str) -> Iterator[dict[str, Any]]:
             "history": {"id": bad or " "},
             "notebook": {"action": "edit", "notebook": bad or " ", "summary": "s"},
             "link": {"source": memory, "target": bad, "type": "relates_to"},
+            "dispute": {"action": "rule", "dispute": bad or " ", "holds": memory, "reason": "r"},
             "doctor": {"id": bad},
         }[tool]
 
@@ -315,6 +316,7 @@ async def test_malformed_arguments_are_refused_and_change_nothing(
             "history": {"id": memory},
             "notebook": {"action": "create", "name": "fresh"},
             "link": {"source": memory, "target": other, "type": "relates_to"},
+            "dispute": {"action": "list"},
             "doctor": {},
         }
         before = event_count(db_path)

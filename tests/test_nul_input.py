@@ -50,6 +50,7 @@ def nul_cases(memory: str, rule: str) -> dict[str, dict[str, dict[str, Any]]]:
     created = {"action": "create", "name": "fresh"}
     merge = {"action": "merge_domains", "from_domain": "web", "to_domain": "ops",
              "because": "one team"}  # fmt: skip
+    ruling = {"action": "rule", "dispute": "dp_x", "holds": memory, "reason": "r"}
     remember = {"notebook": "n", "kind": "rule", "text": "Never deploy on Fridays",
                 "falsifier": "a Friday deploy that went well"}  # fmt: skip
     return {
@@ -126,6 +127,21 @@ def nul_cases(memory: str, rule: str) -> dict[str, dict[str, dict[str, Any]]]:
                 "source": memory,
                 "target": rule,
                 "type": "relates_to",
+                "idempotency_key": NUL,
+            },
+        },
+        "dispute": {
+            "action": {"action": NUL},
+            "ids": {"action": "open", "ids": [memory, rule + "\x00"], "reason": "r"},
+            "reason": {"action": "open", "ids": [memory, rule], "reason": NUL},
+            "dispute": {"action": "undo", "dispute": NUL, "reason": "r"},
+            "holds": {"action": "rule", "dispute": "dp_x", "holds": NUL, "reason": "r"},
+            "evidence": {**ruling, "evidence": NUL},
+            "because": {**ruling, "because": NUL},
+            "idempotency_key": {
+                "action": "open",
+                "ids": [memory, rule],
+                "reason": "r",
                 "idempotency_key": NUL,
             },
         },

@@ -2,8 +2,9 @@
 
 A hypothesis state machine drives a `Service` over a real SQLite file through remember
 (with duplicates and `supersedes`), revise (text edits, tags, keys), retire, reactivate,
-verify, move, supersede, revert, forget (whole memories and single versions) and stale
-`expected_version` revises. The model predicts every outcome — the new content and
+verify, move, supersede, revert, forget (whole memories and single versions), stale
+`expected_version` revises, and the dispute life cycle (open, rule, undo, and the
+withdrawal a forget makes). The model predicts every outcome — the new content and
 version, `duplicate_of`, `unmatched`, the error class of a refusal, and how many events
 the call writes — and after every step the store must agree with it and with itself:
 
@@ -15,7 +16,9 @@ the call writes — and after every step the store must agree with it and with i
 4. the state at any past event (by sequence, by `as_of` time through `seq_at`, and through
    `Service.recall(as_of=...)`) is the state the model had then, less what was forgotten;
 5. no two active memories of a notebook hold the same key, now or at any past event;
-6. a revise with a stale `expected_version` is a `conflict` and changes nothing.
+6. a revise with a stale `expected_version` is a `conflict` and changes nothing;
+7. the disputes (their status, which memory holds) are the model's, and the memories
+   flagged as disputed at every past event are those the model had in open disputes then.
 
 Texts are drawn from five words so that duplicates, key collisions and shared words are
 common. The clock is the machine's own: it only moves on `tick`, so several steps often
@@ -101,6 +104,18 @@ class Moment:
     at: str
     seq: int
     versions: dict[str, int]  # memory id -> version current then
+    open_pairs: frozenset[tuple[str, str]] = frozenset()  # memories in open disputes then
+
+
+@dataclass
+class DisputeModel:
+    """What the model knows of one dispute."""
+
+    pair: tuple[str, str]  # in id order, as the store keeps it
+    status: str = "open"
+    holds: str | None = None
+    # The loser's version the ruling made by retiring it (None: it was retired already).
+    retired_version: int | None = None
 
 
 def norm(text: str) -> str:
@@ -144,6 +159,7 @@ class MemoryMachine(RuleBasedStateMachine):
         self.scrubbed_texts: set[str] = set()
         self.scan_bytes = False
         self.checks = 0
+        self.disputes: dict[str, DisputeModel] = {}
 
     def teardown(self) -> None:
         self.store.close()
@@ -552,7 +568,14 @@ class MemoryMachine(RuleBasedStateMachine):
     @rule(n=picks)
     def forget(self, n: int) -> None:
         memory_id = self.pick(n)
-        self.call(1, self.service.forget, id=memory_id, because="test")
+        withdrawn = [
+            d for d in self.disputes.values() if d.status == "open" and memory_id in d.pair
+        ]
+        self.call(1 + len(withdrawn), self.service.forget, id=memory_id, because="test")
+        for dispute in withdrawn:  # the other memory's flag goes, as an event on it
+            dispute.status = "withdrawn"
+            other = dispute.pair[1] if dispute.pair[0] == memory_id else dispute.pair[0]
+            self.put(other, self.bump(other))
         for version, snap in self.history[memory_id].items():
             if snap is not None:
                 self.scrubbed_texts.add(snap.text)
@@ -594,6 +617,134 @@ class MemoryMachine(RuleBasedStateMachine):
             or not self.key_taken(old.notebook, first.key, memory_id, set())
         ):
             self.call(0, self.service.revert, id=memory_id, version=1, dry_run=True)
+
+    # -- disputes ------------------------------------------------------------------------
+
+    def open_between(self, pair: tuple[str, str]) -> str | None:
+        return next(
+            (i for i, d in self.disputes.items() if d.pair == pair and d.status == "open"), None
+        )
+
+    def pick_pair(self, n: int, m: int, any_memory: bool) -> tuple[str, str]:
+        """Mostly two different active memories (the step can succeed); sometimes any two."""
+        active = [i for i in self.live() if self.current[i].status == "active"]
+        if any_memory or len(active) < 2:
+            return self.pick(n), self.pick(m)
+        first = n % len(active)
+        return active[first], active[(first + 1 + m % (len(active) - 1)) % len(active)]
+
+    @precondition(lambda self: self.current)
+    @rule(
+        action=st.sampled_from(["open", "rule", "undo", "cycle"]),
+        n=picks,
+        m=picks,
+        loose=st.booleans(),
+    )
+    def dispute(self, action: str, n: int, m: int, loose: bool) -> None:
+        """One step of the dispute life cycle. One rule for all three, so that a run which
+        draws disputes at all goes through the whole cycle; `loose` picks its targets
+        without regard to whether the step can succeed, so the refusals are met too.
+        `cycle` opens a dispute and rules on it at once (and undoes the ruling unless
+        `loose`): a random walk rarely meets those three in order."""
+        if action == "cycle":
+            before = set(self.disputes)
+            self.open_dispute(n, m, False)
+            (opened,) = set(self.disputes) - before or {None}
+            if opened is not None:
+                at = sorted(self.disputes).index(opened)  # among all disputes (any status)
+                self.rule_dispute(at, m % 2, True)
+                if not loose:
+                    self.undo_ruling(at, True)
+        elif action == "open":
+            self.open_dispute(n, m, loose)
+        elif self.disputes and action == "rule":
+            self.rule_dispute(n, m % 2, loose)
+        elif self.disputes:
+            self.undo_ruling(n, loose)
+
+    def open_dispute(self, n: int, m: int, any_memory: bool) -> None:
+        first, second = self.pick_pair(n, m, any_memory)
+        args = {"action": "open", "ids": [first, second], "reason": "they disagree"}
+        if first == second:
+            self.refused("validation", self.service.dispute, **args)
+            return
+        if any(self.current[i].status != "active" for i in (first, second)):
+            self.refused("validation", self.service.dispute, **args)
+            return
+        pair = (min(first, second), max(first, second))
+        if self.open_between(pair) is not None:
+            self.refused("conflict", self.service.dispute, **args)
+            return
+        result = self.call(2, self.service.dispute, **args)
+        assert result["id"] not in self.disputes
+        self.disputes[result["id"]] = DisputeModel(pair)
+        for memory_id in pair:
+            self.put(memory_id, self.bump(memory_id))
+
+    def pick_dispute(self, n: int, status: str, any_status: bool) -> str:
+        """Mostly a dispute in `status` (the step can succeed); sometimes any dispute."""
+        fitting = sorted(i for i, d in self.disputes.items() if d.status == status)
+        chosen = fitting if fitting and not any_status else sorted(self.disputes)
+        return chosen[n % len(chosen)]
+
+    def rule_dispute(self, n: int, which: int, any_status: bool) -> None:
+        dispute_id = self.pick_dispute(n, "open", any_status)
+        dispute = self.disputes[dispute_id]
+        holds, loses = dispute.pair[which], dispute.pair[1 - which]
+        args = {"action": "rule", "dispute": dispute_id, "holds": holds, "reason": "decided"}
+        if dispute.status != "open":
+            self.refused("conflict", self.service.dispute, **args)
+            return
+        if self.current[holds].status != "active":
+            self.refused("validation", self.service.dispute, **args)
+            return
+        result = self.call(2, self.service.dispute, **args)
+        assert (result["status"], result["holds"], result["superseded"]) == ("ruled", holds, loses)
+        retired = None
+        if self.current[loses].status == "active":
+            lost = self.bump(loses, status="superseded", status_note=f"lost dispute {dispute_id}",
+                             superseded_by=holds)  # fmt: skip
+            retired = lost.version
+        else:
+            lost = self.bump(loses)
+        self.put(loses, lost)
+        self.put(holds, self.bump(holds))
+        dispute.status, dispute.holds, dispute.retired_version = "ruled", holds, retired
+
+    def undo_ruling(self, n: int, any_status: bool) -> None:
+        dispute_id = self.pick_dispute(n, "ruled", any_status)
+        dispute = self.disputes[dispute_id]
+        args = {"action": "undo", "dispute": dispute_id, "reason": "ruled too soon"}
+        if dispute.status != "ruled" or self.open_between(dispute.pair) is not None:
+            self.refused("conflict", self.service.dispute, **args)
+            return
+        if any(i in self.forgotten for i in dispute.pair):
+            self.refused("not_found", self.service.dispute, **args)
+            return
+        holds = dispute.holds
+        assert holds is not None
+        loses = dispute.pair[1] if dispute.pair[0] == holds else dispute.pair[0]
+        loser = self.current[loses]
+        if dispute.retired_version is None:
+            back = self.bump(loses)
+        elif (loser.status, loser.superseded_by) != ("superseded", holds) or self.key_taken(
+            loser.notebook, loser.key, loses, set()
+        ):
+            self.refused("conflict", self.service.dispute, **args)
+            return
+        else:
+            before = self.history[loses].get(dispute.retired_version - 1)
+            back = self.bump(
+                loses,
+                status="active",
+                status_note=before.status_note if before else None,
+                superseded_by=before.superseded_by if before else None,
+            )
+        result = self.call(2, self.service.dispute, **args)
+        assert result["status"] == "open"
+        self.put(loses, back)
+        self.put(holds, self.bump(holds))
+        dispute.status, dispute.holds, dispute.retired_version = "open", None, None
 
     @precondition(lambda self: self.forgotten)
     @rule(n=picks)
@@ -654,6 +805,7 @@ class MemoryMachine(RuleBasedStateMachine):
             self.check_versions(tx, names)
             self.check_replay(tx, events, names)
             self.check_moments(tx, names)
+            self.check_disputes(tx)
         self.check_recall()
         if self.scan_bytes and not self.POSTGRES:  # the bytes of a file: SQLite's alone
             self.scan_file()
@@ -669,7 +821,8 @@ class MemoryMachine(RuleBasedStateMachine):
         assert all(a.at <= b.at for a, b in itertools.pairwise(events))
         self.last_seq = new[-1].seq
         versions = {i: s.version for i, s in self.current.items()}
-        self.moments.append(Moment(self.stamp, self.last_seq, versions))
+        pairs = frozenset(d.pair for d in self.disputes.values() if d.status == "open")
+        self.moments.append(Moment(self.stamp, self.last_seq, versions, pairs))
 
     def check_versions(self, tx: StoreReader, names: dict[str, str]) -> None:
         for memory_id in self.order:
@@ -739,6 +892,25 @@ class MemoryMachine(RuleBasedStateMachine):
         before = format_time(START - timedelta(microseconds=1))
         assert tx.memories_at(tx.seq_at(before)) == []
 
+    def check_disputes(self, tx: StoreReader) -> None:
+        """The disputes are the model's, now; and at every past event, the memories flagged
+        as disputed are those of the model's open disputes then (less the forgotten)."""
+        stored = {d.id: d for d in tx.disputes()}
+        assert set(stored) == set(self.disputes)
+        for dispute_id, model in self.disputes.items():
+            got = stored[dispute_id]
+            assert (got.memory_ids, got.status) == (model.pair, model.status), dispute_id
+            assert (got.ruling.holds if got.ruling else None) == model.holds, dispute_id
+        every = self.order
+        for moment in self.moments:
+            pairs = [p for p in moment.open_pairs if not set(p) & self.forgotten]
+            want: dict[str, list[str]] = {}
+            for first, second in pairs:
+                want.setdefault(first, []).append(second)
+                want.setdefault(second, []).append(first)
+            want = {i: sorted(others) for i, others in want.items()}
+            assert tx.disputed_with(every, moment.seq) == want, f"disputes at seq {moment.seq}"
+
     def check_recall(self) -> None:
         moments = self.unique_moments()
         if not moments:
@@ -761,6 +933,12 @@ class MemoryMachine(RuleBasedStateMachine):
         assert {h["id"] for h in now["hits"]} == {
             i for i, s in self.current.items() if s.status == "active" and has_word(s.text, word)
         }
+        flagged = {h["id"]: h["disputed_with"] for h in now["hits"] if "disputed_with" in h}
+        opened = [d.pair for d in self.disputes.values() if d.status == "open"]
+        for memory_id, others in flagged.items():
+            assert others == sorted(
+                p[1] if p[0] == memory_id else p[0] for p in opened if memory_id in p
+            ), memory_id
 
     def scrubbed_only(self) -> set[str]:
         """Texts that were in forgotten versions only, never in a surviving one."""

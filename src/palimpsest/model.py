@@ -314,3 +314,76 @@ class MemoryVersion:
     actor: str
     op: str
     memory: Memory | None
+
+
+# A dispute is open until ruled; `withdrawn` when one of its memories was forgotten.
+DISPUTE_STATES = ("open", "ruled", "withdrawn")
+
+
+@dataclass(frozen=True)
+class Ruling:
+    """Which memory of a dispute holds, why, on what evidence, and what the ruling changed.
+
+    `retired_version` is the loser's version the ruling made when it retired the loser
+    (None: the loser was already retired); `linked` says whether the ruling added the
+    `supersedes` link. An undo takes back exactly these.
+    """
+
+    holds: str
+    loses: str
+    reason: str | None  # None once a forget scrubbed it
+    evidence: str | None
+    at: str
+    actor: str
+    retired_version: int | None = None
+    linked: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "holds": self.holds,
+            "loses": self.loses,
+            "reason": self.reason,
+            "evidence": self.evidence,
+            "at": self.at,
+            "actor": self.actor,
+        }
+
+
+@dataclass(frozen=True)
+class Dispute:
+    """Two memories said to contradict each other, and where the review of it stands.
+
+    Each step (open, rule, undo, withdraw) makes a new version; the versions keep the
+    past, as a memory's do, so `as_of` answers which disputes were open then.
+    """
+
+    id: str
+    workspace: str
+    memory_ids: tuple[str, str]  # in id order: the pair names the dispute, not who came first
+    reason: str | None  # why they were said to contradict; None once scrubbed
+    opened_at: str
+    opened_by: str
+    version: int = 1
+    status: str = "open"
+    ruling: Ruling | None = None
+
+    def replace(self, **changes: Any) -> Dispute:
+        return dataclasses.replace(self, **changes)
+
+    def other(self, memory_id: str) -> str:
+        first, second = self.memory_ids
+        return second if memory_id == first else first
+
+    def to_dict(self) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "id": self.id,
+            "status": self.status,
+            "version": self.version,
+            "memories": list(self.memory_ids),
+            "reason": self.reason,
+            "opened_at": self.opened_at,
+            "opened_by": self.opened_by,
+        }
+        if self.ruling is not None:
+            body["ruling"] = self.ruling.to_dict()
+        return body

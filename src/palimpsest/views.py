@@ -51,6 +51,14 @@ def hit_view(
     }
 
 
+def mark_disputed(views: list[dict[str, Any]], disputed: Mapping[str, list[str]]) -> None:
+    """Give each view of a memory in an open dispute `disputed_with`: the other memories of
+    its disputes (absent when there are none), so that each names the other."""
+    for view in views:
+        if view["id"] in disputed:
+            view["disputed_with"] = disputed[view["id"]]
+
+
 def rule_view(memory: Memory) -> dict[str, Any]:
     return {
         "id": memory.id,

@@ -1,11 +1,11 @@
 """The `palimpsest` command line: one subcommand per service operation, `--json` on each.
 
 `app` holds the group and what every subcommand is built from; the commands live by
-concept in `memories`, `notebooks`, `admin` and `settings` (config and settings); `render`
-prints answers for a person.
+concept in `memories`, `notebooks`, `disputes`, `admin` and `settings` (config and
+settings); `render` prints answers for a person.
 """
 
-from . import admin, bench, memories, notebooks, settings  # noqa: F401  (each registers its commands)
+from . import admin, bench, disputes, memories, notebooks, settings  # noqa: F401  (each registers its commands)
 from .app import main, palimpsest
 
 __all__ = ["main", "palimpsest"]

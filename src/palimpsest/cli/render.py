@@ -117,6 +117,7 @@ def hits(result: dict[str, Any]) -> None:
 def _flags(hit: dict[str, Any]) -> str:
     flags = [] if hit.get("status") == "active" else [str(hit.get("status"))]
     flags += [name for name in ("possibly_stale", "expired") if hit.get(name)]
+    flags += ["disputed"] if hit.get("disputed_with") else []
     if hit.get("verified_at"):
         flags.append("verified")
     return ",".join(flags)

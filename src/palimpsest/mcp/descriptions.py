@@ -152,6 +152,28 @@ away with `remove`. Each linked memory gets a new version. A link retires nothin
 replace a memory, remember the new one with `supersedes`.
 """
 
+DISPUTE = """\
+Mark two memories that contradict each other as disputed, and settle it later: a review \
+queue. Use it when you cannot tell which one is true; when you can, revise the wrong one \
+(or remember the right one with `supersedes`) instead. A `possible_contradicts` candidate \
+from remember or revise is confirmed this way.
+
+- open: `ids` (two active memories), `reason`. Both stay in recall, each hit naming the \
+other in `disputed_with`, until a ruling.
+- list: the open disputes, oldest first, each with its two memories; `include_closed` adds \
+ruled and withdrawn ones, `ids` keeps those naming these memories.
+- rule: `dispute`, `holds`, `reason`, and `evidence`: the other memory retires as \
+superseded by `holds` (linked). A losing rule needs `because`.
+- undo: `dispute`, `reason`: the loser back as before the ruling, the dispute open again.
+
+Each step is an event on both memories, each one version up. Answers `id` (the dispute), \
+`status`, `results` (id, version, seq per memory); rule adds `holds` and `superseded`; \
+list answers `disputes`. Refused: one memory twice, an unknown or retired memory \
+(validation); a second open dispute between the same two, ruling a dispute not open, \
+undoing one not ruled or whose loser changed status since (conflict). Forgetting a memory \
+withdraws its open disputes.
+"""
+
 DOCTOR = """\
 List what needs a person: secrets stored before the gate refused them (never their \
 value), each with the forget that erases it; possibly stale, expired and ownerless \
@@ -171,5 +193,6 @@ DESCRIPTIONS = {
     "history": HISTORY,
     "notebook": NOTEBOOK,
     "link": LINK,
+    "dispute": DISPUTE,
     "doctor": DOCTOR,
 }

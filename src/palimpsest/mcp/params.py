@@ -36,6 +36,7 @@ Clearable = Literal[
     "severity", "source", "tags", "title", "why",
 ]  # fmt: skip
 NotebookAction = Literal["list", "create", "edit", "merge_domains"]
+DisputeAction = Literal["open", "list", "rule", "undo"]
 NotebookClearable = Literal["summary", "domain", "tags"]
 
 

@@ -119,3 +119,15 @@ class DoctorResult(TypedDict, total=False):
     ownerless: Items
     scrub_pending: bool
     pending_scrubs: Items
+
+
+@with_config(_OPEN)
+class DisputeResult(TypedDict, total=False):
+    id: str  # the dispute's
+    status: str  # open, ruled or withdrawn
+    results: Items  # per memory touched: id, version, seq
+    holds: str
+    superseded: str
+    disputes: Items  # list
+    dry_run: bool
+    replayed: bool

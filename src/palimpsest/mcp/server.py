@@ -78,6 +78,8 @@ ANNOTATIONS = {
     "history": _hints(read_only=True, destructive=False, idempotent=True, title="History"),
     "notebook": _hints(read_only=False, destructive=False, idempotent=True, title="Notebooks"),
     "link": _hints(read_only=False, destructive=False, idempotent=True, title="Link"),
+    # A dispute step repeated is refused (already open, not open, not ruled): idempotent.
+    "dispute": _hints(read_only=False, destructive=False, idempotent=True, title="Disputes"),
     # Doctor changes no memory, but it finishes a scrub a forget left pending (it rewrites
     # the database file), so it does not claim to only read.
     "doctor": _hints(read_only=False, destructive=False, idempotent=True, title="Doctor"),

@@ -35,6 +35,7 @@ from .params import (
     BindingsParam,
     CheckParam,
     Clearable,
+    DisputeAction,
     DryRun,
     ExpiresAt,
     Falsifier,
@@ -59,6 +60,7 @@ from .params import (
     describe,
 )
 from .results import (
+    DisputeResult,
     DoctorResult,
     ForgetResult,
     HistoryResult,
@@ -367,11 +369,37 @@ class PalimpsestTools:
     ) -> LinkResult:
         return await self._run(LinkResult, self.service.link, locals())
 
+    async def dispute(
+        self,
+        action: Annotated[DisputeAction, describe("See the description.")],
+        ids: Annotated[
+            list[str] | None,
+            describe("open: the two memories. list: only disputes naming one of these."),
+        ] = None,
+        dispute: Annotated[str | None, describe("rule, undo: the dispute's id (dp_...).")] = None,
+        holds: Annotated[
+            str | None, describe("rule: the memory that holds; the other one retires.")
+        ] = None,
+        reason: Annotated[
+            str | None, describe("open, rule, undo (required): why, in a sentence; kept.")
+        ] = None,
+        evidence: Annotated[
+            str | None, describe("rule: what shows it (a file, test, source, measurement).")
+        ] = None,
+        because: Annotated[
+            str | None, describe("rule: required when the losing memory is a rule.")
+        ] = None,
+        include_closed: Annotated[bool, describe("list: ruled and withdrawn ones too.")] = False,
+        idempotency_key: IdempotencyKey = None,
+        dry_run: DryRun = False,
+    ) -> DisputeResult:
+        return await self._run(DisputeResult, self.service.dispute, locals())
+
     async def doctor(self) -> DoctorResult:
         return await self._run(DoctorResult, self.service.doctor, {})
 
 
 TOOL_NAMES = (
     "remember", "recall", "revise", "revert", "forget", "inspect", "history", "notebook", "link",
-    "doctor",
+    "dispute", "doctor",
 )  # fmt: skip

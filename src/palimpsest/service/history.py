@@ -17,8 +17,16 @@ from ..revise import (
     version_target,
 )
 from ..store import EventFilter, StoreReader, StoreWriter
-from ..views import event_view, memory_view, notebook_line, text_diff, version_view
+from ..views import (
+    event_view,
+    mark_disputed,
+    memory_view,
+    notebook_line,
+    text_diff,
+    version_view,
+)
 from .base import check_version_arg, id_list, memory_id_arg, parse_time_arg, refuse_nul
+from .disputes import disputes_of, withdraw_disputes
 from .notebooks import NotebookOps
 from .settings import freshness_days
 
@@ -185,11 +193,14 @@ class HistoryOps(NotebookOps):  # forget reaches notebooks through NotebookOps
                         results[-1]["would_erase"] = {"versions": 1, "fields": held}
                     continue
                 erased = _held_fields(tx, memory_id) if dry_run else None
+                withdrawn = withdraw_disputes(self, tx, memory, now, op_id)  # texts go below
                 seq = self._event(tx, "forget", op_id, now, memory, note=because)
                 tx.forget_memory(Tombstone(memory_id, now, self.actor, because), seq)
                 results.append(
                     {"id": memory_id, "forgotten": True, "seq": seq, "versions": memory.version}
                 )
+                if withdrawn:
+                    results[-1]["disputes_withdrawn"] = withdrawn
                 if erased is not None:  # names and counts only: never the content itself
                     results[-1]["would_erase"] = {"versions": memory.version, "fields": erased}
             return {"results": results}
@@ -265,10 +276,13 @@ class HistoryOps(NotebookOps):  # forget reaches notebooks through NotebookOps
             if tombstone is not None:
                 return {"tombstone": tombstone.to_dict()}
             memory = self._get(tx, id)
+            shown = memory_view(memory, self._notebooks(tx), at, freshness_days(tx))
+            mark_disputed([shown], tx.disputed_with([id]))
             return {
-                "memory": memory_view(memory, self._notebooks(tx), at, freshness_days(tx)),
+                "memory": shown,
                 "versions": [version_view(v) for v in tx.memory_versions(id)],
                 "links": [link.to_dict() for link in tx.links(id)],
+                "disputes": disputes_of(tx, id),
             }
 
     def history(

@@ -18,7 +18,7 @@ from ..errors import ValidationError
 from ..model import STATUSES, Memory, Notebook
 from ..revise import parse_fields
 from ..store import SearchQuery, StoreReader
-from ..views import hit_view, rule_view
+from ..views import hit_view, mark_disputed, rule_view
 from .base import MAX_LIMIT, ServiceBase, choices, parse_time_arg, refuse_nul
 from .context import with_context
 from .fusion import WORDS, Fused, Weights, fuse
@@ -108,8 +108,11 @@ class RecallOps(ServiceBase):
             touched = {hit.memory.notebook_id for hit in ranked}
             rules = self._standing_rules(tx, touched, at_seq, at)
             freshness = freshness_days(tx, at_seq)  # the windows of that time
+            disputed = tx.disputed_with([hit.memory.id for hit in ranked], at_seq)  # then too
+        shown = [_shown(hit, notebooks, at, freshness) for hit in ranked]
+        mark_disputed(shown, disputed)
         return {
-            "hits": [_shown(hit, notebooks, at, freshness) for hit in ranked],
+            "hits": shown,
             "rules": [rule_view(r) for r in rules],
             "as_of": as_of_t,
         }

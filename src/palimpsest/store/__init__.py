@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import ValidationError
-from ..model import Event, Link, Memory, MemoryVersion, Notebook, Tombstone
+from ..model import Dispute, Event, Link, Memory, MemoryVersion, Notebook, Tombstone
 
 if TYPE_CHECKING:  # numpy is imported by the stores that search vectors, when they do
     from .vector_search import Vectors
@@ -128,6 +128,18 @@ class StoreReader(Protocol):
         """Every row of the workspace, table by table, for a lossless copy."""
         ...
 
+    # Disputes (DESIGN section 2): each as it stood at event `at_seq` (None: now).
+    def get_dispute(self, dispute_id: str) -> Dispute | None: ...
+    def disputes(
+        self, memory_id: str | None = None, statuses: tuple[str, ...] = (),
+        at_seq: int | None = None,
+    ) -> list[Dispute]: ...  # fmt: skip
+    def disputed_with(
+        self, memory_ids: Iterable[str], at_seq: int | None = None
+    ) -> dict[str, list[str]]:
+        """For each memory named in an open dispute, the other memories of its disputes."""
+        ...
+
 
 class StoreWriter(StoreReader, Protocol):
     def append_event(self, event: Event) -> int:
@@ -156,6 +168,10 @@ class StoreWriter(StoreReader, Protocol):
     def forget_notebook(self, tombstone: Tombstone, seq: int) -> None: ...
     def store_response(self, actor: str, op: str, key: str, stored: StoredResponse) -> None: ...
     def put_setting(self, name: str, value: Any) -> None: ...
+    def put_dispute(self, dispute: Dispute, seq: int) -> None:
+        """Make `dispute` the current state, as the version written by event `seq`."""
+        ...
+
     def drop_setting(self, name: str) -> None:
         """The setting goes back to its default."""
         ...

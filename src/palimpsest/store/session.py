@@ -15,8 +15,15 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..errors import Conflict, InternalError
-from ..model import Event, Link, Memory, MemoryVersion, Notebook, Tombstone, now_utc
+from ..model import Dispute, Event, Link, Memory, MemoryVersion, Notebook, Tombstone, now_utc
 from . import EventFilter, PendingScrub, SearchQuery, StoredResponse
+from .dispute_rows import (
+    DISPUTE_EVENT_TEXTS,
+    DISPUTE_OPS,
+    DISPUTE_TEXT_COLUMNS,
+    dispute_columns,
+    dispute_from_row,
+)
 from .rows import (
     CONTENT_COLUMNS,
     Row,
@@ -305,6 +312,7 @@ class SqlSession(ABC):
             (tombstone.forgotten_at, tombstone.actor, tombstone.reason, tombstone.id),
         )
         self._drop_responses_naming(tombstone.id)
+        self._forget_disputes(tombstone.id)
         self._mark_pending(tombstone.id, tombstone.forgotten_at)
         self._after_scrub()
 
@@ -657,6 +665,8 @@ class SqlSession(ABC):
                 values["to_seq"] = seqs[row["to_seq"]] if row["to_seq"] is not None else None
                 if not row["scrubbed"]:
                     values.update(self._search_values(values))
+            elif table == "dispute_versions":
+                values = self._copied_dispute(values, seqs)
             insert = f"INSERT INTO {table}({', '.join(values)}) VALUES ({marks(values)})"
             if table == "events":
                 inserted = self._row(insert + " RETURNING seq", tuple(values.values()))
@@ -698,6 +708,114 @@ class SqlSession(ABC):
                 (self.workspace, actor, op, key, target_id),
             )
 
+    # -- disputes: one row per version of a dispute, current over a span of events ------
+    # (All dispute SQL is in this block; the service's rules are in service/disputes.py.)
+
+    def put_dispute(self, dispute: Dispute, seq: int) -> None:
+        """Make `dispute` the current state, as the version written by event `seq`."""
+        self._run(
+            "UPDATE dispute_versions SET to_seq = ? WHERE dispute_id = ? AND workspace = ? "
+            "AND to_seq IS NULL",
+            (seq, dispute.id, self.workspace),
+        )
+        columns = dispute_columns(dispute)
+        self._run(
+            f"INSERT INTO dispute_versions(workspace, from_seq, {', '.join(columns)}) "
+            f"VALUES (?, ?, {marks(columns)})",
+            (self.workspace, seq, *columns.values()),
+        )
+
+    def get_dispute(self, dispute_id: str) -> Dispute | None:
+        found = self._disputes("v.dispute_id = ?", [dispute_id], None)
+        return found[0] if found else None
+
+    def disputes(
+        self,
+        memory_id: str | None = None,
+        statuses: tuple[str, ...] = (),
+        at_seq: int | None = None,
+    ) -> list[Dispute]:
+        """The disputes (as they stood at event `at_seq`; None: now) naming `memory_id`."""
+        where, args = ["1 = 1"], []
+        if memory_id is not None:
+            where.append("(v.first_id = ? OR v.second_id = ?)")
+            args += [memory_id, memory_id]
+        if statuses:
+            where.append(f"v.status IN ({marks(statuses)})")
+            args += list(statuses)
+        return self._disputes(" AND ".join(where), args, at_seq)
+
+    def disputed_with(
+        self, memory_ids: Iterable[str], at_seq: int | None = None
+    ) -> dict[str, list[str]]:
+        """For each of `memory_ids` in an open dispute (at `at_seq`), the other memories.
+
+        A forgotten memory is absent from every past state, so a dispute naming one is
+        left out at every time (now, it is withdrawn anyway)."""
+        ids = list(dict.fromkeys(memory_ids))
+        if not ids:
+            return {}
+        listed = marks(ids)
+        condition = (
+            f"v.status = 'open' AND (v.first_id IN ({listed}) OR v.second_id IN ({listed})) "
+            "AND NOT EXISTS (SELECT 1 FROM memories f WHERE f.id IN (v.first_id, v.second_id) "
+            "AND f.forgotten_at IS NOT NULL)"
+        )
+        named: dict[str, list[str]] = {}
+        for dispute in self._disputes(condition, [*ids, *ids], at_seq):
+            for memory_id in dispute.memory_ids:
+                if memory_id in ids:
+                    named.setdefault(memory_id, []).append(dispute.other(memory_id))
+        return {memory_id: sorted(others) for memory_id, others in named.items()}
+
+    def _disputes(self, condition: str, params: list[Any], at_seq: int | None) -> list[Dispute]:
+        span, span_args = current_at(at_seq)
+        rows = self._rows(
+            f"SELECT * FROM dispute_versions v WHERE v.workspace = ? AND {span} AND {condition} "
+            "ORDER BY v.dispute_id",
+            (self.workspace, *span_args, *params),
+        )
+        return [dispute_from_row(row) for row in rows]
+
+    def _forget_disputes(self, memory_id: str) -> None:
+        """A forgotten memory leaves no text in a dispute: the reason, the ruling's reason
+        and evidence of every version of each dispute naming it go, from the dispute and
+        from its events on the other memory too (they may quote what was forgotten). The
+        ids, times and actors stay, as a tombstone's do."""
+        rows = self._rows(
+            "SELECT DISTINCT dispute_id, first_id, second_id FROM dispute_versions "
+            "WHERE workspace = ? AND (first_id = ? OR second_id = ?)",
+            (self.workspace, memory_id, memory_id),
+        )
+        erased = ", ".join(f"{column} = NULL" for column in DISPUTE_TEXT_COLUMNS)
+        for row in rows:
+            self._run(
+                f"UPDATE dispute_versions SET {erased}, scrubbed = 1 "
+                "WHERE workspace = ? AND dispute_id = ?",
+                (self.workspace, row["dispute_id"]),
+            )
+            events = self._rows(
+                "SELECT seq, data FROM events WHERE workspace = ? AND target_id IN (?, ?) "
+                f"AND op IN ({marks(DISPUTE_OPS)})",
+                (self.workspace, row["first_id"], row["second_id"], *DISPUTE_OPS),
+            )
+            for event in events:
+                data = json.loads(event["data"])
+                if data.get("dispute") == row["dispute_id"]:
+                    kept = {k: v for k, v in data.items() if k not in DISPUTE_EVENT_TEXTS}
+                    self._run(
+                        "UPDATE events SET note = NULL, data = ? WHERE seq = ?",
+                        (json.dumps(kept), event["seq"]),
+                    )
+
+    @staticmethod
+    def _copied_dispute(values: dict[str, Any], seqs: dict[int, int]) -> dict[str, Any]:
+        """A dispute version row of a `dump`, its spans renumbered for this store."""
+        values.pop("rowid")
+        values["from_seq"] = seqs[values["from_seq"]]
+        values["to_seq"] = seqs[values["to_seq"]] if values["to_seq"] is not None else None
+        return values
+
 
 # Tables of a workspace in the order a copy writes them (what a row refers to comes first).
 COPY_ORDER = (
@@ -711,6 +829,7 @@ COPY_ORDER = (
     ("idempotency_targets", "key, target_id"),
     ("notebook_tombstones", "id"),
     ("workspace_settings", "name"),
+    ("dispute_versions", "rowid"),
 )
 # Where a stored answer names a memory or notebook (ids_only keeps nothing else as text).
 ID_KEYS = frozenset({"id", "ids", "duplicate_of", "superseded", "notebook"})
