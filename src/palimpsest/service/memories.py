@@ -35,6 +35,7 @@ from ..revise import (
 from ..store import EventFilter, StoreReader, StoreWriter
 from ..views import memory_view
 from .base import EVERY_EVENT, ServiceBase, id_list
+from .suggest import suggestions
 
 
 @dataclass
@@ -103,6 +104,7 @@ class MemoryOps(ServiceBase):
             }
             if dry_run:
                 result["memory"] = memory_view(memory, {nb.id: nb}, now)
+            result.update(self._suggest(tx, memory, now))
             return result
 
         return self._write("remember", request, idempotency_key, dry_run, body)
@@ -241,7 +243,13 @@ class MemoryOps(ServiceBase):
         result["changed"] = changed_fields(old, step.new)
         if dry_run:
             result["diff"] = self._readable_diff(tx, old, step.new, op_id)
+        if _says_something_new(old, step.new):
+            result.update(self._suggest(tx, step.new, now))
         return result
+
+    def _suggest(self, tx: StoreReader, memory: Memory, now: str) -> dict[str, Any]:
+        """The suggestions on writing `memory` (service/suggest.py); nothing is written."""
+        return suggestions(tx, memory, now)
 
     def _readable_diff(
         self, tx: StoreReader, old: Memory, new: Memory, op_id: str
@@ -284,7 +292,16 @@ class MemoryOps(ServiceBase):
         self._link_supersedes(tx, file.new.id, old.id, now)
         if dry_run:
             result["diff"] = self._readable_diff(tx, old, file.new, op_id)
+        result.update(self._suggest(tx, file.new, now))
         return result
+
+
+def _says_something_new(old: Memory, new: Memory) -> bool:
+    """Whether a revise changed what the memory says or where it stands, so that what it
+    connects to, repeats or contradicts may have changed (a verify or a retag has not)."""
+    moved_or_back = old.notebook_id != new.notebook_id or old.status != new.status
+    said = (old.text, old.kind, old.key) != (new.text, new.kind, new.key)
+    return new.status == "active" and (said or moved_or_back)
 
 
 def _created_by(tx: StoreReader, notebook_id: str, op_id: str) -> bool:
