@@ -33,7 +33,8 @@ import anyio
 from mcp import Client, StdioServerParameters
 
 from palimpsest.service import Service
-from palimpsest.store import open_store
+from palimpsest.service.suggest import suggestions
+from palimpsest.store import SearchQuery, open_store
 
 WORDS = """
 service database cache queue worker request response client server api endpoint token user
@@ -112,8 +113,23 @@ def in_process(db: Path, calls: int, rng: random.Random) -> dict[str, list[float
             else:
                 service.remember(notebook="bench", kind="note", text=sentence(rng, -n - 1))
             results[name].append(time.perf_counter() - start)
+    results["suggest"] = suggesting(service, calls)
     service.store.close()
     return results
+
+
+def suggesting(service: Service, calls: int) -> list[float]:
+    """What the suggestions alone cost a remember: the same work, on memories in the store,
+    in a read transaction (remember does it in its write transaction, after the write)."""
+    with service.store.read(service.workspace) as tx:
+        memories = [m for m, _ in tx.search(SearchQuery(text="", limit=calls))]
+        now = service.clock()
+        samples = []
+        for memory in memories:
+            start = time.perf_counter()
+            suggestions(tx, memory, now)
+            samples.append(time.perf_counter() - start)
+    return samples
 
 
 def serve_command(db: Path, *extra: str) -> list[str]:
