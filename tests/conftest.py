@@ -25,8 +25,10 @@ import psycopg
 import pytest
 from mcp import Client
 
+from palimpsest.embed import load_embedder
 from palimpsest.mcp import build_server
 from palimpsest.service import Service
+from palimpsest.service import base as service_base
 from palimpsest.store import Store, open_store
 
 from .local_postgres import LocalPostgres, installed_binaries
@@ -42,8 +44,17 @@ POSTGRES_SUMMARY = ""
 needs_postgres = pytest.mark.postgres
 
 
+# Tests that do not test meaning run on full text alone, so the suite stays fast: a
+# service made without an embedder gets the null one, and so does a command run as a
+# subprocess. Tests of recall by meaning pass the real embedder (`embedder=
+# default_embedder()`), or set PALIMPSEST_EMBEDDER in a subprocess's environment.
+TEST_EMBEDDER = "none"
+service_base.default_embedder = lambda: load_embedder(TEST_EMBEDDER)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "postgres: runs on PostgreSQL")
+    os.environ.setdefault("PALIMPSEST_EMBEDDER", TEST_EMBEDDER)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -152,6 +163,7 @@ def env(tmp_path: Path) -> dict[str, str]:
     """For subprocesses: no store selection inherited from the caller, a private home."""
     base = {k: v for k, v in os.environ.items() if not k.startswith("PALIMPSEST_")}
     base.update(HOME=str(tmp_path / "home"), XDG_DATA_HOME=str(tmp_path / "xdg"))
+    base["PALIMPSEST_EMBEDDER"] = TEST_EMBEDDER
     return base
 
 

@@ -26,6 +26,7 @@ from typing import Any
 
 import platformdirs
 
+from .embed import DEFAULT_EMBEDDER, EMBEDDERS
 from .errors import ValidationError
 from .gate import check_actor, shown_name
 from .service import store_label as shown
@@ -95,6 +96,12 @@ def _loopback(value: Any) -> str:
     )
 
 
+def _embedder(value: Any) -> str:
+    if isinstance(value, str) and value.strip() in EMBEDDERS:
+        return value.strip()
+    raise ValueError(f"one of {', '.join(sorted(EMBEDDERS))}")
+
+
 @dataclass(frozen=True)
 class Key:
     name: str  # dotted: `http.port` is `port` in the file's [http] table
@@ -116,6 +123,9 @@ KEYS: Mapping[str, Key] = {
             "data directory)", "--db"),
         Key("actor", None, _actor,
             "who acts, as the history records it (default: user:<login name>)", "--actor"),
+        Key("embedder", DEFAULT_EMBEDDER, _embedder,
+            "the model that turns memories into vectors for recall by meaning; `none`: "
+            "full text alone (after a change, run `palimpsest reindex`)"),
         Key("http.host", "127.0.0.1", _loopback,
             "the address `serve --http` listens on: loopback only", "--host"),
         Key("http.port", 8765, _whole(1, 65535), "the port `serve --http` listens on", "--port"),
@@ -166,6 +176,10 @@ class Config:
     @property
     def http_port(self) -> int:
         return int(self.values["http.port"])
+
+    @property
+    def embedder(self) -> str:
+        return str(self.values["embedder"])
 
     @property
     def limits(self) -> Limits:

@@ -1,12 +1,16 @@
-"""The commands on the store and the process: migrate, copy, doctor, scrub, serve, demo."""
+"""The commands on the store and the process: migrate, copy, doctor, scrub, reindex, serve,
+demo."""
 
 from __future__ import annotations
 
 import json
 import shlex
 import socket
+import sys
 import tempfile
+from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -74,6 +78,35 @@ def scrub(env: Env, /) -> None:
     finishes a pending checkpoint.
     """
     emit(env.service(create=False).scrub(), render.scrub)
+
+
+# -- reindex ---------------------------------------------------------------------------
+
+
+@command(palimpsest, "reindex", "palimpsest reindex --db postgresql://... --json")
+@pass_env
+def reindex(env: Env, /) -> None:
+    """Make anew the vectors (recall by meaning) that another model made, or none did.
+
+    Needed after the `embedder` setting changed, or after an update changed what a
+    memory's vector is made from: until then recall by meaning leaves those memories out.
+    Every memory version with a stale or missing vector is embedded again, in batches,
+    with a progress bar on standard error. Vectors are derived from the memories, so no
+    event is written and the history is unchanged; a reindex stopped half-way resumes
+    where it stopped when run again.
+    """
+    service = env.service(create=False)
+    with ExitStack() as stack:
+        bars: list[Any] = []
+
+        def progress(done: int, total: int) -> None:
+            if not bars:  # made at the first batch, once the total is known
+                bar = click.progressbar(length=total, label="Reindexing", file=sys.stderr)
+                bars.append(stack.enter_context(bar))
+            bars[0].update(done - bars[0].pos)
+
+        answer = service.reindex(progress)
+    emit(answer)
 
 
 # -- serve -----------------------------------------------------------------------------

@@ -23,6 +23,7 @@ import click
 import platformdirs
 
 from ..config import Config, load_config
+from ..embed import load_embedder
 from ..errors import PalimpsestError, ValidationError
 from ..service import Service, default_store_path, open_service
 from . import render
@@ -108,7 +109,10 @@ class Env:
         """The service over the chosen store; a read (`create=False`) of a SQLite file
         that does not exist is refused rather than making an empty store of a typo."""
         if self._service is None:
-            self._service = open_service(self.db, actor=self.actor, create=create)
+            embedder = load_embedder(self.config().embedder)  # its model loads when used
+            self._service = open_service(
+                self.db, actor=self.actor, create=create, embedder=embedder
+            )
             self.ctx.call_on_close(self._service.close)
         return self._service
 

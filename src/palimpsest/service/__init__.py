@@ -6,6 +6,9 @@ operations are grouped by concept in the modules beside this one.
 
 from __future__ import annotations
 
+from typing import Any
+
+from ..embed import Embedder
 from .base import DEFAULT_WORKSPACE
 from .doctor import DoctorOps
 from .history import HistoryOps
@@ -14,6 +17,7 @@ from .notebooks import NotebookOps
 from .recall import RecallOps
 from .settings import SettingsOps
 from .stores import copy_between, default_store_path, open_store_for, store_label
+from .vectors import Progress, reindex
 
 __all__ = [
     "DEFAULT_WORKSPACE",
@@ -33,11 +37,19 @@ class Service(MemoryOps, RecallOps, HistoryOps, NotebookOps, DoctorOps, Settings
         """The store's schema version (opening it migrated it to the newest this code knows)."""
         return self.store.schema_version()
 
+    def reindex(self, progress: Progress | None = None) -> dict[str, Any]:
+        """Make anew the vectors another model or recipe made (derived data: no event)."""
+        return reindex(self.store, self.workspace, self.vectors, progress)
+
     def close(self) -> None:
         self.store.close()
 
 
-def open_service(location: str, *, actor: str, create: bool = True) -> Service:
+def open_service(
+    location: str, *, actor: str, create: bool = True, embedder: Embedder | None = None
+) -> Service:
     """The service over the store a user named: a SQLite file path or a postgresql:// URL.
-    Without `create`, a SQLite file that does not exist is `not_found`, and not made."""
-    return Service(open_store_for(location, actor, create=create), actor=actor)
+    Without `create`, a SQLite file that does not exist is `not_found`, and not made.
+    `embedder` None: the default embedder (its model loads on the first embed)."""
+    store = open_store_for(location, actor, create=create)
+    return Service(store, actor=actor, embedder=embedder)

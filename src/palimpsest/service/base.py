@@ -14,11 +14,13 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import gate
+from ..embed import Embedder, Vectors, default_embedder
 from ..errors import Conflict, NotFound, Retryable, ValidationError
 from ..ids import new_id
 from ..model import STATUSES, TIME_RANGE, Event, Memory, Notebook, now_utc
 from ..revise import Step, Unmatched, canonical, changed_fields, check_version, parse_fields
 from ..store import Store, StoredResponse, StoreReader, StoreWriter
+from .vectors import VectorWriter
 
 DEFAULT_WORKSPACE = "default"
 MAX_LIMIT = 200
@@ -38,8 +40,12 @@ class ServiceBase:
         workspace: str = DEFAULT_WORKSPACE,
         clock: Callable[[], str] = now_utc,
         may_override: bool = True,
+        embedder: Embedder | None = None,
     ):
         self.store = store
+        # The model itself loads on the first embed: opening a service costs nothing.
+        self.embedder = embedder if embedder is not None else default_embedder()
+        self.vectors = VectorWriter(self.embedder)
         self.actor = gate.check_actor(actor)
         self.workspace = workspace
         self.clock = clock
@@ -161,7 +167,12 @@ class ServiceBase:
         seq = self._event(tx, op, op_id, now, new, version=new.version, fields=fields,
                           note=note, data=data)  # fmt: skip
         tx.put_memory(new, seq)
+        self.vectors.write(tx, old, new, seq)
         return seq
+
+    def _vector_of(self, text: str) -> Vectors | None:
+        """`text` embedded by the service's embedder; None with the null embedder."""
+        return self.vectors.vector_of(text)
 
     def _write_step(self, tx: StoreWriter, step: Step, op_id: str, now: str) -> dict[str, Any]:
         """Write the event that makes `step.new` the memory's next version: its id and seq."""

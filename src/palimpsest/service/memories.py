@@ -107,6 +107,7 @@ class MemoryOps(ServiceBase):
             result.update(self._suggest(tx, memory, now))
             return result
 
+        self.vectors.warm_filed(values, self.workspace, self.actor)  # the model runs unlocked
         return self._write("remember", request, idempotency_key, dry_run, body)
 
     def _link_supersedes(self, tx: StoreWriter, successor_id: str, old_id: str, now: str) -> None:

@@ -13,10 +13,13 @@ from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import ValidationError
 from ..model import Event, Link, Memory, MemoryVersion, Notebook, Tombstone
+
+if TYPE_CHECKING:  # numpy is imported by the stores that search vectors, when they do
+    from ..embed.base import Vectors
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,24 @@ class StoreReader(Protocol):
     def get_notebook(self, ref: str) -> Notebook | None: ...
     def list_notebooks(self) -> list[Notebook]: ...
     def search(self, query: SearchQuery) -> list[tuple[Memory, float]]: ...
+    def nearest(
+        self, vector: Vectors, query: SearchQuery, model: str
+    ) -> list[tuple[Memory, float]]:
+        """The memories passing every filter of `query` (as `search`; its text is ignored)
+        whose vector tagged `model` is nearest `vector`: best cosine similarity first, at
+        most `query.limit`. Exact, whatever the store's indexes."""
+        ...
+
+    def vector_of(self, memory_id: str, version: int, model: str) -> Vectors | None:
+        """The stored vector of that version, if it has one tagged `model`."""
+        ...
+
+    def stale_vector_count(self, model: str) -> int: ...
+    def stale_vectors(self, model: str, limit: int) -> list[Memory]:
+        """Versions with content whose vector is missing or not tagged `model`, oldest
+        first, at most `limit` (what `reindex` makes anew)."""
+        ...
+
     def events(self, query: EventFilter) -> list[Event]: ...
     def links(self, object_id: str) -> list[Link]: ...
     def seq_at(self, time: str) -> int: ...
@@ -109,6 +130,15 @@ class StoreWriter(StoreReader, Protocol):
 
     def put_memory(self, memory: Memory, seq: int) -> None:
         """Make `memory` the current state, as the version written by event `seq`."""
+        ...
+
+    def put_vector(self, memory_id: str, seq: int, vector: Vectors, model: str) -> None:
+        """Store the vector of the version of `memory_id` that event `seq` wrote (replacing
+        any it had), tagged with the `model` that made it."""
+        ...
+
+    def reindexed_vectors(self, vectors: list[tuple[Memory, Vectors]], model: str) -> None:
+        """Replace the vectors of these versions (derived data: no event is written)."""
         ...
 
     def put_notebook(self, notebook: Notebook) -> None: ...

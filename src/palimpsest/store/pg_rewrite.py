@@ -27,7 +27,9 @@ from psycopg import errors as pg_errors
 from ..errors import Retryable
 
 # Large tables copied online, by their key column; the small ones get VACUUM FULL.
-ONLINE = {"memory_versions": "rowid", "events": "seq"}
+# memory_vectors: a forgotten version's vector stays in the heap and in the HNSW index's
+# pages (pgvector keeps deleted vectors there until the index is rebuilt) until this copy.
+ONLINE = {"memory_versions": "rowid", "events": "seq", "memory_vectors": "version_rowid"}
 SMALL = ("notebooks", "idempotency", "idempotency_targets")
 REWRITTEN = (*ONLINE, *SMALL)
 LOCK_WAIT = "1s"  # how long a lock request may hold up the queries queued behind it

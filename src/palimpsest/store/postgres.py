@@ -20,14 +20,16 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import numpy as np
 import psycopg
 from psycopg import errors as pg_errors
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
+from ..embed.base import Vectors
 from ..errors import PalimpsestError, Retryable, ValidationError
 from ..model import Memory
-from . import Rewrite, SearchQuery, pg_rewrite, pg_search, shown
+from . import Rewrite, SearchQuery, pg_rewrite, pg_search, pg_vectors, shown
 from .migrations import migrations, refuse_newer, statements
 from .rows import Row, memory_from_row
 from .session import SqlSession, key_race
@@ -77,6 +79,7 @@ class PostgresStore:
                 max_size=POOL_SIZE,
                 # as the first connection: a bad option in the URL fails it at once too
                 kwargs={"row_factory": dict_row, "connect_timeout": CONNECT_SECONDS},
+                configure=_find_pgvector,
                 open=True,
                 timeout=POOL_WAIT_SECONDS,
                 # A restart or failover leaves every pooled connection dead: test each one
@@ -166,6 +169,23 @@ class PostgresStore:
         self.pool.close()
 
 
+def _find_pgvector(conn: psycopg.Connection[Any]) -> None:
+    """Put pgvector's schema on a new connection's search path when it is not: a store in a
+    schema of its own (`options=-csearch_path=...`) names the type and its operators
+    unqualified, and the extension lives once per database, in whichever schema made it."""
+    row: Row | None = conn.execute(
+        "SELECT quote_ident(n.nspname) AS schema FROM pg_extension e "
+        "JOIN pg_namespace n ON n.oid = e.extnamespace "
+        "WHERE e.extname = 'vector' AND n.nspname <> ALL (current_schemas(false))"
+    ).fetchone()
+    if row is not None:
+        conn.execute(
+            "SELECT set_config('search_path', current_setting('search_path') || ', ' || %s, false)",
+            (row["schema"],),
+        )
+    conn.commit()
+
+
 @contextmanager
 def _translated() -> Iterator[None]:
     """The one place where driver errors become Palimpsest errors."""
@@ -211,6 +231,35 @@ class PostgresSession(SqlSession):
 
     def _tag_condition(self) -> str:
         return "(v.tags::jsonb @> jsonb_build_array(?::text))"
+
+    # -- vectors: pgvector, see pg_vectors ---------------------------------------------
+
+    VECTOR_OUT = "mv.vector::real[]"
+    VECTOR_IN = "?::vector"
+
+    def _vector_value(self, vector: Vectors) -> Any:
+        return pg_vectors.literal(vector)
+
+    def _vector_from(self, value: Any) -> Vectors:
+        return np.asarray(value, dtype=np.float32)
+
+    def nearest(
+        self, vector: Vectors, query: SearchQuery, model: str
+    ) -> list[tuple[Memory, float]]:
+        if query.notebook_ids == () or query.limit <= 0:
+            return []
+        where, args = self.filters(query)
+        stats = self._row(
+            "SELECT versions FROM search_stats WHERE workspace = ?", (self.workspace,)
+        )
+        versions = int(stats["versions"]) if stats else 0
+        if pg_vectors.use_index(query, len(vector), versions):
+            for setting in pg_vectors.INDEX_SETTINGS:
+                self._run(setting)
+            sql, params = pg_vectors.indexed_sql(vector, model, where, args, query.limit)
+        else:
+            sql, params = pg_vectors.exact_sql(vector, model, where, args, query.limit)
+        return [(memory_from_row(row), float(row["score"])) for row in self._rows(sql, params)]
 
     # -- full text: see pg_search -------------------------------------------------------
 

@@ -12,7 +12,10 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from typing import Any, ClassVar
 
-from ..errors import Conflict
+import numpy as np
+
+from ..embed.base import Vectors
+from ..errors import Conflict, InternalError
 from ..model import Event, Link, Memory, MemoryVersion, Notebook, Tombstone, now_utc
 from . import EventFilter, PendingScrub, SearchQuery, StoredResponse
 from .rows import (
@@ -76,6 +79,24 @@ class SqlSession(ABC):
     def _after_scrub(self) -> None:
         """Content was scrubbed: make the text index forget it physically too."""
         return None
+
+    # How a SELECT reads a vector (of memory_vectors, alias mv) and how an INSERT writes one.
+    VECTOR_OUT: ClassVar[str] = "mv.vector"
+    VECTOR_IN: ClassVar[str] = "?"
+
+    @abstractmethod
+    def _vector_value(self, vector: Vectors) -> Any:
+        """A vector as the parameter VECTOR_IN takes."""
+
+    @abstractmethod
+    def _vector_from(self, value: Any) -> Vectors:
+        """A vector read through VECTOR_OUT, as float32."""
+
+    @abstractmethod
+    def nearest(
+        self, vector: Vectors, query: SearchQuery, model: str
+    ) -> list[tuple[Memory, float]]:
+        """See StoreReader.nearest."""
 
     def _row(self, sql: str, params: Iterable[Any] = ()) -> Row | None:
         found = self._rows(sql, params)
@@ -193,6 +214,75 @@ class SqlSession(ABC):
         assert inserted is not None
         self._indexed(int(inserted["rowid"]), stored)
 
+    # -- vectors (recall by meaning): one per version, in memory_vectors ----------------
+
+    def put_vector(self, memory_id: str, seq: int, vector: Vectors, model: str) -> None:
+        row = self._row(
+            "SELECT rowid FROM memory_versions WHERE memory_id = ? AND from_seq = ? "
+            "AND workspace = ?",
+            (memory_id, seq, self.workspace),
+        )
+        if row is None:
+            raise InternalError(f"no version of {memory_id} was written by event {seq}")
+        self._put_vector_row(int(row["rowid"]), vector, model)
+
+    def _put_vector_row(self, rowid: int, vector: Vectors, model: str) -> None:
+        self._run(
+            "INSERT INTO memory_vectors(version_rowid, workspace, model, vector) "
+            f"VALUES (?, ?, ?, {self.VECTOR_IN}) ON CONFLICT (version_rowid) DO UPDATE "
+            "SET model = excluded.model, vector = excluded.vector",
+            (rowid, self.workspace, model, self._vector_value(vector)),
+        )
+
+    def vector_of(self, memory_id: str, version: int, model: str) -> Vectors | None:
+        row = self._row(
+            f"SELECT {self.VECTOR_OUT} AS vector FROM memory_vectors mv "
+            "JOIN memory_versions v ON v.rowid = mv.version_rowid "
+            "WHERE v.memory_id = ? AND v.version = ? AND v.workspace = ? AND mv.model = ?",
+            (memory_id, version, self.workspace, model),
+        )
+        return None if row is None else self._vector_from(row["vector"])
+
+    _STALE = (
+        "FROM memory_versions v LEFT JOIN memory_vectors mv ON mv.version_rowid = v.rowid "
+        "WHERE v.workspace = ? AND v.scrubbed = 0 AND (mv.model IS NULL OR mv.model <> ?)"
+    )
+
+    def stale_vector_count(self, model: str) -> int:
+        row = self._row(f"SELECT count(*) AS n {self._STALE}", (self.workspace, model))
+        return int(row["n"]) if row else 0
+
+    def stale_vectors(self, model: str, limit: int) -> list[Memory]:
+        rows = self._rows(
+            f"SELECT v.* {self._STALE} ORDER BY v.rowid LIMIT ?", (self.workspace, model, limit)
+        )
+        return [memory_from_row(row) for row in rows]
+
+    def reindexed_vectors(self, vectors: list[tuple[Memory, Vectors]], model: str) -> None:
+        for memory, vector in vectors:
+            row = self._row(
+                "SELECT rowid FROM memory_versions WHERE memory_id = ? AND version = ? "
+                "AND workspace = ? AND scrubbed = 0",
+                (memory.id, memory.version, self.workspace),
+            )
+            if row is not None:  # forgotten meanwhile: nothing to index
+                self._put_vector_row(int(row["rowid"]), vector, model)
+        self._next_vector_generation()
+
+    def vector_generation(self) -> int:
+        """Changes whenever vectors change other than by a new version (reindex, forget)."""
+        row = self._row(
+            "SELECT generation FROM vector_generations WHERE workspace = ?", (self.workspace,)
+        )
+        return int(row["generation"]) if row else 0
+
+    def _next_vector_generation(self) -> None:
+        self._run(
+            "INSERT INTO vector_generations(workspace, generation) VALUES (?, 1) "
+            "ON CONFLICT (workspace) DO UPDATE SET generation = vector_generations.generation + 1",
+            (self.workspace,),
+        )
+
     def forget_memory(self, tombstone: Tombstone, seq: int) -> None:
         rows = self._rows(
             "SELECT * FROM memory_versions WHERE memory_id = ? AND workspace = ? AND scrubbed = 0",
@@ -262,6 +352,8 @@ class SqlSession(ABC):
 
     def _scrub(self, row: Row) -> None:
         self._unindexed(row)
+        self._run("DELETE FROM memory_vectors WHERE version_rowid = ?", (row["rowid"],))
+        self._next_vector_generation()
         assignments = ", ".join(f"{c} = NULL" for c in CONTENT_COLUMNS)
         self._run(
             f"UPDATE memory_versions SET {assignments}, scrubbed = 1 WHERE rowid = ?",
@@ -499,11 +591,25 @@ class SqlSession(ABC):
     def dump(self) -> Iterator[tuple[str, dict[str, Any]]]:
         """Every row of this workspace, table by table, in an order `load` can replay."""
         for table, order in COPY_ORDER:
+            if table == "memory_vectors":
+                yield from self._dump_vectors()
+                continue
             rows = self._cursor(
                 f"SELECT * FROM {table} WHERE workspace = ? ORDER BY {order}", (self.workspace,)
             )
             for row in rows:
                 yield table, {k: v for k, v in dict(row).items() if k not in DERIVED}
+
+    def _dump_vectors(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        """Vectors as little-endian float32 bytes, whichever store holds them."""
+        rows = self._cursor(
+            f"SELECT mv.version_rowid, mv.model, {self.VECTOR_OUT} AS vector "
+            "FROM memory_vectors mv WHERE mv.workspace = ? ORDER BY mv.version_rowid",
+            (self.workspace,),
+        )
+        for row in rows:
+            vector = self._vector_from(row["vector"]).astype("<f4").tobytes()
+            yield "memory_vectors", {**dict(row), "vector": vector}
 
     def load(self, records: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, int]:
         """Replay `dump` records into this (empty) workspace; returns the rows per table.
@@ -512,9 +618,15 @@ class SqlSession(ABC):
         shared by its workspaces), and the versions' spans follow them.
         """
         seqs: dict[int, int] = {}
+        rowids: dict[int, int] = {}  # a version's row in the source -> its row here
         counts: dict[str, int] = {}
         for table, row in records:
             values = {**row, "workspace": self.workspace}
+            if table == "memory_vectors":
+                vector = np.frombuffer(row["vector"], dtype="<f4").astype(np.float32)
+                self._put_vector_row(rowids[row["version_rowid"]], vector, row["model"])
+                counts[table] = counts.get(table, 0) + 1
+                continue
             if table == "events":
                 values.pop("seq")
             elif table == "memory_versions":
@@ -529,6 +641,8 @@ class SqlSession(ABC):
                 seqs[row["seq"]] = int(inserted["seq"]) if inserted else 0
             elif table == "memory_versions":
                 inserted = self._row(insert + " RETURNING rowid", tuple(values.values()))
+                if inserted:
+                    rowids[row["rowid"]] = int(inserted["rowid"])
                 if inserted and not row["scrubbed"]:
                     self._indexed(int(inserted["rowid"]), values)
             else:
@@ -569,6 +683,7 @@ COPY_ORDER = (
     ("memories", "id"),
     ("events", "seq"),
     ("memory_versions", "rowid"),
+    ("memory_vectors", "version_rowid"),
     ("links", "id"),
     ("idempotency", "key"),
     ("idempotency_targets", "key, target_id"),

@@ -15,9 +15,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar
 
+import numpy as np
+
+from ..embed.base import Vectors
 from ..errors import PalimpsestError, Retryable, ValidationError
 from ..model import Memory
-from . import Rewrite, SearchQuery
+from . import Rewrite, SearchQuery, vector_search
 from .migrations import migrations, refuse_newer, statements
 from .rows import Row, memory_from_row
 from .session import SqlSession, key_race
@@ -236,6 +239,44 @@ class SqliteSession(SqlSession):
 
     def _tag_condition(self) -> str:
         return "EXISTS (SELECT 1 FROM json_each(v.tags) WHERE json_each.value = ?)"
+
+    # -- vectors: float32 blobs, ranked in numpy --------------------------------------
+
+    def _vector_value(self, vector: Vectors) -> Any:
+        return vector.astype("<f4", copy=False).tobytes()
+
+    def _vector_from(self, value: Any) -> Vectors:
+        return np.frombuffer(value, dtype="<f4").astype(np.float32)
+
+    def nearest(
+        self, vector: Vectors, query: SearchQuery, model: str
+    ) -> list[tuple[Memory, float]]:
+        if query.notebook_ids == () or query.limit <= 0:
+            return []
+        where, args = self.filters(query)
+        rows = self._rows(
+            "SELECT v.rowid AS rowid, mv.vector AS vector FROM memory_versions v "
+            f"JOIN memory_vectors mv ON mv.version_rowid = v.rowid WHERE {' AND '.join(where)} "
+            "AND mv.model = ?",
+            [*args, model],
+        )
+        if not rows:
+            return []
+        matrix = vector_search.from_blobs([row["vector"] for row in rows], len(vector))
+        rowids = np.fromiter((row["rowid"] for row in rows), dtype=np.int64, count=len(rows))
+        best = vector_search.ranked(matrix @ vector.astype(np.float32), rowids, query.limit)
+        return self._memories_scored(best)
+
+    def _memories_scored(self, best: list[tuple[int, float]]) -> list[tuple[Memory, float]]:
+        """The version rows `best` names, as memories, in its order."""
+        if not best:
+            return []
+        rows = self._rows(
+            f"SELECT v.* FROM memory_versions v WHERE v.rowid IN ({', '.join('?' * len(best))})",
+            [rowid for rowid, _ in best],
+        )
+        found = {int(row["rowid"]): memory_from_row(row) for row in rows}
+        return [(found[rowid], score) for rowid, score in best if rowid in found]
 
     # -- full text: a contentless FTS5 table of store/terms.py's terms, kept by hand -----
 

@@ -1,0 +1,79 @@
+"""Nearest vectors on PostgreSQL: pgvector, exact or through its HNSW index.
+
+The plain `vector` column of memory_vectors is the source of truth; the HNSW index
+(cosine, 384 dimensions: migration 008) only speeds up the one search where it is safe.
+
+An HNSW index is approximate, and with a filter it can return fewer rows than asked: it
+walks the graph for `ef_search` candidates and the filter then drops some (pgvector 0.8's
+iterative scan walks on, but still not to every row). So the search is exact — every row
+passing the filters is scored, in SQL — whenever the filters narrow the memories (a
+notebook, kind, tag, scope, time range, a past state, statuses other than active) or the
+workspace is small (EXACT_BELOW versions), where exact is fast anyway (the filters'
+indexes find the rows first). Only the common question over a large workspace's current
+active memories takes the index, with the iterative scan in strict order so that the rows
+the filters drop are made up for.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..embed.base import Vectors
+from . import SearchQuery
+
+EXACT_BELOW = 20_000  # versions with content in the workspace (search_stats)
+INDEXED_DIMENSIONS = 384  # the HNSW index's (migration 008): other lengths are exact
+INDEX_SETTINGS = (
+    "SET LOCAL hnsw.iterative_scan = strict_order",
+    "SET LOCAL hnsw.ef_search = 100",
+)
+
+
+def literal(vector: Vectors) -> str:
+    """A vector as pgvector's text form: [0.1,0.2,...] (float32 exact with 9 digits)."""
+    return "[" + ",".join(f"{x:.9g}" for x in vector.tolist()) + "]"
+
+
+def use_index(query: SearchQuery, dimensions: int, versions: int) -> bool:
+    """Whether the HNSW index may answer `query` (else the search is exact)."""
+    narrowed = (
+        query.notebook_ids is not None
+        or query.kinds
+        or query.tags
+        or query.scopes
+        or query.since is not None
+        or query.until is not None
+        or query.at_seq is not None
+        or tuple(query.statuses) != ("active",)
+    )
+    return not narrowed and dimensions == INDEXED_DIMENSIONS and versions >= EXACT_BELOW
+
+
+def exact_sql(
+    vector: Vectors, model: str, where: list[str], args: list[Any], limit: int
+) -> tuple[str, list[Any]]:
+    """Every row passing the filters, scored; ties broken by the newest version row."""
+    value = literal(vector)
+    sql = (
+        "SELECT v.*, 1 - (mv.vector <=> ?::vector) AS score FROM memory_versions v "
+        f"JOIN memory_vectors mv ON mv.version_rowid = v.rowid WHERE {' AND '.join(where)} "
+        "AND mv.model = ? AND vector_dims(mv.vector) = ? "
+        "ORDER BY mv.vector <=> ?::vector, v.rowid DESC LIMIT ?"
+    )
+    return sql, [value, *args, model, len(vector), value, limit]
+
+
+def indexed_sql(
+    vector: Vectors, model: str, where: list[str], args: list[Any], limit: int
+) -> tuple[str, list[Any]]:
+    """The same search through the HNSW index (its expression and predicate, verbatim)."""
+    value = literal(vector)
+    sql = (
+        f"SELECT v.*, 1 - (mv.vector::vector({INDEXED_DIMENSIONS}) <=> "
+        f"?::vector({INDEXED_DIMENSIONS})) AS score FROM memory_vectors mv "
+        f"JOIN memory_versions v ON v.rowid = mv.version_rowid WHERE {' AND '.join(where)} "
+        f"AND mv.model = ? AND vector_dims(mv.vector) = {INDEXED_DIMENSIONS} "
+        f"ORDER BY mv.vector::vector({INDEXED_DIMENSIONS}) <=> ?::vector({INDEXED_DIMENSIONS}) "
+        "LIMIT ?"
+    )
+    return sql, [value, *args, model, value, limit]

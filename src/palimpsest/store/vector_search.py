@@ -1,0 +1,38 @@
+"""Exact nearest-vector ranking in numpy, shared by the SQLite store and its cache.
+
+Vectors are unit length, so cosine similarity is a dot product. Ties are broken by the
+newer version row first, as PostgreSQL's search is asked to break them, so that both
+stores give the same order for the same vectors.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from ..embed.base import Vectors
+
+RowIds = npt.NDArray[np.int64]
+
+
+def from_blobs(blobs: list[bytes], dimensions: int) -> Vectors:
+    """Stored float32 blobs as one matrix (rows of another length are left as zeros)."""
+    matrix = np.zeros((len(blobs), dimensions), dtype=np.float32)
+    width = dimensions * 4
+    for index, blob in enumerate(blobs):
+        if len(blob) == width:
+            matrix[index] = np.frombuffer(blob, dtype="<f4")
+    return matrix
+
+
+def ranked(scores: npt.NDArray[np.float32], rowids: RowIds, limit: int) -> list[tuple[int, float]]:
+    """The `limit` best (rowid, score) pairs: highest score first, then the newest row."""
+    if limit <= 0 or len(scores) == 0:
+        return []
+    if len(scores) > limit:
+        # Everything tied with the limit-th best stays in, so the tie-break sees it all.
+        edge = np.partition(scores, len(scores) - limit)[len(scores) - limit]
+        keep = np.flatnonzero(scores >= edge)
+        scores, rowids = scores[keep], rowids[keep]
+    order = np.lexsort((-rowids, -scores))[:limit]
+    return [(int(rowids[i]), float(scores[i])) for i in order]

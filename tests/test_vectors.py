@@ -1,0 +1,370 @@
+"""Vectors in the store, with the real model, on both stores (issue 10).
+
+Every memory version gets a vector in its own transaction; `nearest` ranks by meaning
+under every filter `search` has; a changed text is embedded anew and an unchanged one
+reuses its predecessor's vector; forget leaves no vector behind; both stores agree on
+the top of a fixed corpus; the null embedder writes none and everything still works.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import psycopg
+import pytest
+
+from palimpsest.embed import Embedder, NullEmbedder, load_embedder
+from palimpsest.model import Memory
+from palimpsest.service import Service
+from palimpsest.service.vectors import embedding_text, model_tag, vector_bytes
+from palimpsest.store import SearchQuery, Store, open_store, pg_vectors
+
+from .conftest import POSTGRES_URL, needs_postgres
+
+CORPUS = {
+    "cat": "The cat sat on the mat all afternoon.",
+    "mail": "Login emails are dropped by the spam filter.",
+    "market": "The stock market fell sharply today.",
+    "release": "We ship to production with make release.",
+    "pool": "The database connection pool holds 20 connections.",
+    "rain": "It rained all weekend in Lisbon.",
+    "guitar": "She plays the guitar in a jazz band.",
+    "vaccine": "The vaccine trial enrolled 3000 volunteers.",
+}
+# question -> the CORPUS entry that answers it by meaning alone (no word in common)
+QUESTIONS = {
+    "feline": "cat",
+    "why are password reset messages not arriving": "mail",
+    "equities crashed": "market",
+    "deploying the app": "release",
+    "musician": "guitar",
+}
+
+
+@pytest.fixture(scope="module")
+def minilm() -> Embedder:
+    return load_embedder("all-MiniLM-L6-v2")
+
+
+@pytest.fixture
+def meaning(store: Store, workspace: str, minilm: Embedder) -> Service:
+    return Service(store, workspace=workspace, embedder=minilm)
+
+
+def fill(service: Service, notebook: str = "notes") -> dict[str, str]:
+    """The corpus remembered; name -> memory id."""
+    return {
+        name: service.remember(notebook=notebook, kind="fact", text=text)["id"]
+        for name, text in CORPUS.items()
+    }
+
+
+def nearest(service: Service, text: str, **filters: object) -> list[tuple[str, float]]:
+    vector = service._vector_of(text)
+    assert vector is not None
+    query = SearchQuery(text="", **filters)  # type: ignore[arg-type]
+    with service.store.read(service.workspace) as tx:
+        found = tx.nearest(vector, query, model_tag(service.embedder))
+    return [(memory.id, score) for memory, score in found]
+
+
+def stored(service: Service, memory_id: str, version: int) -> np.ndarray | None:
+    with service.store.read(service.workspace) as tx:
+        return tx.vector_of(memory_id, version, model_tag(service.embedder))
+
+
+def test_every_version_has_its_vector_tagged_with_the_model(meaning: Service) -> None:
+    mid = meaning.remember(notebook="n", kind="fact", text="The cat sat on the mat.")["id"]
+    vector = stored(meaning, mid, 1)
+    assert vector is not None and vector.shape == (384,)
+    assert abs(float(np.linalg.norm(vector)) - 1) < 1e-4
+    expected = meaning.embedder.embed(["The cat sat on the mat."])[0]
+    assert float(vector @ expected) > 0.9999
+    with meaning.store.read(meaning.workspace) as tx:
+        assert tx.vector_of(mid, 1, "another-model recipe=1") is None
+
+
+def test_a_changed_text_is_embedded_anew_and_an_unchanged_one_keeps_its_vector(
+    meaning: Service,
+) -> None:
+    mid = meaning.remember(notebook="n", kind="fact", text="The cat sat on the mat.")["id"]
+    meaning.revise(id=mid, text="The stock market fell sharply today.")
+    meaning.revise(id=mid, tags=["finance"])  # tags are not embedded: the vector is kept
+    meaning.revise(id=mid, title="Markets")  # the title is: embedded anew
+    first, second, third, fourth = (stored(meaning, mid, v) for v in (1, 2, 3, 4))
+    assert first is not None and second is not None and third is not None
+    assert fourth is not None
+    assert float(first @ second) < 0.5
+    assert np.array_equal(second, third)
+    assert not np.array_equal(third, fourth)
+    latest = _memory(meaning, mid)
+    assert latest is not None and embedding_text(latest, None).startswith("Markets\n")
+    assert [m for m, _ in nearest(meaning, "equities crashed", limit=1)] == [mid]
+
+
+def _memory(service: Service, memory_id: str) -> Memory | None:
+    with service.store.read(service.workspace) as tx:
+        return tx.get_memory(memory_id)
+
+
+def test_every_kind_of_write_stores_the_new_versions_vector(meaning: Service) -> None:
+    old = meaning.remember(notebook="n", kind="fact", text="Deploys run on Fridays.")["id"]
+    new = meaning.remember(
+        notebook="n", kind="fact", text="Deploys run on Mondays.", supersedes=[old]
+    )["id"]
+    meaning.revise(id=new, move_to="elsewhere", because="belongs there")
+    meaning.revert(id=new, version=1, because="moved by mistake")
+    with meaning.store.read(meaning.workspace) as tx:
+        for memory_id in (old, new):
+            for version in tx.memory_versions(memory_id):
+                found = tx.vector_of(memory_id, version.version, model_tag(meaning.embedder))
+                assert found is not None, (memory_id, version.version, version.op)
+
+
+def test_nearest_finds_by_meaning(meaning: Service) -> None:
+    ids = fill(meaning)
+    for question, answer in QUESTIONS.items():
+        found = nearest(meaning, question, limit=3)
+        assert found[0][0] == ids[answer], question
+        assert found[0][1] >= found[1][1] >= found[2][1]
+
+
+def test_nearest_honours_every_filter(meaning: Service) -> None:
+    ids = fill(meaning)
+    other = meaning.remember(
+        notebook="pets", kind="decision", text="We adopted a kitten.", tags=["home"]
+    )["id"]
+    pets = meaning.notebooks()["notebooks"]
+    pets_id = next(nb["id"] for nb in pets if nb["name"] == "pets")
+    everything = {m for m, _ in nearest(meaning, "feline", limit=50)}
+    assert everything == {*ids.values(), other}
+    assert [m for m, _ in nearest(meaning, "feline", notebook_ids=(pets_id,))] == [other]
+    assert nearest(meaning, "feline", notebook_ids=()) == []
+    assert [m for m, _ in nearest(meaning, "feline", kinds=("decision",))] == [other]
+    assert [m for m, _ in nearest(meaning, "feline", tags=("home",))] == [other]
+    assert len(nearest(meaning, "feline", limit=2)) == 2
+    # Retired memories leave by default, and come back when their status is asked for.
+    with meaning.store.read(meaning.workspace) as tx:
+        seq_before = tx.last_event().seq  # type: ignore[union-attr]
+    meaning.revise(id=ids["cat"], status="retracted")
+    assert ids["cat"] not in {m for m, _ in nearest(meaning, "feline", limit=50)}
+    retracted = nearest(meaning, "feline", statuses=("retracted",))
+    assert [m for m, _ in retracted] == [ids["cat"]]
+    # The state at a past event: the cat was still active then.
+    past = nearest(meaning, "feline", limit=1, at_seq=seq_before, kinds=("fact",))
+    assert [m for m, _ in past] == [ids["cat"]]
+    # Times: occurred_at else recorded_at, and expiry.
+    dated = meaning.remember(
+        notebook="n", kind="fact", text="A tabby cat was seen.", occurred_at="2020-01-01"
+    )["id"]
+    assert [m for m, _ in nearest(meaning, "feline", until="2020-12-31")] == [dated]
+    assert dated not in {m for m, _ in nearest(meaning, "feline", since="2021-01-01", limit=50)}
+    brief = meaning.remember(
+        notebook="n", kind="fact", text="The lion naps.", expires_at="2030-01-01"
+    )["id"]
+    assert brief in {m for m, _ in nearest(meaning, "feline", limit=50)}
+    late = nearest(meaning, "feline", alive_at="2031-01-01", limit=50)
+    assert brief not in {m for m, _ in late}
+
+
+def test_forget_leaves_no_vector_behind(meaning: Service) -> None:
+    ids = fill(meaning)
+    meaning.revise(id=ids["cat"], text="The cat slept on the mat.")
+    meaning.forget(id=ids["cat"], because="test")
+    assert stored(meaning, ids["cat"], 1) is None
+    assert stored(meaning, ids["cat"], 2) is None
+    assert ids["cat"] not in {m for m, _ in nearest(meaning, "feline", limit=50)}
+    meaning.revise(id=ids["rain"], text="It snowed all weekend in Oslo.")
+    meaning.forget(id=ids["rain"], version=1, because="test")
+    assert stored(meaning, ids["rain"], 1) is None
+    assert stored(meaning, ids["rain"], 2) is not None
+    with meaning.store.read(meaning.workspace) as tx:
+        left = {m.id for m in tx.stale_vectors(model_tag(meaning.embedder), 100)}
+    assert left == set()  # nothing with content lacks a vector, nothing forgotten has one
+
+
+def test_the_null_embedder_stores_no_vector_and_recall_still_works(
+    store: Store, workspace: str
+) -> None:
+    plain = Service(store, workspace=workspace, embedder=NullEmbedder())
+    mid = plain.remember(notebook="n", kind="fact", text="The cat sat on the mat.")["id"]
+    plain.revise(id=mid, text="The cat sat on the rug.")
+    assert plain._vector_of("anything") is None
+    assert [hit["id"] for hit in plain.recall(query="cat")["hits"]] == [mid]
+    with store.read(workspace) as tx:
+        assert tx.vector_of(mid, 1, model_tag(plain.embedder)) is None
+        assert len(tx.stale_vectors(model_tag(load_embedder("minilm")), 10)) == 2
+
+
+def _corpus_service(store: Store, workspace: str, minilm: Embedder) -> Service:
+    service = Service(store, workspace=workspace, embedder=minilm)
+    fill(service)
+    fill(service, notebook="second")  # the same texts again: ties the stores must break alike
+    return service
+
+
+@needs_postgres
+@pytest.mark.parametrize("use_index", [False, True], ids=["exact", "hnsw"])
+def test_both_stores_return_the_same_top_k(
+    tmp_path: Path, postgres_store: Store, minilm: Embedder, use_index: bool,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """On a fixed corpus, within a stated tolerance: the same set of the best k, and
+    scores within 1e-4 (float32 in numpy against pgvector's double-precision sums)."""
+    if use_index:  # the index answers even this small workspace
+        monkeypatch.setattr(pg_vectors, "EXACT_BELOW", 0)
+    lite = open_store(str(tmp_path / "a.db"))
+    try:
+        a = _corpus_service(lite, "default", minilm)
+        b = _corpus_service(postgres_store, f"test-{tmp_path.name[-12:]}", minilm)
+        for question in [*QUESTIONS, "weather", "medicine", "numbers"]:
+            ours = nearest(a, question, limit=4)
+            theirs = nearest(b, question, limit=4)
+            assert [round(s, 4) for _, s in ours] == pytest.approx(
+                [round(s, 4) for _, s in theirs], abs=1e-4
+            )
+            texts_a = sorted(_text(a, m) for m, _ in ours)
+            texts_b = sorted(_text(b, m) for m, _ in theirs)
+            assert texts_a == texts_b, question
+    finally:
+        lite.close()
+
+
+def _text(service: Service, memory_id: str) -> str:
+    memory = _memory(service, memory_id)
+    assert memory is not None
+    return str(memory.text)
+
+
+@needs_postgres
+def test_copy_carries_the_vectors(tmp_path: Path, minilm: Embedder) -> None:
+    from palimpsest.service import copy_between
+
+    assert POSTGRES_URL
+    source = tmp_path / "source.db"
+    workspace = f"copy-{tmp_path.name[-12:]}"  # a workspace of this test's own there
+    lite = open_store(str(source))
+    ids = fill(Service(lite, workspace=workspace, embedder=minilm))
+    lite.close()
+    answer = copy_between(str(source), POSTGRES_URL, workspace)
+    assert answer["copied"]["memory_vectors"] == len(CORPUS)
+    target = open_store(POSTGRES_URL)
+    try:
+        b = Service(target, workspace=workspace, embedder=minilm)
+        for name in ids:
+            memory = next(m for m, _ in nearest(b, CORPUS[name], limit=1))
+            assert _text(b, memory) == CORPUS[name]
+        with target.read(workspace) as tx:
+            assert tx.stale_vectors(model_tag(minilm), 10) == []
+    finally:
+        target.close()
+
+
+# -- forget: the vector's bytes leave the files, index included ------------------------
+
+FORGOTTEN_TEXT = "The zebra crossing by the school was repainted violet on {n}."
+
+
+def vector_prints(service: Service, memory_id: str) -> list[bytes]:
+    """The first 32 bytes of each version's float32 vector: what the files would hold."""
+    with service.store.read(service.workspace) as tx:
+        versions = [v.version for v in tx.memory_versions(memory_id)]
+    prints = []
+    for version in versions:
+        vector = stored(service, memory_id, version)
+        assert vector is not None
+        prints.append(vector_bytes(vector)[:32])
+    return prints
+
+
+def files_with(folder: Path, prints: list[bytes]) -> list[str]:
+    return sorted(
+        p.name
+        for p in folder.iterdir()
+        if p.is_file() and any(fp in p.read_bytes() for fp in prints)
+    )
+
+
+@pytest.mark.parametrize("checkpointed", [False, True], ids=["in-wal", "in-db-file"])
+def test_forget_leaves_no_vector_bytes_in_the_sqlite_files(
+    tmp_path: Path, minilm: Embedder, checkpointed: bool
+) -> None:
+    folder = tmp_path / "store"
+    store = open_store(str(folder / "palimpsest.db"))
+    try:
+        service = Service(store, embedder=minilm)
+        fill(service)
+        mid = service.remember(notebook="n", kind="fact", text=FORGOTTEN_TEXT.format(n=1))["id"]
+        service.revise(id=mid, text=FORGOTTEN_TEXT.format(n=2))
+        fill(service, notebook="after")
+        prints = vector_prints(service, mid)
+        if checkpointed:
+            assert store.scrub()
+        assert files_with(folder, prints), "the vectors are on disk before the forget"
+        assert service.forget(id=mid, because="test")["scrub_pending"] is False
+        assert files_with(folder, prints) == []
+        assert len(nearest(service, "zebra crossing", limit=50)) == 2 * len(CORPUS)
+    finally:
+        store.close()
+
+
+@pytest.fixture
+def private_postgres() -> Iterator[str]:
+    """A new database on the test server, dropped at the end: its files are this test's."""
+    assert POSTGRES_URL
+    name = f"vectors_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}".encode())
+    base, _, _ = POSTGRES_URL.rpartition("/")
+    try:
+        yield f"{base}/{name}"
+    finally:
+        with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)".encode())
+
+
+def postgres_files(url: str) -> tuple[Path, Path]:
+    """The database's folder, and the file of the HNSW index on the vectors."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CHECKPOINT")  # what is in shared buffers reaches the files
+        row = conn.execute(
+            "SELECT current_setting('data_directory'), "
+            "pg_relation_filepath('vectors_hnsw'), pg_relation_filepath('memory_vectors')"
+        ).fetchone()
+    assert row is not None
+    root = Path(str(row[0]))
+    return (root / str(row[2])).parent, root / str(row[1])
+
+
+@needs_postgres
+def test_forget_and_scrub_leave_no_vector_bytes_in_postgres_table_or_hnsw_index(
+    private_postgres: str, minilm: Embedder
+) -> None:
+    store = open_store(private_postgres)
+    try:
+        service = Service(store, embedder=minilm)
+        fill(service)
+        mid = service.remember(notebook="n", kind="fact", text=FORGOTTEN_TEXT.format(n=1))["id"]
+        prints = vector_prints(service, mid)
+        folder, index = postgres_files(private_postgres)
+        assert any(fp in index.read_bytes() for fp in prints), "the index holds the vector"
+        assert len(files_with(folder, prints)) >= 2  # the table's file and the index's
+        assert service.forget(id=mid, because="test")["scrub_pending"] is True
+        assert files_with(folder, prints), "a forget alone leaves the bytes (until scrub)"
+        done = store.rewrite()
+        assert done.pending == 0 and "memory_vectors" in done.locked_seconds
+        folder, index = postgres_files(private_postgres)
+        assert files_with(folder, prints) == []
+        # The index was rebuilt under its own name, and answers.
+        with psycopg.connect(private_postgres) as conn:
+            names = conn.execute(
+                "SELECT indexname FROM pg_indexes WHERE tablename = 'memory_vectors'"
+            ).fetchall()
+        assert {"vectors_hnsw", "vectors_model"} <= {n[0] for n in names}
+        top = nearest(service, CORPUS["cat"], limit=1)
+        assert _text(service, top[0][0]) == CORPUS["cat"]
+    finally:
+        store.close()
