@@ -15,10 +15,20 @@ from typing import Any
 import pytest
 from mcp import Client
 
+from palimpsest.embed import NullEmbedder, default_embedder
 from palimpsest.service import Service
 from palimpsest.service.suggest import LIMIT, LISTS, difference, names, negated, numbers
+from palimpsest.store import Store
 
 from .mcp_helpers import call
+
+
+@pytest.fixture(params=["by words", "by meaning"])
+def service(request: pytest.FixtureRequest, store: Store, workspace: str) -> Service:
+    """Each test runs on full text alone (the null embedder) and with the default model."""
+    embedder = NullEmbedder() if request.param == "by words" else default_embedder()
+    return Service(store, workspace=workspace, embedder=embedder)
+
 
 SUGGESTED = (*LISTS, "applicable_rules")
 
@@ -97,10 +107,21 @@ def test_the_same_key_with_another_value_in_the_domain_may_contradict(service: S
     for name in ("web", "api", "elsewhere"):
         service.create_notebook(name=name, domain="infra" if name != "elsewhere" else "home")
     pool = service.remember(notebook="web", kind="fact", key="db.pool", text="Pool size 20")
-    service.remember(notebook="elsewhere", kind="fact", key="db.pool", text="Pool of 2 cups")
+    service.remember(notebook="elsewhere", kind="fact", key="db.pool", text="Buy 2 cups of flour")
     other = service.remember(notebook="api", kind="fact", key="db.pool", text="The pool holds 50")
     assert suggested(other) == {"possible_contradicts": [pool["id"]]}
     assert other["possible_contradicts"][0]["sign"] == "same key db.pool, another text"
+
+
+def test_by_meaning_a_connection_shares_no_word_but_mail(service: Service) -> None:
+    """The issue's own example: words alone cannot tie these two; their meaning does."""
+    mails = service.remember(notebook="web", kind="issue", text="Login emails are dropped")
+    reset = service.remember(notebook="web", kind="issue",
+                             text="Password reset mails are not arriving")  # fmt: skip
+    if service.embedder.dimensions:
+        assert suggested(reset) == {"suggested_connections": [mails["id"]]}
+    else:
+        assert suggested(reset) == {}
 
 
 def test_a_contradiction_is_looked_for_in_the_domain_only(service: Service) -> None:
@@ -123,9 +144,10 @@ def test_each_list_is_bounded_and_best_first(service: Service) -> None:
     text = "The nightly backup copies the orders database to cold storage"
     copies = [service.remember(notebook=f"n{i}", kind="fact", text=text) for i in range(6)]
     related = [
-        service.remember(notebook="web", kind="fact", text=f"{text} and checks it {word}")
-        for word in ("twice", "weekly", "carefully", "quietly", "hourly")
-    ]
+        service.remember(notebook="web", kind="fact",
+                         text=f"The nightly backup of the orders database is checked by {who}")
+        for who in ("auditors", "admins", "owners", "interns", "robots")
+    ]  # fmt: skip
     answer = service.remember(notebook="web", kind="fact", text=text + ".")
     assert len(answer["possible_duplicates"]) == LIMIT
     assert set(suggested(answer)["possible_duplicates"]) <= {c["id"] for c in copies}
@@ -228,6 +250,7 @@ def test_the_cli_prints_them_briefly(db_path: Path, env: dict[str, str]) -> None
         assert done.returncode == 0, done.stderr
         return done.stdout
 
+    env = {**env, "PALIMPSEST_EMBEDDER": "all-MiniLM-L6-v2"}  # the default, model and all
     run("remember", "-n", "web", "The API server listens on 8080")
     shown = run("remember", "-n", "web", "The API server listens on 9090")
     assert "May contradict:" in shown and "(number 9090 vs 8080)" in shown

@@ -32,10 +32,10 @@ from ..revise import (
     supersession,
     text_targets,
 )
-from ..store import EventFilter, StoreReader, StoreWriter
+from ..store import EventFilter, SearchQuery, StoreReader, StoreWriter
 from ..views import memory_view
 from .base import EVERY_EVENT, ServiceBase, id_list
-from .suggest import suggestions
+from .suggest import CANDIDATES, suggestions
 
 
 @dataclass
@@ -249,8 +249,14 @@ class MemoryOps(ServiceBase):
         return result
 
     def _suggest(self, tx: StoreReader, memory: Memory, now: str) -> dict[str, Any]:
-        """The suggestions on writing `memory` (service/suggest.py); nothing is written."""
-        return suggestions(tx, memory, now)
+        """The suggestions on writing `memory` (service/suggest.py); nothing is written.
+        By meaning when the service embeds: the vector this write stored is the query."""
+        model = self.vectors.model
+        vector = tx.vector_of(memory.id, memory.version, model) if self.vectors.enabled else None
+        if vector is None:
+            return suggestions(tx, memory, now)
+        query = SearchQuery(text="", limit=CANDIDATES, alive_at=now)
+        return suggestions(tx, memory, now, tx.nearest(vector, query, model))
 
     def _readable_diff(
         self, tx: StoreReader, old: Memory, new: Memory, op_id: str
