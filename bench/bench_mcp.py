@@ -4,6 +4,7 @@ Run on demand, not by pytest:
 
     .venv/bin/python bench/bench_mcp.py
     .venv/bin/python bench/bench_mcp.py --memories 10000 --calls 300
+    .venv/bin/python bench/bench_mcp.py --embedder none    # full text alone
 
 Fills a store with seeded memories through the service directly (fast), then starts the
 real `palimpsest serve` process and times calls made with the official MCP client: over
@@ -32,6 +33,7 @@ from typing import Any
 import anyio
 from mcp import Client, StdioServerParameters
 
+from palimpsest.embed import DEFAULT_EMBEDDER, load_embedder
 from palimpsest.service import Service
 from palimpsest.service.suggest import suggestions
 from palimpsest.store import SearchQuery, open_store
@@ -54,8 +56,14 @@ def sentence(rng: random.Random, serial: int) -> str:
     return f"{' '.join(words).capitalize()} (#{serial})."
 
 
+def opened(db: Path) -> Service:
+    """The service with the embedder chosen (the server reads the same variable)."""
+    embedder = load_embedder(os.environ.get("PALIMPSEST_EMBEDDER", DEFAULT_EMBEDDER))
+    return Service(open_store(str(db)), embedder=embedder)
+
+
 def fill(db: Path, count: int, rng: random.Random) -> None:
-    service = Service(open_store(str(db)))
+    service = opened(db)
     for serial in range(count):
         service.remember(
             notebook=f"project-{serial % 20}",
@@ -102,7 +110,7 @@ async def measure(client: Client, calls: int, rng: random.Random) -> dict[str, l
 
 
 def in_process(db: Path, calls: int, rng: random.Random) -> dict[str, list[float]]:
-    service = Service(open_store(str(db)))
+    service = opened(db)
     asked = iter(queries(rng, calls * 2))
     results: dict[str, list[float]] = {"recall": [], "remember": []}
     for name in results:
@@ -172,13 +180,16 @@ def main() -> None:
     parser.add_argument("--memories", type=int, default=10_000)
     parser.add_argument("--calls", type=int, default=300, help="timed calls per operation")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--embedder", default=DEFAULT_EMBEDDER, help="none: full text alone")
     args = parser.parse_args()
+    os.environ["PALIMPSEST_EMBEDDER"] = args.embedder  # for the servers started too
     folder = Path(tempfile.mkdtemp(prefix="palimpsest-bench-mcp-"))
     try:
         db = folder / "bench.db"
         started = time.perf_counter()
         fill(db, args.memories, random.Random(args.seed))
-        print(f"filled {args.memories:,} memories in {time.perf_counter() - started:.1f} s")
+        print(f"filled {args.memories:,} memories in {time.perf_counter() - started:.1f} s "
+              f"(embedder {args.embedder}; remember answers with suggestions)")  # fmt: skip
         print(f"{args.calls} calls of each, one at a time, after 10 warm-up recalls\n")
         runs = {
             "in process": in_process(db, args.calls, random.Random(args.seed + 1)),
