@@ -477,6 +477,10 @@ def postgres_as_owner() -> Iterator[str]:
         admin.execute(f"CREATE ROLE {role} LOGIN PASSWORD 'app'".encode())
         admin.execute(f"CREATE DATABASE {name} OWNER {role}".encode())
     server = POSTGRES_URL.split("@", 1)[1].rsplit("/", 1)[0]
+    # pgvector is not a trusted extension: a superuser installs it, as a team's admin would.
+    admin_url = POSTGRES_URL.rsplit("/", 1)[0] + f"/{name}"
+    with psycopg.connect(admin_url, autocommit=True) as admin:
+        admin.execute("CREATE EXTENSION vector")
     try:
         yield f"postgresql://{role}:app@{server}/{name}"
     finally:

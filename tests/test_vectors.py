@@ -368,3 +368,91 @@ def test_forget_and_scrub_leave_no_vector_bytes_in_postgres_table_or_hnsw_index(
         assert _text(service, top[0][0]) == CORPUS["cat"]
     finally:
         store.close()
+
+
+# -- SQLite's cache of a large workspace: never misses another process's writes ----------
+
+
+def test_the_sqlite_cache_sees_every_write_of_another_process(
+    tmp_path: Path, minilm: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two stores on one file stand for two processes: each has its own cache. The cache
+    answers as the exact search does, and follows the other's writes, revisions,
+    retirements, forgets and reindex (which write no event)."""
+    from palimpsest.store import sqlite as sqlite_store
+
+    monkeypatch.setattr(sqlite_store, "EXACT_BELOW", 5)  # the corpus counts as large
+    monkeypatch.setattr(sqlite_store, "CANDIDATE_VECTORS", 4)  # and candidates are few
+    path = str(tmp_path / "shared.db")
+    here, there = open_store(path), open_store(path)
+    try:
+        mine = Service(here, embedder=minilm)
+        theirs = Service(there, embedder=minilm)
+        ids = fill(theirs)
+
+        def cached_is_exact() -> None:  # every memory here is a fact: a kind makes it exact
+            for question in [*QUESTIONS, "feline", "a cat"]:
+                exact = nearest(mine, question, limit=3, kinds=("fact",))
+                assert nearest(mine, question, limit=3) == exact, question
+
+        cached_is_exact()
+        assert here._vector_caches, "the unfiltered question built the cache"
+        kitten = theirs.remember(notebook="pets", kind="fact", text="A kitten purrs.")["id"]
+        assert [m for m, _ in nearest(mine, "feline", limit=2)] == [kitten, ids["cat"]]
+        cached_is_exact()
+        theirs.revise(id=kitten, text="The stock exchange index dropped.")
+        cached_is_exact()
+        assert nearest(mine, "equities crashed", limit=1)[0][0] == kitten
+        theirs.revise(id=ids["cat"], status="retracted")
+        assert ids["cat"] not in [m for m, _ in nearest(mine, "feline", limit=8)]
+        cached_is_exact()
+        theirs.forget(id=kitten, because="test")
+        assert kitten not in [m for m, _ in nearest(mine, "equities crashed", limit=8)]
+        cached_is_exact()
+        # A memory filed with no vector, then reindexed: no event, yet the cache sees it.
+        plain = Service(there, embedder=NullEmbedder())
+        tiger = plain.remember(notebook="pets", kind="fact", text="A tiger hunts at dusk.")["id"]
+        assert tiger not in [m for m, _ in nearest(mine, "feline", limit=20)]
+        assert theirs.reindex()["reindexed"] == 1
+        assert tiger in [m for m, _ in nearest(mine, "big cat", limit=3)]
+        cached_is_exact()
+        # A write session never fills the cache, and still sees the versions it lacks.
+        lion = theirs.remember(notebook="pets", kind="fact", text="The lion sleeps.")["id"]
+        vector = mine._vector_of("a lion asleep")
+        assert vector is not None
+        with here.write("default") as tx:
+            found_in_write = tx.nearest(vector, SearchQuery(text="", limit=1), mine.vectors.model)
+            tx.discard()
+        assert [m.id for m, _ in found_in_write] == [lion]
+        assert nearest(mine, "a lion asleep", limit=1)[0][0] == lion
+    finally:
+        here.close()
+        there.close()
+
+
+@needs_postgres
+def test_a_role_that_may_not_create_pgvector_is_told_what_to_run() -> None:
+    """pgvector is not a trusted extension: an ordinary owner's first start must say what
+    an administrator runs, not fail as a bug, and leave the database unmigrated."""
+    from palimpsest.errors import ValidationError
+
+    assert POSTGRES_URL
+    tag = uuid.uuid4().hex[:10]
+    role, name = f"vectors_app_{tag}", f"vectors_own_{tag}"
+    with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
+        admin.execute(f"CREATE ROLE {role} LOGIN PASSWORD 'app'".encode())
+        admin.execute(f"CREATE DATABASE {name} OWNER {role}".encode())
+    server = POSTGRES_URL.split("@", 1)[1].rsplit("/", 1)[0]
+    try:
+        with pytest.raises(ValidationError, match=r"CREATE EXTENSION vector;"):
+            open_store(f"postgresql://{role}:app@{server}/{name}")
+        admin_url = POSTGRES_URL.rsplit("/", 1)[0] + f"/{name}"
+        with psycopg.connect(admin_url, autocommit=True) as admin:
+            assert admin.execute("SELECT to_regclass('memory_versions')").fetchone() == (None,)
+            admin.execute("CREATE EXTENSION vector")
+        opened = open_store(f"postgresql://{role}:app@{server}/{name}")
+        opened.close()
+    finally:
+        with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)".encode())
+            admin.execute(f"DROP ROLE IF EXISTS {role}".encode())

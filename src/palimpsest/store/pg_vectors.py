@@ -20,6 +20,7 @@ from typing import Any
 
 from ..embed.base import Vectors
 from . import SearchQuery
+from .vector_search import narrowed
 
 EXACT_BELOW = 20_000  # versions with content in the workspace (search_stats)
 INDEXED_DIMENSIONS = 384  # the HNSW index's (migration 008): other lengths are exact
@@ -36,17 +37,7 @@ def literal(vector: Vectors) -> str:
 
 def use_index(query: SearchQuery, dimensions: int, versions: int) -> bool:
     """Whether the HNSW index may answer `query` (else the search is exact)."""
-    narrowed = (
-        query.notebook_ids is not None
-        or query.kinds
-        or query.tags
-        or query.scopes
-        or query.since is not None
-        or query.until is not None
-        or query.at_seq is not None
-        or tuple(query.statuses) != ("active",)
-    )
-    return not narrowed and dimensions == INDEXED_DIMENSIONS and versions >= EXACT_BELOW
+    return not narrowed(query) and dimensions == INDEXED_DIMENSIONS and versions >= EXACT_BELOW
 
 
 def exact_sql(

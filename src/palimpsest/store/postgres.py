@@ -105,7 +105,8 @@ class PostgresStore:
             for number, script in migrations("postgres"):
                 if number not in applied:
                     for statement in statements(script):
-                        conn.execute(statement.encode())
+                        with _extension_needed(statement):
+                            conn.execute(statement.encode())
                     if number in REINDEX_AFTER:
                         PostgresSession(conn, "").reindex()
                     conn.execute("INSERT INTO palimpsest_schema VALUES (%s)", (number,))
@@ -167,6 +168,27 @@ class PostgresStore:
 
     def close(self) -> None:
         self.pool.close()
+
+
+@contextmanager
+def _extension_needed(statement: str) -> Iterator[None]:
+    """A CREATE EXTENSION the server or the role refuses becomes a refusal saying what to do."""
+    try:
+        yield
+    except (pg_errors.InsufficientPrivilege, pg_errors.UndefinedFile) as exc:
+        if not statement.startswith("CREATE EXTENSION"):
+            raise
+        name = statement.split()[-1]
+        cause = (
+            "this role may not create it"
+            if isinstance(exc, pg_errors.InsufficientPrivilege)
+            else "the server does not have it installed"
+        )
+        raise ValidationError(
+            f"This PostgreSQL database lacks the extension `{name}` (pgvector 0.8 or later, "
+            f"for recall by meaning), and {cause}: install pgvector on the server and, as a "
+            f"superuser, run `CREATE EXTENSION {name};` in this database once; then try again."
+        ) from None
 
 
 def _find_pgvector(conn: psycopg.Connection[Any]) -> None:

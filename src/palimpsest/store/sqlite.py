@@ -7,6 +7,7 @@ free pages; the FTS index is merged after a forget so no segment keeps the words
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 import time
@@ -25,6 +26,7 @@ from .migrations import migrations, refuse_newer, statements
 from .rows import Row, memory_from_row
 from .session import SqlSession, key_race
 from .terms import index_text, query_terms
+from .vector_cache import VectorCache
 
 BUSY_TIMEOUT_MS = 15_000
 # How long a scrub waits for other processes' readers to let go of the WAL before it
@@ -36,6 +38,12 @@ CANDIDATES = 500
 WINDOW = 4_000
 # Migrations after whose SQL every version is indexed anew by store/terms.py's rules.
 REINDEX_AFTER = frozenset({5})
+# Vectors: below this many in a workspace every search is exact; from it on, the
+# unfiltered question goes through the sign-code cache (store/vector_cache.py) and the
+# CANDIDATE_VECTORS best of it are scored exactly (widened 8 times while too few pass).
+EXACT_BELOW = 20_000
+CANDIDATE_VECTORS = 1_000
+LOAD_CHUNK = 5_000  # vectors read at a time when a cache is built
 
 
 class SqliteStore:
@@ -45,6 +53,7 @@ class SqliteStore:
         self._local = threading.local()
         self._connections: dict[threading.Thread, sqlite3.Connection] = {}
         self._lock = threading.Lock()
+        self._vector_caches: dict[tuple[str, str], VectorCache] = {}
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             with _translated():
@@ -118,7 +127,7 @@ class SqliteStore:
         with _translated():
             conn.execute("BEGIN")
             try:
-                yield SqliteSession(conn, workspace)
+                yield SqliteSession(conn, workspace, self._vector_caches)
             finally:
                 conn.execute("COMMIT")
 
@@ -127,7 +136,7 @@ class SqliteStore:
         conn = self._connection()
         with _translated():
             conn.execute("BEGIN IMMEDIATE")
-            session = SqliteSession(conn, workspace)
+            session = SqliteSession(conn, workspace, self._vector_caches, writing=True)
             try:
                 session.ensure_workspace()
                 yield session
@@ -224,9 +233,19 @@ class SqliteSession(SqlSession):
 
     UNINDEXED: ClassVar[str] = "+"
 
-    def __init__(self, conn: sqlite3.Connection, workspace: str):
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        workspace: str,
+        vector_caches: dict[tuple[str, str], VectorCache] | None = None,
+        *,
+        writing: bool = False,
+    ):
         super().__init__(workspace)
         self.conn = conn
+        self._vector_caches = vector_caches
+        # A write session sees its own uncommitted rows: it reads a cache, never fills one.
+        self._writing = writing
 
     def _rows(self, sql: str, params: Iterable[Any] = ()) -> list[Row]:
         return self.conn.execute(sql, tuple(params)).fetchall()
@@ -253,19 +272,134 @@ class SqliteSession(SqlSession):
     ) -> list[tuple[Memory, float]]:
         if query.notebook_ids == () or query.limit <= 0:
             return []
+        vector = vector.astype(np.float32, copy=False)
         where, args = self.filters(query)
+        if not vector_search.narrowed(query):
+            cache = self._vector_cache(model, len(vector))
+            if cache is not None:
+                return self._memories_scored(
+                    self._nearest_cached(cache, vector, where, args, query.limit, model)
+                )
         rows = self._rows(
             "SELECT v.rowid AS rowid, mv.vector AS vector FROM memory_versions v "
             f"JOIN memory_vectors mv ON mv.version_rowid = v.rowid WHERE {' AND '.join(where)} "
             "AND mv.model = ?",
             [*args, model],
         )
+        return self._memories_scored(self._scored(rows, vector, query.limit))
+
+    @staticmethod
+    def _scored(rows: list[Row], vector: Vectors, limit: int) -> list[tuple[int, float]]:
+        """The best `limit` of (rowid, vector) rows, scored exactly."""
         if not rows:
             return []
         matrix = vector_search.from_blobs([row["vector"] for row in rows], len(vector))
         rowids = np.fromiter((row["rowid"] for row in rows), dtype=np.int64, count=len(rows))
-        best = vector_search.ranked(matrix @ vector.astype(np.float32), rowids, query.limit)
-        return self._memories_scored(best)
+        return vector_search.ranked(matrix @ vector, rowids, limit)
+
+    # -- the sign-code cache of a large workspace (store/vector_cache.py) ---------------
+
+    def _vector_cache(self, model: str, dimensions: int) -> VectorCache | None:
+        """The workspace's cache, brought up to the last event; None while it is small."""
+        if self._vector_caches is None:
+            return None
+        key = (self.workspace, model)
+        last = self._row("SELECT max(seq) AS seq FROM events")
+        seq = int(last["seq"] or 0) if last else 0
+        generation = self.vector_generation()
+        cache = self._vector_caches.get(key)
+        if cache is None or (cache.generation, cache.dimensions) != (generation, dimensions):
+            if self._writing:
+                return None
+            cache = self._built_cache(model, dimensions, seq, generation)
+            if cache is None:
+                self._vector_caches.pop(key, None)
+                return None
+            self._vector_caches[key] = cache
+        if cache.seq < seq and not self._writing:
+            with cache.lock:
+                if cache.seq < seq:
+                    self._catch_up(cache, model, seq)
+        return cache
+
+    def _built_cache(
+        self, model: str, dimensions: int, seq: int, generation: int
+    ) -> VectorCache | None:
+        counted = self._row(
+            "SELECT count(*) AS n FROM memory_vectors WHERE workspace = ? AND model = ?",
+            (self.workspace, model),
+        )
+        if counted is None or int(counted["n"]) < EXACT_BELOW:
+            return None
+        cache: VectorCache | None = None
+        rows = self._cursor(
+            "SELECT v.rowid AS rowid, mv.vector AS vector FROM memory_versions v "
+            "JOIN memory_vectors mv ON mv.version_rowid = v.rowid WHERE v.workspace = ? "
+            "AND v.to_seq IS NULL AND v.scrubbed = 0 AND mv.model = ?",
+            (self.workspace, model),
+        )
+        chunk: list[Row] = []
+        for row in rows:
+            chunk.append(row)
+            if len(chunk) == LOAD_CHUNK:
+                cache = _cached_chunk(cache, chunk, dimensions, seq, generation)
+                chunk = []
+        return _cached_chunk(cache, chunk, dimensions, seq, generation)
+
+    def _catch_up(self, cache: VectorCache, model: str, seq: int) -> None:
+        """Add the versions written after the cache's last event, drop those they ended."""
+        added = self._rows(
+            "SELECT v.rowid AS rowid, mv.vector AS vector FROM memory_versions v "
+            "JOIN memory_vectors mv ON mv.version_rowid = v.rowid WHERE v.workspace = ? "
+            "AND v.from_seq > ? AND v.to_seq IS NULL AND v.scrubbed = 0 AND mv.model = ?",
+            (self.workspace, cache.seq, model),
+        )
+        ended = self._rows(
+            "SELECT p.rowid AS rowid FROM memory_versions n JOIN memory_versions p "
+            "ON p.memory_id = n.memory_id AND p.to_seq = n.from_seq "
+            "WHERE n.workspace = ? AND n.from_seq > ?",
+            (self.workspace, cache.seq),
+        )
+        cache.drop(np.array([row["rowid"] for row in ended], dtype=np.int64))
+        if added:
+            matrix = vector_search.from_blobs([row["vector"] for row in added], cache.dimensions)
+            cache.add(np.array([row["rowid"] for row in added], dtype=np.int64), matrix)
+        cache.seq = seq
+
+    def _nearest_cached(
+        self,
+        cache: VectorCache,
+        vector: Vectors,
+        where: list[str],
+        args: list[Any],
+        limit: int,
+        model: str,
+    ) -> list[tuple[int, float]]:
+        """The cache's best candidates scored exactly under the filters, widened until
+        enough pass; versions newer than the cache (a write session's) are scored too."""
+        conditions = " AND ".join(where)
+        count = max(CANDIDATE_VECTORS, limit * 20)
+        while True:
+            candidates = cache.candidates(vector, count)
+            rows = self._rows(
+                # CROSS JOIN: SQLite then walks the candidates and looks each row up,
+                # instead of scanning the workspace for rows in the list.
+                "SELECT v.rowid AS rowid, mv.vector AS vector FROM json_each(?) AS c "
+                "CROSS JOIN memory_versions v ON v.rowid = c.value "
+                "JOIN memory_vectors mv ON mv.version_rowid = v.rowid "
+                f"WHERE {conditions} AND mv.model = ?",
+                [json.dumps(candidates.tolist()), *args, model],
+            )
+            rows += self._rows(
+                "SELECT v.rowid AS rowid, mv.vector AS vector FROM memory_versions v "
+                "JOIN memory_vectors mv ON mv.version_rowid = v.rowid "
+                f"WHERE v.from_seq > ? AND {conditions} AND mv.model = ?",
+                [cache.seq, *args, model],
+            )
+            if len(rows) >= limit or len(candidates) >= len(cache):
+                unique = list({row["rowid"]: row for row in rows}.values())
+                return self._scored(unique, vector, limit)
+            count *= 8
 
     def _memories_scored(self, best: list[tuple[int, float]]) -> list[tuple[Memory, float]]:
         """The version rows `best` names, as memories, in its order."""
@@ -399,3 +533,17 @@ def _match_expression(words: str, query: SearchQuery) -> str:
 
 def _phrase(value: str) -> str:
     return '"' + value.replace('"', '""') + '"'
+
+
+def _cached_chunk(
+    cache: VectorCache | None, chunk: list[Row], dimensions: int, seq: int, generation: int
+) -> VectorCache | None:
+    """`cache` with `chunk`'s (rowid, vector) rows added; the first chunk makes it."""
+    if not chunk:
+        return cache
+    matrix = vector_search.from_blobs([row["vector"] for row in chunk], dimensions)
+    if cache is None:  # the first chunk's mean centres the signs of all
+        cache = VectorCache(dimensions, matrix.mean(axis=0), seq, generation)
+    rowids = np.fromiter((row["rowid"] for row in chunk), dtype=np.int64, count=len(chunk))
+    cache.add(rowids, matrix)
+    return cache

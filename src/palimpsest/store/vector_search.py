@@ -11,14 +11,18 @@ import numpy as np
 import numpy.typing as npt
 
 from ..embed.base import Vectors
+from . import SearchQuery
 
 RowIds = npt.NDArray[np.int64]
 
 
 def from_blobs(blobs: list[bytes], dimensions: int) -> Vectors:
     """Stored float32 blobs as one matrix (rows of another length are left as zeros)."""
-    matrix = np.zeros((len(blobs), dimensions), dtype=np.float32)
     width = dimensions * 4
+    if all(len(blob) == width for blob in blobs):  # the rule: one copy, no loop
+        joined = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), dimensions)
+        return joined.astype(np.float32)
+    matrix = np.zeros((len(blobs), dimensions), dtype=np.float32)
     for index, blob in enumerate(blobs):
         if len(blob) == width:
             matrix[index] = np.frombuffer(blob, dtype="<f4")
@@ -36,3 +40,19 @@ def ranked(scores: npt.NDArray[np.float32], rowids: RowIds, limit: int) -> list[
         scores, rowids = scores[keep], rowids[keep]
     order = np.lexsort((-rowids, -scores))[:limit]
     return [(int(rowids[i]), float(scores[i])) for i in order]
+
+
+def narrowed(query: SearchQuery) -> bool:
+    """Whether the filters may leave out many current active memories (a notebook, kind,
+    tag, scope, time range, a past state, other statuses): then a search is exact, since
+    an index or a cache of candidates could come back short."""
+    return bool(
+        query.notebook_ids is not None
+        or query.kinds
+        or query.tags
+        or query.scopes
+        or query.since is not None
+        or query.until is not None
+        or query.at_seq is not None
+        or tuple(query.statuses) != ("active",)
+    )
