@@ -5,6 +5,7 @@ Run on demand, not by pytest:
     .venv/bin/python bench/bench_mcp.py
     .venv/bin/python bench/bench_mcp.py --memories 10000 --calls 300
     .venv/bin/python bench/bench_mcp.py --embedder none    # full text alone
+    .venv/bin/python bench/bench_mcp.py --copy-of store.db  # a copy of a filled store
 
 Fills a store with seeded memories through the service directly (fast), then starts the
 real `palimpsest serve` process and times calls made with the official MCP client: over
@@ -35,7 +36,6 @@ from mcp import Client, StdioServerParameters
 
 from palimpsest.embed import DEFAULT_EMBEDDER, load_embedder
 from palimpsest.service import Service
-from palimpsest.service.suggest import suggestions
 from palimpsest.store import SearchQuery, open_store
 
 WORDS = """
@@ -135,7 +135,7 @@ def suggesting(service: Service, calls: int) -> list[float]:
         samples = []
         for memory in memories:
             start = time.perf_counter()
-            suggestions(tx, memory, now)
+            service._suggest(tx, memory, now)  # by meaning when the service embeds
             samples.append(time.perf_counter() - start)
     return samples
 
@@ -181,15 +181,22 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=300, help="timed calls per operation")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--embedder", default=DEFAULT_EMBEDDER, help="none: full text alone")
+    parser.add_argument("--copy-of", type=Path, help="time a copy of this SQLite store instead "
+                        "of filling one (filling 5,000 with the model takes minutes)")  # fmt: skip
     args = parser.parse_args()
     os.environ["PALIMPSEST_EMBEDDER"] = args.embedder  # for the servers started too
     folder = Path(tempfile.mkdtemp(prefix="palimpsest-bench-mcp-"))
     try:
         db = folder / "bench.db"
         started = time.perf_counter()
-        fill(db, args.memories, random.Random(args.seed))
-        print(f"filled {args.memories:,} memories in {time.perf_counter() - started:.1f} s "
-              f"(embedder {args.embedder}; remember answers with suggestions)")  # fmt: skip
+        if args.copy_of:
+            shutil.copyfile(args.copy_of, db)
+            print(f"timing a copy of {args.copy_of} (embedder {args.embedder})")
+        else:
+            fill(db, args.memories, random.Random(args.seed))
+            seconds = time.perf_counter() - started
+            print(f"filled {args.memories:,} memories in {seconds:.1f} s (embedder "
+                  f"{args.embedder}; remember answers with suggestions)")  # fmt: skip
         print(f"{args.calls} calls of each, one at a time, after 10 warm-up recalls\n")
         runs = {
             "in process": in_process(db, args.calls, random.Random(args.seed + 1)),

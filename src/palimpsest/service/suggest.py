@@ -158,6 +158,7 @@ class _Judged:
     similarity: float  # cosine, or Jaccard of content terms without vectors
     list: str
     sign: str | None = None
+    by_key: bool = False  # the same key: the surest sign, shown first
 
 
 def suggestions(
@@ -186,7 +187,7 @@ def suggestions(
             sign = difference(memory.text, other.text, memory.key, other.key)
             if sign:
                 alike = jaccard(mine.content, content_terms(other.text))
-                judged.append(_Judged(other, alike, LISTS[0], sign))
+                judged.append(_Judged(other, alike, LISTS[0], sign, by_key=True))
     for other, score in candidates:
         if other.id in seen or other.status != "active":
             continue
@@ -196,7 +197,9 @@ def suggestions(
             judged.append(verdict)
     answer: dict[str, list[dict[str, Any]]] = {}
     for name in LISTS:
-        chosen = sorted((j for j in judged if j.list == name), key=lambda j: -j.similarity)
+        chosen = sorted(
+            (j for j in judged if j.list == name), key=lambda j: (not j.by_key, -j.similarity)
+        )
         if chosen:
             answer[name] = [_view(tx, j, notebooks) for j in chosen[:LIMIT]]
     rules = applicable_rules(tx, memory, at)
