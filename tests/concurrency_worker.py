@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from palimpsest.embed import NullEmbedder
 from palimpsest.errors import PalimpsestError, Retryable
 from palimpsest.service import Service
 from palimpsest.store import Store, StoreWriter, open_store
@@ -77,6 +78,7 @@ class Worker:
             self.store,  # type: ignore[arg-type]
             workspace=self.workspace,
             actor=ACTOR,
+            embedder=NullEmbedder(),  # concurrency, not meaning: no model (as in conftest)
         )
         self.rng = random.Random(spec["seed"])
         self.hot: list[str] = list(spec["hot"])

@@ -17,7 +17,7 @@ import psycopg
 import pytest
 
 from palimpsest.embed import Embedder, NullEmbedder, load_embedder
-from palimpsest.model import Memory
+from palimpsest.model import Event, Memory
 from palimpsest.service import Service
 from palimpsest.service.vectors import embedding_text, model_tag, vector_bytes
 from palimpsest.store import SearchQuery, Store, open_store, pg_vectors
@@ -373,6 +373,19 @@ def test_forget_and_scrub_leave_no_vector_bytes_in_postgres_table_or_hnsw_index(
 # -- SQLite's cache of a large workspace: never misses another process's writes ----------
 
 
+def cached_is_exact_for(service: Service) -> None:
+    """Every memory of these tests is a fact: asking for the kind makes a search exact."""
+    for question in [*QUESTIONS, "feline", "a cat"]:
+        exact = nearest(service, question, limit=3, kinds=("fact",))
+        cached = nearest(service, question, limit=3)
+        assert [m for m, _ in cached] == [m for m, _ in exact], question
+        assert [s for _, s in cached] == pytest.approx([s for _, s in exact], abs=1e-6)
+
+
+def _notebook_id(service: Service) -> str:
+    return str(service.notebooks()["notebooks"][0]["id"])
+
+
 def test_the_sqlite_cache_sees_every_write_of_another_process(
     tmp_path: Path, minilm: Embedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -382,7 +395,8 @@ def test_the_sqlite_cache_sees_every_write_of_another_process(
     from palimpsest.store import sqlite as sqlite_store
 
     monkeypatch.setattr(sqlite_store, "EXACT_BELOW", 5)  # the corpus counts as large
-    monkeypatch.setattr(sqlite_store, "CANDIDATE_VECTORS", 4)  # and candidates are few
+    monkeypatch.setattr(sqlite_store, "CANDIDATE_VECTORS", 6)  # and candidates are few
+    monkeypatch.setattr(sqlite_store, "RESCORED", 3)
     path = str(tmp_path / "shared.db")
     here, there = open_store(path), open_store(path)
     try:
@@ -390,10 +404,8 @@ def test_the_sqlite_cache_sees_every_write_of_another_process(
         theirs = Service(there, embedder=minilm)
         ids = fill(theirs)
 
-        def cached_is_exact() -> None:  # every memory here is a fact: a kind makes it exact
-            for question in [*QUESTIONS, "feline", "a cat"]:
-                exact = nearest(mine, question, limit=3, kinds=("fact",))
-                assert nearest(mine, question, limit=3) == exact, question
+        def cached_is_exact() -> None:
+            cached_is_exact_for(mine)
 
         cached_is_exact()
         assert here._vector_caches, "the unfiltered question built the cache"
@@ -425,6 +437,31 @@ def test_the_sqlite_cache_sees_every_write_of_another_process(
             tx.discard()
         assert [m.id for m, _ in found_in_write] == [lion]
         assert nearest(mine, "a lion asleep", limit=1)[0][0] == lion
+        # A process whose first search is in a write transaction builds its cache from
+        # what was committed before: its own uncommitted version is found, and after the
+        # rollback it is in no cache.
+        third = open_store(path)
+        try:
+            writer = Service(third, embedder=minilm)
+            draft = Memory(id="m_draft", workspace="default", notebook_id=_notebook_id(mine),
+                           kind="fact", text="A cheetah sprints.", version=1, owner=None,
+                           recorded_at="2026-01-01T00:00:00Z", author="user:a")  # fmt: skip
+            vector = writer._vector_of("A cheetah sprints.")
+            assert vector is not None
+            with third.write("default") as tx:
+                seq = tx.append_event(Event(0, "op_x", "2026-01-01T00:00:00Z", "user:a",
+                                            "remember", "memory", draft.id, draft.notebook_id,
+                                            1, ("created",)))  # fmt: skip
+                tx.put_memory(draft, seq)
+                tx.put_vector(draft.id, seq, vector, writer.vectors.model)
+                inside = tx.nearest(vector, SearchQuery(text="", limit=1), writer.vectors.model)
+                tx.discard()
+            assert [m.id for m, _ in inside] == ["m_draft"]
+            assert third._vector_caches, "the write session built the cache"  # type: ignore[attr-defined]
+            assert "m_draft" not in [m for m, _ in nearest(writer, "A cheetah sprints.", limit=5)]
+            cached_is_exact_for(writer)
+        finally:
+            third.close()
     finally:
         here.close()
         there.close()
@@ -456,3 +493,24 @@ def test_a_role_that_may_not_create_pgvector_is_told_what_to_run() -> None:
         with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
             admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)".encode())
             admin.execute(f"DROP ROLE IF EXISTS {role}".encode())
+
+
+def test_the_exact_sqlite_search_gives_the_same_answer_a_chunk_at_a_time(
+    tmp_path: Path, minilm: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The exact search reads the vectors a chunk at a time (memory stays flat at 100k)."""
+    from palimpsest.store import sqlite as sqlite_store
+
+    lite = open_store(str(tmp_path / "chunks.db"))
+    try:
+        service = _corpus_service(lite, "default", minilm)
+        whole = {q: nearest(service, q, limit=5) for q in [*QUESTIONS, "weather"]}
+        monkeypatch.setattr(sqlite_store, "LOAD_CHUNK", 3)
+        for question, answer in whole.items():
+            chunked = nearest(service, question, limit=5)
+            # The corpus is there twice: equal vectors may swap places by a last-bit difference
+            texts = [_text(service, m) for m, _ in chunked]
+            assert texts == [_text(service, m) for m, _ in answer], question
+            assert [s for _, s in chunked] == pytest.approx([s for _, s in answer], abs=1e-6)
+    finally:
+        lite.close()

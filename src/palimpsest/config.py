@@ -26,9 +26,9 @@ from typing import Any
 
 import platformdirs
 
-from .embed import DEFAULT_EMBEDDER, EMBEDDERS
 from .errors import ValidationError
 from .gate import check_actor, shown_name
+from .service import DEFAULT_EMBEDDER, EMBEDDERS
 from .service import store_label as shown
 
 FILE_NAME = "config.toml"

@@ -23,9 +23,8 @@ import click
 import platformdirs
 
 from ..config import Config, load_config
-from ..embed import load_embedder
 from ..errors import PalimpsestError, ValidationError
-from ..service import Service, default_store_path, open_service
+from ..service import Service, default_store_path, load_embedder, open_service
 from . import render
 from .failures import COMMAND_KEY, EXIT_CODES, JSON_KEY, bad_parameter, fail
 

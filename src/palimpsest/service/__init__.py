@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..embed import Embedder
+from ..embed import DEFAULT_EMBEDDER, EMBEDDERS, Embedder, load_embedder
 from .base import DEFAULT_WORKSPACE
 from .doctor import DoctorOps
 from .history import HistoryOps
@@ -20,10 +20,13 @@ from .stores import copy_between, default_store_path, open_store_for, store_labe
 from .vectors import Progress, reindex
 
 __all__ = [
+    "DEFAULT_EMBEDDER",
     "DEFAULT_WORKSPACE",
+    "EMBEDDERS",
     "Service",
     "copy_between",
     "default_store_path",
+    "load_embedder",
     "open_service",
     "store_label",
 ]

@@ -19,7 +19,7 @@ from ..errors import ValidationError
 from ..model import Event, Link, Memory, MemoryVersion, Notebook, Tombstone
 
 if TYPE_CHECKING:  # numpy is imported by the stores that search vectors, when they do
-    from ..embed.base import Vectors
+    from .vector_search import Vectors
 
 
 @dataclass(frozen=True)

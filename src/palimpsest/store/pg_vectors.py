@@ -18,9 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..embed.base import Vectors
 from . import SearchQuery
-from .vector_search import narrowed
+from .vector_search import Vectors, narrowed
 
 EXACT_BELOW = 20_000  # versions with content in the workspace (search_stats)
 INDEXED_DIMENSIONS = 384  # the HNSW index's (migration 008): other lengths are exact

@@ -26,7 +26,6 @@ from psycopg import errors as pg_errors
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from ..embed.base import Vectors
 from ..errors import PalimpsestError, Retryable, ValidationError
 from ..model import Memory
 from . import Rewrite, SearchQuery, pg_rewrite, pg_search, pg_vectors, shown
@@ -34,6 +33,7 @@ from .migrations import migrations, refuse_newer, statements
 from .rows import Row, memory_from_row
 from .session import SqlSession, key_race
 from .terms import query_terms
+from .vector_search import Vectors
 
 POOL_SIZE = 10
 # How long a call waits for a connection before answering retryable: a database that is

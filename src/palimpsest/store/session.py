@@ -14,7 +14,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..embed.base import Vectors
 from ..errors import Conflict, InternalError
 from ..model import Event, Link, Memory, MemoryVersion, Notebook, Tombstone, now_utc
 from . import EventFilter, PendingScrub, SearchQuery, StoredResponse
@@ -27,6 +26,7 @@ from .rows import (
     memory_from_row,
     notebook_from_row,
 )
+from .vector_search import Vectors
 
 
 class SqlSession(ABC):

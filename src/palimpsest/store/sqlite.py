@@ -18,7 +18,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..embed.base import Vectors
 from ..errors import PalimpsestError, Retryable, ValidationError
 from ..model import Memory
 from . import Rewrite, SearchQuery, vector_search
@@ -27,6 +26,7 @@ from .rows import Row, memory_from_row
 from .session import SqlSession, key_race
 from .terms import index_text, query_terms
 from .vector_cache import VectorCache
+from .vector_search import Vectors
 
 BUSY_TIMEOUT_MS = 15_000
 # How long a scrub waits for other processes' readers to let go of the WAL before it
@@ -39,10 +39,12 @@ WINDOW = 4_000
 # Migrations after whose SQL every version is indexed anew by store/terms.py's rules.
 REINDEX_AFTER = frozenset({5})
 # Vectors: below this many in a workspace every search is exact; from it on, the
-# unfiltered question goes through the sign-code cache (store/vector_cache.py) and the
-# CANDIDATE_VECTORS best of it are scored exactly (widened 8 times while too few pass).
+# unfiltered question goes through the cache (store/vector_cache.py): the CANDIDATE_VECTORS
+# nearest by their signs are ranked by their int8 copies, and the RESCORED best of those
+# are scored exactly under the filters (both widened 8 times while too few pass).
 EXACT_BELOW = 20_000
-CANDIDATE_VECTORS = 1_000
+CANDIDATE_VECTORS = 4_000
+RESCORED = 100
 LOAD_CHUNK = 5_000  # vectors read at a time when a cache is built
 
 
@@ -137,6 +139,7 @@ class SqliteStore:
         with _translated():
             conn.execute("BEGIN IMMEDIATE")
             session = SqliteSession(conn, workspace, self._vector_caches, writing=True)
+            session.note_committed_state()
             try:
                 session.ensure_workspace()
                 yield session
@@ -244,8 +247,18 @@ class SqliteSession(SqlSession):
         super().__init__(workspace)
         self.conn = conn
         self._vector_caches = vector_caches
-        # A write session sees its own uncommitted rows: it reads a cache, never fills one.
+        # A write session sees its own uncommitted rows, which a rollback may undo: it
+        # fills a cache only from the state committed before it began (`_committed`).
         self._writing = writing
+        self._committed: tuple[int, int] = (0, 0)  # (last event, vector generation)
+
+    def note_committed_state(self) -> None:
+        """Called as the write transaction begins, before it writes anything."""
+        self._committed = (self._last_seq(), self.vector_generation())
+
+    def _last_seq(self) -> int:
+        last = self._row("SELECT max(seq) AS seq FROM events")
+        return int(last["seq"] or 0) if last else 0
 
     def _rows(self, sql: str, params: Iterable[Any] = ()) -> list[Row]:
         return self.conn.execute(sql, tuple(params)).fetchall()
@@ -280,13 +293,18 @@ class SqliteSession(SqlSession):
                 return self._memories_scored(
                     self._nearest_cached(cache, vector, where, args, query.limit, model)
                 )
-        rows = self._rows(
+        cursor = self.conn.execute(
             "SELECT v.rowid AS rowid, mv.vector AS vector FROM memory_versions v "
             f"JOIN memory_vectors mv ON mv.version_rowid = v.rowid WHERE {' AND '.join(where)} "
             "AND mv.model = ?",
             [*args, model],
         )
-        return self._memories_scored(self._scored(rows, vector, query.limit))
+        # A chunk at a time: the scores of every row are kept, never all their vectors.
+        best: list[tuple[int, float]] = []
+        while chunk := cursor.fetchmany(LOAD_CHUNK):
+            found = self._scored(chunk, vector, query.limit)
+            best = vector_search.merged(best, found)[: query.limit]
+        return self._memories_scored(best)
 
     @staticmethod
     def _scored(rows: list[Row], vector: Vectors, limit: int) -> list[tuple[int, float]]:
@@ -304,19 +322,20 @@ class SqliteSession(SqlSession):
         if self._vector_caches is None:
             return None
         key = (self.workspace, model)
-        last = self._row("SELECT max(seq) AS seq FROM events")
-        seq = int(last["seq"] or 0) if last else 0
-        generation = self.vector_generation()
+        if self._writing:
+            seq, generation = self._committed
+            if self.vector_generation() != generation:
+                return None  # this transaction forgot or reindexed: search exactly
+        else:
+            seq, generation = self._last_seq(), self.vector_generation()
         cache = self._vector_caches.get(key)
         if cache is None or (cache.generation, cache.dimensions) != (generation, dimensions):
-            if self._writing:
-                return None
             cache = self._built_cache(model, dimensions, seq, generation)
             if cache is None:
                 self._vector_caches.pop(key, None)
                 return None
             self._vector_caches[key] = cache
-        if cache.seq < seq and not self._writing:
+        if cache.seq < seq:
             with cache.lock:
                 if cache.seq < seq:
                     self._catch_up(cache, model, seq)
@@ -335,8 +354,9 @@ class SqliteSession(SqlSession):
         rows = self._cursor(
             "SELECT v.rowid AS rowid, mv.vector AS vector FROM memory_versions v "
             "JOIN memory_vectors mv ON mv.version_rowid = v.rowid WHERE v.workspace = ? "
-            "AND v.to_seq IS NULL AND v.scrubbed = 0 AND mv.model = ?",
-            (self.workspace, model),
+            "AND v.from_seq <= ? AND (v.to_seq IS NULL OR v.to_seq > ?) AND v.scrubbed = 0 "
+            "AND mv.model = ?",
+            (self.workspace, seq, seq, model),
         )
         chunk: list[Row] = []
         for row in rows:
@@ -347,18 +367,20 @@ class SqliteSession(SqlSession):
         return _cached_chunk(cache, chunk, dimensions, seq, generation)
 
     def _catch_up(self, cache: VectorCache, model: str, seq: int) -> None:
-        """Add the versions written after the cache's last event, drop those they ended."""
+        """Add the versions written after the cache's last event up to event `seq`, and
+        drop those they ended (as they stood at `seq`: a write session's own are not)."""
         added = self._rows(
             "SELECT v.rowid AS rowid, mv.vector AS vector FROM memory_versions v "
             "JOIN memory_vectors mv ON mv.version_rowid = v.rowid WHERE v.workspace = ? "
-            "AND v.from_seq > ? AND v.to_seq IS NULL AND v.scrubbed = 0 AND mv.model = ?",
-            (self.workspace, cache.seq, model),
+            "AND v.from_seq > ? AND v.from_seq <= ? AND (v.to_seq IS NULL OR v.to_seq > ?) "
+            "AND v.scrubbed = 0 AND mv.model = ?",
+            (self.workspace, cache.seq, seq, seq, model),
         )
         ended = self._rows(
             "SELECT p.rowid AS rowid FROM memory_versions n JOIN memory_versions p "
             "ON p.memory_id = n.memory_id AND p.to_seq = n.from_seq "
-            "WHERE n.workspace = ? AND n.from_seq > ?",
-            (self.workspace, cache.seq),
+            "WHERE n.workspace = ? AND n.from_seq > ? AND n.from_seq <= ?",
+            (self.workspace, cache.seq, seq),
         )
         cache.drop(np.array([row["rowid"] for row in ended], dtype=np.int64))
         if added:
@@ -378,9 +400,9 @@ class SqliteSession(SqlSession):
         """The cache's best candidates scored exactly under the filters, widened until
         enough pass; versions newer than the cache (a write session's) are scored too."""
         conditions = " AND ".join(where)
-        count = max(CANDIDATE_VECTORS, limit * 20)
+        count, keep = max(CANDIDATE_VECTORS, limit * 40), max(RESCORED, limit * 4)
         while True:
-            candidates = cache.candidates(vector, count)
+            candidates = cache.candidates(vector, count, keep)
             rows = self._rows(
                 # CROSS JOIN: SQLite then walks the candidates and looks each row up,
                 # instead of scanning the workspace for rows in the list.
@@ -399,7 +421,7 @@ class SqliteSession(SqlSession):
             if len(rows) >= limit or len(candidates) >= len(cache):
                 unique = list({row["rowid"]: row for row in rows}.values())
                 return self._scored(unique, vector, limit)
-            count *= 8
+            count, keep = count * 8, keep * 8
 
     def _memories_scored(self, best: list[tuple[int, float]]) -> list[tuple[Memory, float]]:
         """The version rows `best` names, as memories, in its order."""

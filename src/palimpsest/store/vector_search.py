@@ -10,9 +10,11 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from ..embed.base import Vectors
 from . import SearchQuery
 
+# What the embedders make (embed.base.Vectors, the same type): named here, since the store
+# takes vectors as plain arrays and knows nothing of embedders.
+Vectors = npt.NDArray[np.float32]
 RowIds = npt.NDArray[np.int64]
 
 
@@ -40,6 +42,13 @@ def ranked(scores: npt.NDArray[np.float32], rowids: RowIds, limit: int) -> list[
         scores, rowids = scores[keep], rowids[keep]
     order = np.lexsort((-rowids, -scores))[:limit]
     return [(int(rowids[i]), float(scores[i])) for i in order]
+
+
+def merged(
+    first: list[tuple[int, float]], second: list[tuple[int, float]]
+) -> list[tuple[int, float]]:
+    """Two best-first lists of (rowid, score) as one, in the order `ranked` gives."""
+    return sorted(first + second, key=lambda pair: (-pair[1], -pair[0]))
 
 
 def narrowed(query: SearchQuery) -> bool:
