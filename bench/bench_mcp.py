@@ -4,6 +4,8 @@ Run on demand, not by pytest:
 
     .venv/bin/python bench/bench_mcp.py
     .venv/bin/python bench/bench_mcp.py --memories 10000 --calls 300
+    .venv/bin/python bench/bench_mcp.py --embedder none    # full text alone
+    .venv/bin/python bench/bench_mcp.py --copy-of store.db  # a copy of a filled store
 
 Fills a store with seeded memories through the service directly (fast), then starts the
 real `palimpsest serve` process and times calls made with the official MCP client: over
@@ -32,8 +34,9 @@ from typing import Any
 import anyio
 from mcp import Client, StdioServerParameters
 
+from palimpsest.embed import DEFAULT_EMBEDDER, load_embedder
 from palimpsest.service import Service
-from palimpsest.store import open_store
+from palimpsest.store import SearchQuery, open_store
 
 WORDS = """
 service database cache queue worker request response client server api endpoint token user
@@ -53,8 +56,14 @@ def sentence(rng: random.Random, serial: int) -> str:
     return f"{' '.join(words).capitalize()} (#{serial})."
 
 
+def opened(db: Path) -> Service:
+    """The service with the embedder chosen (the server reads the same variable)."""
+    embedder = load_embedder(os.environ.get("PALIMPSEST_EMBEDDER", DEFAULT_EMBEDDER))
+    return Service(open_store(str(db)), embedder=embedder)
+
+
 def fill(db: Path, count: int, rng: random.Random) -> None:
-    service = Service(open_store(str(db)))
+    service = opened(db)
     for serial in range(count):
         service.remember(
             notebook=f"project-{serial % 20}",
@@ -101,7 +110,7 @@ async def measure(client: Client, calls: int, rng: random.Random) -> dict[str, l
 
 
 def in_process(db: Path, calls: int, rng: random.Random) -> dict[str, list[float]]:
-    service = Service(open_store(str(db)))
+    service = opened(db)
     asked = iter(queries(rng, calls * 2))
     results: dict[str, list[float]] = {"recall": [], "remember": []}
     for name in results:
@@ -112,8 +121,23 @@ def in_process(db: Path, calls: int, rng: random.Random) -> dict[str, list[float
             else:
                 service.remember(notebook="bench", kind="note", text=sentence(rng, -n - 1))
             results[name].append(time.perf_counter() - start)
+    results["suggest"] = suggesting(service, calls)
     service.store.close()
     return results
+
+
+def suggesting(service: Service, calls: int) -> list[float]:
+    """What the suggestions alone cost a remember: the same work, on memories in the store,
+    in a read transaction (remember does it in its write transaction, after the write)."""
+    with service.store.read(service.workspace) as tx:
+        memories = [m for m, _ in tx.search(SearchQuery(text="", limit=calls))]
+        now = service.clock()
+        samples = []
+        for memory in memories:
+            start = time.perf_counter()
+            service._suggest(tx, memory, now)  # by meaning when the service embeds
+            samples.append(time.perf_counter() - start)
+    return samples
 
 
 def serve_command(db: Path, *extra: str) -> list[str]:
@@ -156,13 +180,23 @@ def main() -> None:
     parser.add_argument("--memories", type=int, default=10_000)
     parser.add_argument("--calls", type=int, default=300, help="timed calls per operation")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--embedder", default=DEFAULT_EMBEDDER, help="none: full text alone")
+    parser.add_argument("--copy-of", type=Path, help="time a copy of this SQLite store instead "
+                        "of filling one (filling 5,000 with the model takes minutes)")  # fmt: skip
     args = parser.parse_args()
+    os.environ["PALIMPSEST_EMBEDDER"] = args.embedder  # for the servers started too
     folder = Path(tempfile.mkdtemp(prefix="palimpsest-bench-mcp-"))
     try:
         db = folder / "bench.db"
         started = time.perf_counter()
-        fill(db, args.memories, random.Random(args.seed))
-        print(f"filled {args.memories:,} memories in {time.perf_counter() - started:.1f} s")
+        if args.copy_of:
+            shutil.copyfile(args.copy_of, db)
+            print(f"timing a copy of {args.copy_of} (embedder {args.embedder})")
+        else:
+            fill(db, args.memories, random.Random(args.seed))
+            seconds = time.perf_counter() - started
+            print(f"filled {args.memories:,} memories in {seconds:.1f} s (embedder "
+                  f"{args.embedder}; remember answers with suggestions)")  # fmt: skip
         print(f"{args.calls} calls of each, one at a time, after 10 warm-up recalls\n")
         runs = {
             "in process": in_process(db, args.calls, random.Random(args.seed + 1)),

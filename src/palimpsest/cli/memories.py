@@ -72,7 +72,10 @@ def remember(env: Env, /, text: str, notebook: str, kind: str, **options: Any) -
     """File a new memory in a notebook (TEXT `-` reads standard input)."""
     if text == "-":
         text = sys.stdin.read().removesuffix("\n").removesuffix("\r")  # as `$(cat f)` does
-    emit(env.service().remember(notebook=notebook, kind=kind, text=text, **_memory_fields(options)))
+    filed = env.service().remember(
+        notebook=notebook, kind=kind, text=text, **_memory_fields(options)
+    )
+    emit(filed, render.written)
 
 
 @command(palimpsest, "recall", 'palimpsest recall "database version" -n myproj --kind decision')
@@ -151,7 +154,7 @@ def revise(
         targets["texts"] = list(text_match)
     if items is not None:
         targets["items"] = json_value("items", items)
-    emit(env.service(create=False).revise(**targets, **_memory_fields(options)))
+    emit(env.service(create=False).revise(**targets, **_memory_fields(options)), render.written)
 
 
 @command(palimpsest, "revert", "palimpsest revert m_01abc --version 2 --because 'v3 was wrong'")

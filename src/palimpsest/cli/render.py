@@ -274,3 +274,35 @@ def _word_start(text: str, at: int) -> int:
 def _word_end(text: str, at: int) -> int:
     found = text.find(" ", at) if at < len(text) else -1
     return len(text) if found == -1 else found
+
+
+# Suggestions on write, in the order a person should read them, with what heads each list.
+SUGGESTIONS = {
+    "possible_contradicts": "May contradict",
+    "possible_duplicates": "May repeat",
+    "suggested_connections": "May relate to",
+    "applicable_rules": "Rules that apply",
+}
+
+
+def written(result: dict[str, Any]) -> None:
+    """remember's and revise's answers: the fields, then each memory's suggestions briefly."""
+    targets = result.get("results") or []
+    rest = {k: v for k, v in result.items() if k not in SUGGESTIONS}
+    if targets:
+        rest["results"] = [{k: v for k, v in t.items() if k not in SUGGESTIONS} for t in targets]
+    fields(rest)
+    suggested(result)
+    for target in targets:
+        suggested(target, f" (for {target.get('id')})")
+
+
+def suggested(body: dict[str, Any], about: str = "") -> None:
+    for name, title in SUGGESTIONS.items():
+        for index, row in enumerate(body.get(name) or []):
+            if index == 0:
+                click.echo(f"{title}{about}:")
+            why = row.get("sign") or row.get("severity")
+            click.echo(
+                f"  {row.get('id')}  {short(row.get('text'), 70)}" + (f"  ({why})" if why else "")
+            )

@@ -56,6 +56,11 @@ replaces older memories, list them in `supersedes`: they retire as superseded (o
 recall, kept in history) in the same step. Filing the same text and kind again in the \
 notebook writes nothing and answers `duplicate_of`.
 
+The answer may suggest, a few each and only when found: `possible_contradicts` (with \
+the `sign`: another number, name or key value, or a negation), `possible_duplicates`, \
+`suggested_connections` (worth a link) and `applicable_rules`. Hints only: nothing is \
+retired or linked unless you do it.
+
 Refused, naming the field: a secret anywhere (store where it lives instead: a vault \
 path, a variable's name); a rule or orientation without `falsifier`; a value over its \
 limit; a `key` another active memory holds (revise that one).
@@ -86,7 +91,8 @@ Omitted fields keep their value; `clear` empties one. The fields remember takes 
 title, why, key, ...) are set as remember's schema describes them. `append`, \
 `replace_from`/`replace_to` and `remove` edit the text; `text` replaces it. `status`: \
 superseded (a newer truth exists), retracted (never true), active (back from retired), \
-verified (checked, still true).
+verified (checked, still true). A target active after a change of text, kind, key, \
+notebook or status carries remember's suggestions.
 
 A memory someone else owns needs `override_reason`, which changes tags, dates, expiry or \
 status only; to change its content, `supersede`.

@@ -34,6 +34,12 @@ class RememberResult(TypedDict, total=False):
     duplicate_of: str
     written: bool
     memory: dict[str, Any]
+    # Suggestions on write (service/suggest.py), each absent when empty; revise gives them
+    # in each changed target of `results`.
+    possible_contradicts: Items
+    possible_duplicates: Items
+    suggested_connections: Items
+    applicable_rules: Items
     dry_run: bool
     replayed: bool
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import gate
-from ..errors import NotFound, PalimpsestError, ValidationError
+from ..errors import NotFound, PalimpsestError, Retryable, ValidationError
 from ..ids import new_id
 from ..model import Link, Memory, Notebook, normalize_text
 from ..revise import (
@@ -32,9 +32,10 @@ from ..revise import (
     supersession,
     text_targets,
 )
-from ..store import EventFilter, StoreReader, StoreWriter
+from ..store import EventFilter, SearchQuery, StoreReader, StoreWriter
 from ..views import memory_view
 from .base import EVERY_EVENT, ServiceBase, id_list
+from .suggest import CANDIDATES, suggestions
 
 
 @dataclass
@@ -103,10 +104,11 @@ class MemoryOps(ServiceBase):
             }
             if dry_run:
                 result["memory"] = memory_view(memory, {nb.id: nb}, now)
+                result.update(self._suggest(tx, memory, now))
             return result
 
         self.vectors.warm_filed(values, self.workspace, self.actor)  # the model runs unlocked
-        return self._write("remember", request, idempotency_key, dry_run, body)
+        return self._suggested(self._write("remember", request, idempotency_key, dry_run, body))
 
     def _link_supersedes(self, tx: StoreWriter, successor_id: str, old_id: str, now: str) -> None:
         link = Link(
@@ -162,7 +164,7 @@ class MemoryOps(ServiceBase):
                 ]
             return answer
 
-        return self._write("revise", request, idempotency_key, dry_run, body)
+        return self._suggested(self._write("revise", request, idempotency_key, dry_run, body))
 
     def _resolve_targets(
         self,
@@ -242,7 +244,39 @@ class MemoryOps(ServiceBase):
         result["changed"] = changed_fields(old, step.new)
         if dry_run:
             result["diff"] = self._readable_diff(tx, old, step.new, op_id)
+            if _says_something_new(result):
+                result.update(self._suggest(tx, step.new, now))
         return result
+
+    def _suggested(self, answer: dict[str, Any]) -> dict[str, Any]:
+        """`answer` with the suggestions for each memory it wrote anew, looked for once the
+        write has committed: out of the write lock, where the vector cache catches up. (A
+        dry run's are looked for in its transaction, the only place its memories exist.)"""
+        if answer.get("dry_run") or answer.get("replayed"):
+            return answer
+        targets = [t for t in answer.get("results", [answer]) if _says_something_new(t)]
+        if not targets:
+            return answer
+        try:
+            with self.store.read(self.workspace) as tx:
+                for target in targets:
+                    memory = tx.get_memory(target["id"])
+                    if memory is not None:
+                        target.update(self._suggest(tx, memory, self.clock()))
+        except Retryable:  # the write committed: its answer must reach the caller whole
+            note = "The write is done; its suggestions were left out: the store was busy."
+            answer.setdefault("warnings", []).append(note)
+        return answer
+
+    def _suggest(self, tx: StoreReader, memory: Memory, now: str) -> dict[str, Any]:
+        """The suggestions on writing `memory` (service/suggest.py); nothing is written.
+        By meaning when the service embeds: the vector this write stored is the query."""
+        model = self.vectors.model
+        vector = tx.vector_of(memory.id, memory.version, model) if self.vectors.enabled else None
+        if vector is None:
+            return suggestions(tx, memory, now)
+        query = SearchQuery(text="", limit=CANDIDATES, alive_at=now)
+        return suggestions(tx, memory, now, tx.nearest(vector, query, model))
 
     def _readable_diff(
         self, tx: StoreReader, old: Memory, new: Memory, op_id: str
@@ -285,7 +319,21 @@ class MemoryOps(ServiceBase):
         self._link_supersedes(tx, file.new.id, old.id, now)
         if dry_run:
             result["diff"] = self._readable_diff(tx, old, file.new, op_id)
+            result.update(self._suggest(tx, file.new, now))
         return result
+
+
+# What, changed by a revise, may change what a memory connects to, repeats or contradicts
+# (a verify or a retag does not): `notebook_id` by a move, `status` by a reactivation.
+_SAYING = frozenset({"text", "kind", "key", "notebook_id", "status"})
+
+
+def _says_something_new(result: dict[str, Any]) -> bool:
+    """Whether a write's answer (remember's, or one target's of revise) filed a memory or
+    changed what it says: then it gets suggestions (a retired one gets none)."""
+    if result.get("unchanged") or result.get("written") is False:
+        return False
+    return "changed" not in result or bool(_SAYING & set(result["changed"]))
 
 
 def _created_by(tx: StoreReader, notebook_id: str, op_id: str) -> bool:
