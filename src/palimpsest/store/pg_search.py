@@ -14,7 +14,9 @@ title 0.6, in why or the tags 0.4 (ts_rank has no inverse document frequency: it
 word found in every memory as high as a rare one). Its statistics are those SQLite's index
 has: how many versions with content the workspace holds (past ones too) and their average
 length, which the writers keep in `search_stats`, and how many of them hold each term,
-counted at each search. (A SQLite file holding several workspaces counts them all.)
+which they keep in `search_terms` (a term's row goes with the last version holding it:
+a forgotten word may be the secret itself). (A SQLite file holding several workspaces
+counts them all.)
 """
 
 from __future__ import annotations
@@ -64,22 +66,26 @@ def lexeme(term: str) -> str:
     return "'" + term.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
+def counted_terms(counts: str | dict[str, float] | None) -> list[str]:
+    """The terms a version's `search_counts` names (JSON text as written, or as read),
+    sorted: every writer touches the rows of `search_terms` in the same order."""
+    if counts is None:
+        return []
+    return sorted(json.loads(counts) if isinstance(counts, str) else counts)
+
+
 def held_sql(terms: list[str], workspace: str) -> tuple[str, list[Any]]:
-    """How many versions of the workspace hold each term (d0, d1, ...) and how many the
-    workspace has, with their total length (from `search_stats`): a pass over every match,
-    which SQLite's index answers without one."""
+    """How many versions of the workspace hold each term (d0, d1, ...; NULL for none) and
+    how many the workspace has, with their total length: the writers' counts, read by key."""
     counts = "".join(
-        f", count(*) FILTER (WHERE search_counts ->> CAST(? AS text) IS NOT NULL) AS d{i}"
+        f", (SELECT versions FROM search_terms WHERE workspace = ? AND term = ?) AS d{i}"
         for i in range(len(terms))
     )
     sql = (
         "SELECT (SELECT versions FROM search_stats WHERE workspace = ?) AS versions, "
-        f"(SELECT terms FROM search_stats WHERE workspace = ?) AS terms{counts} "
-        "FROM memory_versions WHERE search @@ CAST(? AS tsquery) AND workspace = ? "
-        "AND scrubbed = 0"
+        f"(SELECT terms FROM search_stats WHERE workspace = ?) AS terms{counts}"
     )
-    any_term = " | ".join(lexeme(t) for t in terms)
-    return sql, [workspace, workspace, *terms, any_term, workspace]
+    return sql, [workspace, workspace, *(a for term in terms for a in (workspace, term))]
 
 
 def ranked_sql(
@@ -94,7 +100,7 @@ def ranked_sql(
     for i in range(len(terms)):
         tf = "coalesce(CAST(v.search_counts ->> CAST(? AS text) AS float8), 0)"
         parts.append(
-            f"{_idf(versions, int(held[f'd{i}']))!r} * {tf} * {BM25_K1 + 1} / ({tf} + {norm})"
+            f"{_idf(versions, int(held[f'd{i}'] or 0))!r} * {tf} * {BM25_K1 + 1} / ({tf} + {norm})"
         )
     lexemes = [lexeme(t) for t in terms]
     sql = (
@@ -107,6 +113,14 @@ def ranked_sql(
         " | ".join(lexemes), *args, " & ".join(lexemes), limit,
     ]  # fmt: skip
     return sql, params
+
+
+# Every workspace's term counts, counted anew from the versions (a reindex's last step).
+COUNT_EVERY_TERM = (
+    "INSERT INTO search_terms(workspace, term, versions) SELECT v.workspace, t.term, count(*) "
+    "FROM memory_versions v, jsonb_object_keys(v.search_counts) AS t(term) "
+    "WHERE v.scrubbed = 0 AND v.search_counts IS NOT NULL GROUP BY v.workspace, t.term"
+)
 
 
 def _idf(n: int, df: int) -> float:

@@ -219,6 +219,7 @@ class PostgresSession(SqlSession):
 
     def _indexed(self, rowid: int, columns: Row) -> None:
         self._count_search(1, columns["search_length"])
+        self._count_terms_added(pg_search.counted_terms(columns["search_counts"]))
 
     def _reindexed(self, row: Row) -> None:
         self._set_search(row["rowid"], pg_search.search_values(row))
@@ -226,6 +227,7 @@ class PostgresSession(SqlSession):
     def _unindexed(self, row: Row) -> None:
         if row["search_length"] is not None:
             self._count_search(-1, -row["search_length"])
+            self._count_terms_removed(pg_search.counted_terms(row["search_counts"]))
         self._set_search(row["rowid"], pg_search.EMPTY)
 
     def reindex(self) -> None:
@@ -235,6 +237,31 @@ class PostgresSession(SqlSession):
             "INSERT INTO search_stats(workspace, versions, terms) SELECT workspace, count(*), "
             "sum(search_length) FROM memory_versions WHERE scrubbed = 0 GROUP BY workspace"
         )
+        # Absent while the migrations before the one that makes it run (010 builds it then).
+        made = self._row("SELECT to_regclass('search_terms') IS NOT NULL AS made")
+        if made and made["made"]:
+            self._run("DELETE FROM search_terms")
+            self._run(pg_search.COUNT_EVERY_TERM)
+
+    def _count_terms_added(self, terms: list[str]) -> None:
+        """One more version holds each of `terms` (writers of a workspace go one at a time,
+        and no two workspaces share a row)."""
+        if terms:
+            self._run(
+                "INSERT INTO search_terms(workspace, term, versions) SELECT ?, t, 1 "
+                "FROM unnest(CAST(? AS text[])) AS t ON CONFLICT (workspace, term) "
+                "DO UPDATE SET versions = search_terms.versions + 1",
+                (self.workspace, terms),
+            )
+
+    def _count_terms_removed(self, terms: list[str]) -> None:
+        """One version fewer holds each of `terms`: the last one takes the term's row along."""
+        if terms:
+            where = "workspace = ? AND term = ANY(?)"
+            self._run(f"DELETE FROM search_terms WHERE {where} AND versions <= 1",
+                      (self.workspace, terms))  # fmt: skip
+            self._run(f"UPDATE search_terms SET versions = versions - 1 WHERE {where}",
+                      (self.workspace, terms))  # fmt: skip
 
     def _count_search(self, versions: int, terms: int) -> None:
         """Keep the workspace's search statistics: writers of a workspace go one at a time."""
