@@ -28,7 +28,9 @@ from ..errors import Retryable
 
 # Large tables copied online, by their key column; the small ones get VACUUM FULL.
 ONLINE = {"memory_versions": "rowid", "events": "seq"}
-SMALL = ("notebooks", "idempotency", "idempotency_targets")
+# search_terms names each word some version holds: a forget deletes the row of a word only
+# forgotten memories held, and the row's bytes stay in the files until a rewrite.
+SMALL = ("notebooks", "idempotency", "idempotency_targets", "search_terms")
 REWRITTEN = (*ONLINE, *SMALL)
 LOCK_WAIT = "1s"  # how long a lock request may hold up the queries queued behind it
 LOCK_ATTEMPTS = 20
