@@ -92,27 +92,40 @@ def ranked_sql(
     terms: list[str], held: Row, where: list[str], args: list[Any], limit: int
 ) -> tuple[str, list[Any]]:
     """The matches passing the filters `where` (alias v): those holding every term first,
-    each part by BM25 with the figures of `held_sql`, newest first on a tie."""
+    each part by BM25 with the figures of `held_sql`, newest first on a tie.
+
+    Every match is scored, so the score is cheap: double precision throughout, in the
+    order of operations of FTS5's bm25() (the same rounding, so the same ties), and only
+    the best `limit` rows are read whole."""
     versions = int(held["versions"] or 0)
     average = int(held["terms"] or 0) / versions if versions else 1.0
-    norm = f"{BM25_K1} * (1 - {BM25_B} + {BM25_B} * v.search_length / {average!r})"
-    parts = []
+    norm = (
+        f"{_real(BM25_K1)} * ({_real(1 - BM25_B)} + {_real(BM25_B)} * "
+        f"CAST(v.search_length AS float8) / {_real(average)})"
+    )
+    parts, held_terms = [], []
     for i in range(len(terms)):
         tf = "coalesce(CAST(v.search_counts ->> CAST(? AS text) AS float8), 0)"
-        parts.append(
-            f"{_idf(versions, int(held[f'd{i}'] or 0))!r} * {tf} * {BM25_K1 + 1} / ({tf} + {norm})"
-        )
-    lexemes = [lexeme(t) for t in terms]
+        idf = _real(_idf(versions, int(held[f"d{i}"] or 0)))
+        parts.append(f"{idf} * (({tf} * {_real(BM25_K1 + 1)}) / ({tf} + {norm}))")
+        held_terms.append("v.search_counts ->> CAST(? AS text) IS NOT NULL")
     sql = (
-        f"SELECT v.*, ({' + '.join(parts)}) AS score FROM memory_versions v "
+        "SELECT v.*, best.score FROM ("
+        f"SELECT v.rowid, ({' AND '.join(held_terms)}) AS every_term, "
+        f"({' + '.join(parts)}) AS score, v.from_seq FROM memory_versions v "
         f"WHERE v.search @@ CAST(? AS tsquery) AND {' AND '.join(where)} "
-        "ORDER BY v.search @@ CAST(? AS tsquery) DESC, score DESC, v.from_seq DESC LIMIT ?"
+        "ORDER BY every_term DESC, score DESC, v.from_seq DESC LIMIT ?"
+        ") best JOIN memory_versions v ON v.rowid = best.rowid "
+        "ORDER BY best.every_term DESC, best.score DESC, best.from_seq DESC"
     )
-    params = [
-        *(t for term in terms for t in (term, term)),
-        " | ".join(lexemes), *args, " & ".join(lexemes), limit,
-    ]  # fmt: skip
+    any_term = " | ".join(lexeme(t) for t in terms)
+    params = [*terms, *(t for term in terms for t in (term, term)), any_term, *args, limit]
     return sql, params
+
+
+def _real(value: float) -> str:
+    """A double precision literal (a bare decimal is numeric, far slower to compute with)."""
+    return f"CAST({value!r} AS float8)"
 
 
 # Every workspace's term counts, counted anew from the versions (a reindex's last step).
