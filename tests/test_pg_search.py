@@ -11,12 +11,13 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import psycopg
 import pytest
 
 from palimpsest.service import Service
-from palimpsest.store import Store, open_store
+from palimpsest.store import Store, open_store, pg_search, sqlite
 
 from .conftest import POSTGRES_URL, needs_postgres, own_postgres_schema
 
@@ -154,3 +155,58 @@ def test_search_ranks_by_the_kept_counts_as_by_counting(postgres_store: Store) -
     service.remember(notebook="n", kind="fact", text="eviction storm")
     hits = [hit["text"] for hit in service.recall(query="cache eviction")["hits"]]
     assert hits[:2] == ["cache eviction", "eviction storm"]
+
+
+# Words in more memories than the window: both stores rank the newest matches only, unless
+# fewer than the limit of those pass the filters. A window of 4 makes a few memories enough.
+WINDOWED = [
+    ("ops", "fact", "pool size twenty"),
+    ("ops", "fact", "pool pool timeout"),
+    ("dev", "note", "the pool drains slowly"),
+    ("dev", "fact", "cache pool warmup"),
+    ("ops", "note", "pool and cache sizes"),
+    ("dev", "fact", "cache misses"),
+    ("ops", "fact", "pool cache pool cache"),
+    ("dev", "note", "a long note about the pool that the cache shares with the queue"),
+    ("ops", "fact", "queue"),
+    ("dev", "fact", "pool"),
+]
+WINDOW_QUERIES: list[dict[str, object]] = [
+    {"query": "pool"},
+    {"query": "pool", "limit": 2},
+    {"query": "pool cache"},
+    {"query": "pool cache", "limit": 3},
+    {"query": "cache queue", "limit": 4},
+    {"query": "pool", "notebook": "ops", "limit": 2},
+    {"query": "pool", "kind": "note", "limit": 2},  # older than the window: all are ranked
+    {"query": "pool cache", "kind": "note"},
+]  # (no tag filter: SQLite's match holds the tag, so its BM25 counts the tag's words too)
+
+
+def test_both_stores_rank_within_the_same_window(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert POSTGRES_URL
+    monkeypatch.setattr(sqlite, "WINDOW", 4)
+    monkeypatch.setattr(pg_search, "WINDOW", 4)
+    answers = []
+    for store in (open_store(str(db_path)), open_store(POSTGRES_URL)):
+        service = Service(store, workspace=f"window-{uuid.uuid4().hex[:12]}")
+        ids = {}
+        for n, (notebook, kind, text) in enumerate(WINDOWED):
+            made = service.remember(notebook=notebook, kind=kind, text=text)
+            ids[made["id"]] = text
+            if n == 4:  # a past version in the window too
+                service.revise(id=made["id"], append=" and pool")
+        answers.append(
+            [[ids[hit["id"]] for hit in service.recall(**q)["hits"]] for q in WINDOW_QUERIES]  # type: ignore[arg-type]
+        )
+        store.close()
+    assert answers[0] == answers[1]
+    # Two of the newest four "pool" matches fill a limit of 2: the best one overall, older,
+    # is not ranked; for a limit of 10 the window is too short and all matches are.
+    assert "pool pool timeout" in answers[0][0] and "pool pool timeout" not in answers[0][1]
+
+
+def test_postgres_window_is_sqlites() -> None:
+    assert pg_search.WINDOW == sqlite.WINDOW

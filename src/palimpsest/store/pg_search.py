@@ -37,6 +37,9 @@ BM25_B = 0.75
 # PostgreSQL keeps positions up to 16,383, and 256 of them per lexeme.
 MAX_POSITION = 16_383
 MAX_POSITIONS = 256
+# As SQLite (store/sqlite.py): for words in most memories, the newest WINDOW matches are
+# ranked, and all of them only when fewer than the limit of those pass the filters.
+WINDOW = 4_000
 _ASCII_WORD = re.compile(r"[^\x00-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f]+")  # FTS5's ascii tokens
 
 
@@ -89,10 +92,17 @@ def held_sql(terms: list[str], workspace: str) -> tuple[str, list[Any]]:
 
 
 def ranked_sql(
-    terms: list[str], held: Row, where: list[str], args: list[Any], limit: int
+    terms: list[str],
+    held: Row,
+    where: list[str],
+    args: list[Any],
+    limit: int,
+    every: bool | None = None,
 ) -> tuple[str, list[Any]]:
-    """The matches passing the filters `where` (alias v): those holding every term first,
-    each part by BM25 with the figures of `held_sql`, newest first on a tie.
+    """The best `limit` matches passing the filters `where` (alias v), by BM25 with the
+    figures of `held_sql`, newest first on a tie: of the versions holding any term, those
+    holding every term first (`every` None); or one of SQLite's passes, over the versions
+    holding every term (True) or any (False).
 
     Every match is scored, so the score is cheap: double precision throughout, in the
     order of operations of FTS5's bm25() (the same rounding, so the same ties), and only
@@ -109,18 +119,47 @@ def ranked_sql(
         idf = _real(_idf(versions, int(held[f"d{i}"] or 0)))
         parts.append(f"{idf} * (({tf} * {_real(BM25_K1 + 1)}) / ({tf} + {norm}))")
         held_terms.append("v.search_counts ->> CAST(? AS text) IS NOT NULL")
+    # A constant where every match holds every term, or only any term counts.
+    every_term = " AND ".join(held_terms) if every is None else "true"
     sql = (
         "SELECT v.*, best.score FROM ("
-        f"SELECT v.rowid, ({' AND '.join(held_terms)}) AS every_term, "
+        f"SELECT v.rowid, ({every_term}) AS every_term, "
         f"({' + '.join(parts)}) AS score, v.from_seq FROM memory_versions v "
         f"WHERE v.search @@ CAST(? AS tsquery) AND {' AND '.join(where)} "
         "ORDER BY every_term DESC, score DESC, v.from_seq DESC LIMIT ?"
         ") best JOIN memory_versions v ON v.rowid = best.rowid "
         "ORDER BY best.every_term DESC, best.score DESC, best.from_seq DESC"
     )
-    any_term = " | ".join(lexeme(t) for t in terms)
-    params = [*terms, *(t for term in terms for t in (term, term)), any_term, *args, limit]
+    params = [
+        *(terms if every is None else []), *(t for term in terms for t in (term, term)),
+        match(terms, bool(every)), *args, limit,
+    ]  # fmt: skip
     return sql, params
+
+
+def match(terms: list[str], every: bool) -> str:
+    """The tsquery of the versions holding every term (`every`), or any of them."""
+    return (" & " if every else " | ").join(lexeme(t) for t in terms)
+
+
+def in_most(held: Row, count: int, every: bool) -> bool:
+    """Whether the versions holding every term (or any) may be so many that walking the
+    newest versions back meets WINDOW matches sooner than ranking every match would
+    take: about 14,000 matches of 100,000 versions. (A bound, from the term counts.)"""
+    versions = int(held["versions"] or 0)
+    found = [int(held[f"d{i}"] or 0) for i in range(count)]
+    matches = min(found) if every else sum(found)
+    return matches > WINDOW and 2 * matches * matches > WINDOW * versions
+
+
+def window_sql(terms: list[str], every: bool, workspace: str) -> tuple[str, list[Any]]:
+    """The row id below which the matches fall outside the newest WINDOW, if there are
+    more (SQLite's `_window_start`, over the versions its full-text index holds)."""
+    sql = (
+        "SELECT v.rowid FROM memory_versions v WHERE v.search @@ CAST(? AS tsquery) "
+        "AND v.workspace = ? AND v.scrubbed = 0 ORDER BY v.rowid DESC LIMIT 1 OFFSET ?"
+    )
+    return sql, [match(terms, every), workspace, WINDOW]
 
 
 def _real(value: float) -> str:

@@ -31,7 +31,7 @@ from . import Rewrite, SearchQuery, pg_rewrite, pg_search, shown
 from .migrations import migrations, refuse_newer, statements
 from .rows import Row, memory_from_row
 from .session import SqlSession, key_race
-from .terms import query_terms
+from .terms import index_terms, query_terms
 
 POOL_SIZE = 10
 # How long a call waits for a connection before answering retryable: a database that is
@@ -287,8 +287,34 @@ class PostgresSession(SqlSession):
             return self.recent(where, args, query.limit)
         held = self._row(*pg_search.held_sql(terms, self.workspace))
         assert held is not None  # an aggregate: always one row
-        rows = self._rows(*pg_search.ranked_sql(terms, held, where, args, query.limit))
-        return [(memory_from_row(row), float(row["score"])) for row in rows]
+        narrowed = bool(query.notebook_ids) or any(index_terms(tag) for tag in query.tags)
+        if narrowed or not pg_search.in_most(held, len(terms), False):
+            rows = self._rows(*pg_search.ranked_sql(terms, held, where, args, query.limit))
+            return [(memory_from_row(row), float(row["score"])) for row in rows]
+        # Words in most memories: SQLite's passes, all words then any, each ranking the
+        # newest matches first, so as not to score tens of thousands of them.
+        found: dict[str, tuple[Memory, float]] = {}
+        for every in (True, False)[: 2 if len(terms) > 1 else 1]:
+            for row in self._best(terms, every, held, where, args, query.limit):
+                found.setdefault(row["memory_id"], (memory_from_row(row), float(row["score"])))
+            if len(found) >= query.limit:
+                break
+        return list(found.values())[: query.limit]
+
+    def _best(
+        self, terms: list[str], every: bool, held: Row, where: list[str], args: list[Any],
+        limit: int,
+    ) -> list[Row]:  # fmt: skip
+        """SQLite's `_best`: the best of the newest WINDOW matches passing the filters, or
+        of all matches when fewer than `limit` of those pass."""
+        if pg_search.in_most(held, len(terms), every):
+            start = self._row(*pg_search.window_sql(terms, every, self.workspace))
+            if start is not None:
+                newest = ([*where, "v.rowid > ?"], [*args, start["rowid"]])
+                rows = self._rows(*pg_search.ranked_sql(terms, held, *newest, limit, every))
+                if len(rows) >= limit:
+                    return rows
+        return self._rows(*pg_search.ranked_sql(terms, held, where, args, limit, every))
 
 
 def _placeholders(sql: str) -> bytes:
