@@ -17,6 +17,14 @@ length, which the writers keep in `search_stats`, and how many of them hold each
 which they keep in `search_terms` (a term's row goes with the last version holding it:
 a forgotten word may be the secret itself). (A SQLite file holding several workspaces
 counts them all.)
+
+Every match is scored, as SQLite scores every match of its window: for words in most
+memories SQLite ranks the newest 4,000 matches (WINDOW) unless fewer than the limit of
+those pass the filters, and so does PostgreSQL (`in_most`), walking the newest versions
+back to find them. For words in fewer memories, it ranks them all: where a word is in
+more than 4,000 but not in most (and with a notebook or tag filter) the two stores may
+then rank differently at that size. Known difference: SQLite's match holds a tag filter's
+words, so its BM25 counts them too; PostgreSQL's does not.
 """
 
 from __future__ import annotations
