@@ -210,3 +210,22 @@ def test_both_stores_rank_within_the_same_window(
 
 def test_postgres_window_is_sqlites() -> None:
     assert pg_search.WINDOW == sqlite.WINDOW
+
+
+def test_a_reindex_counts_the_terms_anew() -> None:
+    """A migration that changes the term rules indexes every version anew: the counts follow."""
+    with own_postgres_schema("reindex") as schema:
+        store = open_store(schema.url)
+        try:
+            service = Service(store)
+            made = service.remember(notebook="n", kind="fact", text="The pool holds twenty")
+            service.revise(id=made["id"], text="The pool holds thirty")
+            with psycopg.connect(schema.url) as conn:  # counts gone astray, to be rebuilt
+                conn.execute("UPDATE search_terms SET versions = 7")
+                conn.execute("INSERT INTO search_terms VALUES ('default', 'stale', 1)")
+            with store.write("default") as tx:
+                tx.reindex()  # type: ignore[attr-defined]
+            written, counted = term_counts(schema.url, "default")
+            assert written == counted and written["pool"] == 2 and "stale" not in written
+        finally:
+            store.close()
