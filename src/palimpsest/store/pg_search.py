@@ -18,13 +18,13 @@ which they keep in `search_terms` (a term's row goes with the last version holdi
 a forgotten word may be the secret itself). (A SQLite file holding several workspaces
 counts them all.)
 
-Every match is scored, as SQLite scores every match of its window: for words in most
-memories SQLite ranks the newest 4,000 matches (WINDOW) unless fewer than the limit of
-those pass the filters, and so does PostgreSQL (`in_most`), walking the newest versions
-back to find them. For words in fewer memories, it ranks them all: where a word is in
-more than 4,000 but not in most (and with a notebook or tag filter) the two stores may
-then rank differently at that size. Known difference: SQLite's match holds a tag filter's
-words, so its BM25 counts them too; PostgreSQL's does not.
+Every match is scored, as SQLite scores every match of its window: for words in more
+than 4,000 versions SQLite ranks the newest 4,000 matches (WINDOW) unless fewer than the
+limit of those pass the filters, and so does PostgreSQL (`window_walk`). With a notebook or tag
+filter, which SQLite's window counts in, PostgreSQL ranks all matches: where more than
+4,000 of them are in the notebook, the two stores may then rank differently. Known
+difference: SQLite's match holds a tag filter's words, so its BM25 counts them too;
+PostgreSQL's does not.
 """
 
 from __future__ import annotations
@@ -150,24 +150,33 @@ def match(terms: list[str], every: bool) -> str:
     return (" & " if every else " | ").join(lexeme(t) for t in terms)
 
 
-def in_most(held: Row, count: int, every: bool) -> bool:
-    """Whether the versions holding every term (or any) may be so many that walking the
-    newest versions back meets WINDOW matches sooner than ranking every match would
-    take: about 14,000 matches of 100,000 versions. (A bound, from the term counts.)"""
+def window_walk(held: Row, count: int, every: bool) -> bool | None:
+    """How to find the newest WINDOW matches, if the term counts say there may be more
+    (None: there are not): walking the newest versions back (True: the words are in so
+    many that the walk soon meets enough, about 14,000 of 100,000 versions), or reading
+    every match's row id (False: the walk would pass over many versions for each match)."""
     versions = int(held["versions"] or 0)
     found = [int(held[f"d{i}"] or 0) for i in range(count)]
     matches = min(found) if every else sum(found)
-    return matches > WINDOW and 2 * matches * matches > WINDOW * versions
+    if matches <= WINDOW:
+        return None
+    return 2 * matches * matches > WINDOW * versions
 
 
-def window_sql(terms: list[str], every: bool, workspace: str) -> tuple[str, list[Any]]:
+def window_sql(terms: list[str], every: bool, workspace: str, walk: bool) -> tuple[str, list[Any]]:
     """The row id below which the matches fall outside the newest WINDOW, if there are
     more (SQLite's `_window_start`, over the versions its full-text index holds)."""
     sql = (
         "SELECT v.rowid FROM memory_versions v WHERE v.search @@ CAST(? AS tsquery) "
-        "AND v.workspace = ? AND v.scrubbed = 0 ORDER BY v.rowid DESC LIMIT 1 OFFSET ?"
+        f"AND v.workspace = ? AND v.scrubbed = 0 ORDER BY {newer(walk)} DESC LIMIT 1 OFFSET ?"
     )
     return sql, [match(terms, every), workspace, WINDOW]
+
+
+def newer(walk: bool) -> str:
+    """The row id to order or bound by: as it is, to walk its index; as an expression,
+    to keep the planner to the full-text index (a walk would pass over many versions)."""
+    return "v.rowid" if walk else "(v.rowid + 0)"
 
 
 def _real(value: float) -> str:

@@ -288,11 +288,11 @@ class PostgresSession(SqlSession):
         held = self._row(*pg_search.held_sql(terms, self.workspace))
         assert held is not None  # an aggregate: always one row
         narrowed = bool(query.notebook_ids) or any(index_terms(tag) for tag in query.tags)
-        if narrowed or not pg_search.in_most(held, len(terms), False):
+        if narrowed or pg_search.window_walk(held, len(terms), False) is None:
             rows = self._rows(*pg_search.ranked_sql(terms, held, where, args, query.limit))
             return [(memory_from_row(row), float(row["score"])) for row in rows]
-        # Words in most memories: SQLite's passes, all words then any, each ranking the
-        # newest matches first, so as not to score tens of thousands of them.
+        # Words in many memories: SQLite's passes, all words then any, each ranking the
+        # newest matches first (and not scoring tens of thousands of them).
         found: dict[str, tuple[Memory, float]] = {}
         for every in (True, False)[: 2 if len(terms) > 1 else 1]:
             for row in self._best(terms, every, held, where, args, query.limit):
@@ -307,10 +307,11 @@ class PostgresSession(SqlSession):
     ) -> list[Row]:  # fmt: skip
         """SQLite's `_best`: the best of the newest WINDOW matches passing the filters, or
         of all matches when fewer than `limit` of those pass."""
-        if pg_search.in_most(held, len(terms), every):
-            start = self._row(*pg_search.window_sql(terms, every, self.workspace))
+        walk = pg_search.window_walk(held, len(terms), every)
+        if walk is not None:
+            start = self._row(*pg_search.window_sql(terms, every, self.workspace, walk))
             if start is not None:
-                newest = ([*where, "v.rowid > ?"], [*args, start["rowid"]])
+                newest = ([*where, f"{pg_search.newer(walk)} > ?"], [*args, start["rowid"]])
                 rows = self._rows(*pg_search.ranked_sql(terms, held, *newest, limit, every))
                 if len(rows) >= limit:
                     return rows
