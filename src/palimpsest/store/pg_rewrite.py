@@ -30,7 +30,9 @@ from ..errors import Retryable
 # memory_vectors: a forgotten version's vector stays in the heap and in the HNSW index's
 # pages (pgvector keeps deleted vectors there until the index is rebuilt) until this copy.
 ONLINE = {"memory_versions": "rowid", "events": "seq", "memory_vectors": "version_rowid"}
-SMALL = ("notebooks", "idempotency", "idempotency_targets", "dispute_versions")
+# search_terms names each word some version holds: a forget deletes the row of a word only
+# forgotten memories held, and the row's bytes stay in the files until a rewrite.
+SMALL = ("notebooks", "idempotency", "idempotency_targets", "dispute_versions", "search_terms")
 REWRITTEN = (*ONLINE, *SMALL)
 LOCK_WAIT = "1s"  # how long a lock request may hold up the queries queued behind it
 LOCK_ATTEMPTS = 20

@@ -32,7 +32,7 @@ from . import Rewrite, SearchQuery, pg_rewrite, pg_search, pg_vectors, shown
 from .migrations import migrations, refuse_newer, statements
 from .rows import Row, memory_from_row
 from .session import SqlSession, key_race
-from .terms import query_terms
+from .terms import index_terms, query_terms
 from .vector_search import Vectors
 
 POOL_SIZE = 10
@@ -290,6 +290,7 @@ class PostgresSession(SqlSession):
 
     def _indexed(self, rowid: int, columns: Row) -> None:
         self._count_search(1, columns["search_length"])
+        self._count_terms_added(pg_search.counted_terms(columns["search_counts"]))
 
     def _reindexed(self, row: Row) -> None:
         self._set_search(row["rowid"], pg_search.search_values(row))
@@ -297,6 +298,7 @@ class PostgresSession(SqlSession):
     def _unindexed(self, row: Row) -> None:
         if row["search_length"] is not None:
             self._count_search(-1, -row["search_length"])
+            self._count_terms_removed(pg_search.counted_terms(row["search_counts"]))
         self._set_search(row["rowid"], pg_search.EMPTY)
 
     def reindex(self) -> None:
@@ -306,6 +308,31 @@ class PostgresSession(SqlSession):
             "INSERT INTO search_stats(workspace, versions, terms) SELECT workspace, count(*), "
             "sum(search_length) FROM memory_versions WHERE scrubbed = 0 GROUP BY workspace"
         )
+        # Absent while the migrations before the one that makes it run (010 builds it then).
+        made = self._row("SELECT to_regclass('search_terms') IS NOT NULL AS made")
+        if made and made["made"]:
+            self._run("DELETE FROM search_terms")
+            self._run(pg_search.COUNT_EVERY_TERM)
+
+    def _count_terms_added(self, terms: list[str]) -> None:
+        """One more version holds each of `terms` (writers of a workspace go one at a time,
+        and no two workspaces share a row)."""
+        if terms:
+            self._run(
+                "INSERT INTO search_terms(workspace, term, versions) SELECT ?, t, 1 "
+                "FROM unnest(CAST(? AS text[])) AS t ON CONFLICT (workspace, term) "
+                "DO UPDATE SET versions = search_terms.versions + 1",
+                (self.workspace, terms),
+            )
+
+    def _count_terms_removed(self, terms: list[str]) -> None:
+        """One version fewer holds each of `terms`: the last one takes the term's row along."""
+        if terms:
+            where = "workspace = ? AND term = ANY(?)"
+            self._run(f"DELETE FROM search_terms WHERE {where} AND versions <= 1",
+                      (self.workspace, terms))  # fmt: skip
+            self._run(f"UPDATE search_terms SET versions = versions - 1 WHERE {where}",
+                      (self.workspace, terms))  # fmt: skip
 
     def _count_search(self, versions: int, terms: int) -> None:
         """Keep the workspace's search statistics: writers of a workspace go one at a time."""
@@ -331,8 +358,35 @@ class PostgresSession(SqlSession):
             return self.recent(where, args, query.limit)
         held = self._row(*pg_search.held_sql(terms, self.workspace))
         assert held is not None  # an aggregate: always one row
-        rows = self._rows(*pg_search.ranked_sql(terms, held, where, args, query.limit))
-        return [(memory_from_row(row), float(row["score"])) for row in rows]
+        narrowed = bool(query.notebook_ids) or any(index_terms(tag) for tag in query.tags)
+        if narrowed or pg_search.window_walk(held, len(terms), False) is None:
+            rows = self._rows(*pg_search.ranked_sql(terms, held, where, args, query.limit))
+            return [(memory_from_row(row), float(row["score"])) for row in rows]
+        # Words in many memories: SQLite's passes, all words then any, each ranking the
+        # newest matches first (and not scoring tens of thousands of them).
+        found: dict[str, tuple[Memory, float]] = {}
+        for every in (True, False)[: 2 if len(terms) > 1 else 1]:
+            for row in self._best(terms, every, held, where, args, query.limit):
+                found.setdefault(row["memory_id"], (memory_from_row(row), float(row["score"])))
+            if len(found) >= query.limit:
+                break
+        return list(found.values())[: query.limit]
+
+    def _best(
+        self, terms: list[str], every: bool, held: Row, where: list[str], args: list[Any],
+        limit: int,
+    ) -> list[Row]:  # fmt: skip
+        """SQLite's `_best`: the best of the newest WINDOW matches passing the filters, or
+        of all matches when fewer than `limit` of those pass."""
+        walk = pg_search.window_walk(held, len(terms), every)
+        if walk is not None:
+            start = self._row(*pg_search.window_sql(terms, every, self.workspace, walk))
+            if start is not None:
+                newest = ([*where, f"{pg_search.newer(walk)} > ?"], [*args, start["rowid"]])
+                rows = self._rows(*pg_search.ranked_sql(terms, held, *newest, limit, every))
+                if len(rows) >= limit:
+                    return rows
+        return self._rows(*pg_search.ranked_sql(terms, held, where, args, limit, every))
 
 
 def _placeholders(sql: str) -> bytes:
