@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from palimpsest.errors import ValidationError
-from palimpsest.service import Service
+from palimpsest.service import Service, load_embedder
 from palimpsest.store import open_store
 
 REPO = Path(__file__).resolve().parents[1]
@@ -250,6 +250,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=500, help="recall queries per variant")
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--keep", action="store_true", help="keep the temporary database")
+    parser.add_argument(
+        "--embedder",
+        default="none",
+        help="the embedder (default none: full text alone, the figures of the README's "
+        "table; bench/bench_vectors.py measures what vectors add)",
+    )
     args = parser.parse_args(argv)
     if args.memories < 1000:
         parser.error("--memories must be at least 1000 (remember is timed on the last 1000)")
@@ -270,8 +276,9 @@ def main(argv: list[str] | None = None) -> int:
                   f"({len(corpus.sentences)} LoCoMo sentences mixed in)", flush=True)  # fmt: skip
             store = open_store(url)
             try:
-                results[label] = measure(Service(store, actor="agent:bench", workspace=workspace),
-                                         corpus, args)  # fmt: skip
+                service = Service(store, actor="agent:bench", workspace=workspace,
+                                  embedder=load_embedder(args.embedder))  # fmt: skip
+                results[label] = measure(service, corpus, args)
             finally:
                 store.close()
         labels = list(results)
