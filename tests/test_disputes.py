@@ -280,25 +280,27 @@ def test_forgetting_a_disputed_memory_withdraws_the_dispute_and_leaves_none_of_i
         assert all(d.reason is None for d in every)
 
 
-def test_forgetting_the_loser_of_a_ruling_erases_the_ruling_s_texts_from_the_file(
-    service: Service, pair: tuple[str, str], store: Store, db_path: Path
+@pytest.mark.parametrize("forgotten", ["loser", "holder"])
+def test_forgetting_either_memory_of_a_ruling_erases_the_ruling_s_texts_from_the_file(
+    service: Service, pair: tuple[str, str], store: Store, db_path: Path, forgotten: str
 ) -> None:
     old, new = pair
     dispute = service.dispute(action="open", ids=[old, new], reason="Pool quarrel alpha")["id"]
     service.dispute(action="rule", dispute=dispute, holds=new, reason="Pool verdict bravo",
-                    evidence="Pool evidence charlie")  # fmt: skip
-    service.forget(id=old, because="not to be kept")
+                    evidence="Pool evidence charlie", because="Pool because delta")  # fmt: skip
+    service.forget(id=old if forgotten == "loser" else new, because="not to be kept")
     (closed,) = service.dispute(action="list", include_closed=True)["disputes"]
     assert closed["status"] == "ruled" and closed["ruling"]["reason"] is None
     assert closed["ruling"]["evidence"] is None and closed["ruling"]["holds"] == new
+    texts = ("quarrel alpha", "verdict bravo", "evidence charlie", "because delta")
     with store.read(service.workspace) as tx:
         shown = json.dumps([e.to_dict() for e in tx.events(EVERY)])
-    for text in ("quarrel alpha", "verdict bravo", "evidence charlie"):
+    for text in texts:
         assert text not in shown
     if store.url.endswith(".db"):  # the bytes of the file: SQLite's (PostgreSQL: rewrite)
         store.close()
         data = b"".join(p.read_bytes() for p in db_path.parent.glob("palimpsest.db*"))
-        for text in ("quarrel alpha", "verdict bravo", "evidence charlie"):
+        for text in texts:
             assert text.encode() not in data, text
 
 

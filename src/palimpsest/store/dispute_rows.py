@@ -9,8 +9,8 @@ from .rows import Row
 
 # What a forget of either memory erases from every version of a dispute.
 DISPUTE_TEXT_COLUMNS = ("reason", "ruling_reason", "evidence")
-# What a dispute event may hold as text beside its note (a ruling's evidence).
-DISPUTE_EVENT_TEXTS = ("evidence",)
+# What a dispute event may hold as text beside its note (a ruling's evidence and because).
+DISPUTE_EVENT_TEXTS = ("evidence", "because")
 
 
 def dispute_columns(d: Dispute) -> dict[str, Any]:
