@@ -134,6 +134,7 @@ class DisputeResult(TypedDict, total=False):
     results: Items  # per memory touched: id, version, seq
     holds: str
     superseded: str
+    loses: str  # the loser, when it was retired already and stays as it was
     disputes: Items  # list
     dry_run: bool
     replayed: bool

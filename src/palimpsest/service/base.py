@@ -358,6 +358,9 @@ def ids_only(result: dict[str, Any]) -> dict[str, Any]:
         "changed",
         "ids",
         "removed",
+        "status",  # a dispute's: open, ruled, withdrawn
+        "holds",
+        "loses",
     }
 
     def strip(value: Any) -> Any:

@@ -160,7 +160,9 @@ class DisputeOps(ServiceBase):
             ruled = current.replace(status="ruled", ruling=ruling, version=current.version + 1)
             steps = [lost, touched(holder, "dispute.rule", reason, data)]
             answer = self._dispute_step(tx, ruled, steps, now, op_id)
-            return {**answer, "holds": holds, "superseded": loser.id}
+            # Name the loser as superseded only when the ruling made it so.
+            outcome = {"superseded": loser.id} if retired is not None else {"loses": loser.id}
+            return {**answer, "holds": holds, **outcome}
 
         return self._write("dispute", request, idempotency_key, dry_run, body)
 
