@@ -199,6 +199,14 @@ def test_a_linked_memory_is_not_suggested_again(service: Service) -> None:
     assert suggested(service.revise(id=second["id"], append=" twice")["results"][0]) == {}
 
 
+def test_a_memory_in_an_open_dispute_with_it_is_not_suggested_again(service: Service) -> None:
+    port = service.remember(notebook="web", kind="fact", text="The API server listens on 8080")
+    other = service.remember(notebook="web", kind="fact", text="The API server listens on 9090")
+    assert suggested(other) == {"possible_contradicts": [port["id"]]}
+    service.dispute(action="open", ids=[port["id"], other["id"]], reason="which port?")
+    assert suggested(service.revise(id=other["id"], append=" (TCP)")["results"][0]) == {}
+
+
 def test_revise_suggests_for_what_it_changed_and_not_for_a_verify(service: Service) -> None:
     port = service.remember(notebook="web", kind="fact", text="The API server listens on 8080")
     draft = service.remember(notebook="web", kind="fact", text="The cafeteria serves pizza")

@@ -10,9 +10,9 @@ the Jaccard overlap of content terms). Each candidate goes in one list at most:
   things (`difference`); or holding the same `key` with another text;
 - `possible_duplicates`: near-identical, with no sign of a difference;
 - `suggested_connections`: similar enough to be worth a link.
-Memories already linked to it are left out: how they relate is known. Each list holds at
-most LIMIT entries, best first, and an empty list is left out of the answer: agents pay for
-every token.
+Memories already linked to it, or in an open dispute with it, are left out: how they
+relate is known. Each list holds at most LIMIT entries, best first, and an empty list is
+left out of the answer: agents pay for every token.
 """
 
 from __future__ import annotations
@@ -178,8 +178,9 @@ def suggestions(
     by_meaning = nearest is not None
     candidates = nearest if nearest is not None else _by_words(tx, memory, at)
     linked = {end for link in tx.links(memory.id) for end in (link.source_id, link.target_id)}
+    disputed = set(tx.disputed_with([memory.id]).get(memory.id, []))
     judged: list[_Judged] = []
-    seen = {memory.id} | linked
+    seen = {memory.id} | linked | disputed
     mine = _Said.of(memory)
     for other in _same_key(tx, memory, at):
         if other.id not in seen and _same_domain(tx, memory, other, notebooks):
