@@ -233,6 +233,19 @@ def test_a_loser_retired_before_the_ruling_stays_so_and_an_undo_never_opens_a_se
     assert service.inspect(id=old)["memory"]["status"] == "active"  # touched, not changed
 
 
+def test_a_list_is_bounded_and_counts_what_it_leaves_out(service: Service) -> None:
+    ids = [service.remember(notebook="api", kind="fact", text=f"Pool size {n}")["id"]
+           for n in range(5)]  # fmt: skip
+    for left, right in itertools.pairwise(ids):
+        service.dispute(action="open", ids=[left, right], reason="which size?")
+    listed = service.dispute(action="list", limit=3)
+    assert (len(listed["disputes"]), listed["more"]) == (3, 1)
+    assert "more" not in service.dispute(action="list", limit=4)
+    assert len(service.dispute(action="list")["disputes"]) == 4  # under the default
+    for bad in (0, 201, True, "3"):
+        refused(service, "validation", action="list", limit=bad)
+
+
 def test_dry_runs_write_nothing_and_idempotency_keys_replay(
     service: Service, pair: tuple[str, str]
 ) -> None:

@@ -35,6 +35,7 @@ def dispute_open(env: Env, /, ids: tuple[str, ...], **options: Any) -> None:
 @command(dispute, "list", "palimpsest dispute list --memory m_01ab --all")
 @click.option("--all", "include_closed", is_flag=True, help="Ruled and withdrawn ones too.")
 @click.option("--memory", "ids", multiple=True, help="Only those naming this memory (repeatable).")
+@click.option("--limit", type=int, help="At most this many, 1 to 200 (default 20).")
 @pass_env
 def dispute_list(env: Env, /, **options: Any) -> None:
     """List the open disputes, oldest first, with the two memories of each."""
@@ -85,3 +86,5 @@ def disputes(result: dict[str, Any]) -> None:
         click.echo(f"{item['id']}  {item['status']}{verdict}  {render.short(item['reason'])}")
         render.table(item["memories"], [("id", "id"), ("status", "status"), *render.TEXT])
         click.echo()
+    if result.get("more"):
+        click.echo(f"... and {result['more']} more (--limit shows more).")

@@ -167,7 +167,8 @@ from remember or revise is confirmed this way.
 - open: `ids` (two active memories), `reason`. Both stay in recall, each hit naming the \
 other in `disputed_with`, until a ruling.
 - list: the open disputes, oldest first, each with its two memories; `include_closed` adds \
-ruled and withdrawn ones, `ids` keeps those naming these memories.
+ruled and withdrawn ones, `ids` keeps those naming these memories; `more` counts those past \
+`limit`.
 - rule: `dispute`, `holds`, `reason`, and `evidence`: the other memory retires as \
 superseded by `holds` (linked). A losing rule needs `because`.
 - undo: `dispute`, `reason`: the loser back as before the ruling, the dispute open again.

@@ -136,5 +136,6 @@ class DisputeResult(TypedDict, total=False):
     superseded: str
     loses: str  # the loser, when it was retired already and stays as it was
     disputes: Items  # list
+    more: int  # list: disputes left out by `limit`
     dry_run: bool
     replayed: bool

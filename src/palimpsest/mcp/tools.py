@@ -390,6 +390,7 @@ class PalimpsestTools:
             str | None, describe("rule: required when the losing memory is a rule.")
         ] = None,
         include_closed: Annotated[bool, describe("list: ruled and withdrawn ones too.")] = False,
+        limit: Annotated[int | None, describe("list: at most this many, 1 to 200 (20).")] = None,
         idempotency_key: IdempotencyKey = None,
         dry_run: DryRun = False,
     ) -> DisputeResult:

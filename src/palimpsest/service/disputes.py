@@ -31,17 +31,18 @@ from ..revise.dispute import (
     touched,
 )
 from ..store import StoreReader, StoreWriter
-from .base import MAX_ID, ServiceBase, id_list, refuse_nul
+from .base import MAX_ID, MAX_LIMIT, ServiceBase, id_list, refuse_nul
 
 # Per action: the parameters it needs, and those it may take besides.
 ACTIONS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "open": (frozenset({"ids", "reason"}), frozenset()),
-    "list": (frozenset(), frozenset({"ids", "include_closed"})),
+    "list": (frozenset(), frozenset({"ids", "include_closed", "limit"})),
     "rule": (frozenset({"dispute", "holds", "reason"}), frozenset({"evidence", "because"})),
     "undo": (frozenset({"dispute", "reason"}), frozenset()),
 }
 WRITE_OPTIONS = frozenset({"idempotency_key", "dry_run"})
 SHOWN_TEXT = 300  # a listed memory's text is cut here: enough to rule, inspect has the rest
+LISTED = 20  # disputes a list shows unless `limit` says otherwise
 
 
 class DisputeOps(ServiceBase):
@@ -101,10 +102,13 @@ class DisputeOps(ServiceBase):
     # -- list --------------------------------------------------------------------------
 
     def list_disputes(
-        self, *, ids: list[str] | None = None, include_closed: bool = False
+        self, *, ids: list[str] | None = None, include_closed: bool = False, limit: int = LISTED
     ) -> dict[str, Any]:
         """The open disputes (and ruled and withdrawn ones with `include_closed`), oldest
-        first, each with the memories it names; only those naming one of `ids` if given."""
+        first, each with the memories it names; only those naming one of `ids` if given.
+        At most `limit`; `more` counts those left out."""
+        if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
+            raise ValidationError(f"`limit` must be from 1 to {MAX_LIMIT}.", field="limit")
         statuses = () if include_closed else ("open",)
         named = id_list(ids, "ids")
         with self.store.read(self.workspace) as tx:
@@ -114,7 +118,8 @@ class DisputeOps(ServiceBase):
             else:
                 disputes = tx.disputes(statuses=statuses)
             disputes.sort(key=lambda d: (d.opened_at, d.id))
-            return {"disputes": [dispute_view(tx, d) for d in disputes]}
+            listed = {"disputes": [dispute_view(tx, d) for d in disputes[:limit]]}
+            return listed | ({"more": len(disputes) - limit} if len(disputes) > limit else {})
 
     # -- rule --------------------------------------------------------------------------
 
