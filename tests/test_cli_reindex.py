@@ -52,6 +52,9 @@ def test_reindex_embeds_what_was_filed_without_vectors_and_writes_no_event(
            embedder="none")  # fmt: skip
     assert tags(db) == []
     events = event_count(db)
+    told = answer(env, db, "doctor", embedder="all-MiniLM-L6-v2")  # recall would miss them
+    assert told["stale_vectors"] == {"count": 3, "fix": "palimpsest reindex"}
+    assert "stale_vectors" not in answer(env, db, "doctor", embedder="none")
 
     done = palimpsest(env, db, "reindex", "--json", embedder="all-MiniLM-L6-v2")
     assert done.returncode == 0, done.stdout + done.stderr
@@ -64,6 +67,7 @@ def test_reindex_embeds_what_was_filed_without_vectors_and_writes_no_event(
 
     again = answer(env, db, "reindex", embedder="all-MiniLM-L6-v2")
     assert again["stale"] == 0 and again["reindexed"] == 0
+    assert "stale_vectors" not in answer(env, db, "doctor", embedder="all-MiniLM-L6-v2")
 
 
 def test_reindex_with_the_null_embedder_says_there_is_nothing_to_make(

@@ -233,6 +233,9 @@ def doctor(result: dict[str, Any]) -> None:
             where = row.get("id") or row.get("notebook")
             detail = row.get("fix") or short(row.get("text", ""), 80)
             click.echo(f"  {where}  {detail}")
+    if stale := result.get("stale_vectors"):
+        click.echo(f"{stale['count']} version(s) have no vector of the current model, so recall")
+        click.echo(f"cannot find them by meaning: run `{stale['fix']}`.")
     if result.get("scrub_pending"):
         waiting = len(result.get("pending_scrubs") or []) or "A"
         click.echo(f"{waiting} forget(s) still wait for their bytes to be erased: ", nl=False)

@@ -184,7 +184,8 @@ withdraws its open disputes.
 DOCTOR = """\
 List what needs a person: secrets stored before the gate refused them (never their \
 value), each with the forget that erases it; possibly stale, expired and ownerless \
-memories; forgets whose bytes remain. Use it for the memory's health, or after an import.
+memories; forgets whose bytes remain; `stale_vectors`, versions recall cannot find by \
+meaning until a reindex. Use it for the memory's health, or after an import.
 
 It changes no memory, but it finishes erasing what a forget left pending where it can \
 (SQLite), so it is not marked read-only.

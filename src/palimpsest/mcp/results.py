@@ -125,6 +125,7 @@ class DoctorResult(TypedDict, total=False):
     ownerless: Items
     scrub_pending: bool
     pending_scrubs: Items
+    stale_vectors: dict[str, Any]  # count and fix: versions recall cannot find by meaning
 
 
 @with_config(_OPEN)

@@ -55,6 +55,8 @@ class DoctorOps(ServiceBase):
             active = [m for m in current.values() if m.status == "active"]
             pending = [_pending_line(p) for p in tx.pending_scrubs()]
             freshness = freshness_days(tx)
+            # Versions recall cannot find by meaning: filed with no model or another one.
+            unembedded = tx.stale_vector_count(self.vectors.model) if self.vectors.enabled else 0
         return {
             "secrets": secrets,
             "possibly_stale": [_line(m) for m in active if m.possibly_stale(at, freshness)],
@@ -62,7 +64,11 @@ class DoctorOps(ServiceBase):
             "ownerless": [_line(m) for m in active if m.owner is None],
             "scrub_pending": not scrubbed,
             "pending_scrubs": pending,
-        }
+        } | (
+            {"stale_vectors": {"count": unembedded, "fix": "palimpsest reindex"}}
+            if unembedded
+            else {}
+        )
 
     def pending_scrubs(self) -> list[dict[str, Any]]:
         """The forgets of this workspace whose bytes still wait for a scrub (nothing is run)."""
