@@ -85,6 +85,10 @@ def test_bench_recall_with_the_null_embedder_measures_full_text(run: Any, tmp_pa
         json.dumps({"question": "x"}),
         json.dumps({"question": "x", "expected": []}),
         json.dumps({"question": "x", "expected": ["a"], "secret": "sk-live-123"}),
+        json.dumps(
+            {"question": "x", "expected": ["a"], "category": "sk-live-123 " + "ghp_" + "a1" * 18}
+        ),
+        json.dumps({"question": "x", "expected": ["a"], "category": "c" * 101}),
     ],
 )
 def test_a_bad_questions_line_is_refused_by_number(run: Any, tmp_path: Path, line: str) -> None:

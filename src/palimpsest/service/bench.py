@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from .. import gate
 from ..embed import Embedder, NullEmbedder
 from ..errors import ValidationError
 from .vectors import model_tag
@@ -42,6 +43,7 @@ LIMIT = 10
 CUTS = (1, 5, 10)
 MAX_QUESTIONS = 100_000
 FIELDS = {"question", "expected", "category", "notebook"}
+MAX_CATEGORY = 100
 
 
 def quiet(label: str, items: Sequence[T]) -> Iterable[T]:
@@ -92,6 +94,16 @@ def _question(line: str, number: int) -> Question:
     if not all(isinstance(v, str) for v in text_fields) or not row["question"].strip():
         raise ValidationError(
             f'{where}: "question" must be non-empty text, "category" and "notebook" text.',
+            field="questions",
+        )
+    category = row.get("category")
+    if category is not None and (
+        len(category) > MAX_CATEGORY or gate.record_flagged([("category", category)])
+    ):
+        # It is printed in the table of figures: a label, never a secret.
+        raise ValidationError(
+            f'{where}: "category" must be a short label ({MAX_CATEGORY} characters at most) '
+            "holding no secret.",
             field="questions",
         )
     if (
