@@ -290,7 +290,7 @@ class SqliteSession(SqlSession):
         cache = self._vector_cache(model, len(vector)) if query.at_seq is None else None
         if cache is not None:
             table = cache.table
-            if table.exact is None and not vector_search.narrowed(query):
+            if not vector_search.narrowed(query):
                 found = self._nearest_cached(cache, vector, where, args, query.limit, model)
             else:
                 found = self._nearest_in_copy(cache, table, vector, where, args, query.limit, model)
@@ -337,6 +337,8 @@ class SqliteSession(SqlSession):
         else:
             seq, generation = self._last_seq(), self.vector_generation()
         cache = self._vector_caches.get(key)
+        if cache is not None and cache.seq > seq:
+            return None  # another thread moved it past this snapshot: search exactly
         if cache is None or (cache.generation, cache.dimensions) != (generation, dimensions):
             cache = self._built_cache(model, dimensions, seq, generation)
             if cache is None:

@@ -31,7 +31,7 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from .vector_search import Vectors
+from .vector_search import Vectors, ranked
 
 Codes = npt.NDArray[np.uint64]
 RowIds = npt.NDArray[np.int64]
@@ -148,8 +148,12 @@ class VectorCache:
 
     def candidates(self, vector: Vectors, count: int, keep: int) -> RowIds:
         """The `keep` rows with the best estimated similarity to `vector`, best first,
-        among the `count` nearest by Hamming distance of their signs."""
+        among the `count` nearest by Hamming distance of their signs (while the floats
+        are held: the `keep` best by their exact similarity, so the answer is exact)."""
         table = self.table
+        if table.exact is not None:  # held: the best by the exact score, ties newest first
+            leaders = ranked(table.exact @ vector, table.rowids, keep)
+            return np.array([rowid for rowid, _ in leaders], dtype=np.int64)
         chosen = np.arange(len(table.rowids))
         if count < len(chosen):
             query = sign_codes(vector[None, :], self.centre)[0]
