@@ -448,7 +448,9 @@ class SqliteSession(SqlSession):
         the copy: exactly while it holds the floats, else the RESCORED best by the int8
         estimate are scored exactly from the column. Versions the copy lacks (a write
         session's own, or written after the copy moved on) are scored from the column."""
-        passing = self.conn.execute(
+        cursor = self.conn.cursor()
+        cursor.row_factory = None  # plain tuples: tens of thousands of rowids at 100k
+        passing = cursor.execute(
             f"SELECT v.rowid FROM memory_versions v WHERE {' AND '.join(where)}", args
         ).fetchall()
         rowids = np.fromiter((row[0] for row in passing), dtype=np.int64, count=len(passing))
