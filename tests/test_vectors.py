@@ -373,13 +373,26 @@ def test_forget_and_scrub_leave_no_vector_bytes_in_postgres_table_or_hnsw_index(
 # -- SQLite's cache of a large workspace: never misses another process's writes ----------
 
 
+def column_answer(service: Service, text: str, **filters: object) -> list[tuple[str, float]]:
+    """The exact search from the float32 column: the same question asked of the current
+    state by its event number (a past state is never answered from the copy)."""
+    vector = service._vector_of(text)
+    assert vector is not None
+    with service.store.read(service.workspace) as tx:
+        last = tx._last_seq()  # type: ignore[attr-defined]
+        query = SearchQuery(text="", at_seq=last, **filters)  # type: ignore[arg-type]
+        return [(m.id, s) for m, s in tx.nearest(vector, query, service.vectors.model)]
+
+
 def cached_is_exact_for(service: Service) -> None:
-    """Every memory of these tests is a fact: asking for the kind makes a search exact."""
+    """The copy answers every question, unfiltered or filtered, as the column does."""
+    notebook = _notebook_id(service)
     for question in [*QUESTIONS, "feline", "a cat"]:
-        exact = nearest(service, question, limit=3, kinds=("fact",))
-        cached = nearest(service, question, limit=3)
-        assert [m for m, _ in cached] == [m for m, _ in exact], question
-        assert [s for _, s in cached] == pytest.approx([s for _, s in exact], abs=1e-6)
+        for filters in ({}, {"kinds": ("fact",)}, {"notebook_ids": (notebook,)}):
+            exact = column_answer(service, question, limit=3, **filters)
+            cached = nearest(service, question, limit=3, **filters)
+            assert [m for m, _ in cached] == [m for m, _ in exact], (question, filters)
+            assert [s for _, s in cached] == pytest.approx([s for _, s in exact], abs=1e-6)
 
 
 def _notebook_id(service: Service) -> str:
@@ -514,3 +527,63 @@ def test_the_exact_sqlite_search_gives_the_same_answer_a_chunk_at_a_time(
             assert [s for _, s in chunked] == pytest.approx([s for _, s in answer], abs=1e-6)
     finally:
         lite.close()
+
+
+def test_a_small_sqlite_store_answers_filtered_questions_from_the_copy_exactly(
+    tmp_path: Path, minilm: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Below EXACT_BELOW the copy holds the float32 vectors: a filtered question reads the
+    passing rowids from SQL and no vector blob, gives the column's exact answer, and
+    follows another process's writes; a write session still finds its own versions."""
+    from palimpsest.store import sqlite as sqlite_store
+    from palimpsest.store import vector_search
+
+    path = str(tmp_path / "small.db")
+    here, there = open_store(path), open_store(path)
+    try:
+        mine = Service(here, embedder=minilm)
+        theirs = Service(there, embedder=minilm)
+        ids = fill(theirs)
+        cached_is_exact_for(mine)  # builds the copy
+        read: list[int] = []
+        real = vector_search.from_blobs
+
+        def counted(blobs: list[bytes], dimensions: int) -> np.ndarray:
+            read.append(len(blobs))
+            return real(blobs, dimensions)
+
+        monkeypatch.setattr(vector_search, "from_blobs", counted)
+        notebook = _notebook_id(mine)
+        assert nearest(mine, "feline", limit=1, notebook_ids=(notebook,))[0][0] == ids["cat"]
+        assert nearest(mine, "feline", limit=1, kinds=("fact",))[0][0] == ids["cat"]
+        assert read == [], "a filtered question on a small store read vector blobs"
+        monkeypatch.setattr(vector_search, "from_blobs", real)
+        kitten = theirs.remember(notebook="pets", kind="fact", text="A kitten purrs.")["id"]
+        assert nearest(mine, "feline", limit=1, kinds=("fact",))[0][0] == kitten
+        theirs.revise(id=ids["cat"], status="retracted")
+        retired = nearest(mine, "feline", limit=3, statuses=("retracted",))
+        assert [m for m, _ in retired] == [ids["cat"]]
+        assert ids["cat"] not in [m for m, _ in nearest(mine, "feline", limit=8, kinds=("fact",))]
+        cached_is_exact_for(mine)
+        assert here._vector_caches, "the copy was kept for a small store"  # type: ignore[attr-defined]
+        cache = next(iter(here._vector_caches.values()))  # type: ignore[attr-defined]
+        assert cache.table.exact is not None and len(cache) <= sqlite_store.EXACT_BELOW
+        # A write session's own uncommitted version passes a filter and is found.
+        draft = Memory(id="m_draft", workspace="default", notebook_id=notebook, kind="fact",
+                       text="A cheetah sprints.", version=1, owner=None,
+                       recorded_at="2026-01-01T00:00:00Z", author="user:a")  # fmt: skip
+        vector = mine._vector_of("A cheetah sprints.")
+        assert vector is not None
+        with here.write("default") as tx:
+            seq = tx.append_event(Event(0, "op_x", "2026-01-01T00:00:00Z", "user:a", "remember",
+                                        "memory", draft.id, notebook, 1, ("created",)))  # fmt: skip
+            tx.put_memory(draft, seq)
+            tx.put_vector(draft.id, seq, vector, mine.vectors.model)
+            query = SearchQuery(text="", limit=1, kinds=("fact",))
+            inside = tx.nearest(vector, query, mine.vectors.model)
+            tx.discard()
+        assert [m.id for m, _ in inside] == ["m_draft"]
+        assert "m_draft" not in [m for m, _ in nearest(mine, "A cheetah sprints.", limit=5)]
+    finally:
+        here.close()
+        there.close()

@@ -25,7 +25,7 @@ from .migrations import migrations, refuse_newer, statements
 from .rows import Row, memory_from_row
 from .session import SqlSession, key_race
 from .terms import index_text, query_terms
-from .vector_cache import VectorCache
+from .vector_cache import Table, VectorCache
 from .vector_search import Vectors
 
 BUSY_TIMEOUT_MS = 15_000
@@ -287,12 +287,20 @@ class SqliteSession(SqlSession):
             return []
         vector = vector.astype(np.float32, copy=False)
         where, args = self.filters(query)
-        if not vector_search.narrowed(query):
-            cache = self._vector_cache(model, len(vector))
-            if cache is not None:
-                return self._memories_scored(
-                    self._nearest_cached(cache, vector, where, args, query.limit, model)
-                )
+        cache = self._vector_cache(model, len(vector)) if query.at_seq is None else None
+        if cache is not None:
+            table = cache.table
+            if not vector_search.narrowed(query):
+                found = self._nearest_cached(cache, vector, where, args, query.limit, model)
+            else:
+                found = self._nearest_in_copy(cache, table, vector, where, args, query.limit, model)
+            return self._memories_scored(found)
+        return self._memories_scored(self._nearest_exact(vector, where, args, query.limit, model))
+
+    def _nearest_exact(
+        self, vector: Vectors, where: list[str], args: list[Any], limit: int, model: str
+    ) -> list[tuple[int, float]]:
+        """Every matching float32 blob read from the column and scored (a past state)."""
         cursor = self.conn.execute(
             "SELECT v.rowid AS rowid, mv.vector AS vector FROM memory_versions v "
             f"JOIN memory_vectors mv ON mv.version_rowid = v.rowid WHERE {' AND '.join(where)} "
@@ -302,9 +310,9 @@ class SqliteSession(SqlSession):
         # A chunk at a time: the scores of every row are kept, never all their vectors.
         best: list[tuple[int, float]] = []
         while chunk := cursor.fetchmany(LOAD_CHUNK):
-            found = self._scored(chunk, vector, query.limit)
-            best = vector_search.merged(best, found)[: query.limit]
-        return self._memories_scored(best)
+            found = self._scored(chunk, vector, limit)
+            best = vector_search.merged(best, found)[:limit]
+        return best
 
     @staticmethod
     def _scored(rows: list[Row], vector: Vectors, limit: int) -> list[tuple[int, float]]:
@@ -329,6 +337,8 @@ class SqliteSession(SqlSession):
         else:
             seq, generation = self._last_seq(), self.vector_generation()
         cache = self._vector_caches.get(key)
+        if cache is not None and cache.seq > seq:
+            return None  # another thread moved it past this snapshot: search exactly
         if cache is None or (cache.generation, cache.dimensions) != (generation, dimensions):
             cache = self._built_cache(model, dimensions, seq, generation)
             if cache is None:
@@ -348,8 +358,9 @@ class SqliteSession(SqlSession):
             "SELECT count(*) AS n FROM memory_vectors WHERE workspace = ? AND model = ?",
             (self.workspace, model),
         )
-        if counted is None or int(counted["n"]) < EXACT_BELOW:
+        if counted is None or int(counted["n"]) == 0:
             return None
+        large = int(counted["n"]) >= EXACT_BELOW
         cache: VectorCache | None = None
         rows = self._cursor(
             "SELECT v.rowid AS rowid, mv.vector AS vector FROM memory_versions v "
@@ -362,9 +373,9 @@ class SqliteSession(SqlSession):
         for row in rows:
             chunk.append(row)
             if len(chunk) == LOAD_CHUNK:
-                cache = _cached_chunk(cache, chunk, dimensions, seq, generation)
+                cache = _cached_chunk(cache, chunk, dimensions, seq, generation, large)
                 chunk = []
-        return _cached_chunk(cache, chunk, dimensions, seq, generation)
+        return _cached_chunk(cache, chunk, dimensions, seq, generation, large)
 
     def _catch_up(self, cache: VectorCache, model: str, seq: int) -> None:
         """Add the versions written after the cache's last event up to event `seq`, and
@@ -422,6 +433,51 @@ class SqliteSession(SqlSession):
                 unique = list({row["rowid"]: row for row in rows}.values())
                 return self._scored(unique, vector, limit)
             count, keep = count * 8, keep * 8
+
+    def _nearest_in_copy(
+        self,
+        cache: VectorCache,
+        table: Table,
+        vector: Vectors,
+        where: list[str],
+        args: list[Any],
+        limit: int,
+        model: str,
+    ) -> list[tuple[int, float]]:
+        """Every current version passing the filters (rowids alone, from SQL), scored in
+        the copy: exactly while it holds the floats, else the RESCORED best by the int8
+        estimate are scored exactly from the column. Versions the copy lacks (a write
+        session's own, or written after the copy moved on) are scored from the column."""
+        cursor = self.conn.cursor()
+        cursor.row_factory = None  # plain tuples: tens of thousands of rowids at 100k
+        passing = cursor.execute(
+            f"SELECT v.rowid FROM memory_versions v WHERE {' AND '.join(where)}", args
+        ).fetchall()
+        rowids = np.fromiter((row[0] for row in passing), dtype=np.int64, count=len(passing))
+        held, at = cache.positions(table, rowids)
+        scores = cache.estimated(table, at, vector)
+        if table.exact is not None:
+            best = vector_search.ranked(scores, held, limit)
+        else:
+            keep = max(RESCORED, limit * 4)
+            chosen = [rowid for rowid, _ in vector_search.ranked(scores, held, keep)]
+            best = self._scored(self._vector_rows(chosen, model), vector, limit)
+        missing = np.setdiff1d(rowids, held, assume_unique=True)
+        if len(missing):
+            lacking = self._scored(self._vector_rows(missing.tolist(), model), vector, limit)
+            best = vector_search.merged(best, lacking)[:limit]
+        return best
+
+    def _vector_rows(self, rowids: list[int], model: str) -> list[Row]:
+        """The (rowid, vector) rows of the versions `rowids` that have a `model` vector."""
+        if not rowids:
+            return []
+        return self._rows(
+            "SELECT v.rowid AS rowid, mv.vector AS vector FROM json_each(?) AS c "
+            "CROSS JOIN memory_versions v ON v.rowid = c.value "
+            "JOIN memory_vectors mv ON mv.version_rowid = v.rowid WHERE mv.model = ?",
+            [json.dumps(rowids), model],
+        )
 
     def _memories_scored(self, best: list[tuple[int, float]]) -> list[tuple[Memory, float]]:
         """The version rows `best` names, as memories, in its order."""
@@ -558,14 +614,22 @@ def _phrase(value: str) -> str:
 
 
 def _cached_chunk(
-    cache: VectorCache | None, chunk: list[Row], dimensions: int, seq: int, generation: int
+    cache: VectorCache | None,
+    chunk: list[Row],
+    dimensions: int,
+    seq: int,
+    generation: int,
+    large: bool,
 ) -> VectorCache | None:
-    """`cache` with `chunk`'s (rowid, vector) rows added; the first chunk makes it."""
+    """`cache` with `chunk`'s (rowid, vector) rows added; the first chunk makes it (and
+    holds the float32 vectors too unless the workspace is `large`)."""
     if not chunk:
         return cache
     matrix = vector_search.from_blobs([row["vector"] for row in chunk], dimensions)
     if cache is None:  # the first chunk's mean centres the signs of all
-        cache = VectorCache(dimensions, matrix.mean(axis=0), seq, generation)
+        cache = VectorCache(dimensions, matrix.mean(axis=0), seq, generation, EXACT_BELOW)
+        if large:
+            cache.table = cache.table._replace(exact=None)
     rowids = np.fromiter((row["rowid"] for row in chunk), dtype=np.int64, count=len(chunk))
     cache.add(rowids, matrix)
     return cache
