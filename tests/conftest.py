@@ -174,6 +174,22 @@ class OwnSchema:
 
 
 @contextmanager
+def own_postgres_database(prefix: str) -> Iterator[str]:
+    """The URL of a new, empty database on the test server, dropped at the end: its files
+    are the test's own (to scan their bytes, say)."""
+    assert POSTGRES_URL
+    name = f"{prefix}_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}".encode())
+    base, _, _ = POSTGRES_URL.rpartition("/")
+    try:
+        yield f"{base}/{name}"
+    finally:
+        with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)".encode())
+
+
+@contextmanager
 def own_postgres_schema(prefix: str) -> Iterator[OwnSchema]:
     """A PostgreSQL schema of the test's own (a store of some past or future release, say),
     dropped at the end."""

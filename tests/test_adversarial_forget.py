@@ -25,7 +25,7 @@ import pytest
 
 from palimpsest.service import Service
 
-from .conftest import POSTGRES_URL, needs_postgres
+from .conftest import POSTGRES_URL, needs_postgres, own_postgres_database
 
 
 def secret_word() -> str:
@@ -39,16 +39,8 @@ def secret_word() -> str:
 @pytest.fixture
 def private_postgres() -> Iterator[str]:
     """The URL of a new, empty database on the test server, dropped when the test ends."""
-    assert POSTGRES_URL
-    name = f"adv_forget_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
-        admin.execute(f"CREATE DATABASE {name}".encode())
-    base, _, _ = POSTGRES_URL.rpartition("/")
-    try:
-        yield f"{base}/{name}"
-    finally:
-        with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
-            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)".encode())
+    with own_postgres_database("adv_forget") as url:
+        yield url
 
 
 def cli_env() -> dict[str, str]:

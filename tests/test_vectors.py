@@ -22,7 +22,7 @@ from palimpsest.service import Service
 from palimpsest.service.vectors import embedding_text, model_tag, vector_bytes
 from palimpsest.store import SearchQuery, Store, open_store, pg_vectors
 
-from .conftest import POSTGRES_URL, needs_postgres
+from .conftest import POSTGRES_URL, needs_postgres, own_postgres_database
 
 CORPUS = {
     "cat": "The cat sat on the mat all afternoon.",
@@ -314,16 +314,8 @@ def test_forget_leaves_no_vector_bytes_in_the_sqlite_files(
 @pytest.fixture
 def private_postgres() -> Iterator[str]:
     """A new database on the test server, dropped at the end: its files are this test's."""
-    assert POSTGRES_URL
-    name = f"vectors_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
-        admin.execute(f"CREATE DATABASE {name}".encode())
-    base, _, _ = POSTGRES_URL.rpartition("/")
-    try:
-        yield f"{base}/{name}"
-    finally:
-        with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
-            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)".encode())
+    with own_postgres_database("vectors") as url:
+        yield url
 
 
 def postgres_files(url: str) -> tuple[Path, Path]:
