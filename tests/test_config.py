@@ -231,3 +231,13 @@ def test_the_server_takes_its_port_and_limits_from_the_file(
         finally:
             for client in slow:
                 client.close()
+
+
+@pytest.mark.parametrize(
+    ("given", "chosen"),
+    [("NONE", "none"), (" MiniLM ", "minilm"), ("all-minilm-l6-v2", "all-MiniLM-L6-v2")],
+)
+def test_an_embedder_is_named_whatever_its_case(given: str, chosen: str) -> None:
+    assert load_config({}, {"PALIMPSEST_EMBEDDER": given}).embedder == chosen
+    with pytest.raises(ValidationError):
+        load_config({}, {"PALIMPSEST_EMBEDDER": "bert-huge"})

@@ -97,8 +97,11 @@ def _loopback(value: Any) -> str:
 
 
 def _embedder(value: Any) -> str:
-    if isinstance(value, str) and value.strip() in EMBEDDERS:
-        return value.strip()
+    """An embedder's name, read whatever its case (`NONE`, `MiniLM`), as it is spelled."""
+    if isinstance(value, str):
+        spelled = {name.lower(): name for name in EMBEDDERS}
+        if value.strip().lower() in spelled:
+            return spelled[value.strip().lower()]
     raise ValueError(f"one of {', '.join(sorted(EMBEDDERS))}")
 
 
