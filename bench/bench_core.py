@@ -29,7 +29,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -174,7 +174,7 @@ def percentiles(samples: list[float]) -> tuple[float, float]:
     return cuts[49] * 1000, cuts[94] * 1000
 
 
-def timed(calls: Iterator[Callable[[], Any]]) -> list[float]:
+def timed(calls: Iterable[Callable[[], Any]]) -> list[float]:
     samples = []
     for call in calls:
         start = time.perf_counter()

@@ -27,13 +27,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from bench_core import Corpus, percentiles  # type: ignore[import-not-found]
+from bench_core import Corpus, percentiles, timed  # type: ignore[import-not-found]
 from palimpsest.embed import Vectors, load_embedder
 from palimpsest.errors import ValidationError
 from palimpsest.ids import new_id
@@ -90,15 +89,6 @@ def fill(store: SqliteStore, corpus: Corpus, count: int, pool: Vectors, model: s
                 done += 1
         rate = done / (time.perf_counter() - started)
         print(f"  filled {done:>8,}/{count:,}  {rate:6.0f}/s", flush=True)
-
-
-def timed(calls: list[Callable[[], Any]]) -> list[float]:
-    samples = []
-    for call in calls:
-        start = time.perf_counter()
-        call()
-        samples.append(time.perf_counter() - start)
-    return samples
 
 
 def shown(name: str, samples: list[float]) -> None:

@@ -25,7 +25,7 @@ import psycopg
 import pytest
 from mcp import Client
 
-from palimpsest.embed import load_embedder
+from palimpsest.embed import Embedder, load_embedder
 from palimpsest.mcp import build_server
 from palimpsest.service import Service
 from palimpsest.service import base as service_base
@@ -141,6 +141,18 @@ def workspace(store: Store) -> str:
 @pytest.fixture
 def service(store: Store, workspace: str) -> Service:
     return Service(store, workspace=workspace)
+
+
+@pytest.fixture(scope="session")
+def minilm() -> Embedder:
+    """The real default model, for the tests of meaning (the others run on `none`)."""
+    return load_embedder("all-MiniLM-L6-v2")
+
+
+@pytest.fixture
+def meaning(store: Store, workspace: str, minilm: Embedder) -> Service:
+    """A service on the test's store that embeds with the real model."""
+    return Service(store, workspace=workspace, embedder=minilm)
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from palimpsest.embed import Embedder, NullEmbedder, load_embedder
+from palimpsest.embed import NullEmbedder
 from palimpsest.errors import ValidationError
 from palimpsest.model import Memory
 from palimpsest.service import Service
@@ -23,14 +23,9 @@ OTHERS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def minilm() -> Embedder:
-    return load_embedder("all-MiniLM-L6-v2")
-
-
 @pytest.fixture
-def hybrid(store: Store, workspace: str, minilm: Embedder) -> Service:
-    return Service(store, workspace=workspace, embedder=minilm)
+def hybrid(meaning: Service) -> Service:
+    return meaning
 
 
 def fill(service: Service) -> dict[str, str]:

@@ -44,16 +44,6 @@ QUESTIONS = {
 }
 
 
-@pytest.fixture(scope="module")
-def minilm() -> Embedder:
-    return load_embedder("all-MiniLM-L6-v2")
-
-
-@pytest.fixture
-def meaning(store: Store, workspace: str, minilm: Embedder) -> Service:
-    return Service(store, workspace=workspace, embedder=minilm)
-
-
 def fill(service: Service, notebook: str = "notes") -> dict[str, str]:
     """The corpus remembered; name -> memory id."""
     return {
