@@ -1,0 +1,42 @@
+"""Projects: the file at a project's root that binds it to a notebook, found from below."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from palimpsest.errors import ValidationError
+from palimpsest.projects import PROJECT_FILE, bind_project, find_project
+
+
+def test_a_bound_project_is_found_from_any_directory_below_its_root(tmp_path: Path) -> None:
+    bind_project(tmp_path, 'web "shop"')
+    deep = tmp_path / "src" / "api"
+    deep.mkdir(parents=True)
+    (deep / "main.py").write_text("print()\n")
+
+    for start in (tmp_path, deep, deep / "main.py"):
+        project = find_project(start)
+        assert project is not None
+        assert (project.root, project.notebook) == (tmp_path.resolve(), 'web "shop"')
+
+
+def test_the_nearest_binding_wins_and_none_is_found_outside(tmp_path: Path) -> None:
+    inner = tmp_path / "outer" / "inner"
+    inner.mkdir(parents=True)
+    bind_project(tmp_path / "outer", "outer")
+    bind_project(inner, "inner")
+
+    assert find_project(inner / ".") == find_project(inner)
+    assert find_project(inner).notebook == "inner"  # type: ignore[union-attr]
+    assert find_project(tmp_path) is None
+
+
+def test_a_malformed_file_says_what_it_should_hold(tmp_path: Path) -> None:
+    (tmp_path / PROJECT_FILE).write_text("notebook = \n")
+    with pytest.raises(ValidationError, match='notebook = "name"'):
+        find_project(tmp_path)
+    (tmp_path / PROJECT_FILE).write_text("title = 'x'\n")
+    with pytest.raises(ValidationError, match="names no notebook"):
+        find_project(tmp_path)
