@@ -5,7 +5,7 @@ optional and unknown keys pass through (`extra="allow"`), so the schema document
 answer without ever dropping or rejecting part of it: a result that committed must reach
 the client whole.
 
-What is published is each key and its type (`schema.lean_answer`). What a key means,
+What is published is each key's name (`schema.lean_answer`). What a key means,
 where its name does not say it, is in the tool's description, which every client shows
 the model (many never show it an output schema); `dry_run` and `replayed`, common to
 every write, are explained once in the server instructions. The comments below are for

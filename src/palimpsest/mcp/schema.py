@@ -15,9 +15,11 @@
   refused at the door rather than searched for or echoed back in an error.
 - Lean schemas. Every agent reads the tool list into its context. The published schemas
   leave out what pydantic adds without saying anything: titles, JSON Schema's defaults,
-  empty defaults and, for inputs, `null` as an alternative for each optional parameter
-  (optional parameters are those not listed as required). An output schema keeps only each
-  key's type and description. Validation still runs on the full models.
+  empty defaults, `"type": "string"` beside a list of string values, `$defs` used once
+  (written in place instead of referred to) and, for inputs, `null` as an alternative for
+  each optional parameter (optional parameters are those not listed as required). An output
+  schema keeps only each key's name and description. Validation still runs on the full
+  models.
 """
 
 from __future__ import annotations
@@ -164,7 +166,7 @@ def harden(tool: Tool) -> Tool:
         output_model=metadata.output_model,
         wrap_output=metadata.wrap_output,
     )
-    tool.parameters = lean(strict.model_json_schema(by_alias=True))
+    tool.parameters = lean(_in_place(strict.model_json_schema(by_alias=True)))
     if tool.annotations is not None:
         tool.annotations = _unrepeated(tool.annotations, titled=bool(tool.title))
     return tool
@@ -179,9 +181,30 @@ def _unrepeated(hints: ToolAnnotations, *, titled: bool) -> ToolAnnotations:
     return hints.model_copy(update=update)
 
 
+def _in_place(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` with each definition written where it is used, when none refers to another
+    (a nested object is then read where it stands, and its name costs nothing)."""
+    definitions = schema.get("$defs", {})
+    if "$ref" in str(definitions):
+        return schema
+
+    def resolved(node: Any) -> Any:
+        if isinstance(node, list):
+            return [resolved(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        if "$ref" in node:
+            rest = {k: v for k, v in node.items() if k != "$ref"}
+            return {**definitions[node["$ref"].removeprefix("#/$defs/")], **resolved(rest)}
+        return {k: resolved(v) for k, v in node.items() if k != "$defs"}
+
+    return cast(dict[str, Any], resolved(schema))
+
+
 def lean(schema: Any) -> Any:
     """An input `schema` without titles, `null` alternatives, empty defaults and the defaults
-    JSON Schema already implies (`additionalProperties: true`)."""
+    JSON Schema already implies (`additionalProperties: true`, a string type beside a list
+    of strings)."""
     if isinstance(schema, list):
         return [lean(item) for item in schema]
     if not isinstance(schema, dict):
@@ -191,10 +214,13 @@ def lean(schema: Any) -> Any:
         rest = {k: v for k, v in schema.items() if k != "anyOf"}
         schema = {**options[0], **rest} if len(options) == 1 else {**rest, "anyOf": options}
     slim: dict[str, Any] = {}
+    enums = schema.get("enum", [None])
     for key, value in schema.items():
         if key == "title" or (key == "default" and value in (None, False, "")):
             continue
         if key == "additionalProperties" and value is True:
+            continue
+        if key == "type" and value == "string" and all(isinstance(v, str) for v in enums):
             continue
         if key in ("properties", "$defs"):  # names, not keywords, at this level
             slim[key] = {name: lean(sub) for name, sub in value.items()}
@@ -208,22 +234,16 @@ _SHARED_ANSWERS = ("dry_run", "replayed")
 
 
 def lean_answer(schema: dict[str, Any]) -> dict[str, Any]:
-    """An output schema reduced to what tells the agent something: each top-level key's type
-    and description. The answer itself is not cut: every key stays optional and open."""
+    """An output schema reduced to what tells the agent something: the keys an answer may
+    hold, each with its description if it has one. A key's JSON type is left out: the name
+    says it (`hits`, `version`), and the answer, which the agent reads anyway, shows it. The
+    answer itself is not cut: every key stays optional and open."""
     properties = {
-        name: _type_and_description(sub)
+        name: {"description": sub["description"]} if sub.get("description") else {}
         for name, sub in schema.get("properties", {}).items()
         if name not in _SHARED_ANSWERS
     }
     return {"type": "object", "properties": properties}
-
-
-def _type_and_description(schema: dict[str, Any]) -> dict[str, Any]:
-    types = [schema["type"]] if "type" in schema else [o["type"] for o in schema.get("anyOf", [])]
-    brief: dict[str, Any] = {"type": types[0] if len(types) == 1 else types}
-    if schema.get("description"):
-        brief["description"] = schema["description"]
-    return brief
 
 
 def relevant_errors(errors: list[Any]) -> list[Any]:
