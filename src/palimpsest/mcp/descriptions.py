@@ -7,8 +7,10 @@ parameters interact where the schema cannot say so. Parameter descriptions live 
 parameters (`tools`), answer descriptions with the output schemas (`results`).
 
 An agent pays for every character of the tool list before its first call (a test holds it
-to a budget), so nothing is said twice: what every write shares (`idempotency_key`,
-`dry_run`, the form of times, refusals) is said once, in the instructions.
+to a budget), so nothing is said twice: what several tools share (`idempotency_key`,
+`dry_run`, the form of times, refusals, what "retired" and "weakening a rule" mean) is said
+once, in the instructions, and what a parameter's description says, the tool's does not
+repeat.
 """
 
 from __future__ import annotations
@@ -27,12 +29,18 @@ a convention, a shortcut taken): remember it, one idea per memory.
 - Something remembered changed or proved wrong: revise it (edit it, or set `status` \
 superseded or retracted with a `note`). A replacement worth its own memory: remember it \
 with `supersedes`.
-- You checked a memory against its source and it holds: revise it with `status` verified.
+- A memory marked `possibly_stale` was not verified within its kind's window: check it \
+against its source; if it holds, revise it with `status` verified.
 - A secret or personal data got in: forget it, the only tool that cannot be undone.
 - inspect reads one memory whole, with every version; history says who changed what, \
 when and why; revert goes back to an earlier version.
 
 Shared by the tools:
+- A notebook is named by its name or its id, wherever one is asked for.
+- Retired means superseded or retracted: out of recall unless asked for, kept in \
+history, and back with revise `status` active.
+- Weakening a rule (retiring it, lowering or clearing its severity, changing its check, \
+dropping a binding, narrowing its scope) needs `because`, whichever tool does it.
 - Times: RFC 3339 (2026-05-01T12:00:00Z) or a date (2026-05-01, midnight UTC); a time \
 without an offset is UTC. Answers give times in UTC.
 - `idempotency_key` (any write): a string unique to the request. Retrying with the same \
@@ -41,66 +49,49 @@ more; the same key with another request is a conflict.
 - `dry_run` (any write): check everything, write nothing, and answer with what would \
 change (`dry_run` true).
 - Values from a fixed list (kind, status, type, ...) are read regardless of case, with \
-`-` for `_`. A single string where a list is expected is a list of one.
+`-` for `_`. A single string where a list is expected is a list of one. An unknown \
+parameter is refused.
 - A refusal is JSON {"error_class", "message", "field"}: error_class is validation, \
 not_found, conflict, forbidden, retryable (try again) or internal; the message says what \
 to change. A refusal changes nothing and never repeats a refused value.
 """
 
 REMEMBER = """\
-File one new memory in a notebook (created on first use). To change a memory that \
-exists, use revise.
-
-Keep one idea per memory; put the reason in `why` and the origin in `source`. When it \
-replaces older memories, list them in `supersedes`: they retire as superseded (out of \
-recall, kept in history) in the same step. Filing the same text and kind again in the \
+File one new memory; to change one that exists, use revise. One idea per memory, its \
+reason in `why`, its origin in `source`. The same text and kind filed again in the \
 notebook writes nothing and answers `duplicate_of`.
 
-The answer may suggest, a few each and only when found: `possible_contradicts` (with \
-the `sign`: another number, name or key value, or a negation), `possible_duplicates`, \
-`suggested_connections` (worth a link) and `applicable_rules`. Hints only: nothing is \
-retired or linked unless you do it.
+The answer may hint, only when found: `possible_contradicts` (with the `sign`: another \
+number, name or key value, or a negation), `possible_duplicates`, \
+`suggested_connections` (worth a link), `applicable_rules`. Nothing is retired or linked \
+unless you do it.
 
 Refused, naming the field: a secret anywhere (store where it lives instead: a vault \
-path, a variable's name); a rule or orientation without `falsifier`; a value over its \
-limit; a `key` another active memory holds (revise that one).
+path, a variable's name); a value over its limit; a `key` another active memory holds \
+(revise that one).
 """
 
 RECALL = """\
-Search memories by words, meaning and filters, best first (each hit with its `why` and \
-`matched`: words, meaning, both, context, id or key), with the standing rules of the \
-notebooks the hits come from. A query may paraphrase: meaning matches memories that share \
-no word. Call it when a task starts and before deciding anything that may be decided \
-already. Read-only.
-
-Active memories only, unless `include_retired` or `status`; `as_of` answers as things \
-stood then. An id or key as `query` puts that memory first; an empty `query` lists by \
-the filters. A hit flagged possibly_stale was not verified within its kind's window: \
-check it against its source, then revise it with status verified.
+Search memories by words and meaning (a paraphrase finds memories that share no word), \
+best first, with the standing rules of the hits' notebooks. Call it when a task starts \
+and before deciding what may be decided already. Each hit gives its `why` and `matched`: \
+words, meaning, both, context, id or key.
 """
 
 REVISE = """\
-Change memories; each change is a new version and the old one stays in history.
+Change memories; each change is a new version, the old one kept in history. Omitted \
+fields keep their value; those remember takes (kind, title, why, key, ...) mean what \
+remember's schema says.
 
-Targets, one way: `id`; `ids` (same change to each); `texts` (exact, case and outer \
-spaces ignored, in `notebook`); or `items`, a batch applied all or nothing. A single \
-`id` that matches nothing is not_found; `ids` or `texts` that do not qualify come back \
-in `unmatched` with the reason, unchanged.
+Targets, one way: `id` (not_found if unknown), `ids` or `texts` (those that do not \
+qualify come back in `unmatched`, unchanged), or `items`. An active target whose text, \
+kind, key, notebook or status changed carries remember's hints.
 
-Omitted fields keep their value; `clear` empties one. The fields remember takes (kind, \
-title, why, key, ...) are set as remember's schema describes them. `append`, \
-`replace_from`/`replace_to` and `remove` edit the text; `text` replaces it. `status`: \
-superseded (a newer truth exists), retracted (never true), active (back from retired), \
-verified (checked, still true). A target active after a change of text, kind, key, \
-notebook or status carries remember's suggestions.
+A memory someone else owns needs `override_reason`, and then changes only tags, dates, \
+expiry or status; to change its content, `supersede`.
 
-A memory someone else owns needs `override_reason`, which changes tags, dates, expiry or \
-status only; to change its content, `supersede`.
-
-Refused: weakening a rule (retiring it, lowering or clearing severity, changing its \
-check, dropping a binding, narrowing scope) without `because`; a stale \
-`expected_version` (conflict: inspect, then retry); a taken `key`; with one `id`, a \
-`replace_from` or `remove` not in the text.
+Refused: weakening a rule without `because`; a stale `expected_version`; a taken `key`; \
+with one `id`, a `replace_from` or `remove` not in the text.
 """
 
 REVERT = """\
@@ -108,35 +99,30 @@ Set a memory back to what one of its versions said (`id`, `version`), or a noteb
 to a past time (`notebook`, `as_of`: memories filed later are retracted). Written as new \
 versions, so it can be reverted too.
 
-Refused: a version that does not exist or was forgotten; weakening a rule without \
-`because`; a `key` another active memory now holds.
+Refused: a version unknown or forgotten; weakening a rule without `because`; a `key` \
+another active memory now holds.
 """
 
 FORGET = """\
-Erase for good, leaving only a tombstone (id, time, actor, `because`): the text, every \
-earlier version and the search entries leave the database files. Cannot be undone.
-
-Only for what must not stay on disk: a secret, personal data. For a memory outdated or \
-wrong, revise its status: that keeps history.
-
-With `version`, only that earlier version goes (revise the current one first). \
-`notebook` with `field`: every value the field had; `notebook` alone: an empty notebook.
+Erase for good, leaving a tombstone (id, time, actor, `because`): the text, every \
+earlier version and the search entries leave the database files. Cannot be undone. Only \
+for what must not stay on disk (a secret, personal data); retire what is outdated or \
+wrong with revise, which keeps history.
 
 `scrub_pending` is true while a file still holds the bytes (SQLite: another process \
 reads; PostgreSQL: until `palimpsest scrub`); forgetting the id again finishes it.
 """
 
 INSPECT = """\
-Show one memory whole (every field, every version with actor, time and operation, its \
-links), or with `notebook` a notebook and all its memories. Use it before revising (its \
-`version` is `expected_version`) and to find a version to revert or forget. A forgotten \
-memory shows its tombstone. Read-only.
+Show one memory whole: every field, every version (actor, time, operation), its links; \
+for a forgotten one, its tombstone. Use it before revising (its `version` is \
+`expected_version`) and to pick a version to revert or forget.
 """
 
 HISTORY = """\
 List the events that changed memory, oldest first (the latest `limit`): who, when, why \
 (`note`) and each field's old and new value. Filters combine. With `id`, `diff_from` and \
-`diff_to` compare two versions instead, with a line diff of the text. Read-only.
+`diff_to` compare two versions instead, with a line diff of the text.
 """
 
 NOTEBOOK = """\
@@ -144,12 +130,12 @@ List, create or edit notebooks, or merge domains; `action` picks, and a paramete
 does not take is refused.
 
 - list: every notebook.
-- create: `name`; `summary`, `domain`, `tags` optional. Only to describe one upfront: \
+- create: `name`, optionally `summary`, `domain`, `tags`. Only to describe one upfront: \
 remember creates a notebook on first use.
-- edit: `notebook`, and `name` (the id stays), `summary`, `domain`, `tags` or `clear`. \
-Omitted fields keep their value.
-- merge_domains: `from_domain`, `to_domain`, `because`: all notebooks of one move to the \
-other.
+- edit: `notebook`, and `name` (the id stays), `summary`, `domain`, `tags` or `clear`; \
+omitted fields keep their value.
+- merge_domains: `from_domain`, `to_domain`, `because`: every notebook of one moves to \
+the other.
 """
 
 LINK = """\
@@ -159,25 +145,22 @@ replace a memory, remember the new one with `supersedes`.
 """
 
 DISPUTE = """\
-Mark two memories that contradict each other as disputed, and settle it later: a review \
-queue. Use it when you cannot tell which one is true; when you can, revise the wrong one \
-(or remember the right one with `supersedes`) instead. A `possible_contradicts` candidate \
-from remember or revise is confirmed this way.
+Mark two contradicting memories as disputed, to settle later: a review queue. Use it \
+when you cannot tell which is true; when you can, revise the wrong one (or remember the \
+right one with `supersedes`). It confirms a `possible_contradicts` hint.
 
 - open: `ids` (two active memories), `reason`. Both stay in recall, each hit naming the \
 other in `disputed_with`, until a ruling.
-- list: the open disputes, oldest first, each with its two memories; `include_closed` adds \
-ruled and withdrawn ones, `ids` keeps those naming these memories; `more` counts those past \
+- list: open disputes, oldest first, with their memories; `more` counts those past \
 `limit`.
-- rule: `dispute`, `holds`, `reason`, and `evidence`: the other memory retires as \
-superseded by `holds` (linked). A losing rule needs `because`.
+- rule: `dispute`, `holds`, `reason`, `evidence`: the other memory retires, superseded by \
+`holds` (linked).
 - undo: `dispute`, `reason`: the loser back as before the ruling, the dispute open again.
 
-Each step is an event on both memories, each one version up. Answers `id` (the dispute), \
-`status`, `results` (id, version, seq per memory); rule adds `holds` and `superseded`; \
-list answers `disputes`. Refused: one memory twice, an unknown or retired memory \
-(validation); a second open dispute between the same two, ruling a dispute not open, \
-undoing one not ruled or whose loser changed status since (conflict). Forgetting a memory \
+Each step is an event on both memories, one version up each; answers the dispute's `id`, \
+`status` and `results` (id, version, seq per memory). Refused: one memory twice, an \
+unknown or retired one; a second open dispute between the same two; ruling one not \
+open; undoing one not ruled, or whose loser changed status since. Forgetting a memory \
 withdraws its open disputes.
 """
 
@@ -185,10 +168,8 @@ DOCTOR = """\
 List what needs a person: secrets stored before the gate refused them (never their \
 value), each with the forget that erases it; possibly stale, expired and ownerless \
 memories; forgets whose bytes remain; `stale_vectors`, versions recall cannot find by \
-meaning until a reindex. Use it for the memory's health, or after an import.
-
-It changes no memory, but it finishes erasing what a forget left pending where it can \
-(SQLite), so it is not marked read-only.
+meaning until a reindex. Use it for the memory's health, or after an import. It changes \
+no memory, but finishes pending forgets where it can (SQLite).
 """
 
 DESCRIPTIONS = {

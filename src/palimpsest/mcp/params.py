@@ -120,7 +120,7 @@ KindFilter = Annotated[
 StatusFilter = Annotated[
     Status | list[Status] | None,
     Field(
-        description="Only this status, or these (default active; include_retired: all).",
+        description="Only this status, or these (default: active).",
         json_schema_extra=_one_or_many,
     ),
 ]
@@ -129,11 +129,11 @@ StatusFilter = Annotated[
 # -- parameters shared by several tools -----------------------------------------------------
 
 KIND_MEANINGS = (
-    "fact: true now. decision: a choice made, and why. pattern: how things are done here. "
-    "error: a mistake met and its fix. debt: a shortcut to repay. rule: must or must not. "
+    "fact: true now. decision: a choice and its reason. pattern: how things are done here. "
+    "error: a mistake and its fix. debt: a shortcut to repay. rule: must or must not. "
     "orientation: softer guidance. note: anything else. reference: a person, system or "
     "organisation. issue: an open question or problem. option: an alternative weighed. "
-    "assumption: a premise not yet checked. goal: an aim worked toward."
+    "assumption: a premise not yet checked. goal: an aim."
 )
 LINK_MEANINGS = (
     "supersedes: source replaces target. contradicts: both cannot hold. relates_to: same "
@@ -141,10 +141,8 @@ LINK_MEANINGS = (
     "worked out from target. caused_by: target led to source. part_of: source is a piece "
     "of target."
 )
-MemoryId = Annotated[str | None, describe("A memory id; one that matches nothing is not_found.")]
-MemoryIds = Annotated[
-    list[str] | None, describe("Several ids; those that do not qualify come back in `unmatched`.")
-]
+MemoryId = Annotated[str | None, describe("The memory's id.")]
+MemoryIds = Annotated[list[str] | None, describe("Several ids, the same change to each.")]
 Title = Annotated[str | None, describe("A short label, up to 200 characters.")]
 Why = Annotated[str | None, describe("Why it matters, or why it was decided.")]
 Tags = Annotated[list[str] | None, describe("Labels to filter by; on revise, the whole new set.")]
@@ -186,9 +184,7 @@ BindingsParam = Annotated[BindingsSpec | None, describe("For a rule: when it app
 ScopeParam = Annotated[
     Scope | None, describe("For a rule: its notebook (default) or the whole workspace.")
 ]
-Because = Annotated[
-    str | None, describe("Why, in a sentence; required to weaken or retire a rule.")
-]
+Because = Annotated[str | None, describe("Why, in a sentence; required to weaken a rule.")]
 # Explained once, in the server instructions.
 IdempotencyKey = Annotated[str | None, Field()]
 DryRun = Annotated[bool, Field()]

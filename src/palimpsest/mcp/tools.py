@@ -99,11 +99,9 @@ class PalimpsestTools:
 
     async def remember(
         self,
-        notebook: Annotated[
-            str, describe("The notebook's name or id; a new name creates the notebook.")
-        ],
+        notebook: Annotated[str, describe("Where it goes; a new name creates the notebook.")],
         kind: Annotated[Kind, describe(KIND_MEANINGS)],
-        text: Annotated[str, describe("The memory: one idea, up to 8,000 characters.")],
+        text: Annotated[str, describe("The memory, up to 8,000 characters.")],
         title: Title = None,
         why: Why = None,
         tags: Tags = None,
@@ -131,9 +129,11 @@ class PalimpsestTools:
         self,
         query: Annotated[
             str,
-            describe("Words to search for, a memory id, or a key. Empty: filter only."),
+            describe(
+                "Words or a paraphrase; a memory id or key puts it first; empty: filters only."
+            ),
         ] = "",
-        notebook: Annotated[str | None, describe("Only this notebook (name or id).")] = None,
+        notebook: Annotated[str | None, describe("Only this notebook.")] = None,
         domain: Annotated[str | None, describe("Only notebooks of this domain.")] = None,
         kind: KindFilter = None,
         tags: Annotated[list[str] | None, describe("Only memories carrying all of these.")] = None,
@@ -145,7 +145,7 @@ class PalimpsestTools:
             str | None, describe(f"Occurred (else recorded) at or before, {TIME}.")
         ] = None,
         limit: Annotated[int | None, describe("At most this many hits, 1 to 200 (10).")] = None,
-        include_retired: Annotated[bool, describe("Add superseded and retracted ones.")] = False,
+        include_retired: Annotated[bool, describe("Add retired ones.")] = False,
         as_of: Annotated[
             str | None, describe(f"Answer as recorded at this past time, {TIME}.")
         ] = None,
@@ -157,7 +157,8 @@ class PalimpsestTools:
         id: MemoryId = None,
         ids: MemoryIds = None,
         texts: Annotated[
-            list[str] | None, describe("Exact texts of memories in `notebook`, instead of ids.")
+            list[str] | None,
+            describe("Exact texts (case and outer spaces aside) of memories in `notebook`."),
         ] = None,
         notebook: Annotated[str | None, describe("Where `texts` are matched.")] = None,
         items: Annotated[
@@ -190,12 +191,17 @@ class PalimpsestTools:
         remove: Annotated[
             str | None, describe("Its first occurrence is cut from the text.")
         ] = None,
-        status: Annotated[ReviseStatus | None, describe("Retire, reactivate or verify.")] = None,
+        status: Annotated[
+            ReviseStatus | None,
+            describe(
+                "superseded: a newer truth exists. retracted: never true. active: back from "
+                "retired. verified: checked, still true."
+            ),
+        ] = None,
         note: Annotated[
             str | None,
             describe(
-                "Why you make this change (any change); kept in history, and as the status "
-                "note when `status` changes."
+                "Why (any change); kept in history, and as the status note when `status` changes."
             ),
         ] = None,
         redact: Annotated[
@@ -204,17 +210,14 @@ class PalimpsestTools:
         because: Because = None,
         move_to: Annotated[
             str | None,
-            describe(
-                "Another notebook (name or id; created if new). Into another domain: needs "
-                "`because`."
-            ),
+            describe("Another notebook (created if new); into another domain, with `because`."),
         ] = None,
         supersede: Annotated[
             bool, describe("File the result as a new memory; retire this one intact.")
         ] = False,
         claim: Annotated[bool, describe("Make an ownerless memory yours.")] = False,
         override_reason: Annotated[
-            str | None, describe("Why you change a memory someone else owns; kept in history.")
+            str | None, describe("Why you change a memory someone else owns.")
         ] = None,
         override_confirm: Annotated[
             bool, describe("Needed too when that owner is a person.")
@@ -230,9 +233,9 @@ class PalimpsestTools:
     async def revert(
         self,
         id: MemoryId = None,
-        version: Annotated[int | None, describe("The version of `id` to go back to.")] = None,
+        version: Annotated[int | None, describe("The version to go back to.")] = None,
         notebook: Annotated[
-            str | None, describe("A notebook to revert as a whole (with `as_of`).")
+            str | None, describe("A whole notebook instead (with `as_of`).")
         ] = None,
         as_of: Annotated[str | None, describe(f"The time `notebook` goes back to, {TIME}.")] = None,
         because: Because = None,
@@ -244,11 +247,13 @@ class PalimpsestTools:
     async def forget(
         self,
         id: Annotated[str | None, describe("The memory to erase.")] = None,
-        ids: Annotated[list[str] | None, describe("Several memories to erase.")] = None,
-        version: Annotated[int | None, describe("Only this earlier version of `id`.")] = None,
+        ids: Annotated[list[str] | None, describe("Several to erase.")] = None,
+        version: Annotated[
+            int | None, describe("Only this earlier version of `id` (not the current one).")
+        ] = None,
         notebook: Annotated[
             str | None,
-            describe("A notebook (name or id) instead of memories."),
+            describe("An empty notebook to erase; with `field`, only that field's values."),
         ] = None,
         field: Annotated[
             Literal["summary", "name"] | None,
@@ -266,9 +271,7 @@ class PalimpsestTools:
     async def inspect(
         self,
         id: Annotated[str | None, describe("The memory to show.")] = None,
-        notebook: Annotated[
-            str | None, describe("Or a notebook (name or id) to show with all its memories.")
-        ] = None,
+        notebook: Annotated[str | None, describe("Or a notebook, with all its memories.")] = None,
     ) -> InspectResult:
         return await self._run(InspectResult, self.service.inspect, locals())
 
@@ -284,39 +287,27 @@ class PalimpsestTools:
         limit: Annotated[
             int | None, describe("The latest this many events, 1 to 1000 (100).")
         ] = None,
-        diff_from: Annotated[
-            int | None, describe("With `id` and `diff_to`: compare from this version...")
-        ] = None,
+        diff_from: Annotated[int | None, describe("Compare from this version...")] = None,
         diff_to: Annotated[int | None, describe("...to this one.")] = None,
     ) -> HistoryResult:
         return await self._run(HistoryResult, self.service.history, locals())
 
     async def notebook(
         self,
-        action: Annotated[NotebookAction, describe("See the description.")],
-        name: Annotated[
-            str | None, describe("create: the new notebook's name. edit: its new name.")
-        ] = None,
-        notebook: Annotated[
-            str | None, describe("edit: the notebook to change (name or id).")
-        ] = None,
-        summary: Annotated[
-            str | None, describe("create, edit: what the notebook is about.")
-        ] = None,
-        domain: Annotated[str | None, describe("create, edit: its broad area, e.g. infra.")] = None,
-        tags: Annotated[
-            list[str] | None, describe("create, edit: its tags (the whole set).")
-        ] = None,
-        clear: Annotated[list[NotebookClearable] | None, describe("edit: fields to empty.")] = None,
+        action: Annotated[NotebookAction, describe("What to do.")],
+        name: Annotated[str | None, describe("Its name (edit: the new one).")] = None,
+        notebook: Annotated[str | None, describe("The notebook to edit.")] = None,
+        summary: Annotated[str | None, describe("What it is about.")] = None,
+        domain: Annotated[str | None, describe("Its broad area, e.g. infra.")] = None,
+        tags: Annotated[list[str] | None, describe("Its tags (the whole set).")] = None,
+        clear: Annotated[list[NotebookClearable] | None, describe("Fields to empty.")] = None,
         redact: Annotated[
             bool,
-            describe("create, edit: keep `summary` with credentials as [REDACTED:kind]."),
+            describe("Keep `summary` with credentials as [REDACTED:kind]."),
         ] = False,
-        from_domain: Annotated[
-            str | None, describe("merge_domains: the domain whose notebooks move.")
-        ] = None,
-        to_domain: Annotated[str | None, describe("merge_domains: where they move to.")] = None,
-        because: Annotated[str | None, describe("merge_domains (required): why.")] = None,
+        from_domain: Annotated[str | None, describe("The domain whose notebooks move.")] = None,
+        to_domain: Annotated[str | None, describe("Where they move.")] = None,
+        because: Annotated[str | None, describe("Why (required).")] = None,
         idempotency_key: IdempotencyKey = None,
         dry_run: DryRun = False,
     ) -> NotebookResult:
@@ -371,17 +362,15 @@ class PalimpsestTools:
 
     async def dispute(
         self,
-        action: Annotated[DisputeAction, describe("See the description.")],
+        action: Annotated[DisputeAction, describe("What to do.")],
         ids: Annotated[
             list[str] | None,
             describe("open: the two memories. list: only disputes naming one of these."),
         ] = None,
         dispute: Annotated[str | None, describe("rule, undo: the dispute's id (dp_...).")] = None,
-        holds: Annotated[
-            str | None, describe("rule: the memory that holds; the other one retires.")
-        ] = None,
+        holds: Annotated[str | None, describe("rule: the memory that holds.")] = None,
         reason: Annotated[
-            str | None, describe("open, rule, undo (required): why, in a sentence; kept.")
+            str | None, describe("Why, in a sentence; required except on list.")
         ] = None,
         evidence: Annotated[
             str | None, describe("rule: what shows it (a file, test, source, measurement).")
