@@ -48,10 +48,13 @@ def with_context(
     found = {hit.memory.id: hit for hit in hits}
     rescored = [Fused(h.memory, h.score + gained.get(h.memory.id, 0.0), h.matched) for h in hits]
     rescored.sort(key=lambda hit: -hit.score)
-    entry = rescored[search.limit - 1].score if len(rescored) >= search.limit else 0.0
-    for memory_id, gain in gained.items():
-        if memory_id in found or base + gain <= entry:
-            continue  # already a hit, or could not enter the list: not worth a read
+    # Best first, so the reads stop at the first neighbour that could not enter the list.
+    newcomers = sorted((g, m) for m, g in gained.items() if m not in found)
+    while newcomers:
+        gain, memory_id = newcomers.pop()
+        entry = rescored[search.limit - 1].score if len(rescored) >= search.limit else 0.0
+        if base + gain <= entry:
+            break  # neither this neighbour nor any after it could enter: not worth a read
         memory = (
             tx.get_memory(memory_id)
             if search.at_seq is None
@@ -59,4 +62,5 @@ def with_context(
         )
         if memory is not None and passes(memory, search):
             rescored.append(Fused(memory, base + gain, CONTEXT))
-    return sorted(rescored, key=lambda hit: -hit.score)
+            rescored.sort(key=lambda hit: -hit.score)
+    return rescored
