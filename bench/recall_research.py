@@ -29,11 +29,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_locomo import CATEGORIES, LOCOMO_DEV, conversations, occurred_at, read_jsonl
-from palimpsest.embed import default_embedder
+from palimpsest.embed import default_embedder, load_embedder
 from palimpsest.service import Service
 from palimpsest.store import open_store
 
 POOL = 50
+WORDS_CACHED = 100  # full-text hits cached per question (recipes take their first POOL)
 
 
 @dataclass
@@ -46,18 +47,22 @@ class Conversation:
 
 
 def words_ranked(data: Path, cache: Path) -> list[Conversation]:
-    """Every conversation with the service's full-text ranking of each question (cached)."""
+    """Every conversation with the service's full-text ranking of each question (cached).
+
+    As `palimpsest bench recall --locomo` does, every conversation is filed before any
+    question is asked (BM25 weighs a word by its rarity in the whole store), with the
+    embedder `none`: full text alone."""
     out = cache / "words.json"
     if out.exists():
         return [Conversation(**c) for c in json.loads(out.read_text())]
     convs = []
     with tempfile.TemporaryDirectory() as tmp:
         store = open_store(str(Path(tmp) / "r.db"))
-        service = Service(store, actor="agent:research")
+        service = Service(store, actor="agent:research", embedder=load_embedder("none"))
+        filed: list[tuple[str, list[dict[str, Any]], dict[str, list[int]]]] = []
         for path in conversations(data):
             name = path.name.removesuffix(".memories.jsonl")
             turns = read_jsonl(path)
-            questions = read_jsonl(path.with_name(f"{name}.questions.jsonl"))
             memory_turns: dict[str, list[int]] = defaultdict(list)
             for index, turn in enumerate(turns):
                 fields = {"notebook": name, "kind": "note"}
@@ -66,13 +71,16 @@ def words_ranked(data: Path, cache: Path) -> list[Conversation]:
                 if when:
                     fields["occurred_at"] = when
                 memory_turns[service.remember(**fields)["id"]].append(index)
+            filed.append((name, turns, memory_turns))
+            print(f"  {name}: filed", file=sys.stderr, flush=True)
+        for name, turns, memory_turns in filed:
+            questions = read_jsonl(data / f"{name}.questions.jsonl")
             words, scores = [], []
             for q in questions:
-                hits = service.recall(query=q["question"], notebook=name, limit=POOL)["hits"]
-                words.append([memory_turns[h["id"]][0] for h in hits])
-                scores.append([float(h["score"]) for h in hits])
+                hits = service.recall(query=q["question"], notebook=name, limit=WORDS_CACHED)
+                words.append([memory_turns[h["id"]][0] for h in hits["hits"]])
+                scores.append([float(h["score"]) for h in hits["hits"]])
             convs.append(Conversation(name, turns, questions, words, scores))
-            print(f"  {name}: filed and asked", file=sys.stderr, flush=True)
         store.close()
     out.write_text(json.dumps([c.__dict__ for c in convs]))
     return convs
@@ -161,7 +169,7 @@ def score(convs: list[Conversation], qvecs: list[np.ndarray], tvecs: list[np.nda
 
 
 def words_only(c: Conversation, i: int, qv: np.ndarray, tv: np.ndarray) -> list[int]:
-    return c.words[i]
+    return c.words[i][:POOL]
 
 
 def meaning_only(c: Conversation, i: int, qv: np.ndarray, tv: np.ndarray) -> list[int]:
@@ -205,8 +213,8 @@ def fused(
         known = np.full(len(cos), low)
         known[nearest] = cos[nearest]
         scaled = np.zeros(len(cos))
-        scores = np.array(c.word_scores[i])
-        for r, t in enumerate(c.words[i]):
+        scores = np.array(c.word_scores[i][:POOL])
+        for r, t in enumerate(c.words[i][:POOL]):
             low_word = scores.min()
             share = (scores[r] - low_word) / (scores.max() - low_word + 1e-9)
             scaled[t] = max(scaled[t], share)
@@ -233,6 +241,127 @@ def _diversified(order: list[int], g: np.ndarray, share: float) -> list[int]:
         chosen.append(best)
         order.remove(best)
     return chosen + order
+
+
+def as_served(
+    words: float = 0.3,
+    context: float = 0.3,
+    anchors: int = 30,
+    words_pool: int = POOL,
+    meaning_pool: int = POOL,
+    floor: float = 0.25,
+    base: bool = False,
+    feedback: int = 0,
+    feedback_weight: float = 0.5,
+    mmr: float = 0.0,
+) -> Ranker:
+    """Exactly as the service ranks (it reproduces `bench recall`'s figures): fusion over
+    the `words_pool` full-text hits and the `meaning_pool` nearest (at or above `floor`);
+    then only the best `anchors` lend `context` of their score to the turns up to two
+    places away (half at two), and a turn in neither pool enters with what it gained,
+    plus, with `base`, the bound fusion gives what it left out (fusion.unmatched_score).
+    Variants: `feedback` asks meaning again with the query vector plus `feedback_weight`
+    x the mean vector of the first fused hits (Rocchio); `mmr` reorders the best 30 by
+    maximal marginal relevance, the score less `mmr` x the cosine to a hit above."""
+
+    def candidates(c: Conversation, i: int, qv: np.ndarray, tv: np.ndarray
+                   ) -> tuple[dict[int, float], float]:  # fmt: skip
+        cos = tv @ qv
+        order = np.argsort(-cos)[:meaning_pool]
+        near = {int(t): float(cos[t]) for t in order if cos[t] >= floor}
+        lowest = min(near.values(), default=0.0)
+        last = float(cos[order[-1]])
+        scores = np.array(c.word_scores[i][:words_pool])
+        fused: dict[int, float] = {}
+        if len(scores):
+            span = scores.max() - scores.min()
+            scaled = np.ones(len(scores)) if span < 1e-12 else (scores - scores.min()) / span
+            for t, s in zip(c.words[i][:words_pool], scaled, strict=True):
+                fused.setdefault(t, words * s + (1 - words) * max(near.get(t, lowest), 0.0))
+        for t, similarity in near.items():
+            fused.setdefault(t, (1 - words) * similarity)
+        return fused, (1 - words) * last if last >= floor else 0.0
+
+    def rank(c: Conversation, i: int, qv: np.ndarray, tv: np.ndarray) -> list[int]:
+        fused, bound = candidates(c, i, qv, tv)
+        if feedback:
+            top = sorted(fused, key=lambda t: -fused[t])[:feedback]
+            again = qv + feedback_weight * tv[top].mean(axis=0)
+            fused, bound = candidates(c, i, again / np.linalg.norm(again), tv)
+        gained: dict[int, float] = defaultdict(float)
+        for t in sorted(fused, key=lambda t: -fused[t])[:anchors] if context else []:
+            for d in (1, 2):
+                for other in (t - d, t + d):
+                    if 0 <= other < len(tv):
+                        gained[other] += context / d * fused[t]
+        final = {t: s + gained.get(t, 0.0) for t, s in fused.items()}
+        for t, gain in gained.items():
+            final.setdefault(t, gain + (bound if base else 0.0))
+        ranked = sorted(final, key=lambda t: -final[t])
+        if mmr:
+            pool, chosen = ranked[:30], []
+            while pool and len(chosen) < 10:
+                best = max(pool, key=lambda t: final[t] - mmr * max(
+                    (float(tv[t] @ tv[s]) for s in chosen), default=0.0))  # fmt: skip
+                chosen.append(best)
+                pool.remove(best)
+            ranked = chosen
+        return ranked[:10]
+
+    return rank
+
+
+def spread(ranker: Ranker, most: int) -> Ranker:
+    """`ranker`'s list with at most `most` turns within two places of each other in the
+    first five (the others moved after them): diversity by where a turn was filed."""
+
+    def rank(c: Conversation, i: int, qv: np.ndarray, tv: np.ndarray) -> list[int]:
+        first, later = [], []
+        for t in ranker(c, i, qv, tv):
+            crowded = sum(abs(t - s) <= 2 for s in first) >= most
+            (later if len(first) < 5 and crowded else first).append(t)
+        return (first[:5] + later + first[5:])[:10]
+
+    return rank
+
+
+def held_out(convs: list[Conversation], qvecs: list[np.ndarray], tvecs: list[np.ndarray],
+             choices: dict[str, Ranker]) -> tuple[dict[str, float], list[str]]:  # fmt: skip
+    """Leave one conversation out: for each, the choice with the best recall@5 on the
+    other four, scored on the one left out; the figures pooled over the five, and what
+    each fold chose."""
+    per: dict[str, list[dict[str, Any]]] = {name: [] for name in choices}
+    for name, ranker in choices.items():
+        for k in range(len(convs)):
+            per[name].append(_questions(convs[k], qvecs[k], tvecs[k], ranker))
+    rows: list[dict[str, Any]] = []
+    chose = []
+    for k in range(len(convs)):
+
+        def trained(name: str, k: int = k) -> float:
+            done = [r["r@5"] for j, fold in enumerate(per[name]) if j != k for r in fold]
+            return statistics.fmean(done)
+
+        best = max(choices, key=trained)
+        chose.append(best)
+        rows += per[best][k]
+    out = {"r@5": statistics.fmean(r["r@5"] for r in rows)}
+    by_cat: dict[int, list[float]] = defaultdict(list)
+    for r in rows:
+        by_cat[r["category"]].append(r["r@5"])
+    out |= {CATEGORIES[k]: statistics.fmean(v) for k, v in sorted(by_cat.items())}
+    return out, chose
+
+
+def _questions(c: Conversation, qv: np.ndarray, tv: np.ndarray, rank: Ranker
+               ) -> list[dict[str, Any]]:  # fmt: skip
+    ids = [t["id"] for t in c.turns]
+    rows = []
+    for i, q in enumerate(c.questions):
+        first = {ids[t] for t in rank(c, i, qv[i], tv)[:5]}
+        evidence = set(q["evidence"])
+        rows.append({"category": q["category"], "r@5": len(evidence & first) / len(evidence)})
+    return rows
 
 
 def main() -> int:
@@ -270,7 +399,27 @@ def main() -> int:
     dated = vectors(convs, args.cache, "dated")
     service_recipe = fused(floor=0.25, context=0.3)
     rows.append(("the service's recipe, dated text", score(convs, qvecs, dated, service_recipe)))
+    served: list[tuple[str, Ranker]] = [
+        ("as served before (30 anchors, 50 nearest)", as_served()),
+        ("as served, 100 nearest", as_served(meaning_pool=100)),
+        ("as served, base for context", as_served(base=True)),
+        ("as served, 100 nearest + base (kept)", as_served(meaning_pool=100, base=True)),
+        ("kept + words 0.4 / meaning 0.6", as_served(0.4, meaning_pool=100, base=True)),
+        ("kept + 50 anchors", as_served(meaning_pool=100, base=True, anchors=50)),
+        ("kept + full text 100", as_served(meaning_pool=100, base=True, words_pool=100)),
+        ("kept + feedback, 1 hit, 0.5", as_served(meaning_pool=100, base=True, feedback=1)),
+        ("kept + feedback, 3 hits, 0.5", as_served(meaning_pool=100, base=True, feedback=3)),
+        ("kept + mmr 0.1", as_served(meaning_pool=100, base=True, mmr=0.1)),
+        ("kept, at most 2 within 2 places in 5", spread(as_served(meaning_pool=100, base=True), 2)),
+    ]  # fmt: skip
+    for label, recipe in served:
+        rows.append((label, score(convs, qvecs, plain, recipe)))
     show(rows)
+    choices = {f"{m} nearest, base {b}": as_served(meaning_pool=m, base=b)
+               for m in (50, 100) for b in (False, True)}  # fmt: skip
+    figures, chose = held_out(convs, qvecs, plain, choices)
+    show([("held out (chosen on the other four)", figures)])
+    print("each fold chose: " + "; ".join(chose))
     return 0
 
 

@@ -11,8 +11,9 @@ from palimpsest.embed import NullEmbedder
 from palimpsest.errors import ValidationError
 from palimpsest.model import Memory
 from palimpsest.service import Service
-from palimpsest.service.fusion import Weights, fuse
-from palimpsest.store import Store
+from palimpsest.service.context import with_context
+from palimpsest.service.fusion import Fused, Weights, fuse, unmatched_score
+from palimpsest.store import SearchQuery, Store
 
 CATS = "Our cat Misu sleeps on the radiator all winter."
 MAILS = "Login emails dropped by the provider since Tuesday."
@@ -150,3 +151,36 @@ def test_context_as_of_leaves_out_what_was_filed_later(hybrid: Service) -> None:
     answer = hybrid.remember(notebook="ops", kind="note", text="5433, since the upgrade.")
     assert answer["id"] in [h["id"] for h in found(hybrid, "staging database port")]
     assert answer["id"] not in [h["id"] for h in found(hybrid, "staging database port", as_of=then)]
+
+
+def test_the_answer_beside_a_match_outranks_loose_matches(service: Service) -> None:
+    """A neighbour that matched neither way scores what fusion would give it at most (the
+    base) plus what it gains: filed right after the best match, it comes before a loose
+    candidate that scores more than its gain alone but less than base and gain."""
+    filed = {
+        text: service.remember(notebook="ops", kind="note", text=text)["id"]
+        for text in ["Which port does staging listen on?", "5433, since the upgrade."]
+    }
+    loose = service.remember(notebook="infra", kind="fact", text="Ports are in the wiki.")["id"]
+    asked, answer = filed.values()
+    search = SearchQuery(text="staging port", limit=10, statuses=("active",))
+    with service.store.read(service.workspace) as tx:
+        hits = [Fused(tx.get_memory(asked), 0.9, "both"), Fused(tx.get_memory(loose), 0.4, "words")]
+        ranked = with_context(tx, hits, search, 0.3, lambda m, s: True, base=0.2)
+        without = with_context(tx, hits, search, 0.3, lambda m, s: True)
+    assert [(h.memory.id, h.matched) for h in ranked] == [
+        (asked, "both"), (answer, "context"), (loose, "words"),
+    ]  # fmt: skip
+    assert ranked[1].score == pytest.approx(0.2 + 0.3 * 0.9)
+    assert [h.memory.id for h in without] == [asked, loose, answer]
+
+
+def test_context_base_is_the_bound_fusion_gives_what_it_left_out() -> None:
+    """A memory outside the nearest is no nearer than the last one returned; when even
+    that one is below the floor, what was left out is no match by meaning: base 0."""
+    weights = Weights(words=0.3, meaning=0.7, min_similarity=0.25)
+    assert unmatched_score([(memory("a"), 0.6), (memory("b"), 0.4)], weights) == (
+        pytest.approx(0.7 * 0.4)
+    )
+    assert unmatched_score([(memory("a"), 0.6), (memory("far"), 0.1)], weights) == 0.0
+    assert unmatched_score([], weights) == 0.0

@@ -12,6 +12,11 @@ A full-text hit that is not among the nearest vectors gets the lowest similarity
 pool, a bound the store's answer gives (it is no nearer than that) instead of 0, which
 sank good word matches. A vector below the similarity floor is no match by meaning: in a
 small store every memory is "nearest", and "xyzzy" must not list them all.
+
+A memory in neither pool (one that neighbouring context brings in, context.py) is bounded
+the same way: no word score above the pool's lowest (0 once scaled), no similarity above
+the lowest the store returned (none at all when that is below the floor): that is
+`unmatched_score`, the most fusion would give it.
 """
 
 from __future__ import annotations
@@ -59,6 +64,16 @@ def fuse(
         if memory.id in near and memory.id not in fused:
             fused[memory.id] = Fused(memory, weights.meaning * similarity, MEANING)
     return sorted(fused.values(), key=lambda hit: -hit.score)
+
+
+def unmatched_score(meaning: Sequence[tuple[Memory, float]], weights: Weights) -> float:
+    """The most fusion could give a memory found by neither side: weight.meaning x the
+    lowest similarity the store returned, which no memory left out exceeds (`meaning`
+    holds every returned, best first), or 0 when that is below the floor: what was left
+    out then is no match by meaning at all."""
+    if not meaning or meaning[-1][1] < weights.min_similarity:
+        return 0.0
+    return weights.meaning * meaning[-1][1]
 
 
 def _near(meaning: Sequence[tuple[Memory, float]], weights: Weights) -> dict[str, float]:
