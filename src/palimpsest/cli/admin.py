@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from ..errors import ValidationError
+from ..projects import Places
 from ..service import DEFAULT_WORKSPACE, copy_between, store_label
 from . import render
 from .app import Env, command, emit, palimpsest, pass_env
@@ -142,7 +143,8 @@ def serve(env: Env, /, http: bool, port: int | None, host: str | None) -> None:
             "store's files: run `palimpsest scrub` (see `palimpsest doctor`).",
             err=True,
         )
-    if http:
+    if http:  # it reads only the directories its owner configured: it has none of its own
+        service.places = Places(working_dir=None, allowed=config.check_dirs)
         host, port = config.http_host, config.http_port
         _check_port_free(host, port)  # before printing an address nobody will answer at
         url = f"http://{host}:{port}{PATH}" if ":" not in host else f"http://[{host}]:{port}{PATH}"
