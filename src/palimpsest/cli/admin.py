@@ -58,14 +58,17 @@ def copy(env: Env, /, source: str, target: str, workspace: str) -> None:
 
 
 @command(palimpsest, "doctor", "palimpsest doctor --json")
+@click.option("--dir", "directory", metavar="DIR", help="A project directory (default: here).")
 @pass_env
-def doctor(env: Env, /) -> None:
+def doctor(env: Env, /, directory: str | None) -> None:
     """List what needs a person: secrets that got in, stale, expired and ownerless memories.
 
-    Each secret comes with the forget command that removes it. Doctor also finishes a
-    scrub that a forget left pending.
+    Each secret comes with the forget command that removes it. In a project (DIR, or the
+    one holding the working directory) it also lists the rules whose checks fail and the
+    memories its files show to be stale. Doctor also finishes a scrub that a forget left
+    pending.
     """
-    emit(env.service(create=False).doctor(), render.doctor)
+    emit(env.service(create=False).doctor(dir=directory), render.doctor)
 
 
 @command(palimpsest, "scrub", "palimpsest scrub --db postgresql://... --json")
