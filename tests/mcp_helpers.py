@@ -14,7 +14,7 @@ ERROR_CLASSES = {"not_found", "conflict", "forbidden", "validation", "retryable"
 
 # doctor may finish a scrub a forget left pending, so it is not read-only.
 READ_ONLY = {"recall", "inspect", "history"}
-NO_PARAMETERS = {"doctor"}
+NO_PARAMETERS: set[str] = set()  # doctor took none until it read a project (`dir`)
 
 
 def ok(result: CallToolResult) -> dict[str, Any]:

@@ -16,9 +16,10 @@ from palimpsest.errors import PalimpsestError
 from palimpsest.mcp import build_server
 from palimpsest.projects import PROJECT_FILE, Places, bind_project, find_project
 from palimpsest.service import Service
-from palimpsest.store import EventFilter
+from palimpsest.store import EventFilter, open_store
 
 from .mcp_helpers import call, refuse
+from .test_mcp_e2e import STARTUP_SECONDS, http_server
 
 MIGRATIONS = {"kind": "requires", "path": "migrations", "literals": ["BEGIN", "COMMIT"]}
 NO_ENV = {"kind": "path_exists", "path": ".env.example"}
@@ -187,3 +188,22 @@ def test_the_cli_gates_ci_on_costly_and_irreversible_rules(
     (project / "migrations" / "002.sql").write_text("BEGIN; ALTER TABLE a; COMMIT;\n")
     passing = palimpsest("check", str(project))
     assert passing.returncode == 0 and "1 hold, 0 fail" in passing.stdout
+
+
+@pytest.mark.anyio
+async def test_over_http_check_reads_only_the_configured_directories(
+    tmp_path: Path, project: Path, env: dict[str, str]
+) -> None:
+    db = tmp_path / "http.db"
+    service = Service(open_store(str(db)))
+    migrations = rule(service, "Every migration runs in a transaction", MIGRATIONS)
+    service.close()
+    (project / "migrations" / "002.sql").write_text("ALTER TABLE a;\n")
+    configured = env | {"PALIMPSEST_HTTP_CHECK_DIRS": str(project)}
+    with http_server(db, configured) as (url, _):
+        async with Client(url, read_timeout_seconds=STARTUP_SECONDS) as client:
+            answer = await call(client, "check", dir=str(project / "migrations"))
+            assert answer["gating"] == [migrations]
+            assert (await refuse(client, "check"))["error_class"] == "validation"
+            outside = await refuse(client, "check", dir=str(tmp_path))
+            assert outside["error_class"] == "forbidden"

@@ -68,6 +68,8 @@ def directory(places: Places, given: str | None) -> Path:
 
 
 def _no_working_dir(places: Places) -> str:
+    if places.allowed is None:  # a local process whose working directory was deleted
+        return "There is no working directory: give `dir`, a project directory."
     if places.allowed:
         listed = ", ".join(str(p) for p in places.allowed)
         return f"Give `dir`: one of the directories this server may read ({listed}) or below."
