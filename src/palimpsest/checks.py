@@ -18,7 +18,9 @@ a bounded read could miss a literal past the bound and say `absent` holds when i
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -158,10 +160,24 @@ def file_hash(root: Path, relative: str) -> str | None:
     if failure is not None or target is None or not target.is_file():
         return None
     try:
-        with target.open("rb") as opened:
-            return "sha256:" + hashlib.file_digest(opened, "sha256").hexdigest()
+        seen = target.stat()
+        if time.time_ns() - seen.st_mtime_ns < SETTLED_NS:
+            return _digest.__wrapped__(target, 0, 0, 0)
+        return _digest(target, seen.st_ino, seen.st_size, seen.st_mtime_ns)
     except OSError:
         return None
+
+
+# Recall and inspect compare anchors on every call: a file not touched since (same inode,
+# size and modification time) is not read and hashed again. Modification times are coarse
+# (a few milliseconds), so a file changed in the last seconds is always read ("racy git").
+SETTLED_NS = 3_000_000_000
+
+
+@functools.lru_cache(maxsize=1024)
+def _digest(path: Path, _inode: int, _size: int, _mtime_ns: int) -> str:
+    with path.open("rb") as opened:
+        return "sha256:" + hashlib.file_digest(opened, "sha256").hexdigest()
 
 
 def anchor_reasons(anchor: Anchor, root: Path) -> list[str]:
