@@ -188,6 +188,8 @@ def test_the_cli_gates_ci_on_costly_and_irreversible_rules(
     (project / "migrations" / "002.sql").write_text("BEGIN; ALTER TABLE a; COMMIT;\n")
     passing = palimpsest("check", str(project))
     assert passing.returncode == 0 and "1 hold, 0 fail" in passing.stdout
+    shown = palimpsest("project", "show", "--json")
+    assert json.loads(shown.stdout)["dir"] == str(project.resolve()), shown.stderr
 
 
 @pytest.mark.anyio

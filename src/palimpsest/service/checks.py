@@ -240,7 +240,7 @@ class CheckOps(NotebookOps):  # binding may create the notebook
                 holds.append(line | {"files": outcome.files})
                 continue
             fails += [line | failure.to_dict() for failure in outcome.failures]
-            if memory.kind in RULE_KINDS and memory.severity in GATING:
+            if memory.kind == "rule" and memory.severity in GATING:  # an orientation guides
                 gating.append(memory.id)
         return {
             "dir": str(project.root),
