@@ -186,3 +186,18 @@ def test_evidence_is_read_only_for_the_projects_notebook(
     assert not timed.inspect(id=fact["id"])["memory"]["possibly_stale"]
     (other / "config.toml").write_text("pool = 30\n")
     assert timed.inspect(id=fact["id"])["memory"]["possibly_stale"]
+
+
+def test_a_successor_records_the_files_as_they_are_when_it_is_filed(
+    timed: Service, project: Path
+) -> None:
+    old = timed.remember(notebook="shop", kind="fact", text="Pool of 20",
+                         anchors=["config.toml"])["id"]  # fmt: skip
+    (project / "config.toml").write_text("pool = 30\n")
+    assert shown(timed, old)["possibly_stale"]
+    new = timed.revise(id=old, supersede=True, text="Pool of 30")["results"][0]["id"]
+    assert not shown(timed, new)["possibly_stale"]
+    assert (
+        shown(timed, new)["anchors"][0]["hash"]
+        != timed.inspect(id=old)["memory"]["anchors"][0]["hash"]
+    )

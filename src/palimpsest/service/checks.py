@@ -150,10 +150,11 @@ def stale_by_evidence(project: Bound | None, memories: list[Memory]) -> dict[str
 
 
 def hashed_on_write(
-    tx: StoreWriter, places: Places, memory: Memory, *, verifying: bool
+    tx: StoreWriter, places: Places, memory: Memory, *, verifying: bool, refresh: bool = False
 ) -> tuple[Memory, list[str]]:
-    """`memory` as written: its anchors' hashes recorded where its project is known, and a
-    verify refused while its evidence fails. Returns the memory and any warning."""
+    """`memory` as written: its anchors' hashes recorded where its project is known (those
+    it lacks; all of them when `verifying` or `refresh`: a successor says what holds now),
+    and a verify refused while its evidence fails. Returns the memory and any warning."""
     if not memory.anchors and not verifying:
         return memory, []
     project = here(tx, places)
@@ -168,8 +169,8 @@ def hashed_on_write(
         ]
     root = project.project.root
     if verifying:
-        refresh = memory.replace(anchors=with_hashes(memory.anchors, root, refresh=True))
-        reasons = evidence_reasons(refresh, root)
+        now = memory.replace(anchors=with_hashes(memory.anchors, root, refresh=True))
+        reasons = evidence_reasons(now, root)
         if reasons:
             raise Unmatched(
                 f"its evidence fails in {root}: {'; '.join(reasons)}. Fix the file, or revise "
@@ -177,8 +178,8 @@ def hashed_on_write(
                 status_related=True,
                 field="status",
             )
-        return refresh, []
-    return memory.replace(anchors=with_hashes(memory.anchors, root, refresh=False)), []
+        return now, []
+    return memory.replace(anchors=with_hashes(memory.anchors, root, refresh=refresh)), []
 
 
 class CheckOps(NotebookOps):  # binding may create the notebook

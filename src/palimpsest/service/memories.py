@@ -321,11 +321,16 @@ class MemoryOps(ServiceBase):
         notebook_id = old.notebook_id
         if changes.move_to is not None:
             notebook_id = self._move_target(tx, old, changes, now, op_id).id
+        where = content.replace(notebook_id=notebook_id)  # the successor's project, if moved
+        hashed, notes = hashed_on_write(tx, self.places, where, verifying=False, refresh=True)
+        content = content.replace(anchors=hashed.anchors)
         retire, file = supersession(old, content, changes, id=new_id("m"),
                                     notebook_id=notebook_id, now=now, actor=self.actor)  # fmt: skip
         retired = self._write_step(tx, retire, op_id, now)
         self._check_key(tx, None, file.new)
         result: dict[str, Any] = {**self._write_step(tx, file, op_id, now), "superseded": retired}
+        if notes:
+            result["warnings"] = notes
         self._link_supersedes(tx, file.new.id, old.id, now)
         if dry_run:
             result["diff"] = self._readable_diff(tx, old, file.new, op_id)
