@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -114,9 +115,15 @@ def _files(
     if not target.is_dir():
         failures.append(Failure(shown, "is neither a regular file nor a folder"))
         return
-    for entry in sorted(target.iterdir()):
+    with os.scandir(target) as listing:
+        entries = sorted(listing, key=lambda e: e.name)
+    for entry in entries:
         name = f"{shown.rstrip('/')}/{entry.name}"
-        resolved = entry.resolve()
+        if not entry.is_symlink():  # in a resolved folder inside the project: inside too
+            if entry.is_file(follow_symlinks=False):
+                yield name, Path(entry.path)
+            continue
+        resolved = Path(entry.path).resolve()
         if not resolved.is_relative_to(base):
             failures.append(Failure(name, LEAVES))
         elif resolved.is_file():  # folders and broken links are not files "directly inside"
