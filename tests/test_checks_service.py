@@ -185,6 +185,8 @@ def test_the_cli_gates_ci_on_costly_and_irreversible_rules(
     failing = palimpsest("check", "--json")
     assert failing.returncode == 1, failing.stderr
     assert json.loads(failing.stdout)["fails"][0]["file"] == "migrations/002.sql"
+    doctor = palimpsest("doctor")
+    assert "Rules whose checks fail in the project: fix the files: 1" in doctor.stdout
     (project / "migrations" / "002.sql").write_text("BEGIN; ALTER TABLE a; COMMIT;\n")
     passing = palimpsest("check", str(project))
     assert passing.returncode == 0 and "1 hold, 0 fail" in passing.stdout
