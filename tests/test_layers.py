@@ -9,7 +9,10 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "palimpsest"
-DOMAIN = {"model", "errors", "ids", "views", "secret_rules", "secrets", "gate", "revise"}
+DOMAIN = {
+    "model", "errors", "ids", "views", "secret_rules", "secrets", "gate", "revise", "projects",
+    "checks",
+}  # fmt: skip
 # Each layer (a module or a package, by its top-level name) -> what it may import.
 ALLOWED = {
     "errors": set(),
@@ -20,6 +23,8 @@ ALLOWED = {
     "secrets": {"secret_rules"},
     "gate": {"errors", "secrets"},
     "revise": {"model", "errors", "gate"},
+    "projects": {"errors"},  # the file binding a directory to a notebook
+    "checks": {"model"},  # a check run against files: no store
     "store": {"model", "errors"},
     "embed": {"errors"},  # text to vectors; the store keeps vectors as plain arrays
     "service": DOMAIN | {"store", "embed"},

@@ -219,7 +219,8 @@ def test_a_recall_hit_carries_its_why(service: Service) -> None:
     [
         ("severity", "costly"),
         ("falsifier", "a counterexample"),
-        ("check", {"kind": "path_exists", "path": "a"}),
+        # Any kind may carry a file check as evidence (issue 11); a command pattern is a rule's.
+        ("check", {"kind": "forbidden", "literals": ["git push --force"]}),
         ("bindings", {"always": True}),
         ("scope", "workspace"),
     ],

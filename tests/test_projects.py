@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from palimpsest.errors import ValidationError
-from palimpsest.projects import PROJECT_FILE, bind_project, find_project
+from palimpsest.projects import PROJECT_FILE, Places, bind_project, find_project, local_places
 
 
 def test_a_bound_project_is_found_from_any_directory_below_its_root(tmp_path: Path) -> None:
@@ -40,3 +40,16 @@ def test_a_malformed_file_says_what_it_should_hold(tmp_path: Path) -> None:
     (tmp_path / PROJECT_FILE).write_text("title = 'x'\n")
     with pytest.raises(ValidationError, match="names no notebook"):
         find_project(tmp_path)
+
+
+def test_a_server_reads_only_what_its_places_permit(tmp_path: Path) -> None:
+    allowed = tmp_path / "code"
+    (allowed / "shop").mkdir(parents=True)
+    (tmp_path / "code-other").mkdir()
+    (allowed / "link").symlink_to(tmp_path)  # resolves outside: not permitted through it
+    http = Places(working_dir=None, allowed=(allowed,))
+    assert http.permits(allowed) and http.permits(allowed / "shop")
+    assert not http.permits(tmp_path / "code-other")  # a shared prefix is not "below"
+    assert not http.permits(allowed / "link")
+    assert not Places().permits(allowed)  # nothing configured: nothing read
+    assert local_places().allowed is None and local_places().working_dir == Path.cwd().resolve()

@@ -105,6 +105,20 @@ def _embedder(value: Any) -> str:
     raise ValueError(f"one of {', '.join(sorted(EMBEDDERS))}")
 
 
+def _directories(value: Any) -> tuple[str, ...]:
+    """Absolute directory paths: a list in the file, or joined by the path separator (`:`
+    on Linux and macOS) in the environment. Each is expanded (`~`) and resolved."""
+    if isinstance(value, str):
+        value = [part for part in value.split(os.pathsep) if part.strip()]
+    what = f"a list of absolute directory paths (in the environment, joined by {os.pathsep!r})"
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise ValueError(what)
+    paths = [Path(v.strip()).expanduser() for v in value]
+    if not all(p.is_absolute() for p in paths) or any("\0" in v for v in value):
+        raise ValueError(what)
+    return tuple(str(p.resolve()) for p in paths)
+
+
 @dataclass(frozen=True)
 class Key:
     name: str  # dotted: `http.port` is `port` in the file's [http] table
@@ -138,6 +152,9 @@ KEYS: Mapping[str, Key] = {
             "time a client has to send a request's headers"),
         Key("http.keep_alive_seconds", 5, _whole(1, 300),
             "how long an idle connection is kept between requests"),
+        Key("http.check_dirs", (), _directories,
+            "the directories `check` (and anchors) may read over HTTP, with those below; none "
+            "by default (the CLI and a stdio server read their working directory)"),
         Key("server.store_threads", 8, _whole(1, 64),
             "tool calls served at once (each holds a store connection)"),
     )
@@ -183,6 +200,10 @@ class Config:
     @property
     def embedder(self) -> str:
         return str(self.values["embedder"])
+
+    @property
+    def check_dirs(self) -> tuple[Path, ...]:
+        return tuple(Path(p) for p in self.values["http.check_dirs"])
 
     @property
     def limits(self) -> Limits:

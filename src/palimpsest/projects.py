@@ -52,3 +52,34 @@ def bind_project(root: Path, notebook: str) -> Project:
     quoted = notebook.replace("\\", "\\\\").replace('"', '\\"')
     (root / PROJECT_FILE).write_text(f'notebook = "{quoted}"\n', encoding="utf-8")
     return read_project(root)
+
+
+@dataclass(frozen=True)
+class Places:
+    """The directories a process may read for checks and anchors.
+
+    The CLI and a stdio server know their working directory and may read any directory
+    their user names (`allowed` None); an HTTP server knows none and reads only those its
+    owner configured (`check_dirs`), and the directories below them.
+    """
+
+    working_dir: Path | None = None
+    allowed: tuple[Path, ...] | None = ()
+
+    def permits(self, directory: Path) -> bool:
+        if self.allowed is None:
+            return True
+        resolved = directory.resolve()
+        return any(resolved.is_relative_to(place.resolve()) for place in self.allowed)
+
+
+NO_PLACES = Places()  # a program's service reads no directory until it is given some
+
+
+def local_places() -> Places:
+    """What the CLI and a stdio server may read: any directory their user names, and the
+    working directory by default (none when it was deleted under the process)."""
+    try:
+        return Places(working_dir=Path.cwd().resolve(), allowed=None)
+    except OSError:
+        return Places(working_dir=None, allowed=None)

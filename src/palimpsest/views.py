@@ -21,6 +21,7 @@ def memory_view(
     body["notebook"] = notebook.name if notebook else memory.notebook_id
     body["expired"] = memory.expired(at)
     body["possibly_stale"] = memory.possibly_stale(at, freshness)
+    body.update(_age_reasons(memory, at, freshness))
     return body
 
 
@@ -48,7 +49,27 @@ def hit_view(
         "verified_at": memory.verified_at,
         "possibly_stale": memory.possibly_stale(at, freshness),
         "expired": memory.expired(at),
-    }
+    } | _age_reasons(memory, at, freshness)
+
+
+def _age_reasons(
+    memory: Memory, at: str, freshness: Mapping[str, int | None]
+) -> dict[str, list[str]]:
+    """`stale_reasons` of a memory stale by age (empty when it is not)."""
+    if not memory.possibly_stale(at, freshness):
+        return {}
+    days = freshness.get(memory.kind)
+    return {"stale_reasons": [f"not verified within the {days} days a {memory.kind} stays fresh"]}
+
+
+def mark_stale(views: list[dict[str, Any]], evidence: Mapping[str, list[str]]) -> None:
+    """Flag possibly stale the views of memories whose evidence fails, each saying why
+    (`evidence`: memory id -> reasons, from the project's files)."""
+    for view in views:
+        reasons = evidence.get(view["id"])
+        if reasons:
+            view["possibly_stale"] = True
+            view["stale_reasons"] = [*view.get("stale_reasons", []), *reasons]
 
 
 def mark_disputed(views: list[dict[str, Any]], disputed: Mapping[str, list[str]]) -> None:

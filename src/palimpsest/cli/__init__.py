@@ -5,7 +5,17 @@ concept in `memories`, `notebooks`, `disputes`, `admin` and `settings` (config a
 settings); `render` prints answers for a person.
 """
 
-from . import admin, bench, disputes, hooks, memories, notebooks, settings  # noqa: F401  (each registers its commands)
+from . import (  # noqa: F401  (each registers its commands)
+    admin,
+    bench,
+    checks,
+    disputes,
+    hooks,
+    memories,
+    notebooks,
+    projects,
+    settings,
+)
 from .app import main, palimpsest
 
 __all__ = ["main", "palimpsest"]

@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from ..errors import ValidationError
+from ..projects import Places
 from ..service import DEFAULT_WORKSPACE, copy_between, store_label
 from . import render
 from .app import Env, command, emit, palimpsest, pass_env
@@ -57,14 +58,17 @@ def copy(env: Env, /, source: str, target: str, workspace: str) -> None:
 
 
 @command(palimpsest, "doctor", "palimpsest doctor --json")
+@click.option("--dir", "directory", metavar="DIR", help="A project directory (default: here).")
 @pass_env
-def doctor(env: Env, /) -> None:
+def doctor(env: Env, /, directory: str | None) -> None:
     """List what needs a person: secrets that got in, stale, expired and ownerless memories.
 
-    Each secret comes with the forget command that removes it. Doctor also finishes a
-    scrub that a forget left pending.
+    Each secret comes with the forget command that removes it. In a project (DIR, or the
+    one holding the working directory) it also lists the rules whose checks fail and the
+    memories its files show to be stale. Doctor also finishes a scrub that a forget left
+    pending.
     """
-    emit(env.service(create=False).doctor(), render.doctor)
+    emit(env.service(create=False).doctor(dir=directory), render.doctor)
 
 
 @command(palimpsest, "scrub", "palimpsest scrub --db postgresql://... --json")
@@ -142,7 +146,8 @@ def serve(env: Env, /, http: bool, port: int | None, host: str | None) -> None:
             "store's files: run `palimpsest scrub` (see `palimpsest doctor`).",
             err=True,
         )
-    if http:
+    if http:  # it reads only the directories its owner configured: it has none of its own
+        service.places = Places(working_dir=None, allowed=config.check_dirs)
         host, port = config.http_host, config.http_port
         _check_port_free(host, port)  # before printing an address nobody will answer at
         url = f"http://{host}:{port}{PATH}" if ":" not in host else f"http://[{host}]:{port}{PATH}"

@@ -24,6 +24,7 @@ import platformdirs
 
 from ..config import Config, load_config
 from ..errors import PalimpsestError, ValidationError
+from ..projects import local_places
 from ..service import Service, default_store_path, load_embedder, open_service
 from . import render
 from .failures import COMMAND_KEY, EXIT_CODES, JSON_KEY, bad_parameter, fail
@@ -112,6 +113,8 @@ class Env:
             self._service = open_service(
                 self.db, actor=self.actor, create=create, embedder=embedder
             )
+            # The CLI (and a stdio server it starts) reads the project it is run in.
+            self._service.places = local_places()
             self.ctx.call_on_close(self._service.close)
         return self._service
 

@@ -225,8 +225,12 @@ def doctor(result: dict[str, Any]) -> None:
         ("possibly_stale", "Possibly stale: verify or retire"),
         ("expired", "Expired but still active: retire or extend"),
         ("ownerless", "Ownerless: claim them"),
+        ("failing_checks", "Rules whose checks fail in the project: fix the files"),
+        ("stale_by_evidence", "Stale by evidence (files changed): verify, revise or retire"),
     )
     for key, title in sections:
+        if key not in result:  # the project's findings, when no project is known
+            continue
         rows = result.get(key) or []
         click.echo(f"{title}: {len(rows)}")
         for row in rows:

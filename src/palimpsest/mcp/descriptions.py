@@ -168,9 +168,31 @@ DOCTOR = """\
 List what needs a person: secrets stored before the gate refused them (never their \
 value), each with the forget that erases it; possibly stale, expired and ownerless \
 memories; forgets whose bytes remain; `stale_vectors`, versions recall cannot find by \
-meaning until a reindex. Use it for the memory's health, or after an import. It changes \
-no memory, but finishes pending forgets where it can (SQLite).
+meaning until a reindex. Use it for the memory's health, or after an import.
+
+It changes no memory, but finishes pending forgets where it can (SQLite). In a project \
+(`dir`) it adds `failing_checks` and `stale_by_evidence` (anchored files changed, checks failing).
 """
+
+CHECK = """\
+Run the file checks that apply to a project directory: those of its notebook's memories \
+(the notebook `.palimpsest.toml` at its root names) and of workspace-wide rules; \
+`forbidden` ones are the guard's. Use it before committing, or to see whether the facts \
+you rely on still match the files.
+
+`dir`: the project or a directory in it. Default: the server's working directory (stdio); \
+over HTTP, only directories the owner configured.
+
+Paths are relative to the project root. A path that is missing, or resolves (symlinks \
+followed) outside the project, fails. A folder's check reads each regular file directly \
+in it; files over 16 MiB fail as too large.
+
+Answers `holds` (id, check, files), `fails` (one per file and literal: id, severity, \
+check, file, literal, line, reason) and `gating`: failing rules of severity irreversible \
+or costly. Refused: no binding above `dir`, or its notebook missing (not_found); a \
+directory the server may not read (forbidden).
+"""
+
 
 DESCRIPTIONS = {
     "remember": REMEMBER,
@@ -184,4 +206,5 @@ DESCRIPTIONS = {
     "link": LINK,
     "dispute": DISPUTE,
     "doctor": DOCTOR,
+    "check": CHECK,
 }

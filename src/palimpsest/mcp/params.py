@@ -188,3 +188,11 @@ Because = Annotated[str | None, describe("Why, in a sentence; required to weaken
 # Explained once, in the server instructions.
 IdempotencyKey = Annotated[str | None, Field()]
 DryRun = Annotated[bool, Field()]
+
+
+# A project directory, for `check` and `doctor`: the CLI and a stdio server default to their
+# working directory; an HTTP server reads only those its owner configured.
+ProjectDir = Annotated[
+    str | None,
+    Field(description="A project directory bound to a notebook (default: the server's own)."),
+]

@@ -126,6 +126,19 @@ class DoctorResult(TypedDict, total=False):
     scrub_pending: bool
     pending_scrubs: Items
     stale_vectors: dict[str, Any]  # count and fix: versions recall cannot find by meaning
+    project: str | None  # the directory read for the two lists below; None: none known
+    failing_checks: Items
+    stale_by_evidence: Items
+
+
+@with_config(_OPEN)
+class CheckResult(TypedDict, total=False):
+    dir: str
+    notebook: str
+    checked: int
+    holds: Items
+    fails: Items  # one per file and literal that fails
+    gating: list[str]  # failing rules of severity irreversible or costly
 
 
 @with_config(_OPEN)

@@ -49,6 +49,7 @@ from .params import (
     NotebookAction,
     NotebookClearable,
     OccurredAt,
+    ProjectDir,
     ReviseStatus,
     ScopeParam,
     SeverityParam,
@@ -60,6 +61,7 @@ from .params import (
     describe,
 )
 from .results import (
+    CheckResult,
     DisputeResult,
     DoctorResult,
     ForgetResult,
@@ -385,11 +387,14 @@ class PalimpsestTools:
     ) -> DisputeResult:
         return await self._run(DisputeResult, self.service.dispute, locals())
 
-    async def doctor(self) -> DoctorResult:
-        return await self._run(DoctorResult, self.service.doctor, {})
+    async def doctor(self, dir: ProjectDir = None) -> DoctorResult:
+        return await self._run(DoctorResult, self.service.doctor, locals())
+
+    async def check(self, dir: ProjectDir = None) -> CheckResult:
+        return await self._run(CheckResult, self.service.check, locals())
 
 
 TOOL_NAMES = (
     "remember", "recall", "revise", "revert", "forget", "inspect", "history", "notebook", "link",
-    "dispute", "doctor",
+    "dispute", "doctor", "check",
 )  # fmt: skip

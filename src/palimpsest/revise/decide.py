@@ -78,7 +78,12 @@ def refuse_kept_rule_fields(old: Memory, new: Memory) -> None:
     cleared in the same revise (their values stay in the history), or the kind stays."""
     if new.kind == old.kind or new.kind in RULE_KINDS:
         return
-    held = [name for name in RULE_FIELDS if getattr(new, name) is not None]
+    evidence = new.check is not None and new.check.kind != "forbidden"  # any kind may hold it
+    held = [
+        name
+        for name in RULE_FIELDS
+        if getattr(new, name) is not None and not (name == "check" and evidence)
+    ]
     if held:
         listed = ", ".join(f'"{name}"' for name in held)
         raise ValidationError(

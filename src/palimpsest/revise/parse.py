@@ -5,7 +5,7 @@ Every conflict between the fields of one request is refused here, before any mem
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -89,13 +89,18 @@ def _empty_message(name: str, revising: bool) -> str:
     return f"`{name}` is empty: leave it out to file the memory without one."
 
 
-def check_rule_fields(kind: str, given: Iterable[str]) -> None:
+def check_rule_fields(kind: str, given: Mapping[str, Any]) -> None:
     """Refuse a rule's field given for a memory that is no rule or orientation.
 
+    Any memory may carry a file check as evidence ("the pool size is 20", with `contains`
+    on the config file); a `forbidden` check refuses commands, which only a rule does.
     Only what a caller sets is refused: a store that already holds such values on another
     kind stays readable and revisable.
     """
-    misplaced = [name for name in RULE_FIELDS if name in given]
+    evidence = isinstance(given.get("check"), Check) and given["check"].kind != "forbidden"
+    misplaced = [
+        name for name in RULE_FIELDS if name in given and not (name == "check" and evidence)
+    ]
     if misplaced and kind not in RULE_KINDS:
         raise ValidationError(
             f"`{misplaced[0]}` belongs to a rule or orientation, not a {kind}: leave it out, "

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..embed import DEFAULT_EMBEDDER, EMBEDDERS, Embedder, load_embedder
 from .base import DEFAULT_WORKSPACE
+from .checks import CheckOps
 from .disputes import DisputeOps
 from .doctor import DoctorOps
 from .history import HistoryOps
@@ -33,9 +34,11 @@ __all__ = [
 ]
 
 
-class Service(MemoryOps, RecallOps, HistoryOps, NotebookOps, DoctorOps, SettingsOps, DisputeOps):
+class Service(
+    CheckOps, MemoryOps, RecallOps, HistoryOps, NotebookOps, DoctorOps, SettingsOps, DisputeOps
+):
     """remember, recall, revise, revert, forget, inspect, history, notebooks, links, doctor,
-    settings, disputes."""
+    settings, disputes, projects and checks."""
 
     def schema_version(self) -> int:
         """The store's schema version (opening it migrated it to the newest this code knows)."""

@@ -18,6 +18,7 @@ from ..embed import Embedder, Vectors, default_embedder
 from ..errors import Conflict, NotFound, Retryable, ValidationError
 from ..ids import new_id
 from ..model import STATUSES, TIME_RANGE, Event, Memory, Notebook, now_utc
+from ..projects import NO_PLACES, Places
 from ..revise import Step, Unmatched, canonical, changed_fields, check_version, parse_fields
 from ..store import Store, StoredResponse, StoreReader, StoreWriter
 from .vectors import VectorWriter
@@ -32,6 +33,9 @@ Body = Callable[[StoreWriter, str, str], dict[str, Any]]
 
 
 class ServiceBase:
+    # The directories checks and anchors may read: none until an adapter says (checks.py).
+    places: Places = NO_PLACES
+
     def __init__(
         self,
         store: Store,

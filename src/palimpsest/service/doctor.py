@@ -1,15 +1,18 @@
 """What needs a person's attention: secrets that got in before the gate, stale, expired
-and ownerless memories, and scrubbing a forget left pending."""
+and ownerless memories, rules failing their checks and memories stale by evidence in a
+project directory, and scrubbing a forget left pending."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..model import Memory, Notebook
+from ..checks import run_check, runnable
+from ..model import RULE_KINDS, Memory, Notebook
 from ..revise import record_fields
 from ..secrets import find_in_parts, find_secrets, redact
 from ..store import EventFilter, PendingScrub, StoreReader
 from .base import EVERY_EVENT, ServiceBase
+from .checks import Bound, bound, here, project_at, stale_by_evidence
 from .notebooks import FORGETTABLE_FIELDS
 from .settings import freshness_days
 
@@ -28,10 +31,15 @@ def secret_kinds(memory: Memory) -> dict[str, list[str]]:
 
 
 class DoctorOps(ServiceBase):
-    def doctor(self) -> dict[str, Any]:
-        """Scan the store and list what a person should look at, with the fix for each."""
+    def doctor(self, *, dir: str | None = None) -> dict[str, Any]:
+        """Scan the store and list what a person should look at, with the fix for each.
+
+        The project's files are read in `dir` when given, else in the working directory's
+        project when there is one (the CLI's, a stdio server's)."""
+        named = project_at(self.places, dir) if dir is not None else None
         scrubbed = self.store.scrub(self.workspace)
         with self.store.read(self.workspace) as tx:
+            project = bound(tx, named) if named is not None else here(tx, self.places)
             at = self.clock()
             current = {m.id: m for m in tx.memories_at(None)}
             secrets = []
@@ -57,17 +65,21 @@ class DoctorOps(ServiceBase):
             freshness = freshness_days(tx)
             # Versions recall cannot find by meaning: filed with no model or another one.
             unembedded = tx.stale_vector_count(self.vectors.model) if self.vectors.enabled else 0
-        return {
-            "secrets": secrets,
-            "possibly_stale": [_line(m) for m in active if m.possibly_stale(at, freshness)],
-            "expired": [_line(m) for m in active if m.expired(at)],
-            "ownerless": [_line(m) for m in active if m.owner is None],
-            "scrub_pending": not scrubbed,
-            "pending_scrubs": pending,
-        } | (
-            {"stale_vectors": {"count": unembedded, "fix": "palimpsest reindex"}}
-            if unembedded
-            else {}
+        return (
+            {
+                "secrets": secrets,
+                "possibly_stale": [_line(m) for m in active if m.possibly_stale(at, freshness)],
+                "expired": [_line(m) for m in active if m.expired(at)],
+                "ownerless": [_line(m) for m in active if m.owner is None],
+                "scrub_pending": not scrubbed,
+                "pending_scrubs": pending,
+            }
+            | evidence_findings(project, active, at)
+            | (
+                {"stale_vectors": {"count": unembedded, "fix": "palimpsest reindex"}}
+                if unembedded
+                else {}
+            )
         )
 
     def pending_scrubs(self) -> list[dict[str, Any]]:
@@ -110,6 +122,28 @@ def _notebook_secrets(tx: StoreReader, notebook: Notebook) -> list[dict[str, Any
                 "--because 'a secret got in'",
             })  # fmt: skip
     return found
+
+
+def evidence_findings(project: Bound | None, active: list[Memory], at: str) -> dict[str, Any]:
+    """Rules whose checks fail in the project, and memories its files say may be stale;
+    with no project known, `project` says so and both lists are left out."""
+    if project is None:
+        return {"project": None}
+    failing = []
+    for memory in active:
+        if memory.kind in RULE_KINDS and runnable(memory.check) and project.covers(memory):
+            assert memory.check is not None
+            if not memory.expired(at):
+                outcome = run_check(memory.check, project.project.root)
+                if not outcome.holds:
+                    said = [f.said() for f in outcome.failures[:5]]
+                    failing.append(_line(memory) | {"severity": memory.severity, "fails": said})
+    stale = stale_by_evidence(project, active)
+    return {
+        "project": str(project.project.root),
+        "failing_checks": failing,
+        "stale_by_evidence": [_line(m) | {"reasons": stale[m.id]} for m in active if m.id in stale],
+    }
 
 
 def _pending_line(pending: PendingScrub) -> dict[str, Any]:

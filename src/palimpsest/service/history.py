@@ -20,12 +20,14 @@ from ..store import EventFilter, StoreReader, StoreWriter
 from ..views import (
     event_view,
     mark_disputed,
+    mark_stale,
     memory_view,
     notebook_line,
     text_diff,
     version_view,
 )
 from .base import check_version_arg, id_list, memory_id_arg, parse_time_arg, refuse_nul
+from .checks import here, stale_by_evidence
 from .disputes import disputes_of, withdraw_disputes
 from .notebooks import NotebookOps
 from .settings import freshness_days
@@ -278,6 +280,7 @@ class HistoryOps(NotebookOps):  # forget reaches notebooks through NotebookOps
             memory = self._get(tx, id)
             shown = memory_view(memory, self._notebooks(tx), at, freshness_days(tx))
             mark_disputed([shown], tx.disputed_with([id]))
+            mark_stale([shown], stale_by_evidence(here(tx, self.places), [memory]))
             return {
                 "memory": shown,
                 "versions": [version_view(v) for v in tx.memory_versions(id)],

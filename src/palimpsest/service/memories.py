@@ -35,6 +35,7 @@ from ..revise import (
 from ..store import EventFilter, SearchQuery, StoreReader, StoreWriter
 from ..views import memory_view
 from .base import EVERY_EVENT, ServiceBase, id_list
+from .checks import hashed_on_write
 from .suggest import CANDIDATES, suggestions
 
 
@@ -83,6 +84,7 @@ class MemoryOps(ServiceBase):
                 return _duplicate(same, nb.name, not_applied(same, values, superseded_ids))
             memory = filed(values, id=new_id("m"), workspace=self.workspace, notebook_id=nb.id,
                            now=now, actor=self.actor)  # fmt: skip
+            memory, notes = hashed_on_write(tx, self.places, memory, verifying=False)
             retired = []
             for old_id in superseded_ids:
                 old = self._get(tx, old_id, field="supersedes")
@@ -102,6 +104,8 @@ class MemoryOps(ServiceBase):
                 "notebook": nb.name,
                 "superseded": retired,
             }
+            if notes:
+                result["warnings"] = notes
             if dry_run:
                 result["memory"] = memory_view(memory, {nb.id: nb}, now)
                 result.update(self._suggest(tx, memory, now))
@@ -236,12 +240,18 @@ class MemoryOps(ServiceBase):
         new = edit(old, changes, now=now, actor=self.actor)
         if changes.move_to is not None:
             new = new.replace(notebook_id=self._move_target(tx, old, changes, now, op_id).id)
+        notes: list[str] = []
+        if changes.status == "verified" or "anchors" in changes.sets:
+            verifying = changes.status == "verified"
+            new, notes = hashed_on_write(tx, self.places, new, verifying=verifying)
         step = revision(old, new, changes, actor=self.actor, may_override=self.may_override)
         if step is None:
             return {"id": old.id, "version": old.version, "unchanged": True}
         self._check_key(tx, old, step.new)
         result = self._write_step(tx, step, op_id, now)
         result["changed"] = changed_fields(old, step.new)
+        if notes:
+            result["warnings"] = notes
         if dry_run:
             result["diff"] = self._readable_diff(tx, old, step.new, op_id)
             if _says_something_new(result):
@@ -311,11 +321,16 @@ class MemoryOps(ServiceBase):
         notebook_id = old.notebook_id
         if changes.move_to is not None:
             notebook_id = self._move_target(tx, old, changes, now, op_id).id
+        where = content.replace(notebook_id=notebook_id)  # the successor's project, if moved
+        hashed, notes = hashed_on_write(tx, self.places, where, verifying=False, refresh=True)
+        content = content.replace(anchors=hashed.anchors)
         retire, file = supersession(old, content, changes, id=new_id("m"),
                                     notebook_id=notebook_id, now=now, actor=self.actor)  # fmt: skip
         retired = self._write_step(tx, retire, op_id, now)
         self._check_key(tx, None, file.new)
         result: dict[str, Any] = {**self._write_step(tx, file, op_id, now), "superseded": retired}
+        if notes:
+            result["warnings"] = notes
         self._link_supersedes(tx, file.new.id, old.id, now)
         if dry_run:
             result["diff"] = self._readable_diff(tx, old, file.new, op_id)

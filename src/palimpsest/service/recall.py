@@ -18,8 +18,9 @@ from ..errors import ValidationError
 from ..model import STATUSES, Memory, Notebook
 from ..revise import parse_fields
 from ..store import SearchQuery, StoreReader
-from ..views import hit_view, mark_disputed, rule_view
+from ..views import hit_view, mark_disputed, mark_stale, rule_view
 from .base import MAX_LIMIT, ServiceBase, choices, parse_time_arg, refuse_nul
+from .checks import here, stale_by_evidence
 from .context import with_context
 from .fusion import WORDS, Fused, Weights, fuse, unmatched_score
 from .settings import current_settings, freshness_days
@@ -112,8 +113,10 @@ class RecallOps(ServiceBase):
             rules = self._standing_rules(tx, touched, at_seq, at)
             freshness = freshness_days(tx, at_seq)  # the windows of that time
             disputed = tx.disputed_with([hit.memory.id for hit in ranked], at_seq)  # then too
+            project = here(tx, self.places) if as_of_t is None else None  # files are of now
         shown = [_shown(hit, notebooks, at, freshness) for hit in ranked]
         mark_disputed(shown, disputed)
+        mark_stale(shown, stale_by_evidence(project, [hit.memory for hit in ranked]))
         return {
             "hits": shown,
             "rules": [rule_view(r) for r in rules],

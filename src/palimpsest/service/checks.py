@@ -1,0 +1,274 @@
+"""Projects, `check DIR`, and staleness by evidence.
+
+A project is a directory bound to a notebook (projects.py). Which directories this process
+may read is its `Places`: the CLI and a stdio server read any, from their working
+directory; an HTTP server only those its owner configured (`check_dirs`).
+
+A memory's evidence is what its anchors and check say about the project's files. For a
+fact (any kind but rule and orientation) a failing check means the memory may no longer be
+true: it is possibly stale. For a rule, a failing check means the project breaks the rule:
+`check` lists it, and the rule itself stays fresh. For every kind, an anchored file that
+changed or went away since its hash was recorded makes the memory possibly stale.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..checks import anchor_reasons, check_said, run_check, runnable, with_hashes
+from ..errors import Forbidden, NotFound, ValidationError
+from ..model import RULE_KINDS, Memory, Notebook
+from ..projects import PROJECT_FILE, Places, Project, bind_project, find_project
+from ..revise import Unmatched
+from ..store import StoreReader, StoreWriter
+from .notebooks import NotebookOps
+
+GATING = ("irreversible", "costly")  # a failing rule of these makes `palimpsest check` fail
+BIND_HINT = "palimpsest project bind DIR --notebook NAME"
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A project whose notebook exists in this workspace."""
+
+    project: Project
+    notebook: Notebook
+
+    def covers(self, memory: Memory) -> bool:
+        """Whether the project's files are `memory`'s evidence: its notebook's memories, and
+        the workspace-wide rules."""
+        wide = memory.kind in RULE_KINDS and memory.scope == "workspace"
+        return memory.notebook_id == self.notebook.id or wide
+
+
+def directory(places: Places, given: str | None) -> Path:
+    """The directory a caller named (None: the working directory), if this process may read
+    it; relative names are taken from the working directory."""
+    if given is not None and (not isinstance(given, str) or not given.strip()):
+        raise ValidationError("`dir` must be a directory path.", field="dir")
+    if given is None:
+        if places.working_dir is None:
+            raise ValidationError(_no_working_dir(places), field="dir")
+        return places.working_dir
+    path = Path(given.strip()).expanduser()
+    if not path.is_absolute():
+        if places.working_dir is None:
+            raise ValidationError(
+                "`dir` must be an absolute path: this server has no working directory.",
+                field="dir",
+            )
+        path = places.working_dir / path
+    if not places.permits(path):
+        raise Forbidden(_not_permitted(places), field="dir")
+    if not path.is_dir():
+        raise NotFound(f"{path} is not a directory; name an existing one.", field="dir")
+    return path.resolve()
+
+
+def _no_working_dir(places: Places) -> str:
+    if places.allowed is None:  # a local process whose working directory was deleted
+        return "There is no working directory: give `dir`, a project directory."
+    if places.allowed:
+        listed = ", ".join(str(p) for p in places.allowed)
+        return f"Give `dir`: one of the directories this server may read ({listed}) or below."
+    return (
+        "This server reads no directory: its owner lists those it may read in the `check_dirs` "
+        "configuration key."
+    )
+
+
+def _not_permitted(places: Places) -> str:
+    if not places.allowed:
+        return _no_working_dir(places)
+    listed = ", ".join(str(p) for p in places.allowed)
+    return f"This server reads only the directories its owner configured ({listed}) and below."
+
+
+def project_at(places: Places, given: str | None) -> Project:
+    """The project holding the directory named (None: the working directory)."""
+    path = directory(places, given)
+    project = find_project(path)
+    if project is None:
+        raise NotFound(
+            f"No {PROJECT_FILE} in {path} or above it: bind the project first ({BIND_HINT}).",
+            field="dir",
+        )
+    if not places.permits(project.root):  # bound above what the owner let this server read
+        raise Forbidden(_not_permitted(places), field="dir")
+    return project
+
+
+def bound(tx: StoreReader, project: Project) -> Bound:
+    notebook = tx.get_notebook(project.notebook)
+    if notebook is None:
+        raise NotFound(
+            f"{project.root / PROJECT_FILE} names the notebook {project.notebook!r}, which this "
+            f"workspace does not hold: create it, or bind the project to another ({BIND_HINT}).",
+            field="dir",
+        )
+    return Bound(project, notebook)
+
+
+def here(tx: StoreReader, places: Places) -> Bound | None:
+    """The project of the working directory, when there is one and its notebook exists."""
+    if places.working_dir is None:
+        return None
+    try:
+        project = find_project(places.working_dir)
+    except ValidationError:  # a malformed binding file: evidence is unknown, not an error
+        return None
+    if project is None or not places.permits(project.root):
+        return None
+    notebook = tx.get_notebook(project.notebook)
+    return Bound(project, notebook) if notebook is not None else None
+
+
+def evidence_reasons(memory: Memory, root: Path) -> list[str]:
+    """Why the project's files say `memory` may no longer hold (empty: nothing says so)."""
+    reasons = [reason for anchor in memory.anchors for reason in anchor_reasons(anchor, root)]
+    if memory.kind not in RULE_KINDS and memory.check is not None and runnable(memory.check):
+        outcome = run_check(memory.check, root)
+        if not outcome.holds:
+            said = "; ".join(f.said() for f in outcome.failures[:3])
+            reasons.append(f"its check ({check_said(memory.check)}) fails: {said}")
+    return reasons
+
+
+def stale_by_evidence(project: Bound | None, memories: list[Memory]) -> dict[str, list[str]]:
+    """For each active memory the project covers, why its evidence fails (only those that do)."""
+    if project is None:
+        return {}
+    found = {}
+    for memory in memories:
+        if memory.status == "active" and project.covers(memory):
+            reasons = evidence_reasons(memory, project.project.root)
+            if reasons:
+                found[memory.id] = reasons
+    return found
+
+
+def hashed_on_write(
+    tx: StoreWriter, places: Places, memory: Memory, *, verifying: bool, refresh: bool = False
+) -> tuple[Memory, list[str]]:
+    """`memory` as written: its anchors' hashes recorded where its project is known (those
+    it lacks; all of them when `verifying` or `refresh`: a successor says what holds now),
+    and a verify refused while its evidence fails. Returns the memory and any warning."""
+    if not memory.anchors and not verifying:
+        return memory, []
+    project = here(tx, places)
+    if project is None or not project.covers(memory):
+        unhashed = [a.path for a in memory.anchors if a.hash is None]
+        if not unhashed:
+            return memory, []
+        return memory, [
+            f"The hashes of {', '.join(unhashed)} are left for later: no directory bound to "
+            "this memory's notebook is known here. Verify it from inside the project (or a "
+            "CLI run there) to record them."
+        ]
+    root = project.project.root
+    if verifying:
+        now = memory.replace(anchors=with_hashes(memory.anchors, root, refresh=True))
+        reasons = evidence_reasons(now, root)
+        if reasons:
+            raise Unmatched(
+                f"its evidence fails in {root}: {'; '.join(reasons)}. Fix the file, or revise "
+                "the memory (text, check or anchors) to what is true now, then verify",
+                status_related=True,
+                field="status",
+            )
+        return now, []
+    return memory.replace(anchors=with_hashes(memory.anchors, root, refresh=refresh)), []
+
+
+class CheckOps(NotebookOps):  # binding may create the notebook
+    def project(self, *, dir: str | None = None) -> dict[str, Any]:
+        """The project holding `dir` (None: the working directory) and its notebook."""
+        project = project_at(self.places, dir)
+        with self.store.read(self.workspace) as tx:
+            notebook = tx.get_notebook(project.notebook)
+        return _project_view(project, notebook)
+
+    def bind_project(self, *, dir: str, notebook: str, create: bool = False) -> dict[str, Any]:
+        """Bind a directory to a notebook: write `.palimpsest.toml` at its root.
+
+        The notebook must exist, or `create` makes it: a typo bound to a new, empty
+        notebook would make `check` pass with nothing to check.
+        """
+        path = directory(self.places, dir)
+        if not isinstance(notebook, str) or not notebook.strip():
+            raise ValidationError("`notebook` must be a notebook's name or id.", field="notebook")
+        with self.store.read(self.workspace) as tx:
+            found = tx.get_notebook(notebook.strip())
+        created = False
+        if found is None:
+            if not create:
+                raise NotFound(
+                    f"There is no notebook {notebook.strip()!r}: name an existing one "
+                    "(`palimpsest notebook list`), or pass --create to make it.",
+                    field="notebook",
+                )
+            answer = self.create_notebook(name=notebook.strip())
+            created = True
+            with self.store.read(self.workspace) as tx:
+                found = tx.get_notebook(answer["notebook"]["id"])
+        assert found is not None
+        project = bind_project(path, found.name)
+        return _project_view(project, found) | {"created": created}
+
+    def check(self, *, dir: str | None = None) -> dict[str, Any]:
+        """Run every check that applies to a project: its notebook's memories' and the
+        workspace-wide rules' (`forbidden` ones are the guard's). Nothing is written."""
+        project = project_at(self.places, dir)
+        with self.store.read(self.workspace) as tx:
+            target = bound(tx, project)
+            at = self.clock()
+            memories = [
+                m
+                for m in tx.memories_at(None)
+                if m.status == "active"
+                and not m.expired(at)
+                and runnable(m.check)
+                and target.covers(m)
+            ]
+        holds, fails, gating = [], [], []
+        for memory in sorted(memories, key=lambda m: m.id):
+            assert memory.check is not None
+            outcome = run_check(memory.check, project.root)
+            line = _check_line(memory)
+            if outcome.holds:
+                holds.append(line | {"files": outcome.files})
+                continue
+            fails += [line | failure.to_dict() for failure in outcome.failures]
+            if memory.kind == "rule" and memory.severity in GATING:  # an orientation guides
+                gating.append(memory.id)
+        return {
+            "dir": str(project.root),
+            "notebook": target.notebook.name,
+            "checked": len(memories),
+            "holds": holds,
+            "fails": fails,
+            "gating": gating,
+        }
+
+
+def _check_line(memory: Memory) -> dict[str, Any]:
+    assert memory.check is not None
+    return {
+        "id": memory.id,
+        "kind": memory.kind,
+        "severity": memory.severity,
+        "text": memory.text[:120],
+        "check": memory.check.kind,
+    }
+
+
+def _project_view(project: Project, notebook: Notebook | None) -> dict[str, Any]:
+    return {
+        "dir": str(project.root),
+        "file": str(project.root / PROJECT_FILE),
+        "notebook": project.notebook,
+        "notebook_id": notebook.id if notebook else None,
+        "notebook_exists": notebook is not None,
+    }
