@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -168,6 +169,25 @@ def _version() -> str:
         return "0"
 
 
+def load_model_in_background(service: Service) -> threading.Thread | None:
+    """Load the embedder's model on a thread of its own while the server starts answering,
+    so the first recall by meaning does not wait for it (about a second) and no answer
+    that needs no meaning ever does. None when the embedder has nothing to load."""
+    load = getattr(service.embedder, "load", None)
+    if load is None:
+        return None
+
+    def loading() -> None:
+        try:
+            load()
+        except Exception:  # the first embed raises it again, to the caller that needs it
+            logger.warning("the embedding model could not be loaded ahead", exc_info=True)
+
+    thread = threading.Thread(target=loading, name="palimpsest-model", daemon=True)
+    thread.start()
+    return thread
+
+
 def serve(
     service: Service,
     *,
@@ -178,6 +198,7 @@ def serve(
 ) -> None:
     """Serve until the client hangs up (stdio) or the process is stopped (HTTP)."""
     server = build_server(service, threads=limits.store_threads)
+    load_model_in_background(service)
     try:
         if http:
             run = functools.partial(
