@@ -7,9 +7,10 @@ Run on demand, not by pytest:
     .venv/bin/python bench/bench_startup.py --importtime   # the slowest imports too
 
 Each run starts a real server with the MiniLM embedder and speaks JSON-RPC on its pipes:
-`initialize` (what a client waits for before anything else), `tools/list`, then a recall
-by words and meaning (the model must be loaded by then) and a recall of an empty query
-(filters alone). Figures are seconds since the process was started, median over the runs.
+`initialize` (what a client waits for before anything else), `tools/list`, a recall of an
+empty query (filters alone), then a recall by words and meaning (the model must be loaded
+by then). Figures are seconds since the process was started, median over the runs,
+and the CPU seconds the server had used by then (what a busy machine inflates least).
 """
 
 from __future__ import annotations
@@ -45,6 +46,12 @@ class Server:
         )  # fmt: skip
         self.number = 0
 
+    def cpu(self) -> float:
+        """CPU seconds the server has used so far (a busy machine inflates it far less
+        than the wall time)."""
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def ask(self, method: str, params: dict[str, Any]) -> float:
         """Seconds from the start to the answer of `method`."""
         assert self.process.stdin is not None and self.process.stdout is not None
@@ -74,12 +81,14 @@ def one_run(db: Path, embedder: str) -> dict[str, float]:
     server = Server(db, embedder)
     try:
         figures = {"initialize": server.ask("initialize", INITIALIZE)}
+        figures["initialize, CPU s"] = server.cpu()
         server.tell("notifications/initialized")
         figures["tools/list"] = server.ask("tools/list", {})
         call = {"name": "recall", "arguments": {"query": "", "limit": 5}}
         figures["recall, no query"] = server.ask("tools/call", call)
         call = {"name": "recall", "arguments": {"query": "why is the deploy slow?", "limit": 5}}
         figures["recall by meaning"] = server.ask("tools/call", call)
+        figures["recall by meaning, CPU s"] = server.cpu()
     finally:
         server.close()
     return figures

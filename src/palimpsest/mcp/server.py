@@ -170,9 +170,9 @@ def _version() -> str:
 
 
 def load_model_in_background(service: Service) -> threading.Thread | None:
-    """Load the embedder's model on a thread of its own while the server starts answering,
-    so the first recall by meaning does not wait for it (about a second) and no answer
-    that needs no meaning ever does. None when the embedder has nothing to load."""
+    """Load the embedder's model on a thread of its own while the server answers, so the
+    first recall by meaning does not wait for it (about a second) and no answer that needs
+    no meaning ever does. None when the embedder has nothing to load."""
     load = getattr(service.embedder, "load", None)
     if load is None:
         return None
@@ -198,14 +198,14 @@ def serve(
 ) -> None:
     """Serve until the client hangs up (stdio) or the process is stopped (HTTP)."""
     server = build_server(service, threads=limits.store_threads)
-    load_model_in_background(service)
     try:
         if http:
+            load_model_in_background(service)
             run = functools.partial(
                 serve_http, server, host=host, port=port, path=PATH, limits=limits
             )
             anyio.run(run)
-        else:
-            anyio.run(serve_stdio, server)
+        else:  # once the client has its first answer, which the model must not delay
+            anyio.run(serve_stdio, server, functools.partial(load_model_in_background, service))
     finally:
         server.close()
