@@ -7,6 +7,7 @@ free pages; the FTS index is merged after a forget so no segment keeps the words
 
 from __future__ import annotations
 
+import itertools
 import json
 import sqlite3
 import threading
@@ -25,7 +26,7 @@ from .migrations import migrations, refuse_newer, statements
 from .rows import Row, memory_from_row
 from .session import SqlSession, key_race
 from .terms import index_text, query_terms
-from .vector_cache import FACET_COLUMNS, VectorCache
+from .vector_cache import FACET_COLUMNS, Table, VectorCache
 from .vector_search import Vectors
 
 BUSY_TIMEOUT_MS = 15_000
@@ -365,13 +366,24 @@ class SqliteSession(SqlSession):
             "AND v.scrubbed = 0 AND mv.model = ?",
             (self.workspace, seq, seq, model),
         )
+        parts: list[Table] = []  # a chunk at a time: the floats of all are never held
         chunk: list[Row] = []
-        for row in rows:
-            chunk.append(row)
-            if len(chunk) == LOAD_CHUNK:
-                cache = _cached_chunk(cache, chunk, dimensions, seq, generation, large)
+        for row in itertools.chain(rows, [None]):
+            if row is not None:
+                chunk.append(row)
+            if chunk and (row is None or len(chunk) == LOAD_CHUNK):
+                matrix = vector_search.from_blobs([r["vector"] for r in chunk], dimensions)
+                if cache is None:  # the first chunk's mean centres the signs of all
+                    cache = VectorCache(dimensions, matrix.mean(axis=0), seq, generation,
+                                        EXACT_BELOW)  # fmt: skip
+                    if large:
+                        cache.table = cache.table._replace(exact=None)
+                ids = np.fromiter((r["rowid"] for r in chunk), dtype=np.int64, count=len(chunk))
+                parts.append(cache.encoded(ids, matrix, cache.facets(ids, chunk)))
                 chunk = []
-        return _cached_chunk(cache, chunk, dimensions, seq, generation, large)
+        if cache is not None:
+            cache.add(*parts)
+        return cache
 
     def _catch_up(self, cache: VectorCache, model: str, seq: int) -> None:
         """Add the versions written after the cache's last event up to event `seq`, and
@@ -393,7 +405,7 @@ class SqliteSession(SqlSession):
         if added:
             matrix = vector_search.from_blobs([row["vector"] for row in added], cache.dimensions)
             rowids = np.array([row["rowid"] for row in added], dtype=np.int64)
-            cache.add(rowids, matrix, cache.facets(rowids, added))
+            cache.add(cache.encoded(rowids, matrix, cache.facets(rowids, added)))
         cache.seq = seq
 
     def _nearest_cached(
@@ -576,25 +588,3 @@ def _match_expression(words: str, query: SearchQuery) -> str:
 
 def _phrase(value: str) -> str:
     return '"' + value.replace('"', '""') + '"'
-
-
-def _cached_chunk(
-    cache: VectorCache | None,
-    chunk: list[Row],
-    dimensions: int,
-    seq: int,
-    generation: int,
-    large: bool,
-) -> VectorCache | None:
-    """`cache` with `chunk`'s (rowid, vector) rows added; the first chunk makes it (and
-    holds the float32 vectors too unless the workspace is `large`)."""
-    if not chunk:
-        return cache
-    matrix = vector_search.from_blobs([row["vector"] for row in chunk], dimensions)
-    if cache is None:  # the first chunk's mean centres the signs of all
-        cache = VectorCache(dimensions, matrix.mean(axis=0), seq, generation, EXACT_BELOW)
-        if large:
-            cache.table = cache.table._replace(exact=None)
-    rowids = np.fromiter((row["rowid"] for row in chunk), dtype=np.int64, count=len(chunk))
-    cache.add(rowids, matrix, cache.facets(rowids, chunk))
-    return cache

@@ -76,10 +76,6 @@ class Facets(NamedTuple):
         )  # fmt: skip
 
 
-def _joined(first: Facets, second: Facets) -> Facets:
-    return Facets(*(np.concatenate([a, b]) for a, b in zip(first, second, strict=True)))
-
-
 class Table(NamedTuple):
     rowids: RowIds  # ascending, so a row is found by binary search
     codes: Codes  # signs, 64 to a word: one row per word, one column per version
@@ -171,43 +167,59 @@ class VectorCache:
     def __len__(self) -> int:
         return len(self.table.rowids)
 
-    def _code(self, value: str | None) -> int:
-        if value is None:
-            return NONE
-        return self.names.setdefault(value, len(self.names))
-
     def facets(self, rowids: RowIds, rows: Sequence[Any]) -> Facets:
         """The facets of version rows read with FACET_COLUMNS, in the order of `rowids`."""
-
-        def labels(column: str) -> Labels:
-            return np.fromiter((self._code(r[column]) for r in rows), np.int32, len(rows))
-
-        tagged = [(rowid, self._code(tag)) for rowid, r in zip(rowids.tolist(), rows, strict=True)
-                  for tag in json.loads(r["tags"] or "[]")]  # fmt: skip
+        tagged = [(rowid, tag) for rowid, r in zip(rowids.tolist(), rows, strict=True)
+                  if r["tags"] and r["tags"] != "[]" for tag in json.loads(r["tags"])]  # fmt: skip
         return Facets(
-            labels("notebook_id"), labels("kind"), labels("status"), labels("scope"),
+            self._labels([r["notebook_id"] for r in rows]),
+            self._labels([r["kind"] for r in rows]),
+            self._labels([r["status"] for r in rows]),
+            self._labels([r["scope"] for r in rows]),
             np.array([(r["happened"] or "").encode() for r in rows], dtype=np.bytes_),
             np.array([(r["expires_at"] or "").encode() for r in rows], dtype=np.bytes_),
             np.array([rowid for rowid, _ in tagged], dtype=np.int64),
-            np.array([code for _, code in tagged], dtype=np.int32),
-        )  # fmt: skip
+            self._labels([tag for _, tag in tagged]),
+        )
 
-    def add(self, rowids: RowIds, vectors: Vectors, facets: Facets) -> None:
-        if not len(rowids):
-            return
+    def _labels(self, values: list[str | None]) -> Labels:
+        """The codes of `values` (NONE for None), new values coded as they come."""
+        new = {value for value in values if value is not None} - self.names.keys()
+        for value in sorted(new):
+            self.names[value] = len(self.names)
+        codes: dict[str | None, int] = {None: NONE}
+        codes.update(self.names)
+        return np.array([codes[value] for value in values], dtype=np.int32)
+
+    def encoded(self, rowids: RowIds, vectors: Vectors, facets: Facets) -> Table:
+        """Rows as the copy keeps them, to `add` (the floats only while the copy holds them)."""
         scales = (np.abs(vectors).max(axis=1) / 127).astype(np.float32)
         small = np.round(vectors / np.maximum(scales, 1e-12)[:, None]).astype(np.int8)
+        exact = None if self.table.exact is None else vectors.astype(np.float32, copy=False)
+        return Table(rowids, sign_codes(vectors, self.centre), small, scales, exact, facets)
+
+    def add(self, *parts: Table) -> None:
+        """Rows `encoded` before, added in one step (one copy of the whole, not one a part)."""
+        parts = tuple(part for part in parts if len(part.rowids))
+        if not parts:
+            return
         old = self.table
+        rows = len(old.rowids) + sum(len(part.rowids) for part in parts)
         exact = None
-        if old.exact is not None and len(old.rowids) + len(rowids) <= self.exact_up_to:
-            exact = np.concatenate([old.exact, vectors.astype(np.float32, copy=False)])
+        if old.exact is not None and rows <= self.exact_up_to:
+            exact = np.concatenate([old.exact, *(p.exact for p in parts if p.exact is not None)])
         table = Table(
-            np.concatenate([old.rowids, rowids]),
-            np.concatenate([old.codes, sign_codes(vectors, self.centre)], axis=1),
-            np.concatenate([old.small, small]),
-            np.concatenate([old.scales, scales]),
+            np.concatenate([old.rowids, *(p.rowids for p in parts)]),
+            np.concatenate([old.codes, *(p.codes for p in parts)], axis=1),
+            np.concatenate([old.small, *(p.small for p in parts)]),
+            np.concatenate([old.scales, *(p.scales for p in parts)]),
             exact,
-            _joined(old.facets, facets),
+            Facets(
+                *(
+                    np.concatenate(columns)
+                    for columns in zip(old.facets, *(p.facets for p in parts), strict=True)
+                )
+            ),
         )
         # New versions have the highest rowids: the order only needs mending on a load.
         if len(table.rowids) > 1 and np.any(np.diff(table.rowids) < 0):
