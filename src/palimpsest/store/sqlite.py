@@ -518,12 +518,14 @@ class SqliteSession(SqlSession):
         did not cover every match is followed by a wider one.
         """
         start = self._window_start(match)
-        passes: list[tuple[int | None, int | None]] = [(CANDIDATES, start)]
+        rows = self._matches(match, where, args, limit, CANDIDATES, start)
+        if len(rows) >= limit:
+            return rows  # the common case: the window's best passed (no count needed)
+        passes: list[tuple[int | None, int | None]] = []
         if self._count(match, start, CANDIDATES + 1) > CANDIDATES:
             passes.append((None, start))
         if start is not None:
             passes.append((None, None))
-        rows: list[Row] = []
         for cap, lowest in passes:
             rows = self._matches(match, where, args, limit, cap, lowest)
             if len(rows) >= limit:
