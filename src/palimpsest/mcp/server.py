@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -169,6 +170,25 @@ def _version() -> str:
         return "0"
 
 
+def load_model_in_background(service: Service) -> threading.Thread | None:
+    """Load the embedder's model on a thread of its own while the server answers, so the
+    first recall by meaning does not wait for it (about a second) and no answer that needs
+    no meaning ever does. None when the embedder has nothing to load."""
+    load = getattr(service.embedder, "load", None)
+    if load is None:
+        return None
+
+    def loading() -> None:
+        try:
+            load()
+        except Exception:  # the first embed raises it again, to the caller that needs it
+            logger.warning("the embedding model could not be loaded ahead", exc_info=True)
+
+    thread = threading.Thread(target=loading, name="palimpsest-model", daemon=True)
+    thread.start()
+    return thread
+
+
 def serve(
     service: Service,
     *,
@@ -181,11 +201,12 @@ def serve(
     server = build_server(service, threads=limits.store_threads)
     try:
         if http:
+            load_model_in_background(service)
             run = functools.partial(
                 serve_http, server, host=host, port=port, path=PATH, limits=limits
             )
             anyio.run(run)
-        else:
-            anyio.run(serve_stdio, server)
+        else:  # once the client has its first answer, which the model must not delay
+            anyio.run(serve_stdio, server, functools.partial(load_model_in_background, service))
     finally:
         server.close()

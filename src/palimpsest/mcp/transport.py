@@ -26,6 +26,7 @@ import asyncio
 import io
 import json
 import os
+from collections.abc import Callable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -113,9 +114,15 @@ class AnsweringUnreadable:
         self,
         inner: ReadStream[SessionMessage | Exception],
         answers: WriteStream[SessionMessage],
+        on_second: Callable[[], object] | None = None,
     ):
         self._inner = inner
         self._answers = answers
+        # Called once, on the second message: a client sends it (`initialized`) only
+        # once it has the answer to the first (`initialize`), so work started then never
+        # delays that first answer.
+        self._on_second = on_second
+        self._received = 0
 
     @property
     def last_context(self) -> Any:
@@ -125,6 +132,9 @@ class AnsweringUnreadable:
     async def receive(self) -> SessionMessage | Exception:
         while True:
             item = await self._inner.receive()
+            self._received += 1
+            if self._received == 2 and self._on_second is not None:
+                self._on_second()
             if not isinstance(item, Exception):
                 return item
             await self._answers.send(unreadable_answer(item))
@@ -166,12 +176,13 @@ def _stdin_lines() -> anyio.AsyncFile[str]:
     return anyio.wrap_file(io.TextIOWrapper(wire, encoding="utf-8", errors="surrogateescape"))
 
 
-async def serve_stdio(server: MCPServer[Any]) -> None:
-    """What the SDK's `run("stdio")` does, with unreadable lines answered."""
+async def serve_stdio(server: MCPServer[Any], on_ready: Callable[[], object] | None = None) -> None:
+    """What the SDK's `run("stdio")` does, with unreadable lines answered; `on_ready` is
+    called once the client has its first answer."""
     lowlevel = server._lowlevel_server
     async with stdio_server(stdin=_stdin_lines()) as (read_stream, write_stream):
         await lowlevel.run(
-            AnsweringUnreadable(read_stream, write_stream),
+            AnsweringUnreadable(read_stream, write_stream, on_ready),
             write_stream,
             lowlevel.create_initialization_options(),
         )

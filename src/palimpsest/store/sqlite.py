@@ -7,6 +7,7 @@ free pages; the FTS index is merged after a forget so no segment keeps the words
 
 from __future__ import annotations
 
+import itertools
 import json
 import sqlite3
 import threading
@@ -25,7 +26,7 @@ from .migrations import migrations, refuse_newer, statements
 from .rows import Row, memory_from_row
 from .session import SqlSession, key_race
 from .terms import index_text, query_terms
-from .vector_cache import Table, VectorCache
+from .vector_cache import FACET_COLUMNS, Table, VectorCache
 from .vector_search import Vectors
 
 BUSY_TIMEOUT_MS = 15_000
@@ -289,11 +290,7 @@ class SqliteSession(SqlSession):
         where, args = self.filters(query)
         cache = self._vector_cache(model, len(vector)) if query.at_seq is None else None
         if cache is not None:
-            table = cache.table
-            if not vector_search.narrowed(query):
-                found = self._nearest_cached(cache, vector, where, args, query.limit, model)
-            else:
-                found = self._nearest_in_copy(cache, table, vector, where, args, query.limit, model)
+            found = self._nearest_cached(cache, vector, query, where, args, model)
             return self._memories_scored(found)
         return self._memories_scored(self._nearest_exact(vector, where, args, query.limit, model))
 
@@ -363,28 +360,39 @@ class SqliteSession(SqlSession):
         large = int(counted["n"]) >= EXACT_BELOW
         cache: VectorCache | None = None
         rows = self._cursor(
-            "SELECT v.rowid AS rowid, mv.vector AS vector FROM memory_versions v "
-            "JOIN memory_vectors mv ON mv.version_rowid = v.rowid WHERE v.workspace = ? "
-            "AND v.from_seq <= ? AND (v.to_seq IS NULL OR v.to_seq > ?) AND v.scrubbed = 0 "
-            "AND mv.model = ?",
+            f"SELECT v.rowid AS rowid, mv.vector AS vector, {FACET_COLUMNS} "
+            "FROM memory_versions v JOIN memory_vectors mv ON mv.version_rowid = v.rowid "
+            "WHERE v.workspace = ? AND v.from_seq <= ? AND (v.to_seq IS NULL OR v.to_seq > ?) "
+            "AND v.scrubbed = 0 AND mv.model = ?",
             (self.workspace, seq, seq, model),
         )
+        parts: list[Table] = []  # a chunk at a time: the floats of all are never held
         chunk: list[Row] = []
-        for row in rows:
-            chunk.append(row)
-            if len(chunk) == LOAD_CHUNK:
-                cache = _cached_chunk(cache, chunk, dimensions, seq, generation, large)
+        for row in itertools.chain(rows, [None]):
+            if row is not None:
+                chunk.append(row)
+            if chunk and (row is None or len(chunk) == LOAD_CHUNK):
+                matrix = vector_search.from_blobs([r["vector"] for r in chunk], dimensions)
+                if cache is None:  # the first chunk's mean centres the signs of all
+                    cache = VectorCache(dimensions, matrix.mean(axis=0), seq, generation,
+                                        EXACT_BELOW)  # fmt: skip
+                    if large:
+                        cache.table = cache.table._replace(exact=None)
+                ids = np.fromiter((r["rowid"] for r in chunk), dtype=np.int64, count=len(chunk))
+                parts.append(cache.encoded(ids, matrix, cache.facets(ids, chunk)))
                 chunk = []
-        return _cached_chunk(cache, chunk, dimensions, seq, generation, large)
+        if cache is not None:
+            cache.add(*parts)
+        return cache
 
     def _catch_up(self, cache: VectorCache, model: str, seq: int) -> None:
         """Add the versions written after the cache's last event up to event `seq`, and
         drop those they ended (as they stood at `seq`: a write session's own are not)."""
         added = self._rows(
-            "SELECT v.rowid AS rowid, mv.vector AS vector FROM memory_versions v "
-            "JOIN memory_vectors mv ON mv.version_rowid = v.rowid WHERE v.workspace = ? "
-            "AND v.from_seq > ? AND v.from_seq <= ? AND (v.to_seq IS NULL OR v.to_seq > ?) "
-            "AND v.scrubbed = 0 AND mv.model = ?",
+            f"SELECT v.rowid AS rowid, mv.vector AS vector, {FACET_COLUMNS} "
+            "FROM memory_versions v JOIN memory_vectors mv ON mv.version_rowid = v.rowid "
+            "WHERE v.workspace = ? AND v.from_seq > ? AND v.from_seq <= ? "
+            "AND (v.to_seq IS NULL OR v.to_seq > ?) AND v.scrubbed = 0 AND mv.model = ?",
             (self.workspace, cache.seq, seq, seq, model),
         )
         ended = self._rows(
@@ -396,88 +404,57 @@ class SqliteSession(SqlSession):
         cache.drop(np.array([row["rowid"] for row in ended], dtype=np.int64))
         if added:
             matrix = vector_search.from_blobs([row["vector"] for row in added], cache.dimensions)
-            cache.add(np.array([row["rowid"] for row in added], dtype=np.int64), matrix)
+            rowids = np.array([row["rowid"] for row in added], dtype=np.int64)
+            cache.add(cache.encoded(rowids, matrix, cache.facets(rowids, added)))
         cache.seq = seq
 
     def _nearest_cached(
         self,
         cache: VectorCache,
         vector: Vectors,
+        query: SearchQuery,
         where: list[str],
         args: list[Any],
-        limit: int,
         model: str,
     ) -> list[tuple[int, float]]:
-        """The cache's best candidates scored exactly under the filters, widened until
-        enough pass; versions newer than the cache (a write session's) are scored too."""
+        """The copy's best candidates among the rows passing the filters (read from the
+        copy's facets), scored exactly from the column under the same filters in SQL,
+        widened until enough pass; versions newer than the copy (a write session's own)
+        are scored too. The SQL filters have the last word: a version this transaction
+        ended is still in the copy, and is left out there."""
+        table = cache.table
+        mask = cache.passing(table, query) if vector_search.narrowed(query) else None
         conditions = " AND ".join(where)
+        limit = query.limit
         count, keep = max(CANDIDATE_VECTORS, limit * 40), max(RESCORED, limit * 4)
-        while True:
-            candidates = cache.candidates(vector, count, keep)
-            rows = self._rows(
-                # CROSS JOIN: SQLite then walks the candidates and looks each row up,
-                # instead of scanning the workspace for rows in the list.
-                "SELECT v.rowid AS rowid, mv.vector AS vector FROM json_each(?) AS c "
-                "CROSS JOIN memory_versions v ON v.rowid = c.value "
-                "JOIN memory_vectors mv ON mv.version_rowid = v.rowid "
-                f"WHERE {conditions} AND mv.model = ?",
-                [json.dumps(candidates.tolist()), *args, model],
-            )
-            rows += self._rows(
-                "SELECT v.rowid AS rowid, mv.vector AS vector FROM memory_versions v "
-                "JOIN memory_vectors mv ON mv.version_rowid = v.rowid "
-                f"WHERE v.from_seq > ? AND {conditions} AND mv.model = ?",
-                [cache.seq, *args, model],
-            )
-            if len(rows) >= limit or len(candidates) >= len(cache):
-                unique = list({row["rowid"]: row for row in rows}.values())
-                return self._scored(unique, vector, limit)
-            count, keep = count * 8, keep * 8
-
-    def _nearest_in_copy(
-        self,
-        cache: VectorCache,
-        table: Table,
-        vector: Vectors,
-        where: list[str],
-        args: list[Any],
-        limit: int,
-        model: str,
-    ) -> list[tuple[int, float]]:
-        """Every current version passing the filters (rowids alone, from SQL), scored in
-        the copy: exactly while it holds the floats, else the RESCORED best by the int8
-        estimate are scored exactly from the column. Versions the copy lacks (a write
-        session's own, or written after the copy moved on) are scored from the column."""
-        cursor = self.conn.cursor()
-        cursor.row_factory = None  # plain tuples: tens of thousands of rowids at 100k
-        passing = cursor.execute(
-            f"SELECT v.rowid FROM memory_versions v WHERE {' AND '.join(where)}", args
-        ).fetchall()
-        rowids = np.fromiter((row[0] for row in passing), dtype=np.int64, count=len(passing))
-        held, at = cache.positions(table, rowids)
-        scores = cache.estimated(table, at, vector)
-        if table.exact is not None:
-            best = vector_search.ranked(scores, held, limit)
-        else:
-            keep = max(RESCORED, limit * 4)
-            chosen = [rowid for rowid, _ in vector_search.ranked(scores, held, keep)]
-            best = self._scored(self._vector_rows(chosen, model), vector, limit)
-        missing = np.setdiff1d(rowids, held, assume_unique=True)
-        if len(missing):
-            lacking = self._scored(self._vector_rows(missing.tolist(), model), vector, limit)
-            best = vector_search.merged(best, lacking)[:limit]
-        return best
-
-    def _vector_rows(self, rowids: list[int], model: str) -> list[Row]:
-        """The (rowid, vector) rows of the versions `rowids` that have a `model` vector."""
-        if not rowids:
-            return []
-        return self._rows(
-            "SELECT v.rowid AS rowid, mv.vector AS vector FROM json_each(?) AS c "
-            "CROSS JOIN memory_versions v ON v.rowid = c.value "
-            "JOIN memory_vectors mv ON mv.version_rowid = v.rowid WHERE mv.model = ?",
-            [json.dumps(rowids), model],
+        newer = self._rows(
+            "SELECT v.rowid AS rowid, mv.vector AS vector FROM memory_versions v "
+            "JOIN memory_vectors mv ON mv.version_rowid = v.rowid "
+            f"WHERE v.from_seq > ? AND {conditions} AND mv.model = ?",
+            [cache.seq, *args, model],
         )
+        while True:
+            found = cache.candidates(table, vector, count, keep, mask)
+            listed = json.dumps(found.rowids.tolist())
+            # CROSS JOIN: SQLite then walks the candidates and looks each row up, instead
+            # of scanning the workspace for rows in the list.
+            walk = "FROM json_each(?) AS c CROSS JOIN memory_versions v ON v.rowid = c.value"
+            if found.exact is not None:  # scored in the copy: SQL only confirms the filters
+                confirmed = f"SELECT v.rowid AS rowid {walk} WHERE {conditions}"
+                passing = {row["rowid"] for row in self._rows(confirmed, [listed, *args])}
+                best = [(rowid, score) for rowid, score in found.exact if rowid in passing]
+            else:
+                rows = self._rows(
+                    f"SELECT v.rowid AS rowid, mv.vector AS vector {walk} "
+                    "JOIN memory_vectors mv ON mv.version_rowid = v.rowid "
+                    f"WHERE {conditions} AND mv.model = ?",
+                    [listed, *args, model],
+                )
+                best = self._scored(rows, vector, limit)
+            if len(best) + len(newer) >= limit or found.every:
+                new = [row for row in newer if row["rowid"] not in dict(best)]
+                return vector_search.merged(best[:limit], self._scored(new, vector, limit))[:limit]
+            count, keep = count * 8, keep * 8
 
     def _memories_scored(self, best: list[tuple[int, float]]) -> list[tuple[Memory, float]]:
         """The version rows `best` names, as memories, in its order."""
@@ -541,12 +518,14 @@ class SqliteSession(SqlSession):
         did not cover every match is followed by a wider one.
         """
         start = self._window_start(match)
-        passes: list[tuple[int | None, int | None]] = [(CANDIDATES, start)]
+        rows = self._matches(match, where, args, limit, CANDIDATES, start)
+        if len(rows) >= limit:
+            return rows  # the common case: the window's best passed (no count needed)
+        passes: list[tuple[int | None, int | None]] = []
         if self._count(match, start, CANDIDATES + 1) > CANDIDATES:
             passes.append((None, start))
         if start is not None:
             passes.append((None, None))
-        rows: list[Row] = []
         for cap, lowest in passes:
             rows = self._matches(match, where, args, limit, cap, lowest)
             if len(rows) >= limit:
@@ -611,25 +590,3 @@ def _match_expression(words: str, query: SearchQuery) -> str:
 
 def _phrase(value: str) -> str:
     return '"' + value.replace('"', '""') + '"'
-
-
-def _cached_chunk(
-    cache: VectorCache | None,
-    chunk: list[Row],
-    dimensions: int,
-    seq: int,
-    generation: int,
-    large: bool,
-) -> VectorCache | None:
-    """`cache` with `chunk`'s (rowid, vector) rows added; the first chunk makes it (and
-    holds the float32 vectors too unless the workspace is `large`)."""
-    if not chunk:
-        return cache
-    matrix = vector_search.from_blobs([row["vector"] for row in chunk], dimensions)
-    if cache is None:  # the first chunk's mean centres the signs of all
-        cache = VectorCache(dimensions, matrix.mean(axis=0), seq, generation, EXACT_BELOW)
-        if large:
-            cache.table = cache.table._replace(exact=None)
-    rowids = np.fromiter((row["rowid"] for row in chunk), dtype=np.int64, count=len(chunk))
-    cache.add(rowids, matrix)
-    return cache

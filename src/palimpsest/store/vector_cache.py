@@ -9,11 +9,14 @@ each current version's vector is kept twice, small:
 - the vector in int8 with its own scale (384 bytes): the best CANDIDATES by Hamming
   distance are ranked again by this close estimate of their cosine similarity.
 
-At 100,000 memories that is 43 MB. The best few by the estimate are then scored exactly
-from the float32 column (the source of truth) under the query's filters, widening when
-too few pass. So the answer is exact among the candidates, and the candidates are
-approximate: used, like PostgreSQL's HNSW index, only for the unfiltered question over a
-large store.
+At 100,000 memories that is 43 MB. Beside them each row keeps what the filters of a
+recall read (notebook, kind, status, scope, time, expiry and tags, as small codes: a
+version row never changes them), so a filtered question picks its rows in numpy instead
+of asking SQL for tens of thousands of row ids. The best few by the estimate among the
+rows passing the filters are then scored exactly from the float32 column (the source of
+truth) under the query's filters in SQL too, widening when too few pass. So the answer is
+exact among the candidates; while the copy holds the floats (a small workspace) the
+candidates are the exact best, else they are approximate as PostgreSQL's HNSW index is.
 
 The copy is a cache tied to the last event sequence it has seen: every question reads the
 store's last sequence and the workspace's vector generation (bumped by a reindex or a
@@ -24,61 +27,119 @@ another process's writes are never missed.
 
 from __future__ import annotations
 
+import json
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
+from . import SearchQuery
 from .vector_search import Vectors, ranked
 
 Codes = npt.NDArray[np.uint64]
 RowIds = npt.NDArray[np.int64]
+Mask = npt.NDArray[np.bool_]
+Labels = npt.NDArray[np.int32]
+Times = npt.NDArray[np.bytes_]
+NONE = -1  # the code of a missing value (no scope), which no filter names
+
+
+class Facets(NamedTuple):
+    """What a recall filters on, per row of the copy (a version row never changes them).
+    Strings are codes of the cache's `names`; times are ASCII bytes, compared as SQL
+    compares the text."""
+
+    notebook: Labels
+    kind: Labels
+    status: Labels
+    scope: Labels
+    when: Times  # coalesce(occurred_at, recorded_at)
+    expires: Times  # b"" for none
+    # Tags as postings: the row id and tag code of every (version, tag) pair.
+    tag_rows: RowIds
+    tag_codes: Labels
+
+    def kept(self, keep: Mask, dropped: RowIds) -> Facets:
+        alive = ~np.isin(self.tag_rows, dropped)
+        return Facets(
+            self.notebook[keep], self.kind[keep], self.status[keep], self.scope[keep],
+            self.when[keep], self.expires[keep], self.tag_rows[alive], self.tag_codes[alive],
+        )  # fmt: skip
+
+    def ordered(self, order: npt.NDArray[np.intp]) -> Facets:
+        return Facets(
+            self.notebook[order], self.kind[order], self.status[order], self.scope[order],
+            self.when[order], self.expires[order], self.tag_rows, self.tag_codes,
+        )  # fmt: skip
 
 
 class Table(NamedTuple):
     rowids: RowIds  # ascending, so a row is found by binary search
-    codes: Codes  # signs, 64 to a word
+    codes: Codes  # signs, 64 to a word: one row per word, one column per version
     small: npt.NDArray[np.int8]  # the vector in int8 ...
     scales: npt.NDArray[np.float32]  # ... times this
     exact: Vectors | None  # the float32 vectors themselves, while the copy is small
+    facets: Facets
 
     def sorted(self) -> Table:
         order = np.argsort(self.rowids, kind="stable")
         return Table(
             self.rowids[order],
-            self.codes[order],
+            self.codes[:, order],
             self.small[order],
             self.scales[order],
             None if self.exact is None else self.exact[order],
+            self.facets.ordered(order),
         )
 
-    def kept(self, keep: npt.NDArray[np.bool_]) -> Table:
+    def kept(self, keep: Mask) -> Table:
         exact = None if self.exact is None else self.exact[keep]
+        facets = self.facets.kept(keep, self.rowids[~keep])
         return Table(
-            self.rowids[keep], self.codes[keep], self.small[keep], self.scales[keep], exact
-        )
+            self.rowids[keep], self.codes[:, keep], self.small[keep], self.scales[keep], exact,
+            facets,
+        )  # fmt: skip
 
 
 def sign_codes(vectors: Vectors, centre: Vectors) -> Codes:
-    """Each row's signs around `centre`, packed 64 to a word."""
+    """Each row's signs around `centre`, packed 64 to a word: one row per word."""
     bits = np.packbits(vectors > centre, axis=1)
     width = -(-bits.shape[1] // 8) * 8  # whole 64-bit words
     padded = np.zeros((len(vectors), width), dtype=np.uint8)
     padded[:, : bits.shape[1]] = bits
-    return padded.view(np.uint64)
+    # Word-major, so a question's Hamming distances are a few passes over contiguous words.
+    return np.ascontiguousarray(padded.view(np.uint64).T)
 
 
 def _empty(dimensions: int) -> Table:
     words = -(-dimensions // 64)
+    labels = np.zeros(0, dtype=np.int32)
+    times = np.zeros(0, dtype="S1")
     return Table(
         np.zeros(0, dtype=np.int64),
-        np.zeros((0, words), dtype=np.uint64),
+        np.zeros((words, 0), dtype=np.uint64),
         np.zeros((0, dimensions), dtype=np.int8),
         np.zeros(0, dtype=np.float32),
         np.zeros((0, dimensions), dtype=np.float32),
+        Facets(labels, labels, labels, labels, times, times, np.zeros(0, np.int64), labels),
     )
+
+
+# The columns of memory_versions (alias v) that `VectorCache.facets` reads, in its order.
+FACET_COLUMNS = (
+    "v.notebook_id, v.kind, v.status, v.scope, coalesce(v.occurred_at, v.recorded_at) "
+    "AS happened, v.expires_at, v.tags"
+)
+
+
+def _scores(rows: npt.NDArray[Any], vector: Vectors) -> Vectors:
+    """`rows` (int8 or float32) times `vector`, in float32, without BLAS: an int8 matrix
+    is read as it is instead of copied to float32 first (four times the bytes)."""
+    scores: Vectors = np.einsum("ij,j->i", rows, vector, dtype=np.float32, casting="unsafe")
+    return scores
 
 
 @dataclass
@@ -97,6 +158,8 @@ class VectorCache:
     # rows of one state with the codes of another.
     table: Table = field(init=False)
     lock: threading.Lock = field(default_factory=threading.Lock)  # one refresh at a time
+    # The code of every notebook id, kind, status, scope and tag seen (only grows).
+    names: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.table = _empty(self.dimensions)
@@ -104,21 +167,59 @@ class VectorCache:
     def __len__(self) -> int:
         return len(self.table.rowids)
 
-    def add(self, rowids: RowIds, vectors: Vectors) -> None:
-        if not len(rowids):
-            return
+    def facets(self, rowids: RowIds, rows: Sequence[Any]) -> Facets:
+        """The facets of version rows read with FACET_COLUMNS, in the order of `rowids`."""
+        tagged = [(rowid, tag) for rowid, r in zip(rowids.tolist(), rows, strict=True)
+                  if r["tags"] and r["tags"] != "[]" for tag in json.loads(r["tags"])]  # fmt: skip
+        return Facets(
+            self._labels([r["notebook_id"] for r in rows]),
+            self._labels([r["kind"] for r in rows]),
+            self._labels([r["status"] for r in rows]),
+            self._labels([r["scope"] for r in rows]),
+            np.array([(r["happened"] or "").encode() for r in rows], dtype=np.bytes_),
+            np.array([(r["expires_at"] or "").encode() for r in rows], dtype=np.bytes_),
+            np.array([rowid for rowid, _ in tagged], dtype=np.int64),
+            self._labels([tag for _, tag in tagged]),
+        )
+
+    def _labels(self, values: list[str | None]) -> Labels:
+        """The codes of `values` (NONE for None), new values coded as they come."""
+        new = {value for value in values if value is not None} - self.names.keys()
+        for value in sorted(new):
+            self.names[value] = len(self.names)
+        codes: dict[str | None, int] = {None: NONE}
+        codes.update(self.names)
+        return np.array([codes[value] for value in values], dtype=np.int32)
+
+    def encoded(self, rowids: RowIds, vectors: Vectors, facets: Facets) -> Table:
+        """Rows as the copy keeps them, to `add` (the floats only while the copy holds them)."""
         scales = (np.abs(vectors).max(axis=1) / 127).astype(np.float32)
         small = np.round(vectors / np.maximum(scales, 1e-12)[:, None]).astype(np.int8)
+        exact = None if self.table.exact is None else vectors.astype(np.float32, copy=False)
+        return Table(rowids, sign_codes(vectors, self.centre), small, scales, exact, facets)
+
+    def add(self, *parts: Table) -> None:
+        """Rows `encoded` before, added in one step (one copy of the whole, not one a part)."""
+        parts = tuple(part for part in parts if len(part.rowids))
+        if not parts:
+            return
         old = self.table
+        rows = len(old.rowids) + sum(len(part.rowids) for part in parts)
         exact = None
-        if old.exact is not None and len(old.rowids) + len(rowids) <= self.exact_up_to:
-            exact = np.concatenate([old.exact, vectors.astype(np.float32, copy=False)])
+        if old.exact is not None and rows <= self.exact_up_to:
+            exact = np.concatenate([old.exact, *(p.exact for p in parts if p.exact is not None)])
         table = Table(
-            np.concatenate([old.rowids, rowids]),
-            np.concatenate([old.codes, sign_codes(vectors, self.centre)]),
-            np.concatenate([old.small, small]),
-            np.concatenate([old.scales, scales]),
+            np.concatenate([old.rowids, *(p.rowids for p in parts)]),
+            np.concatenate([old.codes, *(p.codes for p in parts)], axis=1),
+            np.concatenate([old.small, *(p.small for p in parts)]),
+            np.concatenate([old.scales, *(p.scales for p in parts)]),
             exact,
+            Facets(
+                *(
+                    np.concatenate(columns)
+                    for columns in zip(old.facets, *(p.facets for p in parts), strict=True)
+                )
+            ),
         )
         # New versions have the highest rowids: the order only needs mending on a load.
         if len(table.rowids) > 1 and np.any(np.diff(table.rowids) < 0):
@@ -130,37 +231,65 @@ class VectorCache:
         if len(rowids) and len(old.rowids):
             self.table = old.kept(~np.isin(old.rowids, rowids))
 
-    def positions(self, table: Table, rowids: RowIds) -> tuple[RowIds, npt.NDArray[np.intp]]:
-        """Which of `rowids` the copy `table` holds, and at which rows."""
-        at = np.searchsorted(table.rowids, rowids)
-        found = at < len(table.rowids)
-        found[found] = table.rowids[at[found]] == rowids[found]
-        return rowids[found], at[found]
+    def passing(self, table: Table, query: SearchQuery) -> Mask | None:
+        """Which rows of `table` pass the filters of `query` (None: every row), as the
+        store's SQL filters read them (store/session.py `filters`)."""
+        facets, mask = table.facets, None
 
-    def estimated(self, table: Table, at: npt.NDArray[np.intp], vector: Vectors) -> Vectors:
-        """The similarity of the rows `at` to `vector`: exact while the floats are held,
-        else the int8 estimate."""
-        if table.exact is not None:
-            if len(at) * 4 > len(table.rowids):  # most rows: one product beats a gather
-                return (table.exact @ vector)[at]
-            return table.exact[at] @ vector
-        return (table.small[at].astype(np.float32) @ vector) * table.scales[at]
+        def narrow(more: Mask) -> None:
+            nonlocal mask
+            mask = more if mask is None else mask & more
 
-    def candidates(self, vector: Vectors, count: int, keep: int) -> RowIds:
-        """The `keep` rows with the best estimated similarity to `vector`, best first,
-        among the `count` nearest by Hamming distance of their signs (while the floats
-        are held: the `keep` best by their exact similarity, so the answer is exact)."""
-        table = self.table
+        for column, values in (
+            (facets.notebook, query.notebook_ids),
+            (facets.kind, query.kinds),
+            (facets.status, query.statuses),
+            (facets.scope, query.scopes),
+        ):
+            if values:
+                wanted = [self.names[v] for v in values if v in self.names]
+                narrow(np.isin(column, np.array(wanted, dtype=np.int32)))
+        for tag in query.tags:
+            code = self.names.get(tag, NONE)
+            holders = facets.tag_rows[facets.tag_codes == code]
+            narrow(np.isin(table.rowids, holders))
+        if query.since is not None:
+            narrow(facets.when >= query.since.encode())
+        if query.until is not None:
+            narrow(facets.when <= query.until.encode())
+        if query.alive_at is not None:
+            narrow((facets.expires == b"") | (facets.expires > query.alive_at.encode()))
+        return mask
+
+    def candidates(
+        self, table: Table, vector: Vectors, count: int, keep: int, mask: Mask | None
+    ) -> Candidates:
+        """The `keep` rows passing `mask` with the best estimated similarity to `vector`,
+        best first, among the `count` nearest by Hamming distance of their signs (while
+        the floats are held: the `keep` best by their exact similarity, so the answer is
+        exact, with those scores)."""
+        chosen = np.arange(len(table.rowids)) if mask is None else np.flatnonzero(mask)
+        every = keep >= len(chosen)
         if table.exact is not None:  # held: the best by the exact score, ties newest first
-            leaders = ranked(table.exact @ vector, table.rowids, keep)
-            return np.array([rowid for rowid, _ in leaders], dtype=np.int64)
-        chosen = np.arange(len(table.rowids))
+            held = table.exact if mask is None else table.exact[chosen]
+            leaders = ranked(_scores(held, vector), table.rowids[chosen], keep)
+            rowids = np.array([rowid for rowid, _ in leaders], dtype=np.int64)
+            return Candidates(rowids, every, leaders)
         if count < len(chosen):
-            query = sign_codes(vector[None, :], self.centre)[0]
-            distance = np.bitwise_count(table.codes ^ query).sum(axis=1, dtype=np.uint16)
-            chosen = np.argpartition(distance, count - 1)[:count]
-        estimate = (table.small[chosen].astype(np.float32) @ vector) * table.scales[chosen]
+            query = sign_codes(vector[None, :], self.centre)[:, 0]
+            distance = np.zeros(len(chosen), dtype=np.uint16)
+            for word, bits in zip(table.codes, query, strict=True):
+                part = word if mask is None else word[chosen]
+                distance += np.bitwise_count(part ^ bits)
+            chosen = chosen[np.argpartition(distance, count - 1)[:count]]
+        estimate = _scores(table.small[chosen], vector) * table.scales[chosen]
         if keep < len(chosen):
             best = np.argpartition(-estimate, keep - 1)[:keep]
             chosen, estimate = chosen[best], estimate[best]
-        return table.rowids[chosen[np.argsort(-estimate)]]
+        return Candidates(table.rowids[chosen[np.argsort(-estimate)]], every, None)
+
+
+class Candidates(NamedTuple):
+    rowids: RowIds  # best first
+    every: bool  # they are every row that passes the filters
+    exact: list[tuple[int, float]] | None  # their exact scores, where the copy held them
