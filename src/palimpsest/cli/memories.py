@@ -89,8 +89,10 @@ def remember(
     if from_file is not None:
         _remember_file(env, from_file, text, notebook, kind, options)
         return
-    if text is None or notebook is None:
-        raise click.UsageError("Give the memory's TEXT and -n/--notebook, or --from FILE.")
+    if notebook is None:
+        raise click.UsageError("Missing option '-n' / '--notebook' (or file many: --from FILE).")
+    if text is None:
+        raise click.UsageError("Missing argument 'TEXT' (or file many: --from FILE).")
     if text == "-":
         text = sys.stdin.read().removesuffix("\n").removesuffix("\r")  # as `$(cat f)` does
     filed = env.service().remember(

@@ -138,7 +138,7 @@ class MemoryOps(ServiceBase):
     ) -> dict[str, Any]:
         """File many new memories at once, all or nothing: each item holds remember's fields
         (`notebook` may be given once for the items that name none). Every item is checked
-        before the model runs, the texts are embedded together (far cheaper per text than
+        before the model runs, the texts are embedded together (cheaper per text than
         one by one) before the write lock, and all are written in one transaction, each
         memory its own event under one operation. Answers `results`, one per item in order
         (a text already filed answers `duplicate_of`, as remember does)."""
