@@ -49,6 +49,7 @@ role tenant billing invoice payment customer order cart product search ranking f
 kubernetes cluster region bucket storage backup restore snapshot certificate proxy gateway
 """.split()
 KINDS = ["fact", "decision", "pattern", "error", "note", "debt"]
+FILL_BATCH = 256
 
 
 def sentence(rng: random.Random, serial: int) -> str:
@@ -63,14 +64,20 @@ def opened(db: Path) -> Service:
 
 
 def fill(db: Path, count: int, rng: random.Random) -> None:
+    """`count` memories filed by batches of `items` (embedded together, so the model's
+    time per text is a fraction of one-by-one's)."""
     service = opened(db)
-    for serial in range(count):
-        service.remember(
-            notebook=f"project-{serial % 20}",
-            kind=KINDS[serial % len(KINDS)],
-            text=sentence(rng, serial),
-            tags=[rng.choice(WORDS)],
-        )
+    for start in range(0, count, FILL_BATCH):
+        items = [
+            {
+                "notebook": f"project-{serial % 20}",
+                "kind": KINDS[serial % len(KINDS)],
+                "text": sentence(rng, serial),
+                "tags": [rng.choice(WORDS)],
+            }
+            for serial in range(start, min(start + FILL_BATCH, count))
+        ]
+        service.remember(items=items)
     service.store.close()
 
 
@@ -122,6 +129,7 @@ def in_process(db: Path, calls: int, rng: random.Random) -> dict[str, list[float
                 service.remember(notebook="bench", kind="note", text=sentence(rng, -n - 1))
             results[name].append(time.perf_counter() - start)
     results["suggest"] = suggesting(service, calls)
+    results["embed one"] = embedding(service, calls, rng)
     service.store.close()
     return results
 
@@ -137,6 +145,17 @@ def suggesting(service: Service, calls: int) -> list[float]:
             start = time.perf_counter()
             service._suggest(tx, memory, now)  # by meaning when the service embeds
             samples.append(time.perf_counter() - start)
+    return samples
+
+
+def embedding(service: Service, calls: int, rng: random.Random) -> list[float]:
+    """What the model alone costs a remember: one new text embedded (nothing if `none`)."""
+    samples = []
+    for n in range(calls):
+        text = sentence(rng, -(10**6) - n)
+        start = time.perf_counter()
+        service.embedder.embed([text])
+        samples.append(time.perf_counter() - start)
     return samples
 
 
@@ -205,7 +224,7 @@ def main() -> None:
         }
         for transport, results in runs.items():
             for operation, samples in results.items():
-                print(f"{transport:<11} {operation:<9} {percentiles(samples)}")
+                print(f"{transport:<11} {operation:<10} {percentiles(samples)}")
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

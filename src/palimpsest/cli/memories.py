@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
 
 from ..model import KINDS, LINK_TYPES, SCOPES, SEVERITIES, STATUSES
-from . import render
+from . import bulk, render
 from .app import Env, F, command, emit, given, json_value, one_or_many, palimpsest, pass_env
 
 
@@ -60,22 +61,58 @@ KIND_HELP = f"One of: {', '.join(KINDS)}."
     "remember",
     'palimpsest remember -n myproj -k decision "We use PostgreSQL 16" --why "pgvector needs it"',
 )
-@click.argument("text")
-@click.option("-n", "--notebook", required=True, help="Notebook name or id (created if new).")
+@click.argument("text", required=False)
+@click.option("-n", "--notebook", help="Notebook name or id (created if new).")
 @click.option("-k", "--kind", default="fact", show_default=True, help=KIND_HELP)
 @_field_options
 @click.option("--supersedes", multiple=True, help="Id of a memory this replaces (repeatable).")
 @click.option("--because", help="Why, when superseding a rule.")
+@click.option(
+    "--from",
+    "from_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="File many: a JSONL file, one memory's fields per line (-n, -k: their defaults).",
+)
 @write_options
 @pass_env
-def remember(env: Env, /, text: str, notebook: str, kind: str, **options: Any) -> None:
-    """File a new memory in a notebook (TEXT `-` reads standard input)."""
+def remember(
+    env: Env, /, text: str | None, notebook: str | None, kind: str, **options: Any
+) -> None:
+    """File a new memory in a notebook (TEXT `-` reads standard input), or a file of them.
+
+    With --from FILE.jsonl, each line is a JSON object of one memory's fields, as
+    remember takes them ({"kind": "fact", "text": ..., "notebook": ...}); -n and -k give
+    the notebook and kind of lines that name none. Lines are filed 256 to a transaction,
+    with a progress bar for long files; a bad line stops the run and is named.
+    """
+    from_file = options.pop("from_file")
+    if from_file is not None:
+        _remember_file(env, from_file, text, notebook, kind, options)
+        return
+    if notebook is None:
+        raise click.UsageError("Missing option '-n' / '--notebook' (or file many: --from FILE).")
+    if text is None:
+        raise click.UsageError("Missing argument 'TEXT' (or file many: --from FILE).")
     if text == "-":
         text = sys.stdin.read().removesuffix("\n").removesuffix("\r")  # as `$(cat f)` does
     filed = env.service().remember(
         notebook=notebook, kind=kind, text=text, **_memory_fields(options)
     )
     emit(filed, render.written)
+
+
+def _remember_file(
+    env: Env, path: Path, text: str | None, notebook: str | None, kind: str, options: Any
+) -> None:
+    dry_run = options.pop("dry_run")
+    extra = [name for name, value in given(text=text, **options).items()]
+    if extra:
+        flag = "TEXT" if extra[0] == "text" else "--" + extra[0].replace("_", "-")
+        raise click.UsageError(
+            f"{flag} does not go with --from: put a memory's fields on its line of the file."
+        )
+    answer = bulk.file_lines(env.service(), path, notebook=notebook, kind=kind, dry_run=dry_run)
+    emit(answer)
 
 
 @command(palimpsest, "recall", 'palimpsest recall "database version" -n myproj --kind decision')

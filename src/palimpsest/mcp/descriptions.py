@@ -69,6 +69,10 @@ unless you do it.
 Refused, naming the field: a secret anywhere (store where it lives instead: a vault \
 path, a variable's name); a value over its limit; a `key` another active memory holds \
 (revise that one).
+
+`items` files many at once (an import, a task's findings): one transaction, answered by \
+`results` in order; one refused item refuses all, naming `items[i]`. No `supersedes` in \
+items. Batches over 20 get no suggestions.
 """
 
 RECALL = """\

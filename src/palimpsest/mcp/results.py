@@ -34,6 +34,7 @@ class RememberResult(TypedDict, total=False):
     duplicate_of: str
     written: bool
     memory: dict[str, Any]
+    results: Items  # a batch (`items`): one answer like the above per item, in order
     # Suggestions on write (service/suggest.py), each absent when empty; revise gives them
     # in each changed target of `results`.
     possible_contradicts: Items

@@ -24,6 +24,7 @@ from typing import Annotated, Any, Literal, TypeVar, cast
 from ..config import DEFAULT_LIMITS
 from ..errors import ValidationError
 from ..service import Service
+from ..service.batch import MAX_ITEMS
 from .params import (
     AS_IN_REMEMBER,
     KIND_MEANINGS,
@@ -101,9 +102,18 @@ class PalimpsestTools:
 
     async def remember(
         self,
-        notebook: Annotated[str, describe("Where it goes; a new name creates the notebook.")],
-        kind: Annotated[Kind, describe(KIND_MEANINGS)],
-        text: Annotated[str, describe("The memory, up to 8,000 characters.")],
+        notebook: Annotated[
+            str | None, describe("Where it goes; a new name creates the notebook.")
+        ] = None,
+        kind: Annotated[Kind | None, describe(KIND_MEANINGS)] = None,
+        text: Annotated[str | None, describe("The memory, up to 8,000 characters.")] = None,
+        items: Annotated[
+            list[dict[str, Any]] | None,
+            describe(
+                f"A batch instead, all or nothing, up to {MAX_ITEMS}: [{{kind, text, "
+                "notebook?, ...fields}}]; `notebook` beside it is the default."
+            ),
+        ] = None,
         title: Title = None,
         why: Why = None,
         tags: Tags = None,

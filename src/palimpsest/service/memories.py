@@ -35,8 +35,10 @@ from ..revise import (
 from ..store import EventFilter, SearchQuery, StoreReader, StoreWriter
 from ..views import memory_view
 from .base import EVERY_EVENT, ServiceBase, id_list
+from .batch import SUGGEST_ITEMS, Item, parse_items
 from .checks import hashed_on_write
 from .suggest import CANDIDATES, suggestions
+from .vectors import embedding_text
 
 
 @dataclass
@@ -51,16 +53,32 @@ class MemoryOps(ServiceBase):
     def remember(
         self,
         *,
-        notebook: str,
-        kind: str,
-        text: str,
+        notebook: str | None = None,
+        kind: str | None = None,
+        text: str | None = None,
+        items: list[dict[str, Any]] | None = None,
         supersedes: list[str] | None = None,
         because: str | None = None,
         idempotency_key: str | None = None,
         dry_run: bool = False,
         **fields: Any,
     ) -> dict[str, Any]:
-        """File a new memory. `fields` are the optional memory fields (title, why, tags...)."""
+        """File a new memory. `fields` are the optional memory fields (title, why, tags...).
+
+        With `items`, file a batch (remember_batch): each item holds the same fields.
+        """
+        if items is not None:
+            given = {"kind": kind, "text": text, "supersedes": supersedes, "because": because}
+            extra = [name for name, value in {**given, **fields}.items() if value is not None]
+            if extra:
+                raise ValidationError(
+                    f"`{extra[0]}` goes inside each item when `items` is given; only "
+                    "`notebook` (the notebook of items that name none) goes beside it.",
+                    field=extra[0],
+                )
+            return self.remember_batch(
+                items, notebook=notebook, idempotency_key=idempotency_key, dry_run=dry_run
+            )
         if not isinstance(notebook, str) or not notebook.strip():
             raise ValidationError(
                 "`notebook` is required: a notebook name or id.", field="notebook"
@@ -113,6 +131,83 @@ class MemoryOps(ServiceBase):
 
         self.vectors.warm_filed(values, self.workspace, self.actor)  # the model runs unlocked
         return self._suggested(self._write("remember", request, idempotency_key, dry_run, body))
+
+    def remember_batch(
+        self,
+        items: list[dict[str, Any]],
+        *,
+        notebook: str | None = None,
+        idempotency_key: str | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        """File many new memories at once, all or nothing: each item holds remember's fields
+        (`notebook` may be given once for the items that name none). Every item is checked
+        before the model runs, the texts are embedded together (cheaper per text than
+        one by one) before the write lock, and all are written in one transaction, each
+        memory its own event under one operation. Answers `results`, one per item in order
+        (a text already filed answers `duplicate_of`, as remember does)."""
+        parsed = parse_items(items, notebook)
+        drafts = []  # each refused here, naming the item, before the model runs
+        for index, item in enumerate(parsed):
+            try:
+                draft = filed(item.values, id=new_id("m"), workspace=self.workspace,
+                              notebook_id="", now=self.clock(), actor=self.actor)  # fmt: skip
+                drafts.append(draft)
+            except PalimpsestError as exc:
+                raise in_item(exc, index) from None
+        request = {"notebook": notebook, "items": items}
+        embedded = self.vectors.embedded([embedding_text(draft, None) for draft in drafts])
+
+        def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
+            notebooks: dict[str, Notebook] = {}
+            results = []
+            for index, (item, draft) in enumerate(zip(parsed, drafts, strict=True)):
+                try:
+                    results.append(self._file_item(tx, item, draft, notebooks, now, op_id))
+                except Unmatched as exc:
+                    refusal = ValidationError(f"Refused: {exc.reason}.", field="key")
+                    raise in_item(refusal, index) from None
+                except PalimpsestError as exc:
+                    raise in_item(exc, index) from None
+            if dry_run and len(results) <= SUGGEST_ITEMS:
+                for result in results:
+                    memory = tx.get_memory(result["id"])
+                    if memory is not None and result.get("written") is not False:
+                        by_id = {nb.id: nb for nb in notebooks.values()}
+                        result["memory"] = memory_view(memory, by_id, now)
+                        result.update(self._suggest(tx, memory, now))
+            return {"results": results}
+
+        with self.vectors.holding(embedded):  # the write takes these, not the model
+            answer = self._write("remember", request, idempotency_key, dry_run, body)
+        if len(parsed) > SUGGEST_ITEMS:
+            answer.setdefault("warnings", []).append(
+                f"No suggestions: a batch of more than {SUGGEST_ITEMS} items is filed without them."
+            )
+            return answer
+        return self._suggested(answer)
+
+    def _file_item(
+        self,
+        tx: StoreWriter,
+        item: Item,
+        draft: Memory,
+        notebooks: dict[str, Notebook],
+        now: str,
+        op_id: str,
+    ) -> dict[str, Any]:
+        """One batch item written in the batch's transaction (its notebook opened once)."""
+        nb = notebooks.get(item.notebook)
+        if nb is None:
+            nb = notebooks[item.notebook] = self._open_notebook(tx, item.notebook, now, op_id)
+            notebooks[nb.name] = nb
+        same = duplicate_of(tx.find_by_text(nb.id, normalize_text(draft.text)), draft.kind)
+        if same is not None:
+            return _duplicate(same, nb.name, not_applied(same, item.values, []))
+        memory = draft.replace(notebook_id=nb.id, recorded_at=now)
+        self._check_key(tx, None, memory)
+        seq = self._memory_event(tx, "remember", op_id, now, None, memory)
+        return {"id": memory.id, "version": 1, "seq": seq, "notebook": nb.name}
 
     def _link_supersedes(self, tx: StoreWriter, successor_id: str, old_id: str, now: str) -> None:
         link = Link(

@@ -17,6 +17,7 @@ left out of the answer: agents pay for every token.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, replace
 from typing import Any
@@ -64,12 +65,19 @@ _WORD = re.compile(r"[^\W\d_][\w]*")
 _SENTENCE_END = (".", "!", "?", ":", ";", "\n", "-", "*", "•", "(")
 
 
-def numbers(text: str) -> set[str]:
+# The readings below are pure functions of a text, asked of the same texts again and again
+# (a memory is a candidate for every write near it): each keeps its last answers.
+_READ = functools.lru_cache(maxsize=2048)
+
+
+@_READ
+def numbers(text: str) -> frozenset[str]:
     """The numbers a text states (`3.5`, `8080`, `2026`)."""
-    return set(_NUMBER.findall(text))
+    return frozenset(_NUMBER.findall(text))
 
 
-def names(text: str) -> set[str]:
+@_READ
+def names(text: str) -> frozenset[str]:
     """Names, by their capitals: capitalised words inside a sentence, and anywhere a word
     with a capital past its first letter (PostgreSQL, API). A sentence's first word is no
     name by its capital alone ("Deploys run on Fridays")."""
@@ -78,12 +86,24 @@ def names(text: str) -> set[str]:
         word = match.group()
         if len(word) < 2 or not word[0].isupper():
             continue
-        opens = text[: match.start()].rstrip().endswith(_SENTENCE_END) or not match.start()
-        if not opens or any(c.isupper() for c in word[1:]):
+        if not _opens_sentence(text, match.start()) or any(c.isupper() for c in word[1:]):
             found.add(word)
-    return found
+    return frozenset(found)
 
 
+def _opens_sentence(text: str, start: int) -> bool:
+    """Whether the word at `start` opens a sentence: the first non-space before it ends
+    one. (Looked for backwards from `start`, not by stripping all that precedes it, which
+    made a long text's names cost the square of its length.)"""
+    if start == 0:
+        return True
+    before = start - 1
+    while before >= 0 and text[before].isspace():
+        before -= 1
+    return before >= 0 and text[before] in _SENTENCE_END
+
+
+@_READ
 def negated(text: str) -> bool:
     """Whether the text holds a negation word (English: not, never, don't, ...)."""
     return any(word in NEGATIONS for word in words(text))
@@ -108,6 +128,7 @@ def difference(
     return None
 
 
+@_READ
 def content_terms(text: str) -> frozenset[str]:
     """The stemmed words that say what a text is about: no stopwords, no negations."""
     return frozenset(
@@ -117,6 +138,7 @@ def content_terms(text: str) -> frozenset[str]:
     )
 
 
+@_READ
 def frame_terms(text: str) -> frozenset[str]:
     """Content terms without numbers and names: what a text is about, whatever it states."""
     named = {name.casefold() for name in names(text)}

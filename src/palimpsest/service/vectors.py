@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from ..embed import Embedder, Vectors
@@ -68,12 +69,16 @@ class VectorWriter:
         self.enabled = embedder.dimensions > 0
         self._cache: OrderedDict[str, Vectors] = OrderedDict()
         self._lock = threading.Lock()
+        self._held = threading.local()  # `holding`: per thread, as each runs its own write
 
     def vector_of(self, text: str) -> Vectors | None:
         """`text` embedded (None with the null embedder); recently warmed texts come from
         the cache, so the model does not run inside the write transaction."""
         if not self.enabled:
             return None
+        held: Mapping[str, Vectors] = getattr(self._held, "vectors", {})
+        if text in held:
+            return held[text]
         with self._lock:
             cached = self._cache.get(text)
         if cached is not None:
@@ -91,6 +96,29 @@ class VectorWriter:
         if missing:
             for text, vector in zip(missing, self.embedder.embed(missing), strict=True):
                 self._remember(text, vector)
+
+    def embedded(self, texts: list[str]) -> dict[str, Vectors]:
+        """Each of `texts` embedded, the model run once over those not cached (a batch
+        remember's, which may be more than the cache keeps: see `holding`)."""
+        if not self.enabled:
+            return {}
+        unique = list(dict.fromkeys(texts))
+        with self._lock:
+            found = {t: self._cache[t] for t in unique if t in self._cache}
+        missing = [t for t in unique if t not in found]
+        if missing:
+            found.update(zip(missing, self.embedder.embed(missing), strict=True))
+        return found
+
+    @contextmanager
+    def holding(self, vectors: Mapping[str, Vectors]) -> Iterator[None]:
+        """Within it, this thread's writes take these texts' vectors: a batch embedded
+        before its transaction, without passing through (and flushing) the small cache."""
+        self._held.vectors = vectors
+        try:
+            yield
+        finally:
+            self._held.vectors = {}
 
     def warm_filed(self, values: Mapping[str, Any], workspace: str, actor: str) -> None:
         """Embed what remember will file with `values`, before its transaction begins."""
