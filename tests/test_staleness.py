@@ -201,3 +201,15 @@ def test_a_successor_records_the_files_as_they_are_when_it_is_filed(
         shown(timed, new)["anchors"][0]["hash"]
         != timed.inspect(id=old)["memory"]["anchors"][0]["hash"]
     )
+
+
+def test_a_batch_records_the_hash_of_each_items_anchors(timed: Service, project: Path) -> None:
+    filed = timed.remember(notebook="shop", items=[
+        {"kind": "decision", "text": "Pool of 20", "anchors": ["config.toml"]},
+        {"kind": "fact", "text": "The pool lives in config.toml"},
+    ])  # fmt: skip
+    anchored = filed["results"][0]["id"]
+    [anchor] = shown(timed, anchored)["anchors"]
+    assert anchor["hash"] is not None and anchor["hash"].startswith("sha256:")
+    (project / "config.toml").write_text("pool = 30\n")
+    assert shown(timed, anchored)["possibly_stale"]

@@ -205,9 +205,11 @@ class MemoryOps(ServiceBase):
         if same is not None:
             return _duplicate(same, nb.name, not_applied(same, item.values, []))
         memory = draft.replace(notebook_id=nb.id, recorded_at=now)
+        memory, notes = hashed_on_write(tx, self.places, memory, verifying=False)
         self._check_key(tx, None, memory)
         seq = self._memory_event(tx, "remember", op_id, now, None, memory)
-        return {"id": memory.id, "version": 1, "seq": seq, "notebook": nb.name}
+        filed = {"id": memory.id, "version": 1, "seq": seq, "notebook": nb.name}
+        return {**filed, "warnings": notes} if notes else filed
 
     def _link_supersedes(self, tx: StoreWriter, successor_id: str, old_id: str, now: str) -> None:
         link = Link(
