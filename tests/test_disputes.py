@@ -213,24 +213,64 @@ def test_bad_input_is_refused_and_changes_nothing(service: Service, pair: tuple[
     assert old in body["message"]
 
 
-def test_a_loser_retired_before_the_ruling_stays_so_and_an_undo_never_opens_a_second_dispute(
+def retire_by(service: Service, path: str, old: str, new: str) -> str:
+    """Take `old` out of `active` by a path other than a ruling; its status after."""
+    if path == "retract":
+        service.revise(id=old, status="retracted", note="never true")
+    elif path == "supersede":
+        service.revise(id=old, supersede=True, text="The API pool size is 12")
+    elif path == "remember":
+        service.remember(notebook="api", kind="fact", text="Pool size: 12", supersedes=[old])
+    else:  # both memories in one batch: the second was read before the first's withdrawal
+        service.revise(ids=[old, new], status="retracted", note="both wrong")
+    return "retracted" if path in ("retract", "batch") else "superseded"
+
+
+@pytest.mark.parametrize("path", ["retract", "supersede", "remember", "batch"])
+def test_a_disputed_memory_retired_by_another_path_withdraws_its_dispute(
+    service: Service, pair: tuple[str, str], path: str
+) -> None:
+    old, new = pair
+    dispute = service.dispute(action="open", ids=[old, new], reason=REASON)["id"]
+    status = retire_by(service, path, old, new)
+    assert service.dispute(action="list")["disputes"] == []
+    (closed,) = service.dispute(action="list", include_closed=True)["disputes"]
+    assert closed["status"] == "withdrawn"
+    retiring = service.history(id=old)["events"][-1]
+    assert retiring["data"]["withdraws"] == [dispute]
+    told = [e for e in service.history(id=new)["events"] if e["op"] == "dispute.withdraw"]
+    assert [e["data"] for e in told] == [{"dispute": dispute, "with": old, "with_status": status}]
+    assert service.inspect(id=old)["memory"]["status"] == status
+    assert all(e["op_id"] == retiring["op_id"] for e in told)  # one operation, one transaction
+    if path != "batch":
+        assert "disputed_with" not in hit_of(service, new)
+    body = refused(service, "conflict", action="rule", dispute=dispute, holds=new, reason=WHY)
+    assert "withdrawn" in body["message"]
+
+
+def test_an_undo_never_reopens_a_dispute_on_a_memory_retired_since(
     service: Service, pair: tuple[str, str]
 ) -> None:
     old, new = pair
-    first = service.dispute(action="open", ids=[old, new], reason=REASON)["id"]
-    service.revise(id=old, status="retracted", note="never true")
-    ruled = service.dispute(action="rule", dispute=first, holds=new, reason=WHY)
-    assert "superseded" not in ruled and ruled["loses"] == old  # it was not superseded
-    shown = service.inspect(id=old)
-    assert (shown["memory"]["status"], shown["links"]) == ("retracted", [])
-    service.revise(id=old, status="active", note="it was true after all")
-    second = service.dispute(action="open", ids=[old, new], reason="again")["id"]
-    body = refused(service, "conflict", action="undo", dispute=first, reason="reopen")
-    assert second in body["message"]
-    service.dispute(action="rule", dispute=second, holds=old, reason="measured: 10")
-    service.dispute(action="undo", dispute=first, reason="reopen the first")
-    assert [d["id"] for d in service.dispute(action="list")["disputes"]] == [first]
-    assert service.inspect(id=old)["memory"]["status"] == "active"  # touched, not changed
+    dispute = service.dispute(action="open", ids=[old, new], reason=REASON)["id"]
+    service.dispute(action="rule", dispute=dispute, holds=new, reason=WHY)
+    service.revise(id=new, status="retracted", note="both were wrong")
+    body = refused(service, "conflict", action="undo", dispute=dispute, reason="too soon")
+    assert new in body["message"] and body["field"] == "dispute"
+    service.revise(id=new, status="active", note="it holds after all")
+    assert service.dispute(action="undo", dispute=dispute, reason="too soon")["status"] == "open"
+
+
+def test_disputes_of_an_unknown_memory_are_not_found_those_of_a_forgotten_one_listed(
+    service: Service, pair: tuple[str, str]
+) -> None:
+    old, new = pair
+    assert refused(service, "not_found", action="list", ids=["m_unknown"])["field"] == "ids"
+    assert refused(service, "not_found", action="list", ids=[old, "m_unknown"])["field"] == "ids"
+    dispute = service.dispute(action="open", ids=[old, new], reason=REASON)["id"]
+    service.forget(id=old, because="a mistake")
+    listed = service.dispute(action="list", ids=[old], include_closed=True)["disputes"]
+    assert [d["id"] for d in listed] == [dispute]
 
 
 def test_a_list_is_bounded_and_counts_what_it_leaves_out(service: Service) -> None:
@@ -375,6 +415,8 @@ async def test_the_dispute_tool_over_stdio_runs_the_life_cycle(
         assert (ruled["status"], ruled["superseded"]) == ("ruled", old)
         listed = await call(client, "dispute", action="list", include_closed=True)
         assert listed["disputes"][0]["ruling"]["evidence"] == EVIDENCE
+        body = await refuse(client, "dispute", action="list", ids=["m_unknown"])
+        assert (body["error_class"], body["field"]) == ("not_found", "ids")
         undone = await call(client, "dispute", action="undo", dispute=opened["id"],
                             reason="stale config")  # fmt: skip
         assert undone["status"] == "open"
@@ -416,6 +458,7 @@ def test_the_dispute_command_opens_lists_rules_and_undoes(cli: Callable[..., Any
     assert cli("dispute", "list")["disputes"] == []
     (closed,) = cli("dispute", "list", "--all", "--memory", old)["disputes"]
     assert closed["ruling"]["holds"] == new
+    assert cli("dispute", "list", "--memory", "m_unknown", code=1)["error_class"] == "not_found"
     cli("dispute", "undo", dispute, "--reason", "stale config", "--dry-run")
     assert cli("inspect", old)["memory"]["status"] == "superseded"
     cli("dispute", "undo", dispute, "--reason", "stale config")

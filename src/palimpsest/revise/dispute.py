@@ -8,6 +8,7 @@ before the ruling. Nothing here reads a store: the service passes the memories i
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ..errors import Conflict, Forbidden, ValidationError
@@ -48,11 +49,24 @@ def touched(memory: Memory, op: str, note: str | None, data: dict[str, Any]) -> 
     return Step(op, memory, memory.replace(version=memory.version + 1), note, data)
 
 
+def caught_up(step: Step, current: Memory | None) -> Step:
+    """`step` over the memory's `current` version when only dispute touches (a version
+    number, nothing else) came between them in this operation: a batch that retires both
+    memories of a dispute read the second before the first's withdrawal touched it."""
+    old = step.old
+    if current is None or old is None or current.version == old.version:
+        return step
+    if current.replace(version=old.version) != old:
+        return step  # a real change came between: the store refuses the stale version
+    return replace(step, old=current, new=step.new.replace(version=current.version + 1))
+
+
 def check_open(dispute: Dispute) -> None:
     if dispute.status != "open":
+        again = "undo the ruling" if dispute.status == "ruled" else "open a new dispute"
         raise Conflict(
             f"Dispute {dispute.id} is {dispute.status}, not open: only an open dispute can be "
-            "ruled on (undo a ruling to open it again).",
+            f"ruled on ({again} to dispute these memories again).",
             field="dispute",
         )
 
@@ -109,6 +123,17 @@ def check_undoable(dispute: Dispute) -> None:
             f"Dispute {dispute.id} is {dispute.status}: only a ruling can be undone.",
             field="dispute",
         )
+
+
+def check_reopenable(memories: list[Memory]) -> None:
+    """An undo opens the dispute again: both its memories must be active to stand in it."""
+    for memory in memories:
+        if memory.status != "active":
+            raise Conflict(
+                f"{memory.id} is {memory.status} now, and an open dispute is between two "
+                "active memories: reactivate it with revise first, or let the ruling stand.",
+                field="dispute",
+            )
 
 
 def restoring(loser: Memory, before: Memory | None, holds: str, data: dict[str, Any], *,

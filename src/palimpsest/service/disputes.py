@@ -6,11 +6,13 @@ the other retires as superseded by it), or undo a ruling. Every step writes one 
 per memory it touches (both, each one version up) and a new version of the dispute, in
 one transaction. Forgetting a memory of an open dispute withdraws the dispute (an event
 on the other memory), and erases the dispute's texts: they may quote what was forgotten.
+A memory retired by any other path than a ruling withdraws its open disputes the same way.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from .. import gate
@@ -19,10 +21,12 @@ from ..ids import new_id
 from ..model import Dispute, Link, Memory, Ruling
 from ..revise import Step, Unmatched, refuse_repeats
 from ..revise.dispute import (
+    caught_up,
     check_disputable,
     check_holder,
     check_may_retire,
     check_open,
+    check_reopenable,
     check_undoable,
     loser_of,
     losing,
@@ -112,6 +116,9 @@ class DisputeOps(ServiceBase):
         statuses = () if include_closed else ("open",)
         named = id_list(ids, "ids")
         with self.store.read(self.workspace) as tx:
+            for memory_id in named:  # a forgotten memory's closed disputes stay listable
+                if tx.get_memory(memory_id) is None and tx.get_tombstone(memory_id) is None:
+                    self._get(tx, memory_id, field="ids")  # not_found, naming it
             if named:
                 found = {d.id: d for m in named for d in tx.disputes(m, statuses)}
                 disputes = list(found.values())
@@ -207,6 +214,7 @@ class DisputeOps(ServiceBase):
             before = _version_before(tx, loser.id, ruling.retired_version)
             back = restoring(loser, before, ruling.holds, data, reason=reason,
                              retired_version=ruling.retired_version)  # fmt: skip
+            check_reopenable([holder, back.new])
             try:
                 self._check_key(tx, loser, back.new)
             except Unmatched as exc:
@@ -224,6 +232,28 @@ class DisputeOps(ServiceBase):
         for link in tx.links(holds):
             if (link.source_id, link.target_id, link.type) == (holds, loses, "supersedes"):
                 tx.remove_link(link.id)
+
+    # -- a memory leaving active ---------------------------------------------------------
+
+    def _write_step(self, tx: StoreWriter, step: Step, op_id: str, now: str) -> dict[str, Any]:
+        """Every memory step of every operation passes here (this mixin comes before
+        ServiceBase in Service's MRO). A memory that leaves `active` other than by a ruling
+        (revise retires or supersedes it, remember supersedes it) cannot stand against
+        another: its open disputes are withdrawn in the same transaction. Its own event
+        names them (`withdraws`), and the other memory of each gets a `dispute.withdraw`
+        event naming it and the status it left for."""
+        if step.old is None or step.op.startswith("dispute."):
+            return super()._write_step(tx, step, op_id, now)
+        old = step.old
+        step = caught_up(step, tx.get_memory(old.id))
+        leaving = old.status == "active" and step.new.status != "active"
+        found = tx.disputes(old.id, ("open",)) if leaving else []
+        if found:
+            step = replace(step, data={**step.data, "withdraws": [d.id for d in found]})
+        result = super()._write_step(tx, step, op_id, now)
+        why = {"with_status": step.new.status}
+        withdrawn = [_withdraw(self, tx, d, step.new, why, now, op_id) for d in found]
+        return result | ({"disputes_withdrawn": withdrawn} if withdrawn else {})
 
     # -- shared ------------------------------------------------------------------------
 
@@ -243,17 +273,27 @@ def withdraw_disputes(
     """`memory` is being forgotten: each open dispute naming it is withdrawn, as an event
     on the other memory (whose flag goes). Called by forget before the memory's scrub,
     which then erases the texts of every dispute naming it."""
-    withdrawn = []
-    for dispute in tx.disputes(memory.id, ("open",)):
-        other = tx.get_memory(dispute.other(memory.id))
-        if other is None:  # cannot happen: a forget withdraws the dispute first
-            continue
-        step = touched(other, "dispute.withdraw", None, {"dispute": dispute.id, "with": memory.id})
-        result = service._write_step(tx, step, op_id, now)
-        tx.put_dispute(dispute.replace(status="withdrawn", version=dispute.version + 1),
-                       result["seq"])  # fmt: skip
-        withdrawn.append({**result, "dispute": dispute.id})
-    return withdrawn
+    return [_withdraw(service, tx, d, memory, {}, now, op_id)
+            for d in tx.disputes(memory.id, ("open",))]  # fmt: skip
+
+
+def _withdraw(
+    service: ServiceBase,
+    tx: StoreWriter,
+    dispute: Dispute,
+    leaving: Memory,
+    why: dict[str, Any],
+    now: str,
+    op_id: str,
+) -> dict[str, Any]:
+    """Withdraw `dispute`, which `leaving` leaves: an event on the other memory says so."""
+    other = tx.get_memory(dispute.other(leaving.id))
+    assert other is not None  # a forget or a retirement withdraws its disputes first
+    data = {"dispute": dispute.id, "with": leaving.id, **why}
+    result = service._write_step(tx, touched(other, "dispute.withdraw", None, data), op_id, now)
+    tx.put_dispute(dispute.replace(status="withdrawn", version=dispute.version + 1),
+                   result["seq"])  # fmt: skip
+    return {**result, "dispute": dispute.id}
 
 
 def dispute_view(tx: StoreReader, dispute: Dispute) -> dict[str, Any]:
