@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ..errors import Conflict, Forbidden, ValidationError
+from ..errors import Conflict, Forbidden, PalimpsestError, ValidationError
 from ..model import Dispute, Memory
 from .decide import Step
 from .policy import require_because
@@ -24,14 +24,19 @@ def check_disputable(memories: list[Memory]) -> None:
         raise ValidationError(
             "A dispute is between two different memories: name two ids.", field="ids"
         )
+    then = (": only active memories can be disputed (a retired one is already out of recall). "
+            "Reactivate it with revise first if it should stand against the other.")  # fmt: skip
+    _all_active(memories, ValidationError, "ids", then)
+
+
+def _all_active(
+    memories: list[Memory], refusal: type[PalimpsestError], field: str, then: str
+) -> None:
+    """Refuse (`refusal` on `field`) the first memory that is not active: its id and
+    status, then what `then` says."""
     for memory in memories:
         if memory.status != "active":
-            raise ValidationError(
-                f"{memory.id} is {memory.status}: only active memories can be disputed (a "
-                "retired one is already out of recall). Reactivate it with revise first if it "
-                "should stand against the other.",
-                field="ids",
-            )
+            raise refusal(f"{memory.id} is {memory.status}{then}", field=field)
 
 
 def refuse_open_twice(existing: Dispute | None, field: str = "ids") -> None:
@@ -82,12 +87,8 @@ def loser_of(dispute: Dispute, holds: str) -> str:
 
 
 def check_holder(holder: Memory) -> None:
-    if holder.status != "active":
-        raise ValidationError(
-            f"{holder.id} is {holder.status}, so it cannot be ruled to hold: reactivate it "
-            "with revise first.",
-            field="holds",
-        )
+    then = ", so it cannot be ruled to hold: reactivate it with revise first."
+    _all_active([holder], ValidationError, "holds", then)
 
 
 def check_may_retire(loser: Memory, *, actor: str, may_override: bool) -> None:
@@ -127,13 +128,9 @@ def check_undoable(dispute: Dispute) -> None:
 
 def check_reopenable(memories: list[Memory]) -> None:
     """An undo opens the dispute again: both its memories must be active to stand in it."""
-    for memory in memories:
-        if memory.status != "active":
-            raise Conflict(
-                f"{memory.id} is {memory.status} now, and an open dispute is between two "
-                "active memories: reactivate it with revise first, or let the ruling stand.",
-                field="dispute",
-            )
+    then = (" now, and an open dispute is between two active memories: reactivate it with "
+            "revise first, or let the ruling stand.")  # fmt: skip
+    _all_active(memories, Conflict, "dispute", then)
 
 
 def restoring(loser: Memory, before: Memory | None, holds: str, data: dict[str, Any], *,

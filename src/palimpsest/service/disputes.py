@@ -35,7 +35,7 @@ from ..revise.dispute import (
     touched,
 )
 from ..store import StoreReader, StoreWriter
-from .base import MAX_ID, MAX_LIMIT, ServiceBase, id_list, refuse_nul
+from .base import MAX_ID, MAX_LIMIT, ServiceBase, id_list, memory_id_arg, refuse_nul
 
 # Per action: the parameters it needs, and those it may take besides.
 ACTIONS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
@@ -143,7 +143,7 @@ class DisputeOps(ServiceBase):
     ) -> dict[str, Any]:
         """Rule that `holds` holds: the other memory retires as superseded by it."""
         dispute_id = _dispute_id(dispute)
-        holds = _memory_id(holds, "holds")
+        holds = memory_id_arg(holds, "holds")
         reason = _text("reason", reason)
         if evidence is not None:
             evidence = _text("evidence", evidence)
@@ -350,12 +350,6 @@ def _text(name: str, value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ValidationError(f"`{name}` must be a non-empty string: one sentence.", field=name)
     return gate.screen(name, value.strip(), limit_name="note")
-
-
-def _memory_id(value: Any, name: str) -> str:
-    if not isinstance(value, str) or not 0 < len(value) <= MAX_ID:
-        raise ValidationError(f"`{name}` must be a memory id.", field=name)
-    return refuse_nul(name, value)
 
 
 def _dispute_id(value: Any) -> str:
