@@ -286,6 +286,22 @@ def test_a_list_is_bounded_and_counts_what_it_leaves_out(service: Service) -> No
         refused(service, "validation", action="list", limit=bad)
 
 
+def test_doctor_lists_the_open_disputes_oldest_first_with_the_fix(service: Service) -> None:
+    assert "open_disputes" not in service.doctor()
+    ids = [service.remember(notebook="api", kind="fact", text=f"Pool size {n}")["id"]
+           for n in range(7)]  # fmt: skip
+    opened = [service.dispute(action="open", ids=[left, right], reason="which size?")["id"]
+              for left, right in itertools.pairwise(ids)]  # fmt: skip
+    service.dispute(action="rule", dispute=opened[0], holds=ids[1], reason=WHY)
+    waiting = service.doctor()["open_disputes"]
+    assert waiting["count"] == 5 and len(waiting["oldest"]) == 5
+    assert [d["id"] for d in waiting["oldest"]] == opened[1:6]
+    first = waiting["oldest"][0]
+    assert sorted(first["memories"]) == sorted(ids[1:3])
+    assert first["fix"].startswith(f"palimpsest dispute rule {opened[1]} --holds ")
+    assert all(memory_id in first["fix"] for memory_id in ids[1:3])
+
+
 def test_dry_runs_write_nothing_and_idempotency_keys_replay(
     service: Service, pair: tuple[str, str]
 ) -> None:
@@ -403,6 +419,8 @@ async def test_the_dispute_tool_over_stdio_runs_the_life_cycle(
         opened = await call(client, "dispute", action="open", ids=[old, new], reason=REASON)
         hits = (await call(client, "recall", query="pool size"))["hits"]
         assert {h["id"]: h["disputed_with"] for h in hits} == {old: [new], new: [old]}
+        waiting = (await call(client, "doctor"))["open_disputes"]
+        assert (waiting["count"], waiting["oldest"][0]["id"]) == (1, opened["id"])
         body = await refuse(client, "dispute", action="open", ids=[old, new], reason=REASON)
         assert (body["error_class"], body["field"]) == ("conflict", "ids")
         body = await refuse(client, "dispute", action="undo", dispute=opened["id"], reason="x",
@@ -449,6 +467,8 @@ def test_the_dispute_command_opens_lists_rules_and_undoes(cli: Callable[..., Any
     old = cli("remember", "-n", "api", "-k", "fact", "The API pool size is 10")["id"]
     new = cli("remember", "-n", "api", "-k", "fact", "The API pool size is 20")["id"]
     dispute = cli("dispute", "open", old, new, "--reason", REASON)["id"]
+    told = cli("doctor", as_json=False)
+    assert f"palimpsest dispute rule {dispute} --holds" in told and "Open disputes" in told
     shown = cli("dispute", "list", as_json=False)
     assert dispute in shown and "The API pool size is 10" in shown
     assert "disputed" in cli("recall", "pool", as_json=False)
