@@ -180,6 +180,12 @@ async def test_recall_refusals(client: Client) -> None:
         assert (await refuse(client, "recall", **arguments))["field"] == field, arguments
 
 
+async def test_a_query_too_long_is_told_how_to_search_not_how_to_file(client: Client) -> None:
+    body = await refuse(client, "recall", query="word " * 1_601)
+    assert (body["error_class"], body["field"]) == ("validation", "query")
+    assert "8,000" in body["message"] and "memory should hold one idea" not in body["message"]
+
+
 # -- revise ---------------------------------------------------------------------------------
 
 
