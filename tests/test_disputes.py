@@ -476,7 +476,7 @@ def test_the_dispute_command_opens_lists_rules_and_undoes(cli: Callable[..., Any
     assert (refusal["error_class"], refusal["field"]) == ("validation", "holds")
     cli("dispute", "rule", dispute, "--holds", new, "--reason", WHY, "--evidence", EVIDENCE)
     assert cli("dispute", "list")["disputes"] == []
-    (closed,) = cli("dispute", "list", "--all", "--memory", old)["disputes"]
+    (closed,) = cli("dispute", "list", "--all", "--memory", old, "--limit", "1")["disputes"]
     assert closed["ruling"]["holds"] == new
     assert cli("dispute", "list", "--memory", "m_unknown", code=1)["error_class"] == "not_found"
     cli("dispute", "undo", dispute, "--reason", "stale config", "--dry-run")
