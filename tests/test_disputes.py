@@ -11,6 +11,7 @@ import itertools
 import json
 import subprocess
 import sys
+import threading
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -211,6 +212,55 @@ def test_bad_input_is_refused_and_changes_nothing(service: Service, pair: tuple[
     service.revise(id=old, status="active", note="the ruling was wrong")
     body = refused(service, "conflict", action="undo", dispute=dispute, reason="undo it")
     assert old in body["message"]
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("because", 5), ("because", " "), ("because", "b" * 1_001), ("evidence", ""),
+     ("include_closed", "yes"), ("include_closed", 1)],
+)  # fmt: skip
+def test_a_wrong_type_or_an_empty_text_on_any_field_is_validation(
+    service: Service, pair: tuple[str, str], field: str, value: Any
+) -> None:
+    old, new = pair
+    dispute = service.dispute(action="open", ids=[old, new], reason=REASON)["id"]
+    if field == "include_closed":
+        call: dict[str, Any] = {"action": "list", field: value}
+    else:
+        call = {"action": "rule", "dispute": dispute, "holds": new, "reason": WHY, field: value}
+    assert refused(service, "validation", **call)["field"] == field
+    assert service.inspect(id=old)["memory"]["status"] == "active"
+
+
+def test_two_writers_ruling_at_once_one_rules_the_other_is_told(
+    service: Service, pair: tuple[str, str]
+) -> None:
+    old, new = pair
+    dispute = service.dispute(action="open", ids=[old, new], reason=REASON)["id"]
+    start = threading.Barrier(2, timeout=30)
+    answers: dict[str, Any] = {}
+
+    def rule(holds: str) -> None:
+        start.wait()
+        try:
+            answers[holds] = service.dispute(action="rule", dispute=dispute, holds=holds,
+                                             reason=WHY)  # fmt: skip
+        except PalimpsestError as exc:
+            answers[holds] = exc.error_class
+
+    threads = [threading.Thread(target=rule, args=(holds,)) for holds in (old, new)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert sorted(str(type(a).__name__) for a in answers.values()) == ["dict", "str"]
+    (winner,) = [holds for holds, a in answers.items() if isinstance(a, dict)]
+    (loser,) = {old, new} - {winner}
+    assert answers[loser] == "conflict"
+    statuses = {m: service.inspect(id=m)["memory"]["status"] for m in (old, new)}
+    assert statuses == {winner: "active", loser: "superseded"}
+    (ruled,) = service.dispute(action="list", include_closed=True)["disputes"]
+    assert (ruled["status"], ruled["ruling"]["holds"]) == ("ruled", winner)
 
 
 def retire_by(service: Service, path: str, old: str, new: str) -> str:

@@ -113,6 +113,8 @@ class DisputeOps(ServiceBase):
         At most `limit`; `more` counts those left out."""
         if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
             raise ValidationError(f"`limit` must be from 1 to {MAX_LIMIT}.", field="limit")
+        if not isinstance(include_closed, bool):
+            raise ValidationError("`include_closed` must be true or false.", field="include_closed")
         statuses = () if include_closed else ("open",)
         named = id_list(ids, "ids")
         with self.store.read(self.workspace) as tx:
@@ -149,7 +151,7 @@ class DisputeOps(ServiceBase):
             evidence = _text("evidence", evidence)
             gate.screen_record([("reason", reason), ("evidence", evidence)])
         if because is not None:
-            because = gate.screen("because", because)
+            because = _text("because", because, limit_name="because")
         request = {"action": "rule", "dispute": dispute_id, "holds": holds, "reason": reason,
                    "evidence": evidence, "because": because}  # fmt: skip
 
@@ -346,10 +348,10 @@ def _action(action: Any) -> tuple[str, tuple[frozenset[str], frozenset[str]]]:
     return chosen, ACTIONS[chosen]
 
 
-def _text(name: str, value: Any) -> str:
+def _text(name: str, value: Any, limit_name: str = "note") -> str:
     if not isinstance(value, str) or not value.strip():
         raise ValidationError(f"`{name}` must be a non-empty string: one sentence.", field=name)
-    return gate.screen(name, value.strip(), limit_name="note")
+    return gate.screen(name, value.strip(), limit_name=limit_name)
 
 
 def _dispute_id(value: Any) -> str:
