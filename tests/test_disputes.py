@@ -271,12 +271,17 @@ def retire_by(service: Service, path: str, old: str, new: str) -> str:
         service.revise(id=old, supersede=True, text="The API pool size is 12")
     elif path == "remember":
         service.remember(notebook="api", kind="fact", text="Pool size: 12", supersedes=[old])
-    else:  # both memories in one batch: the second was read before the first's withdrawal
+    elif path == "batch":  # both in one batch: the second was read before the withdrawal
         service.revise(ids=[old, new], status="retracted", note="both wrong")
-    return "retracted" if path in ("retract", "batch") else "superseded"
+    else:  # the other one edited in the same batch, with the version read before it
+        version = service.inspect(id=new)["memory"]["version"]
+        edit = {"id": new, "append": "(checked)", "expected_version": version}
+        service.revise(items=[{"id": old, "status": "retracted"}, edit])
+        assert service.inspect(id=new)["memory"]["text"].endswith("(checked)")
+    return "superseded" if path in ("supersede", "remember") else "retracted"
 
 
-@pytest.mark.parametrize("path", ["retract", "supersede", "remember", "batch"])
+@pytest.mark.parametrize("path", ["retract", "supersede", "remember", "batch", "items"])
 def test_a_disputed_memory_retired_by_another_path_withdraws_its_dispute(
     service: Service, pair: tuple[str, str], path: str
 ) -> None:
@@ -293,7 +298,7 @@ def test_a_disputed_memory_retired_by_another_path_withdraws_its_dispute(
     assert service.inspect(id=old)["memory"]["status"] == status
     assert all(e["op_id"] == retiring["op_id"] for e in told)  # one operation, one transaction
     if path != "batch":
-        assert "disputed_with" not in hit_of(service, new)
+        assert "disputed_with" not in hit_of(service, new, include_retired=True)
     body = refused(service, "conflict", action="rule", dispute=dispute, holds=new, reason=WHY)
     assert "withdrawn" in body["message"]
 
