@@ -11,6 +11,9 @@ from typing import Any
 
 import pytest
 
+from palimpsest.errors import NotFound, ValidationError
+from palimpsest.service import Service, bench, locomo
+
 MEANING = {"PALIMPSEST_EMBEDDER": "all-MiniLM-L6-v2"}
 
 
@@ -135,3 +138,94 @@ def test_bench_recall_needs_one_source(run: Any, tmp_path: Path) -> None:
         done = run("bench", "recall", *args, "--json", embedder="none")
         assert done.returncode != 0
         assert json.loads(done.stdout)["error_class"] == "validation"
+
+
+# -- the file checked whole before any question is asked (service level, both stores) -------
+
+
+def test_a_notebook_the_store_lacks_is_refused_by_its_line(
+    service: Service, tmp_path: Path
+) -> None:
+    cat = service.remember(notebook="home", kind="fact", text="Misu sleeps on the radiator")["id"]
+    questions = write_jsonl(tmp_path / "q.jsonl", [
+        {"question": "radiator", "expected": [cat], "notebook": "home"},
+        {"question": "radiator", "expected": [cat], "notebook": "nowhere"},
+    ])  # fmt: skip
+    with pytest.raises(NotFound) as refused:
+        bench.compare(service, bench.read_questions(questions))
+    assert refused.value.field == "questions" and "line 2" in refused.value.message
+
+
+def test_expected_ids_the_store_lacks_are_reported_by_line(
+    service: Service, tmp_path: Path
+) -> None:
+    cat = service.remember(notebook="home", kind="fact", text="Misu sleeps on the radiator")["id"]
+    gone = service.remember(notebook="home", kind="fact", text="The radiator was bled")["id"]
+    service.forget(id=gone, because="a test")
+    questions = write_jsonl(tmp_path / "q.jsonl", [
+        {"question": "radiator", "expected": [cat]},
+        {"question": "radiator", "expected": [cat, "m_typo"]},
+        {"question": "radiator", "expected": [gone]},
+    ])  # fmt: skip
+    result = bench.compare(service, bench.read_questions(questions))
+    assert result["unknown_expected"] == [
+        {"line": 2, "ids": ["m_typo"]},
+        {"line": 3, "ids": [gone]},
+    ]
+    (warning,) = result["warnings"]
+    assert "2, 3" in warning
+    assert result["full_text"]["all"]["recall@10"] == 0.5  # counted as misses, and said so
+
+
+def test_the_cli_warns_of_expected_ids_the_store_lacks(run: Any, tmp_path: Path) -> None:
+    cat = filed(run, "Our cat Misu sleeps on the radiator all winter.", embedder="none")
+    questions = write_jsonl(tmp_path / "q.jsonl", [
+        {"question": "radiator", "expected": [cat]},
+        {"question": "radiator", "expected": ["m_typo"]},
+    ])  # fmt: skip
+    done = run("bench", "recall", str(questions), "--json", embedder="none")
+    assert json.loads(done.stdout)["unknown_expected"] == [{"line": 2, "ids": ["m_typo"]}]
+    shown = run("bench", "recall", str(questions), embedder="none")
+    assert shown.returncode == 0 and "warning: expected ids on line(s) 2 " in shown.stdout
+
+
+# -- LoCoMo folders that leave nothing to measure ----------------------------------------------
+
+KEY = "AKIA" + "IOSFODNN7EXAMPLQ"  # the write gate refuses a turn holding it
+
+
+def locomo_folder(tmp_path: Path, turns: dict[str, list[str]], asked: bool = True) -> Path:
+    folder = tmp_path / "locomo"
+    folder.mkdir()
+    for name, texts in turns.items():
+        write_jsonl(folder / f"{name}.memories.jsonl", [
+            {"id": f"D1:{n}", "speaker": "Ana", "text": text} for n, text in enumerate(texts, 1)
+        ])  # fmt: skip
+        questions = [{"question": "What key?", "evidence": ["D1:1"], "category": 4}]
+        write_jsonl(folder / f"{name}.questions.jsonl", questions if asked else [])
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("turns", "asked", "said"),
+    [
+        ({"a": [f"my key is {KEY}"], "b": [f"the key: {KEY}"]}, True, "refused all 2"),
+        ({"a": []}, True, "no dialog turn"),
+        ({"a": ["I adopted a kitten."]}, False, "no question"),
+    ],
+)
+def test_a_locomo_folder_with_nothing_to_measure_says_what_happened(
+    tmp_path: Path, turns: dict[str, list[str]], asked: bool, said: str
+) -> None:
+    folder = locomo_folder(tmp_path, turns, asked)
+    with pytest.raises(ValidationError) as refused:
+        locomo.measure_locomo(folder, "none", "user:test")
+    assert refused.value.field == "locomo" and said in refused.value.message
+    assert "docs/recall.md" in refused.value.message
+
+
+def test_a_locomo_conversation_with_no_turn_filed_is_left_out_and_noted(tmp_path: Path) -> None:
+    folder = locomo_folder(tmp_path, {"a": [f"my key is {KEY}"], "b": ["I adopted a kitten."]})
+    result = locomo.measure_locomo(folder, "none", "user:test")
+    assert result["questions"] == 1
+    assert any("no turn of a was filed" in note for note in result["notes"])

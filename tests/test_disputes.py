@@ -11,6 +11,7 @@ import itertools
 import json
 import subprocess
 import sys
+import threading
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -213,24 +214,118 @@ def test_bad_input_is_refused_and_changes_nothing(service: Service, pair: tuple[
     assert old in body["message"]
 
 
-def test_a_loser_retired_before_the_ruling_stays_so_and_an_undo_never_opens_a_second_dispute(
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("because", 5), ("because", " "), ("because", "b" * 1_001), ("evidence", ""),
+     ("include_closed", "yes"), ("include_closed", 1)],
+)  # fmt: skip
+def test_a_wrong_type_or_an_empty_text_on_any_field_is_validation(
+    service: Service, pair: tuple[str, str], field: str, value: Any
+) -> None:
+    old, new = pair
+    dispute = service.dispute(action="open", ids=[old, new], reason=REASON)["id"]
+    if field == "include_closed":
+        call: dict[str, Any] = {"action": "list", field: value}
+    else:
+        call = {"action": "rule", "dispute": dispute, "holds": new, "reason": WHY, field: value}
+    assert refused(service, "validation", **call)["field"] == field
+    assert service.inspect(id=old)["memory"]["status"] == "active"
+
+
+def test_two_writers_ruling_at_once_one_rules_the_other_is_told(
     service: Service, pair: tuple[str, str]
 ) -> None:
     old, new = pair
-    first = service.dispute(action="open", ids=[old, new], reason=REASON)["id"]
-    service.revise(id=old, status="retracted", note="never true")
-    ruled = service.dispute(action="rule", dispute=first, holds=new, reason=WHY)
-    assert "superseded" not in ruled and ruled["loses"] == old  # it was not superseded
-    shown = service.inspect(id=old)
-    assert (shown["memory"]["status"], shown["links"]) == ("retracted", [])
-    service.revise(id=old, status="active", note="it was true after all")
-    second = service.dispute(action="open", ids=[old, new], reason="again")["id"]
-    body = refused(service, "conflict", action="undo", dispute=first, reason="reopen")
-    assert second in body["message"]
-    service.dispute(action="rule", dispute=second, holds=old, reason="measured: 10")
-    service.dispute(action="undo", dispute=first, reason="reopen the first")
-    assert [d["id"] for d in service.dispute(action="list")["disputes"]] == [first]
-    assert service.inspect(id=old)["memory"]["status"] == "active"  # touched, not changed
+    dispute = service.dispute(action="open", ids=[old, new], reason=REASON)["id"]
+    start = threading.Barrier(2, timeout=30)
+    answers: dict[str, Any] = {}
+
+    def rule(holds: str) -> None:
+        start.wait()
+        try:
+            answers[holds] = service.dispute(action="rule", dispute=dispute, holds=holds,
+                                             reason=WHY)  # fmt: skip
+        except PalimpsestError as exc:
+            answers[holds] = exc.error_class
+
+    threads = [threading.Thread(target=rule, args=(holds,)) for holds in (old, new)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert sorted(str(type(a).__name__) for a in answers.values()) == ["dict", "str"]
+    (winner,) = [holds for holds, a in answers.items() if isinstance(a, dict)]
+    (loser,) = {old, new} - {winner}
+    assert answers[loser] == "conflict"
+    statuses = {m: service.inspect(id=m)["memory"]["status"] for m in (old, new)}
+    assert statuses == {winner: "active", loser: "superseded"}
+    (ruled,) = service.dispute(action="list", include_closed=True)["disputes"]
+    assert (ruled["status"], ruled["ruling"]["holds"]) == ("ruled", winner)
+
+
+def retire_by(service: Service, path: str, old: str, new: str) -> str:
+    """Take `old` out of `active` by a path other than a ruling; its status after."""
+    if path == "retract":
+        service.revise(id=old, status="retracted", note="never true")
+    elif path == "supersede":
+        service.revise(id=old, supersede=True, text="The API pool size is 12")
+    elif path == "remember":
+        service.remember(notebook="api", kind="fact", text="Pool size: 12", supersedes=[old])
+    elif path == "batch":  # both in one batch: the second was read before the withdrawal
+        service.revise(ids=[old, new], status="retracted", note="both wrong")
+    else:  # the other one edited in the same batch, with the version read before it
+        version = service.inspect(id=new)["memory"]["version"]
+        edit = {"id": new, "append": "(checked)", "expected_version": version}
+        service.revise(items=[{"id": old, "status": "retracted"}, edit])
+        assert service.inspect(id=new)["memory"]["text"].endswith("(checked)")
+    return "superseded" if path in ("supersede", "remember") else "retracted"
+
+
+@pytest.mark.parametrize("path", ["retract", "supersede", "remember", "batch", "items"])
+def test_a_disputed_memory_retired_by_another_path_withdraws_its_dispute(
+    service: Service, pair: tuple[str, str], path: str
+) -> None:
+    old, new = pair
+    dispute = service.dispute(action="open", ids=[old, new], reason=REASON)["id"]
+    status = retire_by(service, path, old, new)
+    assert service.dispute(action="list")["disputes"] == []
+    (closed,) = service.dispute(action="list", include_closed=True)["disputes"]
+    assert closed["status"] == "withdrawn"
+    retiring = service.history(id=old)["events"][-1]
+    assert retiring["data"]["withdraws"] == [dispute]
+    told = [e for e in service.history(id=new)["events"] if e["op"] == "dispute.withdraw"]
+    assert [e["data"] for e in told] == [{"dispute": dispute, "with": old, "with_status": status}]
+    assert service.inspect(id=old)["memory"]["status"] == status
+    assert all(e["op_id"] == retiring["op_id"] for e in told)  # one operation, one transaction
+    if path != "batch":
+        assert "disputed_with" not in hit_of(service, new, include_retired=True)
+    body = refused(service, "conflict", action="rule", dispute=dispute, holds=new, reason=WHY)
+    assert "withdrawn" in body["message"]
+
+
+def test_an_undo_never_reopens_a_dispute_on_a_memory_retired_since(
+    service: Service, pair: tuple[str, str]
+) -> None:
+    old, new = pair
+    dispute = service.dispute(action="open", ids=[old, new], reason=REASON)["id"]
+    service.dispute(action="rule", dispute=dispute, holds=new, reason=WHY)
+    service.revise(id=new, status="retracted", note="both were wrong")
+    body = refused(service, "conflict", action="undo", dispute=dispute, reason="too soon")
+    assert new in body["message"] and body["field"] == "dispute"
+    service.revise(id=new, status="active", note="it holds after all")
+    assert service.dispute(action="undo", dispute=dispute, reason="too soon")["status"] == "open"
+
+
+def test_disputes_of_an_unknown_memory_are_not_found_those_of_a_forgotten_one_listed(
+    service: Service, pair: tuple[str, str]
+) -> None:
+    old, new = pair
+    assert refused(service, "not_found", action="list", ids=["m_unknown"])["field"] == "ids"
+    assert refused(service, "not_found", action="list", ids=[old, "m_unknown"])["field"] == "ids"
+    dispute = service.dispute(action="open", ids=[old, new], reason=REASON)["id"]
+    service.forget(id=old, because="a mistake")
+    listed = service.dispute(action="list", ids=[old], include_closed=True)["disputes"]
+    assert [d["id"] for d in listed] == [dispute]
 
 
 def test_a_list_is_bounded_and_counts_what_it_leaves_out(service: Service) -> None:
@@ -244,6 +339,22 @@ def test_a_list_is_bounded_and_counts_what_it_leaves_out(service: Service) -> No
     assert len(service.dispute(action="list")["disputes"]) == 4  # under the default
     for bad in (0, 201, True, "3"):
         refused(service, "validation", action="list", limit=bad)
+
+
+def test_doctor_lists_the_open_disputes_oldest_first_with_the_fix(service: Service) -> None:
+    assert "open_disputes" not in service.doctor()
+    ids = [service.remember(notebook="api", kind="fact", text=f"Pool size {n}")["id"]
+           for n in range(7)]  # fmt: skip
+    opened = [service.dispute(action="open", ids=[left, right], reason="which size?")["id"]
+              for left, right in itertools.pairwise(ids)]  # fmt: skip
+    service.dispute(action="rule", dispute=opened[0], holds=ids[1], reason=WHY)
+    waiting = service.doctor()["open_disputes"]
+    assert waiting["count"] == 5 and len(waiting["oldest"]) == 5
+    assert [d["id"] for d in waiting["oldest"]] == opened[1:6]
+    first = waiting["oldest"][0]
+    assert sorted(first["memories"]) == sorted(ids[1:3])
+    assert first["fix"].startswith(f"palimpsest dispute rule {opened[1]} --holds ")
+    assert all(memory_id in first["fix"] for memory_id in ids[1:3])
 
 
 def test_dry_runs_write_nothing_and_idempotency_keys_replay(
@@ -363,6 +474,8 @@ async def test_the_dispute_tool_over_stdio_runs_the_life_cycle(
         opened = await call(client, "dispute", action="open", ids=[old, new], reason=REASON)
         hits = (await call(client, "recall", query="pool size"))["hits"]
         assert {h["id"]: h["disputed_with"] for h in hits} == {old: [new], new: [old]}
+        waiting = (await call(client, "doctor"))["open_disputes"]
+        assert (waiting["count"], waiting["oldest"][0]["id"]) == (1, opened["id"])
         body = await refuse(client, "dispute", action="open", ids=[old, new], reason=REASON)
         assert (body["error_class"], body["field"]) == ("conflict", "ids")
         body = await refuse(client, "dispute", action="undo", dispute=opened["id"], reason="x",
@@ -375,6 +488,8 @@ async def test_the_dispute_tool_over_stdio_runs_the_life_cycle(
         assert (ruled["status"], ruled["superseded"]) == ("ruled", old)
         listed = await call(client, "dispute", action="list", include_closed=True)
         assert listed["disputes"][0]["ruling"]["evidence"] == EVIDENCE
+        body = await refuse(client, "dispute", action="list", ids=["m_unknown"])
+        assert (body["error_class"], body["field"]) == ("not_found", "ids")
         undone = await call(client, "dispute", action="undo", dispute=opened["id"],
                             reason="stale config")  # fmt: skip
         assert undone["status"] == "open"
@@ -407,6 +522,8 @@ def test_the_dispute_command_opens_lists_rules_and_undoes(cli: Callable[..., Any
     old = cli("remember", "-n", "api", "-k", "fact", "The API pool size is 10")["id"]
     new = cli("remember", "-n", "api", "-k", "fact", "The API pool size is 20")["id"]
     dispute = cli("dispute", "open", old, new, "--reason", REASON)["id"]
+    told = cli("doctor", as_json=False)
+    assert f"palimpsest dispute rule {dispute} --holds" in told and "Open disputes" in told
     shown = cli("dispute", "list", as_json=False)
     assert dispute in shown and "The API pool size is 10" in shown
     assert "disputed" in cli("recall", "pool", as_json=False)
@@ -414,8 +531,9 @@ def test_the_dispute_command_opens_lists_rules_and_undoes(cli: Callable[..., Any
     assert (refusal["error_class"], refusal["field"]) == ("validation", "holds")
     cli("dispute", "rule", dispute, "--holds", new, "--reason", WHY, "--evidence", EVIDENCE)
     assert cli("dispute", "list")["disputes"] == []
-    (closed,) = cli("dispute", "list", "--all", "--memory", old)["disputes"]
+    (closed,) = cli("dispute", "list", "--all", "--memory", old, "--limit", "1")["disputes"]
     assert closed["ruling"]["holds"] == new
+    assert cli("dispute", "list", "--memory", "m_unknown", code=1)["error_class"] == "not_found"
     cli("dispute", "undo", dispute, "--reason", "stale config", "--dry-run")
     assert cli("inspect", old)["memory"]["status"] == "superseded"
     cli("dispute", "undo", dispute, "--reason", "stale config")

@@ -180,6 +180,45 @@ async def test_recall_refusals(client: Client) -> None:
         assert (await refuse(client, "recall", **arguments))["field"] == field, arguments
 
 
+@pytest.mark.parametrize(
+    ("tool", "arguments", "where"),
+    [
+        ("dispute", {"action": "list", "include_closed": "yes"}, "include_closed"),
+        ("recall", {"include_retired": "yes"}, "include_retired"),
+        ("recall", {"include_retired": 1}, "include_retired"),
+        ("recall", {"limit": "5"}, "limit"),
+        ("history", {"limit": 5.0}, "limit"),
+        ("forget", {"id": "m_x", "because": "b", "dry_run": "false"}, "dry_run"),
+        (
+            "remember",
+            {
+                "notebook": "web",
+                "kind": "rule",
+                "text": "Never force-push main",
+                "falsifier": "a release needs it",
+                "bindings": {"always": "yes"},
+            },
+            "bindings.always",
+        ),
+    ],
+)
+async def test_every_typed_parameter_takes_its_json_type_only(
+    client: Client, tool: str, arguments: dict[str, Any], where: str
+) -> None:
+    """pydantic's lax mode would read "yes" as true and "5" as 5: a caller that sent the
+    wrong type is told so, naming the field, and nothing is written."""
+    body = await refuse(client, tool, **arguments)
+    assert (body["error_class"], body["field"]) == ("validation", where.split(".")[0])
+    assert f"`{where}` must be" in body["message"]
+    assert (await call(client, "recall", query="force", include_retired=True))["hits"] == []
+
+
+async def test_a_query_too_long_is_told_how_to_search_not_how_to_file(client: Client) -> None:
+    body = await refuse(client, "recall", query="word " * 1_601)
+    assert (body["error_class"], body["field"]) == ("validation", "query")
+    assert "8,000" in body["message"] and "memory should hold one idea" not in body["message"]
+
+
 # -- revise ---------------------------------------------------------------------------------
 
 

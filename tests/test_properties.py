@@ -4,9 +4,10 @@ A hypothesis state machine drives a `Service` over a real SQLite file through re
 (with duplicates and `supersedes`), revise (text edits, tags, keys), retire, reactivate,
 verify, move, supersede, revert, forget (whole memories and single versions), stale
 `expected_version` revises, and the dispute life cycle (open, rule, undo, and the
-withdrawal a forget makes). The model predicts every outcome — the new content and
-version, `duplicate_of`, `unmatched`, the error class of a refusal, and how many events
-the call writes — and after every step the store must agree with it and with itself:
+withdrawal that a forget, or any retirement but a ruling, makes). The model predicts
+every outcome — the new content and version, `duplicate_of`, `unmatched`, the error class
+of a refusal, and how many events the call writes — and after every step the store must
+agree with it and with itself:
 
 1. the current state equals the replay of the events (each memory event's version row, a
    forget removing the memory), at every event sequence, with tombstones in place of
@@ -328,13 +329,16 @@ class MemoryMachine(RuleBasedStateMachine):
             self.refused("validation", self.service.remember, **args)
             return
         created = notebook not in self.notebooks
-        result = self.call(int(created) + len(old_ids) + 1, self.service.remember, **args)
+        withdrawn = self.open_disputes_of(old_ids)
+        events = int(created) + len(old_ids) + 1 + len(withdrawn)
+        result = self.call(events, self.service.remember, **args)
         new_id = result["id"]
         assert result["version"] == 1
         assert [r["id"] for r in result["superseded"]] == old_ids
-        for old_id in old_ids:
+        for old_id in old_ids:  # in order: a withdrawal may touch one retired after it
             retired = self.bump(old_id, status="superseded", status_note=None, superseded_by=new_id)
             self.put(old_id, retired)
+            self.withdraw(old_id)
         self.notebooks.add(notebook)
         self.order.append(new_id)
         self.put(new_id, Snap(notebook, kind, text, dedupe(tags or []), key))
@@ -417,9 +421,11 @@ class MemoryMachine(RuleBasedStateMachine):
             assert result["results"] == []
             assert [u["target"] for u in result["unmatched"]] == [memory_id]
             return
-        result = self.call(1, self.service.revise, **args)
+        withdrawn = self.open_disputes_of([memory_id])
+        result = self.call(1 + len(withdrawn), self.service.revise, **args)
         self.put(memory_id, self.bump(memory_id, status=status, status_note=note))
         assert result["results"][0]["version"] == self.current[memory_id].version
+        self.withdraw(memory_id)
 
     @precondition(lambda self: self.current)
     @rule(n=picks, note=notes)
@@ -506,7 +512,8 @@ class MemoryMachine(RuleBasedStateMachine):
         ):
             self.refused("validation", self.service.revise, **args)
             return
-        result = self.call(2, self.service.revise, **args)
+        withdrawn = self.open_disputes_of([memory_id])
+        result = self.call(2 + len(withdrawn), self.service.revise, **args)
         successor = result["results"][0]["id"]
         assert successor not in self.history
         assert result["results"][0]["superseded"]["id"] == memory_id
@@ -514,6 +521,7 @@ class MemoryMachine(RuleBasedStateMachine):
             memory_id,
             self.bump(memory_id, status="superseded", status_note=note, superseded_by=successor),
         )
+        self.withdraw(memory_id)
         self.order.append(successor)
         self.put(successor, Snap(old.notebook, old.kind, text, old.tags, new_key))
 
@@ -568,14 +576,9 @@ class MemoryMachine(RuleBasedStateMachine):
     @rule(n=picks)
     def forget(self, n: int) -> None:
         memory_id = self.pick(n)
-        withdrawn = [
-            d for d in self.disputes.values() if d.status == "open" and memory_id in d.pair
-        ]
+        withdrawn = self.open_disputes_of([memory_id])
         self.call(1 + len(withdrawn), self.service.forget, id=memory_id, because="test")
-        for dispute in withdrawn:  # the other memory's flag goes, as an event on it
-            dispute.status = "withdrawn"
-            other = dispute.pair[1] if dispute.pair[0] == memory_id else dispute.pair[0]
-            self.put(other, self.bump(other))
+        self.withdraw(memory_id)
         for version, snap in self.history[memory_id].items():
             if snap is not None:
                 self.scrubbed_texts.add(snap.text)
@@ -619,6 +622,23 @@ class MemoryMachine(RuleBasedStateMachine):
             self.call(0, self.service.revert, id=memory_id, version=1, dry_run=True)
 
     # -- disputes ------------------------------------------------------------------------
+
+    def open_disputes_of(self, memory_ids: list[str]) -> set[str]:
+        """The open disputes naming any of `memory_ids`: leaving `active` withdraws them."""
+        return {
+            i
+            for i, d in self.disputes.items()
+            if d.status == "open" and set(d.pair) & set(memory_ids)
+        }
+
+    def withdraw(self, memory_id: str) -> None:
+        """`memory_id` left `active` (or was forgotten): each open dispute naming it is
+        withdrawn, with an event on the other memory, whose flag goes."""
+        for dispute in self.disputes.values():
+            if dispute.status == "open" and memory_id in dispute.pair:
+                dispute.status = "withdrawn"
+                other = dispute.pair[1] if dispute.pair[0] == memory_id else dispute.pair[0]
+                self.put(other, self.bump(other))
 
     def open_between(self, pair: tuple[str, str]) -> str | None:
         return next(
@@ -740,6 +760,9 @@ class MemoryMachine(RuleBasedStateMachine):
                 status_note=before.status_note if before else None,
                 superseded_by=before.superseded_by if before else None,
             )
+        if back.status != "active" or self.current[holds].status != "active":
+            self.refused("conflict", self.service.dispute, **args)  # never reopened so
+            return
         result = self.call(2, self.service.dispute, **args)
         assert result["status"] == "open"
         self.put(loses, back)

@@ -66,3 +66,5 @@ def _show(result: dict[str, Any]) -> None:
             click.echo(f"{label:<26}{row['questions']:>10}{cells}")
     for note in result["notes"]:
         click.echo(f"\nnote: {note}")
+    for warning in result.get("warnings", []):
+        click.echo(f"\nwarning: {warning}")

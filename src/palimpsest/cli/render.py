@@ -237,6 +237,10 @@ def doctor(result: dict[str, Any]) -> None:
             where = row.get("id") or row.get("notebook")
             detail = row.get("fix") or short(row.get("text", ""), 80)
             click.echo(f"  {where}  {detail}")
+    if waiting := result.get("open_disputes"):
+        click.echo(f"Open disputes, waiting for a ruling: {waiting['count']} (oldest first)")
+        for row in waiting["oldest"]:
+            click.echo(f"  {row['id']}  {row['fix']}")
     if stale := result.get("stale_vectors"):
         click.echo(f"{stale['count']} version(s) have no vector of the current model, so recall")
         click.echo(f"cannot find them by meaning: run `{stale['fix']}`.")

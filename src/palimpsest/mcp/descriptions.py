@@ -171,7 +171,7 @@ withdraws its open disputes.
 DOCTOR = """\
 List what needs a person: secrets stored before the gate refused them (never their \
 value), each with the forget that erases it; possibly stale, expired and ownerless \
-memories; forgets whose bytes remain; `stale_vectors`, versions recall cannot find by \
+memories; open disputes; forgets whose bytes remain; `stale_vectors`, versions recall cannot find by \
 meaning until a reindex. Use it for the memory's health, or after an import.
 
 It changes no memory, but finishes pending forgets where it can (SQLite). In a project \

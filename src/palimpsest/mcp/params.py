@@ -2,7 +2,7 @@
 
 The vocabularies are spelled out so each schema can list the allowed values; a test keeps
 them equal to the model's tuples. Nested objects (`check`, `bindings`, anchors) refuse
-unknown keys like the tools themselves do.
+unknown keys, and take values in their JSON types, like the tools themselves do.
 
 Every agent pays for the tool list before its first call, so what several tools share is
 explained once: a field revise sets as remember does is published as `AS_IN_REMEMBER`
@@ -40,7 +40,7 @@ DisputeAction = Literal["open", "list", "rule", "undo"]
 NotebookClearable = Literal["summary", "domain", "tags"]
 
 
-@with_config(ConfigDict(extra="forbid"))
+@with_config(ConfigDict(extra="forbid", strict=True))
 class CheckSpec(TypedDict, total=False):
     # What must hold in a project directory for the memory to stand. (No docstring: pydantic
     # would publish it beside the parameter's own description.)
@@ -58,7 +58,7 @@ class CheckSpec(TypedDict, total=False):
     literals: Annotated[list[str], Field(description="For the others.")]
 
 
-@with_config(ConfigDict(extra="forbid"))
+@with_config(ConfigDict(extra="forbid", strict=True))
 class BindingsSpec(TypedDict, total=False):
     # When a rule applies (no docstring, as for CheckSpec).
 
@@ -67,7 +67,7 @@ class BindingsSpec(TypedDict, total=False):
     targets: Annotated[list[str], Field(description="Paths or commands it is about.")]
 
 
-@with_config(ConfigDict(extra="forbid"))
+@with_config(ConfigDict(extra="forbid", strict=True))
 class AnchorSpec(TypedDict, total=False):
     path: Annotated[str, Field(description="Relative to the project directory.")]
     # Stored as given and not compared with anything yet, so the tool list leaves it out.

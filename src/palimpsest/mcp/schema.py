@@ -1,7 +1,8 @@
 """How each tool's registration is tightened beyond the SDK's defaults.
 
 - Strict arguments. The SDK ignores unknown argument names; a misspelt `expected_version`
-  would then be dropped silently. Each tool's argument model forbids extra fields.
+  would then be dropped silently. Each tool's argument model forbids extra fields, and
+  takes each value in its own JSON type: `"yes"` is no boolean, `"5"` and `5.0` no count.
 - Strings stay strings. The SDK turns a JSON-looking string into a list or object when a
   parameter is not plain `str` (some clients send lists that way). A memory's text may
   well look like JSON, so parameters that accept a string are left as given.
@@ -153,7 +154,10 @@ def harden(tool: Tool) -> Tool:
             (loose,),
             {
                 "__module__": __name__,
-                "model_config": pydantic.ConfigDict(**{**loose.model_config, "extra": "forbid"}),
+                # strict: JSON types as sent, never pydantic's lax coercion ("yes" for true)
+                "model_config": pydantic.ConfigDict(
+                    **{**loose.model_config, "extra": "forbid", "strict": True}
+                ),
                 "_bound_strings": pydantic.field_validator("*", mode="before")(_bound_strings),
                 "_forgive_case": pydantic.field_validator("*", mode="before")(_forgive_case),
             },

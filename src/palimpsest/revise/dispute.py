@@ -8,9 +8,10 @@ before the ruling. Nothing here reads a store: the service passes the memories i
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
-from ..errors import Conflict, Forbidden, ValidationError
+from ..errors import Conflict, Forbidden, PalimpsestError, ValidationError
 from ..model import Dispute, Memory
 from .decide import Step
 from .policy import require_because
@@ -23,14 +24,19 @@ def check_disputable(memories: list[Memory]) -> None:
         raise ValidationError(
             "A dispute is between two different memories: name two ids.", field="ids"
         )
+    then = (": only active memories can be disputed (a retired one is already out of recall). "
+            "Reactivate it with revise first if it should stand against the other.")  # fmt: skip
+    _all_active(memories, ValidationError, "ids", then)
+
+
+def _all_active(
+    memories: list[Memory], refusal: type[PalimpsestError], field: str, then: str
+) -> None:
+    """Refuse (`refusal` on `field`) the first memory that is not active: its id and
+    status, then what `then` says."""
     for memory in memories:
         if memory.status != "active":
-            raise ValidationError(
-                f"{memory.id} is {memory.status}: only active memories can be disputed (a "
-                "retired one is already out of recall). Reactivate it with revise first if it "
-                "should stand against the other.",
-                field="ids",
-            )
+            raise refusal(f"{memory.id} is {memory.status}{then}", field=field)
 
 
 def refuse_open_twice(existing: Dispute | None, field: str = "ids") -> None:
@@ -48,11 +54,24 @@ def touched(memory: Memory, op: str, note: str | None, data: dict[str, Any]) -> 
     return Step(op, memory, memory.replace(version=memory.version + 1), note, data)
 
 
+def caught_up(step: Step, current: Memory | None) -> Step:
+    """`step` over the memory's `current` version when only dispute touches (a version
+    number, nothing else) came between them in this operation: a batch that retires both
+    memories of a dispute read the second before the first's withdrawal touched it."""
+    old = step.old
+    if current is None or old is None or current.version == old.version:
+        return step
+    if current.replace(version=old.version) != old:
+        return step  # a real change came between: the store refuses the stale version
+    return replace(step, old=current, new=step.new.replace(version=current.version + 1))
+
+
 def check_open(dispute: Dispute) -> None:
     if dispute.status != "open":
+        again = "undo the ruling" if dispute.status == "ruled" else "open a new dispute"
         raise Conflict(
             f"Dispute {dispute.id} is {dispute.status}, not open: only an open dispute can be "
-            "ruled on (undo a ruling to open it again).",
+            f"ruled on ({again} to dispute these memories again).",
             field="dispute",
         )
 
@@ -68,12 +87,8 @@ def loser_of(dispute: Dispute, holds: str) -> str:
 
 
 def check_holder(holder: Memory) -> None:
-    if holder.status != "active":
-        raise ValidationError(
-            f"{holder.id} is {holder.status}, so it cannot be ruled to hold: reactivate it "
-            "with revise first.",
-            field="holds",
-        )
+    then = ", so it cannot be ruled to hold: reactivate it with revise first."
+    _all_active([holder], ValidationError, "holds", then)
 
 
 def check_may_retire(loser: Memory, *, actor: str, may_override: bool) -> None:
@@ -109,6 +124,13 @@ def check_undoable(dispute: Dispute) -> None:
             f"Dispute {dispute.id} is {dispute.status}: only a ruling can be undone.",
             field="dispute",
         )
+
+
+def check_reopenable(memories: list[Memory]) -> None:
+    """An undo opens the dispute again: both its memories must be active to stand in it."""
+    then = (" now, and an open dispute is between two active memories: reactivate it with "
+            "revise first, or let the ruling stand.")  # fmt: skip
+    _all_active(memories, Conflict, "dispute", then)
 
 
 def restoring(loser: Memory, before: Memory | None, holds: str, data: dict[str, Any], *,

@@ -15,6 +15,9 @@ A questions file is JSON Lines, one question a line:
      "category": "paraphrase", "notebook": "web"}
 
 `category` and `notebook` are optional; `notebook` narrows the recall as its filter does.
+The whole file is checked before the first question is asked: a bad line, or a notebook
+the store does not hold, is refused by its line number; expected ids that are no memory of
+the store (they can never be found) are listed by line in the answer, with a warning.
 """
 
 from __future__ import annotations
@@ -29,7 +32,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import gate
 from ..embed import Embedder, NullEmbedder
-from ..errors import ValidationError
+from ..errors import NotFound, PalimpsestError, ValidationError
+from .base import MAX_ID
 from .vectors import model_tag
 
 if TYPE_CHECKING:
@@ -44,6 +48,7 @@ CUTS = (1, 5, 10)
 MAX_QUESTIONS = 100_000
 FIELDS = {"question", "expected", "category", "notebook"}
 MAX_CATEGORY = 100
+LINES_NAMED = 20  # lines a warning names; `unknown_expected` lists them all
 
 
 def quiet(label: str, items: Sequence[T]) -> Iterable[T]:
@@ -57,6 +62,7 @@ class Question:
     expected: tuple[str, ...]  # memory ids, or the labels `labels` maps memory ids to
     category: str | None = None
     notebook: str | None = None
+    line: int = 0  # its line in the questions file (0: not from a file)
 
 
 def read_questions(path: Path) -> list[Question]:
@@ -109,13 +115,46 @@ def _question(line: str, number: int) -> Question:
     if (
         not isinstance(expected, list)
         or not expected
-        or not all(isinstance(e, str) and e for e in expected)
+        or not all(isinstance(e, str) and 0 < len(e) <= MAX_ID for e in expected)
     ):
         raise ValidationError(
             f'{where}: "expected" must be a non-empty list of memory ids.', field="questions"
         )
     return Question(row["question"], tuple(dict.fromkeys(expected)), row.get("category"),
-                    row.get("notebook"))  # fmt: skip
+                    row.get("notebook"), number)  # fmt: skip
+
+
+def unknown_expected(service: Service, questions: Sequence[Question]) -> list[dict[str, Any]]:
+    """Check every question against the store before any is asked: a notebook it does not
+    hold is refused, naming the line; expected ids that are no memory of it (never made,
+    or forgotten: they can never be found) are returned per line."""
+    unknown = []
+    with service.store.read(service.workspace) as tx:
+        for question in questions:
+            where = f"line {question.line} of the questions file"
+            if question.notebook is not None:
+                try:
+                    service._find_notebook(tx, question.notebook)
+                except PalimpsestError as exc:
+                    problem = type(exc) if isinstance(exc, NotFound) else ValidationError
+                    raise problem(f"{where}: {exc.message}", field="questions") from None
+            missing = [e for e in question.expected if tx.get_memory(e) is None]
+            if missing:
+                shown = [gate.shown_reference(e) for e in missing]
+                unknown.append({"line": question.line, "ids": shown})
+    return unknown
+
+
+def _unknown_warning(unknown: list[dict[str, Any]]) -> str:
+    lines = [str(item["line"]) for item in unknown]
+    named = ", ".join(lines[:LINES_NAMED]) + (
+        f" and {len(lines) - LINES_NAMED} more" if len(lines) > LINES_NAMED else ""
+    )
+    return (
+        f"expected ids on line(s) {named} are no memory of this store (mistyped, from "
+        "another store, or forgotten): they can never be found and count as misses. "
+        "`unknown_expected` lists them; fix the file or drop them."
+    )
 
 
 @dataclass
@@ -172,6 +211,8 @@ def compare(
 ) -> dict[str, Any]:
     """The figures of full text alone and of hybrid recall on the service's store."""
     embedder: Embedder = service.embedder
+    # Expected labels (LoCoMo's) name no memory: only ids are looked for in the store.
+    unknown = unknown_expected(service, questions) if labels is None else []
     words = type(service)(service.store, actor=service.actor, workspace=service.workspace,
                           embedder=NullEmbedder())  # fmt: skip
     result: dict[str, Any] = {
@@ -181,6 +222,9 @@ def compare(
         "hybrid": None,
         "notes": [],
     }
+    if unknown:
+        result["unknown_expected"] = unknown
+        result["warnings"] = [_unknown_warning(unknown)]
     if embedder.dimensions == 0:
         result["notes"].append("the embedder is `none`: hybrid is not measured")
         return result

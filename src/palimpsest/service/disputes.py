@@ -6,11 +6,13 @@ the other retires as superseded by it), or undo a ruling. Every step writes one 
 per memory it touches (both, each one version up) and a new version of the dispute, in
 one transaction. Forgetting a memory of an open dispute withdraws the dispute (an event
 on the other memory), and erases the dispute's texts: they may quote what was forgotten.
+A memory retired by any other path than a ruling withdraws its open disputes the same way.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from .. import gate
@@ -19,10 +21,12 @@ from ..ids import new_id
 from ..model import Dispute, Link, Memory, Ruling
 from ..revise import Step, Unmatched, refuse_repeats
 from ..revise.dispute import (
+    caught_up,
     check_disputable,
     check_holder,
     check_may_retire,
     check_open,
+    check_reopenable,
     check_undoable,
     loser_of,
     losing,
@@ -31,7 +35,7 @@ from ..revise.dispute import (
     touched,
 )
 from ..store import StoreReader, StoreWriter
-from .base import MAX_ID, MAX_LIMIT, ServiceBase, id_list, refuse_nul
+from .base import MAX_ID, MAX_LIMIT, ServiceBase, id_list, memory_id_arg, refuse_nul
 
 # Per action: the parameters it needs, and those it may take besides.
 ACTIONS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
@@ -109,9 +113,14 @@ class DisputeOps(ServiceBase):
         At most `limit`; `more` counts those left out."""
         if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
             raise ValidationError(f"`limit` must be from 1 to {MAX_LIMIT}.", field="limit")
+        if not isinstance(include_closed, bool):
+            raise ValidationError("`include_closed` must be true or false.", field="include_closed")
         statuses = () if include_closed else ("open",)
         named = id_list(ids, "ids")
         with self.store.read(self.workspace) as tx:
+            for memory_id in named:  # a forgotten memory's closed disputes stay listable
+                if tx.get_memory(memory_id) is None and tx.get_tombstone(memory_id) is None:
+                    self._get(tx, memory_id, field="ids")  # not_found, naming it
             if named:
                 found = {d.id: d for m in named for d in tx.disputes(m, statuses)}
                 disputes = list(found.values())
@@ -136,13 +145,13 @@ class DisputeOps(ServiceBase):
     ) -> dict[str, Any]:
         """Rule that `holds` holds: the other memory retires as superseded by it."""
         dispute_id = _dispute_id(dispute)
-        holds = _memory_id(holds, "holds")
+        holds = memory_id_arg(holds, "holds")
         reason = _text("reason", reason)
         if evidence is not None:
             evidence = _text("evidence", evidence)
             gate.screen_record([("reason", reason), ("evidence", evidence)])
         if because is not None:
-            because = gate.screen("because", because)
+            because = _text("because", because, limit_name="because")
         request = {"action": "rule", "dispute": dispute_id, "holds": holds, "reason": reason,
                    "evidence": evidence, "because": because}  # fmt: skip
 
@@ -207,6 +216,7 @@ class DisputeOps(ServiceBase):
             before = _version_before(tx, loser.id, ruling.retired_version)
             back = restoring(loser, before, ruling.holds, data, reason=reason,
                              retired_version=ruling.retired_version)  # fmt: skip
+            check_reopenable([holder, back.new])
             try:
                 self._check_key(tx, loser, back.new)
             except Unmatched as exc:
@@ -224,6 +234,28 @@ class DisputeOps(ServiceBase):
         for link in tx.links(holds):
             if (link.source_id, link.target_id, link.type) == (holds, loses, "supersedes"):
                 tx.remove_link(link.id)
+
+    # -- a memory leaving active ---------------------------------------------------------
+
+    def _write_step(self, tx: StoreWriter, step: Step, op_id: str, now: str) -> dict[str, Any]:
+        """Every memory step of every operation passes here (this mixin comes before
+        ServiceBase in Service's MRO). A memory that leaves `active` other than by a ruling
+        (revise retires or supersedes it, remember supersedes it) cannot stand against
+        another: its open disputes are withdrawn in the same transaction. Its own event
+        names them (`withdraws`), and the other memory of each gets a `dispute.withdraw`
+        event naming it and the status it left for."""
+        if step.old is None or step.op.startswith("dispute."):
+            return super()._write_step(tx, step, op_id, now)
+        old = step.old
+        step = caught_up(step, tx.get_memory(old.id))
+        leaving = old.status == "active" and step.new.status != "active"
+        found = tx.disputes(old.id, ("open",)) if leaving else []
+        if found:
+            step = replace(step, data={**step.data, "withdraws": [d.id for d in found]})
+        result = super()._write_step(tx, step, op_id, now)
+        why = {"with_status": step.new.status}
+        withdrawn = [_withdraw(self, tx, d, step.new, why, now, op_id) for d in found]
+        return result | ({"disputes_withdrawn": withdrawn} if withdrawn else {})
 
     # -- shared ------------------------------------------------------------------------
 
@@ -243,17 +275,27 @@ def withdraw_disputes(
     """`memory` is being forgotten: each open dispute naming it is withdrawn, as an event
     on the other memory (whose flag goes). Called by forget before the memory's scrub,
     which then erases the texts of every dispute naming it."""
-    withdrawn = []
-    for dispute in tx.disputes(memory.id, ("open",)):
-        other = tx.get_memory(dispute.other(memory.id))
-        if other is None:  # cannot happen: a forget withdraws the dispute first
-            continue
-        step = touched(other, "dispute.withdraw", None, {"dispute": dispute.id, "with": memory.id})
-        result = service._write_step(tx, step, op_id, now)
-        tx.put_dispute(dispute.replace(status="withdrawn", version=dispute.version + 1),
-                       result["seq"])  # fmt: skip
-        withdrawn.append({**result, "dispute": dispute.id})
-    return withdrawn
+    return [_withdraw(service, tx, d, memory, {}, now, op_id)
+            for d in tx.disputes(memory.id, ("open",))]  # fmt: skip
+
+
+def _withdraw(
+    service: ServiceBase,
+    tx: StoreWriter,
+    dispute: Dispute,
+    leaving: Memory,
+    why: dict[str, Any],
+    now: str,
+    op_id: str,
+) -> dict[str, Any]:
+    """Withdraw `dispute`, which `leaving` leaves: an event on the other memory says so."""
+    other = tx.get_memory(dispute.other(leaving.id))
+    assert other is not None  # a forget or a retirement withdraws its disputes first
+    data = {"dispute": dispute.id, "with": leaving.id, **why}
+    result = service._write_step(tx, touched(other, "dispute.withdraw", None, data), op_id, now)
+    tx.put_dispute(dispute.replace(status="withdrawn", version=dispute.version + 1),
+                   result["seq"])  # fmt: skip
+    return {**result, "dispute": dispute.id}
 
 
 def dispute_view(tx: StoreReader, dispute: Dispute) -> dict[str, Any]:
@@ -306,16 +348,10 @@ def _action(action: Any) -> tuple[str, tuple[frozenset[str], frozenset[str]]]:
     return chosen, ACTIONS[chosen]
 
 
-def _text(name: str, value: Any) -> str:
+def _text(name: str, value: Any, limit_name: str = "note") -> str:
     if not isinstance(value, str) or not value.strip():
         raise ValidationError(f"`{name}` must be a non-empty string: one sentence.", field=name)
-    return gate.screen(name, value.strip(), limit_name="note")
-
-
-def _memory_id(value: Any, name: str) -> str:
-    if not isinstance(value, str) or not 0 < len(value) <= MAX_ID:
-        raise ValidationError(f"`{name}` must be a memory id.", field=name)
-    return refuse_nul(name, value)
+    return gate.screen(name, value.strip(), limit_name=limit_name)
 
 
 def _dispute_id(value: Any) -> str:

@@ -1,6 +1,6 @@
 """What needs a person's attention: secrets that got in before the gate, stale, expired
-and ownerless memories, rules failing their checks and memories stale by evidence in a
-project directory, and scrubbing a forget left pending."""
+and ownerless memories, open disputes, rules failing their checks and memories stale by
+evidence in a project directory, and scrubbing a forget left pending."""
 
 from __future__ import annotations
 
@@ -65,22 +65,20 @@ class DoctorOps(ServiceBase):
             freshness = freshness_days(tx)
             # Versions recall cannot find by meaning: filed with no model or another one.
             unembedded = tx.stale_vector_count(self.vectors.model) if self.vectors.enabled else 0
-        return (
-            {
-                "secrets": secrets,
-                "possibly_stale": [_line(m) for m in active if m.possibly_stale(at, freshness)],
-                "expired": [_line(m) for m in active if m.expired(at)],
-                "ownerless": [_line(m) for m in active if m.owner is None],
-                "scrub_pending": not scrubbed,
-                "pending_scrubs": pending,
-            }
-            | evidence_findings(project, active, at)
-            | (
-                {"stale_vectors": {"count": unembedded, "fix": "palimpsest reindex"}}
-                if unembedded
-                else {}
-            )
-        )
+            disputes = open_disputes(tx)
+        report: dict[str, Any] = {
+            "secrets": secrets,
+            "possibly_stale": [_line(m) for m in active if m.possibly_stale(at, freshness)],
+            "expired": [_line(m) for m in active if m.expired(at)],
+            "ownerless": [_line(m) for m in active if m.owner is None],
+            "scrub_pending": not scrubbed,
+            "pending_scrubs": pending,
+        } | evidence_findings(project, active, at)
+        if unembedded:
+            report["stale_vectors"] = {"count": unembedded, "fix": "palimpsest reindex"}
+        if disputes["count"]:
+            report["open_disputes"] = disputes
+        return report
 
     def pending_scrubs(self) -> list[dict[str, Any]]:
         """The forgets of this workspace whose bytes still wait for a scrub (nothing is run)."""
@@ -144,6 +142,25 @@ def evidence_findings(project: Bound | None, active: list[Memory], at: str) -> d
         "failing_checks": failing,
         "stale_by_evidence": [_line(m) | {"reasons": stale[m.id]} for m in active if m.id in stale],
     }
+
+
+OLDEST_DISPUTES = 5  # listed by doctor; `dispute list` shows them all
+
+
+def open_disputes(tx: StoreReader) -> dict[str, Any]:
+    """The disputes waiting for a ruling: how many, and the oldest few with both ids."""
+    waiting = sorted(tx.disputes(statuses=("open",)), key=lambda d: (d.opened_at, d.id))
+    oldest = []
+    for dispute in waiting[:OLDEST_DISPUTES]:
+        first, second = dispute.memory_ids
+        oldest.append({
+            "id": dispute.id,
+            "memories": [first, second],
+            "opened_at": dispute.opened_at,
+            "fix": f"palimpsest dispute rule {dispute.id} --holds {first} (or {second}) "
+            "--reason 'why it holds'",
+        })  # fmt: skip
+    return {"count": len(waiting), "oldest": oldest}
 
 
 def _pending_line(pending: PendingScrub) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from .. import gate
 from ..embed import load_embedder
 from ..errors import ValidationError
 from ..store import open_store
@@ -37,6 +38,8 @@ class Filed:
     questions: list[Question]
     labels: dict[str, list[str]]  # memory id -> the dialog ids it stands for
     refused: int  # turns the write gate refused (a secret-looking text): not filed
+    turns: int  # turns read, filed or not
+    unfiled: list[str]  # conversations none of whose turns was filed: their questions left out
 
 
 @dataclass(frozen=True)
@@ -95,6 +98,7 @@ def file_locomo(
     labels: dict[str, list[str]] = defaultdict(list)
     questions: list[Question] = []
     refused = 0
+    filed_in: set[str] = set()
     turns = [(c.name, turn) for c in conversations for turn in c.turns]
     for notebook, turn in progress("filing", turns):
         fields: dict[str, Any] = {"notebook": notebook, "kind": "note"}
@@ -108,14 +112,40 @@ def file_locomo(
             refused += 1
             continue
         labels[filed["id"]].append(f"{notebook} {turn.get('id')}")
+        filed_in.add(notebook)
+    unfiled = [c.name for c in conversations if c.name not in filed_in]
     for c in conversations:
+        if c.name in unfiled:  # no notebook to ask in, no turn to find
+            continue
         for q in c.questions:
             evidence = tuple(f"{c.name} {e}" for e in q.get("evidence") or ())
             if isinstance(q.get("question"), str) and evidence:
                 number = q.get("category")
                 category = CATEGORIES.get(number, str(number)) if isinstance(number, int) else None
                 questions.append(Question(q["question"], evidence, category, c.name))
-    return Filed(questions, dict(labels), refused)
+    return Filed(questions, dict(labels), refused, len(turns), unfiled)
+
+
+def check_filed(filed: Filed) -> None:
+    """Refuse a folder that leaves nothing to measure, saying what happened instead."""
+    if not filed.labels:
+        if filed.turns == 0:
+            happened = "its *.memories.jsonl files hold no dialog turn"
+        else:
+            happened = (f"the write gate refused all {filed.turns:,} of its turns (each looks "
+                        "like it holds a secret)")  # fmt: skip
+        raise ValidationError(
+            f"Nothing to measure in the --locomo folder: {happened}. Convert LoCoMo again "
+            "as docs/recall.md says, one turn a line with its `text`.",
+            field="locomo",
+        )
+    if not filed.questions:
+        raise ValidationError(
+            "Nothing to measure in the --locomo folder: its *.questions.jsonl files hold no "
+            "question with `evidence` (the dialog ids that answer it) for a conversation "
+            "whose turns were filed. Convert LoCoMo again as docs/recall.md says.",
+            field="locomo",
+        )
 
 
 def measure_locomo(
@@ -130,6 +160,7 @@ def measure_locomo(
         try:
             service = Service(store, actor=actor, embedder=load_embedder(embedder))
             filed = file_locomo(service, conversations, progress)
+            check_filed(filed)
             result = compare(service, filed.questions, filed.labels, progress)
         finally:
             store.close()
@@ -137,4 +168,9 @@ def measure_locomo(
         shutil.rmtree(scratch, ignore_errors=True)
     if filed.refused:
         result["notes"].append(f"{filed.refused} turns were refused by the write gate")
+    if filed.unfiled:
+        result["notes"].append(
+            f"no turn of {', '.join(map(gate.shown_name, filed.unfiled))} was filed: its "
+            "questions were left out"
+        )
     return result

@@ -56,7 +56,12 @@ class RecallOps(ServiceBase):
         """Find memories by words and filters, in the current state or as of a past time."""
         if not isinstance(query, str):
             raise ValidationError("`query` must be a string.", field="query")
-        gate.check_length("query", refuse_nul("query", query), limit_name="text")
+        if len(refuse_nul("query", query)) > gate.LIMITS["text"]:
+            raise ValidationError(
+                f"`query` is {len(query):,} characters; recall takes {gate.LIMITS['text']:,} "
+                "at most: search by the few words that matter, a memory id or a key.",
+                field="query",
+            )
         if query.strip() and not _WORDS.search(query):
             # Searching for no word would rank every memory alike: an answer that misleads.
             raise ValidationError(

@@ -13,23 +13,32 @@ DISPUTE_TEXT_COLUMNS = ("reason", "ruling_reason", "evidence")
 DISPUTE_EVENT_TEXTS = ("evidence", "because")
 
 
+# Columns of dispute_versions and the fields they hold, read and written by one table.
+_DISPUTE_FIELDS = {
+    "dispute_id": "id",
+    "version": "version",
+    "status": "status",
+    "reason": "reason",
+    "opened_at": "opened_at",
+    "opened_by": "opened_by",
+}
+_RULING_FIELDS = {
+    "holds": "holds",
+    "ruling_reason": "reason",
+    "evidence": "evidence",
+    "ruled_at": "at",
+    "ruled_by": "actor",
+    "retired_version": "retired_version",
+}
+
+
 def dispute_columns(d: Dispute) -> dict[str, Any]:
     ruling = d.ruling
     return {
-        "dispute_id": d.id,
-        "version": d.version,
+        **{column: getattr(d, name) for column, name in _DISPUTE_FIELDS.items()},
+        **{column: getattr(ruling, name, None) for column, name in _RULING_FIELDS.items()},
         "first_id": d.memory_ids[0],
         "second_id": d.memory_ids[1],
-        "status": d.status,
-        "reason": d.reason,
-        "opened_at": d.opened_at,
-        "opened_by": d.opened_by,
-        "holds": ruling.holds if ruling else None,
-        "ruling_reason": ruling.reason if ruling else None,
-        "evidence": ruling.evidence if ruling else None,
-        "ruled_at": ruling.at if ruling else None,
-        "ruled_by": ruling.actor if ruling else None,
-        "retired_version": ruling.retired_version if ruling else None,
         "linked": int(ruling.linked) if ruling else 0,
     }
 
@@ -38,28 +47,11 @@ def dispute_from_row(row: Row) -> Dispute:
     pair = (row["first_id"], row["second_id"])
     ruling = None
     if row["holds"] is not None:
+        ruled = {name: row[column] for column, name in _RULING_FIELDS.items()}
         loses = pair[1] if row["holds"] == pair[0] else pair[0]
-        ruling = Ruling(
-            holds=row["holds"],
-            loses=loses,
-            reason=row["ruling_reason"],
-            evidence=row["evidence"],
-            at=row["ruled_at"],
-            actor=row["ruled_by"],
-            retired_version=row["retired_version"],
-            linked=bool(row["linked"]),
-        )
-    return Dispute(
-        id=row["dispute_id"],
-        workspace=row["workspace"],
-        memory_ids=pair,
-        reason=row["reason"],
-        opened_at=row["opened_at"],
-        opened_by=row["opened_by"],
-        version=row["version"],
-        status=row["status"],
-        ruling=ruling,
-    )
+        ruling = Ruling(**ruled, loses=loses, linked=bool(row["linked"]))
+    opened = {name: row[column] for column, name in _DISPUTE_FIELDS.items()}
+    return Dispute(**opened, workspace=row["workspace"], memory_ids=pair, ruling=ruling)
 
 
 # The operations of a dispute's events (one per memory it touches, per step).
