@@ -12,6 +12,7 @@ from ..store import EventFilter, PendingScrub, StoreReader
 from .base import EVERY_EVENT, ServiceBase
 from .notebooks import FORGETTABLE_FIELDS
 from .settings import freshness_days
+from .usefulness import noisy
 
 
 def secret_kinds(memory: Memory) -> dict[str, list[str]]:
@@ -57,11 +58,13 @@ class DoctorOps(ServiceBase):
             freshness = freshness_days(tx)
             # Versions recall cannot find by meaning: filed with no model or another one.
             unembedded = tx.stale_vector_count(self.vectors.model) if self.vectors.enabled else 0
+            noise = noisy(tx.all_feedback_counts(), current)
         return {
             "secrets": secrets,
             "possibly_stale": [_line(m) for m in active if m.possibly_stale(at, freshness)],
             "expired": [_line(m) for m in active if m.expired(at)],
             "ownerless": [_line(m) for m in active if m.owner is None],
+            "noise": noise,
             "scrub_pending": not scrubbed,
             "pending_scrubs": pending,
         } | (

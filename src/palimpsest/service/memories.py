@@ -36,6 +36,7 @@ from ..store import EventFilter, SearchQuery, StoreReader, StoreWriter
 from ..views import memory_view
 from .base import EVERY_EVENT, ServiceBase, id_list
 from .suggest import CANDIDATES, suggestions
+from .usefulness import write_mark
 
 
 @dataclass
@@ -231,6 +232,8 @@ class MemoryOps(ServiceBase):
     ) -> dict[str, Any]:
         old, changes = target.memory, target.changes
         check_expected_version(old, target.expected_version)
+        if changes.feedback is not None:  # a usefulness mark: no new version
+            return write_mark(self, tx, old, changes.feedback, changes.note, now, op_id)
         if changes.supersede:
             return self._supersede(tx, old, changes, now, op_id, dry_run)
         new = edit(old, changes, now=now, actor=self.actor)
