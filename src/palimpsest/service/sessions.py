@@ -38,14 +38,17 @@ class SessionOps(OrientOps):
     def session_start(
         self,
         *,
-        session_id: str,
+        session_id: str | None,
         notebook: str | None = None,
         dir: str | None = None,
         budget: int = DEFAULT_BUDGET,
     ) -> dict[str, Any]:
-        """Orient's brief, and the note of where session `session_id` began."""
-        session_id = _session_id(session_id)
+        """Orient's brief, and the note of where session `session_id` began (None: an agent
+        that names no session gets the brief alone)."""
         brief = self.orient(notebook=notebook, dir=dir, budget=budget)
+        if session_id is None:
+            return brief | {"session": None}
+        session_id = _session_id(session_id)
         with self.store.write(self.workspace) as tx:
             now = self._now(tx)
             last = tx.last_event()
@@ -60,18 +63,19 @@ class SessionOps(OrientOps):
     def session_end(
         self,
         *,
-        session_id: str,
+        session_id: str | None,
         notebook: str | None = None,
         dir: str | None = None,
         stop_hook_active: bool = False,
     ) -> dict[str, Any]:
         """What session `session_id` wrote and what is open, and `ask`: the request to file
         what it learned, made once per session (None once asked, or while `stop_hook_active`
-        says the agent is already continuing because of a stop hook)."""
-        session_id = _session_id(session_id)
+        says the agent is already continuing because of a stop hook). A session with no id
+        cannot be asked once, so it is never asked."""
+        session_id = _session_id(session_id) if session_id is not None else None
         brief = self.orient(notebook=notebook, dir=dir, budget=2_000)
         with self.store.read(self.workspace) as tx:
-            session = tx.agent_session(session_id)
+            session = tx.agent_session(session_id) if session_id else None
             written = _written(tx, session.started_seq) if session else []
         answer: dict[str, Any] = {
             "notebook": brief["notebook"],
@@ -82,6 +86,9 @@ class SessionOps(OrientOps):
             "possibly_stale": len(brief.get("possibly_stale", [])),
             "ask": None,
         }
+        if session_id is None:
+            answer["note"] = "No session id: what was written is unknown, and nothing is asked."
+            return answer
         if session is None:
             answer["note"] = (
                 "The session-start hook did not run for this session: what it wrote is unknown."
