@@ -191,6 +191,23 @@ It changes no memory, but it finishes erasing what a forget left pending where i
 (SQLite), so it is not marked read-only.
 """
 
+ORIENT = """\
+The brief to read before working in a notebook: call it when a task starts, rather than \
+guessing what to recall. Within `budget` characters it lists, in order: the rules and \
+orientations that bind the notebook (its own and the workspace-wide ones, weightiest \
+first), open issues and debts, open disputes touching it, memories waiting for a check \
+(possibly stale: verify or revise them), then recent memories ranked by recency and by \
+how often they helped (revise's `feedback`).
+
+`notebook`: name or id; omitted, the whole workspace. A coding agent's session-start hook \
+injects the same brief for its project directory.
+
+Answers `brief`, the text to read, and its items by section (`rules`, `open`, \
+`disputes`, `possibly_stale`, `recent`) with their ids. No rule is dropped silently: \
+those past the budget are named in `rules_left_out` (inspect them); `left_out` counts the \
+other items left out. Refused: an unknown notebook, a budget outside 500 to 100,000.
+"""
+
 DESCRIPTIONS = {
     "remember": REMEMBER,
     "recall": RECALL,
@@ -203,4 +220,5 @@ DESCRIPTIONS = {
     "link": LINK,
     "dispute": DISPUTE,
     "doctor": DOCTOR,
+    "orient": ORIENT,
 }

@@ -83,6 +83,7 @@ ANNOTATIONS = {
     # Doctor changes no memory, but it finishes a scrub a forget left pending (it rewrites
     # the database file), so it does not claim to only read.
     "doctor": _hints(read_only=False, destructive=False, idempotent=True, title="Doctor"),
+    "orient": _hints(read_only=True, destructive=False, idempotent=True, title="Orient"),
 }
 
 

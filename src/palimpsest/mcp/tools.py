@@ -39,6 +39,7 @@ from .params import (
     DryRun,
     ExpiresAt,
     Falsifier,
+    Feedback,
     IdempotencyKey,
     Key,
     Kind,
@@ -67,6 +68,7 @@ from .results import (
     InspectResult,
     LinkResult,
     NotebookResult,
+    OrientResult,
     RecallResult,
     RememberResult,
     RevertResult,
@@ -191,6 +193,10 @@ class PalimpsestTools:
             str | None, describe("Its first occurrence is cut from the text.")
         ] = None,
         status: Annotated[ReviseStatus | None, describe("Retire, reactivate or verify.")] = None,
+        feedback: Annotated[
+            Feedback | None,
+            describe("Mark a recalled memory; no new version. Ranks recall and orient."),
+        ] = None,
         note: Annotated[
             str | None,
             describe(
@@ -399,8 +405,17 @@ class PalimpsestTools:
     async def doctor(self) -> DoctorResult:
         return await self._run(DoctorResult, self.service.doctor, {})
 
+    async def orient(
+        self,
+        notebook: Annotated[str | None, describe("The notebook (name or id).")] = None,
+        budget: Annotated[
+            int | None, describe("The brief's size in characters, 500 to 100,000 (8,000).")
+        ] = None,
+    ) -> OrientResult:
+        return await self._run(OrientResult, self.service.orient, locals())
+
 
 TOOL_NAMES = (
     "remember", "recall", "revise", "revert", "forget", "inspect", "history", "notebook", "link",
-    "dispute", "doctor",
+    "dispute", "doctor", "orient",
 )  # fmt: skip
