@@ -80,7 +80,9 @@ class OrientOps(ServiceBase):
         with self.store.read(self.workspace) as tx:
             at = self.clock()
             nb, scope = self._scope(tx, notebook, from_project=project_root is not None)
-            if notebook is not None and nb is None:
+            if dir is not None and project_root is None:
+                scope = ()  # outside any project: what binds everywhere, and nothing else
+            elif notebook is not None and nb is None:
                 note = f"Notebook {notebook!r} holds no memories yet: only workspace-wide rules."
             sections = self._gather(tx, scope, at)
         answer: dict[str, Any] = {
@@ -90,7 +92,7 @@ class OrientOps(ServiceBase):
         }
         if note:
             answer["note"] = note
-        return answer | _fill(sections, budget, _heading(nb, notebook, note))
+        return answer | _fill(sections, budget, _heading(nb, notebook, note, scope == ()))
 
     def _scope(
         self, tx: StoreReader, notebook: str | None, from_project: bool
@@ -276,9 +278,10 @@ def _line(section: str, item: dict[str, Any]) -> str:
     return f"- {item['kind']} {item['id']}{checked}: {item['text']}"
 
 
-def _heading(nb: Notebook | None, notebook: str | None, note: str | None) -> str:
+def _heading(nb: Notebook | None, notebook: str | None, note: str | None, bare: bool) -> str:
     where = f'notebook "{nb.name}"' if nb else (f'notebook "{notebook}"' if notebook else None)
-    head = f"Palimpsest brief for {where or 'the whole workspace'}"
+    everywhere = "what binds everywhere" if bare else "the whole workspace"
+    head = f"Palimpsest brief for {where or everywhere}"
     return f"{head}\n{note}" if note else head
 
 
@@ -291,6 +294,7 @@ def _fill(
     used = len(heading)
     answer: dict[str, Any] = {}
     left_out: dict[str, int] = {}
+    room = budget
     for name, items, capped in sections:
         if name == "rules":
             kept, dropped = _fit_rules(items, budget - used)
@@ -300,13 +304,14 @@ def _fill(
             out += lines
             used += sum(len(line) + 1 for line in lines)
             answer["rules"], answer["rules_left_out"] = kept, [r["id"] for r in dropped]
+            room = budget if not dropped else used  # a rule left out: nothing after it fits
             continue
         section = _Section(name)
         header = f"\n## {TITLES[name]}"
         for item in items:
             line = _line(name, item)
             cost = len(line) + 1 + (0 if section.lines else len(header) + 1)
-            if used + cost <= budget:
+            if used + cost <= room:
                 section.lines.append(line)
                 section.items.append(item)
                 used += cost
