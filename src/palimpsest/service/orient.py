@@ -60,6 +60,13 @@ class OrientOps(ServiceBase):
     ) -> dict[str, Any]:
         """The brief for a notebook, a project directory (the notebook its project file
         names), or, given neither, the whole workspace."""
+        return self._orient(notebook, dir, budget, must_exist=True)
+
+    def _orient(
+        self, notebook: str | None, dir: str | None, budget: int, *, must_exist: bool
+    ) -> dict[str, Any]:
+        """`orient`; without `must_exist`, a notebook named but not made yet (a hook's, a
+        project's) gets the workspace-wide rules instead of a refusal."""
         budget = _budget(budget)
         if notebook is not None and dir is not None:
             raise ValidationError(
@@ -79,7 +86,8 @@ class OrientOps(ServiceBase):
                 project_root, notebook = str(project.root), project.notebook
         with self.store.read(self.workspace) as tx:
             at = self.clock()
-            nb, scope = self._scope(tx, notebook, from_project=project_root is not None)
+            lenient = project_root is not None or not must_exist
+            nb, scope = self._scope(tx, notebook, lenient=lenient)
             if dir is not None and project_root is None:
                 scope = ()  # outside any project: what binds everywhere, and nothing else
             elif notebook is not None and nb is None:
@@ -95,14 +103,14 @@ class OrientOps(ServiceBase):
         return answer | _fill(sections, budget, _heading(nb, notebook, note, scope == ()))
 
     def _scope(
-        self, tx: StoreReader, notebook: str | None, from_project: bool
+        self, tx: StoreReader, notebook: str | None, lenient: bool
     ) -> tuple[Notebook | None, tuple[str, ...] | None]:
         """The notebook briefed and the notebook ids to read (None: every notebook; empty:
         none, only the workspace-wide rules). A project may name a notebook not made yet;
         a notebook named by hand must exist."""
         if notebook is None:
             return None, None
-        if from_project:
+        if lenient:
             refuse_nul("notebook", notebook)
             found = tx.get_notebook(notebook)
             return found, (found.id,) if found else ()

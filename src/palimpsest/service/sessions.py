@@ -45,7 +45,7 @@ class SessionOps(OrientOps):
     ) -> dict[str, Any]:
         """Orient's brief, and the note of where session `session_id` began (None: an agent
         that names no session gets the brief alone)."""
-        brief = self.orient(notebook=notebook, dir=dir, budget=budget)
+        brief = self._orient(notebook, dir, budget, must_exist=False)
         if session_id is None:
             return brief | {"session": None}
         session_id = _session_id(session_id)
@@ -73,7 +73,7 @@ class SessionOps(OrientOps):
         says the agent is already continuing because of a stop hook). A session with no id
         cannot be asked once, so it is never asked."""
         session_id = _session_id(session_id) if session_id is not None else None
-        brief = self.orient(notebook=notebook, dir=dir, budget=2_000)
+        brief = self._orient(notebook, dir, 2_000, must_exist=False)
         with self.store.read(self.workspace) as tx:
             session = tx.agent_session(session_id) if session_id else None
             written = _written(tx, session.started_seq) if session else []
