@@ -236,8 +236,17 @@ def _aging(
 
 
 def _shown_text(memory: Memory, limit: int) -> str:
-    text = " ".join(redact(memory.text)[0].split())  # one line; a secret never spreads
+    """The text on one line, cut at `limit`. Credentials are redacted only in what the
+    brief shows (`_redacted`): the detector is the costly part of a brief."""
+    text = " ".join(memory.text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _redacted(item: dict[str, Any]) -> dict[str, Any]:
+    """`item` as shown: a secret in its text (or its memories' texts) never spreads."""
+    if "memories" in item:
+        return item | {"memories": [m | {"text": redact(m["text"])[0]} for m in item["memories"]]}
+    return item | {"text": redact(item["text"])[0]}
 
 
 def _rule_item(memory: Memory) -> dict[str, Any]:
@@ -306,6 +315,7 @@ def _fill(
     for name, items, capped in sections:
         if name == "rules":
             kept, dropped = _fit_rules(items, budget - used)
+            kept = [_redacted(rule) for rule in kept]
             lines = _section_lines(name, kept) + _dropped_line(dropped)
             if capped:
                 lines.append(f"(more than {RULE_LIMIT} rules: recall kind rule for the rest)")
@@ -317,14 +327,21 @@ def _fill(
         section = _Section(name)
         header = f"\n## {TITLES[name]}"
         for item in items:
-            line = _line(name, item)
-            cost = len(line) + 1 + (0 if section.lines else len(header) + 1)
-            if used + cost <= room:
-                section.lines.append(line)
-                section.items.append(item)
-                used += cost
-            else:
+            if room - used < 40:  # no line fits any more: stop reading (and redacting)
                 section.left_out += 1
+                continue
+            extra = 0 if section.lines else len(header) + 1
+            if used + len(_line(name, item)) + 1 + extra > room:  # skipped before redacting
+                section.left_out += 1
+                continue
+            item = _redacted(item)
+            line = _line(name, item)
+            if used + len(line) + 1 + extra > room:
+                section.left_out += 1
+                continue
+            section.lines.append(line)
+            section.items.append(item)
+            used += len(line) + 1 + extra
         if section.lines:
             out += [header, *section.lines]
         answer[name] = section.items
