@@ -73,9 +73,15 @@ def test_rules_past_the_budget_are_named_never_dropped_silently(service: Service
     kept = [r["id"] for r in brief["rules"]]
     assert kept and brief["rules_left_out"]
     assert sorted(kept + brief["rules_left_out"]) == sorted(ids)  # each rule: shown or named
-    assert all(memory_id in brief["brief"] for memory_id in ids)
+    named = [memory_id for memory_id in brief["rules_left_out"] if memory_id in brief["brief"]]
+    more = len(brief["rules_left_out"]) - len(named)
+    assert named and f"and {more} more: recall kind rule" in brief["brief"]
     assert brief["used"] <= 2_000
     assert brief["open"] == [] and brief["left_out"]["open"] == 1
+    # A smaller budget shows fewer rules, names the rest, and the text still fits.
+    tight = service.orient(notebook="shop", budget=500)
+    assert tight["used"] <= 500
+    assert sorted([r["id"] for r in tight["rules"]] + tight["rules_left_out"]) == sorted(ids)
 
 
 def test_memories_past_their_freshness_window_wait_for_a_check(

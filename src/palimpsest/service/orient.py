@@ -316,7 +316,8 @@ def _fill(
         if name == "rules":
             kept, dropped = _fit_rules(items, budget - used)
             kept = [_redacted(rule) for rule in kept]
-            lines = _section_lines(name, kept) + _dropped_line(dropped)
+            room = budget - used - sum(len(line) + 1 for line in _section_lines(name, kept))
+            lines = _section_lines(name, kept) + _dropped_line(dropped, room)
             if capped:
                 lines.append(f"(more than {RULE_LIMIT} rules: recall kind rule for the rest)")
             out += lines
@@ -354,29 +355,44 @@ def _section_lines(name: str, items: list[dict[str, Any]]) -> list[str]:
     return [f"\n## {TITLES[name]}", *(_line(name, item) for item in items)] if items else []
 
 
-def _dropped_line(dropped: list[dict[str, Any]]) -> list[str]:
+def _dropped_line(dropped: list[dict[str, Any]], room: int | None = None) -> list[str]:
+    """The line naming the rules left out: every id while they fit in `room` characters,
+    else as many as fit and how many more (the answer's `rules_left_out` has them all)."""
     if not dropped:
         return []
-    ids = ", ".join(r["id"] for r in dropped)
-    return [f"Rules left out for the budget ({len(dropped)}; inspect each): {ids}"]
+    head = f"Rules left out for the budget ({len(dropped)}; inspect each): "
+    ids = [r["id"] for r in dropped]
+    line = head + ", ".join(ids)
+    if room is None or len(line) < room:
+        return [line]
+    shown: list[str] = []
+    for memory_id in ids:
+        tail = f" and {len(ids) - len(shown) - 1} more: recall kind rule"
+        if len(head) + len(", ".join([*shown, memory_id])) + len(tail) >= room:
+            break
+        shown.append(memory_id)
+    return [head + ", ".join(shown) + f" and {len(ids) - len(shown)} more: recall kind rule"]
 
 
 def _fit_rules(
     rules: list[dict[str, Any]], room: int
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The rules whose lines fit in `room` with the line naming the rest; the rest. The
-    weightiest come first, so what is left out is the least weighty."""
+    """The rules whose lines fit in `room` with the line naming the rest (at most a
+    quarter of the room); the rest. The weightiest come first, so what is left out is the
+    least weighty."""
     header = len(f"\n## {TITLES['rules']}") + 1
     lines = [len(_line("rules", rule)) + 1 for rule in rules]
     ids = [len(rule["id"]) + 2 for rule in rules]
     naming = len(_dropped_line([rules[0]])[0]) + 10 if rules else 0  # the line, less its ids
+    most = max(room // 4, naming + 60)
     rest_ids = sum(ids)
     used = 0
     kept = 0
     for index in range(len(rules)):
         rest_ids -= ids[index]
         after = used + lines[index] + (header if kept == 0 else 0)
-        if after + (naming + rest_ids if index + 1 < len(rules) else 0) > room:
+        naming_cost = min(naming + rest_ids, most) if index + 1 < len(rules) else 0
+        if after + naming_cost > room:
             break
         used, kept = after, kept + 1
     return rules[:kept], rules[kept:]
