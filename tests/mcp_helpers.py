@@ -13,7 +13,7 @@ from palimpsest.mcp import TOOL_NAMES
 ERROR_CLASSES = {"not_found", "conflict", "forbidden", "validation", "retryable", "internal"}
 
 # doctor may finish a scrub a forget left pending, so it is not read-only.
-READ_ONLY = {"recall", "inspect", "history", "check"}
+READ_ONLY = {"recall", "inspect", "history", "check", "orient"}
 NO_PARAMETERS: set[str] = set()  # doctor took none until it read a project (`dir`)
 
 

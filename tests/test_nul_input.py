@@ -82,6 +82,7 @@ def nul_cases(memory: str, rule: str) -> dict[str, dict[str, dict[str, Any]]]:
             "replace_from": {"id": memory, "replace_from": NUL, "replace_to": "x"},
             "replace_to": {"id": memory, "replace_from": "Kept", "replace_to": NUL},
             "note": {"id": memory, "status": "verified", "note": NUL},
+            "feedback": {"id": memory, "feedback": NUL},
             "because": {"id": memory, "because": NUL, **note},
             "override_reason": {"id": memory, "override_reason": NUL, **note},
             "idempotency_key": {"id": memory, "idempotency_key": NUL, **note},
@@ -146,6 +147,7 @@ def nul_cases(memory: str, rule: str) -> dict[str, dict[str, dict[str, Any]]]:
             },
         },
         "doctor": {},
+        "orient": {"notebook": {"notebook": NUL}},
     }
 
 

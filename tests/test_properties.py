@@ -12,7 +12,8 @@ agree with it and with itself:
 1. the current state equals the replay of the events (each memory event's version row, a
    forget removing the memory), at every event sequence, with tombstones in place of
    forgotten versions and no forgotten text anywhere (not even in the file's bytes);
-2. each memory's versions run 1..n with no gap, the current one is n, and n never drops;
+2. each memory's versions run 1..n with no gap, the current one is n, and n never drops
+   (a usefulness mark, revise's `feedback`, is an event that makes no version);
 3. no memory disappears except through forget;
 4. the state at any past event (by sequence, by `as_of` time through `seq_at`, and through
    `Service.recall(as_of=...)`) is the state the model had then, less what was forgotten;
@@ -464,6 +465,14 @@ class MemoryMachine(RuleBasedStateMachine):
         self.put(memory_id, self.bump(memory_id, verified_at=self.stamp))
 
     @precondition(lambda self: self.current)
+    @rule(n=picks, mark=st.sampled_from(["helped", "noise"]))
+    def feedback(self, n: int, mark: str) -> None:
+        """A usefulness mark: one event, and the memory's content and version stay."""
+        memory_id = self.pick(n)
+        result = self.call(1, self.service.revise, id=memory_id, feedback=mark)
+        assert result["results"][0]["version"] == self.current[memory_id].version
+
+    @precondition(lambda self: self.current)
     @rule(n=picks, notebook=st.sampled_from(NOTEBOOKS))
     def move(self, n: int, notebook: str) -> None:
         memory_id = self.pick(n)
@@ -882,7 +891,7 @@ class MemoryMachine(RuleBasedStateMachine):
                 continue
             if event.op == "forget":
                 state.pop(event.target_id, None)
-            elif event.op != "forget_version":
+            elif event.op not in ("forget_version", "feedback"):  # a mark makes no version
                 row = rows[event.target_id][event.version]
                 assert row.seq == event.seq, (event, row)
                 if row.memory is None:

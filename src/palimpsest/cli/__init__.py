@@ -13,7 +13,9 @@ from . import (  # noqa: F401  (each registers its commands)
     hooks,
     memories,
     notebooks,
+    orient,
     projects,
+    session_hooks,
     settings,
 )
 from .app import main, palimpsest

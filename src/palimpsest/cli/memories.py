@@ -161,6 +161,11 @@ def recall(env: Env, /, query: tuple[str, ...], kind: tuple[str, ...], **options
 @click.option("--remove", help="Delete the first occurrence of this from the text.")
 @click.option("--status", help="superseded, retracted, active or verified.")
 @click.option("--note", help="Why the status changes.")
+@click.option(
+    "--feedback",
+    type=click.Choice(["helped", "noise"]),
+    help="Mark a recalled memory as useful or not (no new version; alone, or with --note).",
+)
 @click.option("--redact", is_flag=True, help="Store the note with credentials as [REDACTED:kind].")
 @click.option("--because", help="Reason, needed to weaken a rule or move across domains.")
 @click.option("--move-to", help="Move to this notebook (kept: id, dates, key, history).")

@@ -227,6 +227,7 @@ def doctor(result: dict[str, Any]) -> None:
         ("ownerless", "Ownerless: claim them"),
         ("failing_checks", "Rules whose checks fail in the project: fix the files"),
         ("stale_by_evidence", "Stale by evidence (files changed): verify, revise or retire"),
+        ("noise", "Marked noise repeatedly: rewrite or retire"),
     )
     for key, title in sections:
         if key not in result:  # the project's findings, when no project is known

@@ -171,11 +171,13 @@ withdraws its open disputes.
 DOCTOR = """\
 List what needs a person: secrets stored before the gate refused them (never their \
 value), each with the forget that erases it; possibly stale, expired and ownerless \
-memories; open disputes; forgets whose bytes remain; `stale_vectors`, versions recall cannot find by \
-meaning until a reindex. Use it for the memory's health, or after an import.
+memories; open disputes; memories marked noise; forgets whose bytes remain; \
+`stale_vectors`, versions recall cannot find by meaning until a reindex. Use it for the \
+memory's health, or after an import.
 
 It changes no memory, but finishes pending forgets where it can (SQLite). In a project \
-(`dir`) it adds `failing_checks` and `stale_by_evidence` (anchored files changed, checks failing).
+(`dir`) it adds `failing_checks` and `stale_by_evidence` (anchored files changed, checks \
+failing).
 """
 
 CHECK = """\
@@ -198,6 +200,23 @@ directory the server may not read (forbidden).
 """
 
 
+ORIENT = """\
+The brief to read before working in a notebook: call it when a task starts, rather than \
+guessing what to recall. Within `budget` characters it lists, in order: the rules and \
+orientations that bind the notebook (its own and the workspace-wide ones, weightiest \
+first), open issues and debts, open disputes touching it, memories waiting for a check \
+(possibly stale: verify or revise them), then recent memories ranked by recency and by \
+how often they helped (revise's `feedback`).
+
+`notebook`: name or id; omitted, the whole workspace. A coding agent's session-start hook \
+injects the same brief for its project directory.
+
+Answers `brief`, the text to read, and its items by section (`rules`, `open`, \
+`disputes`, `possibly_stale`, `recent`) with their ids. No rule is dropped silently: \
+those past the budget are named in `rules_left_out` (inspect them); `left_out` counts the \
+other items left out. Refused: an unknown notebook, a budget outside 500 to 100,000.
+"""
+
 DESCRIPTIONS = {
     "remember": REMEMBER,
     "recall": RECALL,
@@ -211,4 +230,5 @@ DESCRIPTIONS = {
     "dispute": DISPUTE,
     "doctor": DOCTOR,
     "check": CHECK,
+    "orient": ORIENT,
 }

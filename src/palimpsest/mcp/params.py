@@ -23,6 +23,7 @@ Kind = Literal[
 ]  # fmt: skip
 Status = Literal["active", "superseded", "retracted"]
 ReviseStatus = Literal["superseded", "retracted", "active", "verified"]
+Feedback = Literal["helped", "noise"]
 Severity = Literal["house_style", "costly", "irreversible"]
 Scope = Literal["notebook", "workspace"]
 CheckKind = Literal["path_exists", "contains", "absent", "absent_all", "requires", "forbidden"]

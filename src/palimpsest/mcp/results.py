@@ -154,3 +154,20 @@ class DisputeResult(TypedDict, total=False):
     more: int  # list: disputes left out by `limit`
     dry_run: bool
     replayed: bool
+
+
+@with_config(_OPEN)
+class OrientResult(TypedDict, total=False):
+    notebook: str | None
+    project: str | None
+    note: str  # why the brief holds only the workspace-wide rules
+    budget: int
+    used: int  # characters of `brief`
+    brief: str
+    rules: Items
+    rules_left_out: list[str]  # ids of binding rules past the budget: never dropped silently
+    open: Items
+    disputes: Items
+    possibly_stale: Items
+    recent: Items
+    left_out: dict[str, int]  # per section, the items past the budget

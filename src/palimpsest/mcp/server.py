@@ -85,6 +85,7 @@ ANNOTATIONS = {
     # the database file), so it does not claim to only read.
     "doctor": _hints(read_only=False, destructive=False, idempotent=True, title="Doctor"),
     "check": _hints(read_only=True, destructive=False, idempotent=True, title="Check"),
+    "orient": _hints(read_only=True, destructive=False, idempotent=True, title="Orient"),
 }
 
 

@@ -40,6 +40,7 @@ from .params import (
     DryRun,
     ExpiresAt,
     Falsifier,
+    Feedback,
     IdempotencyKey,
     Key,
     Kind,
@@ -70,6 +71,7 @@ from .results import (
     InspectResult,
     LinkResult,
     NotebookResult,
+    OrientResult,
     RecallResult,
     RememberResult,
     RevertResult,
@@ -209,6 +211,10 @@ class PalimpsestTools:
                 "superseded: a newer truth exists. retracted: never true. active: back from "
                 "retired. verified: checked, still true."
             ),
+        ] = None,
+        feedback: Annotated[
+            Feedback | None,
+            describe("Mark a recalled memory; no new version. Ranks recall and orient."),
         ] = None,
         note: Annotated[
             str | None,
@@ -403,8 +409,17 @@ class PalimpsestTools:
     async def check(self, dir: ProjectDir = None) -> CheckResult:
         return await self._run(CheckResult, self.service.check, locals())
 
+    async def orient(
+        self,
+        notebook: Annotated[str | None, describe("The notebook (name or id).")] = None,
+        budget: Annotated[
+            int | None, describe("The brief's size in characters, 500 to 100,000 (8,000).")
+        ] = None,
+    ) -> OrientResult:
+        return await self._run(OrientResult, self.service.orient, locals())
+
 
 TOOL_NAMES = (
     "remember", "recall", "revise", "revert", "forget", "inspect", "history", "notebook", "link",
-    "dispute", "doctor", "check",
+    "dispute", "doctor", "check", "orient",
 )  # fmt: skip

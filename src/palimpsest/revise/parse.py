@@ -44,8 +44,10 @@ EDIT_FIELDS = frozenset(
         "claim",
         "override_reason",
         "override_confirm",
+        "feedback",
     }
 )
+FEEDBACK = ("helped", "noise")
 
 
 # Fields that say how a rule binds: they mean something on a rule or an orientation only.
@@ -301,6 +303,7 @@ class Changes:
     override_reason: str | None = None
     override_confirm: bool = False
     redacted: tuple[str, ...] = ()  # kinds of credentials redacted from `note`
+    feedback: str | None = None  # a usefulness mark: an event, no new version
 
     @property
     def is_empty(self) -> bool:
@@ -372,6 +375,7 @@ def parse_changes(raw: Mapping[str, Any], *, redact: bool = False) -> Changes:
     if move_to is not None:
         move_to = _string("move_to", move_to)
         gate.screen("move_to", move_to, limit_name="notebook")
+    feedback = _feedback(edits.get("feedback"), sets, clear, edits)
     for flag in ("supersede", "claim", "override_confirm"):
         if flag in edits and not isinstance(edits[flag], bool):
             raise ValidationError(f"`{flag}` must be true or false.", field=flag)
@@ -384,8 +388,28 @@ def parse_changes(raw: Mapping[str, Any], *, redact: bool = False) -> Changes:
         claim=bool(edits.get("claim", False)),
         override_confirm=bool(edits.get("override_confirm", False)),
         redacted=tuple(redacted),
+        feedback=feedback,
         **strings,
     )
+
+
+def _feedback(
+    value: Any, sets: Mapping[str, Any], clear: list[str], edits: Mapping[str, Any]
+) -> str | None:
+    """A usefulness mark, given on its own (with a `note` at most): it changes no content."""
+    if value is None:
+        return None
+    mark = canonical(value, FEEDBACK)
+    if mark is None:
+        raise ValidationError(f"`feedback` must be one of {', '.join(FEEDBACK)}.", field="feedback")
+    others = sorted(set(sets) | set(clear) | (set(edits) - {"feedback", "note", "redact"}))
+    if others:
+        raise ValidationError(
+            f"`feedback` marks a memory as it is; send `{gate.shown_name(others[0])}` in a "
+            "revise of its own.",
+            field="feedback",
+        )
+    return mark
 
 
 def _edit_string(name: str, value: Any) -> str:

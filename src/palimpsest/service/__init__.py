@@ -17,6 +17,7 @@ from .history import HistoryOps
 from .memories import MemoryOps
 from .notebooks import NotebookOps
 from .recall import RecallOps
+from .sessions import SessionOps
 from .settings import SettingsOps
 from .stores import copy_between, default_store_path, open_store_for, store_label
 from .vectors import Progress, reindex
@@ -35,10 +36,18 @@ __all__ = [
 
 
 class Service(
-    CheckOps, MemoryOps, RecallOps, HistoryOps, NotebookOps, DoctorOps, SettingsOps, DisputeOps
+    CheckOps,
+    MemoryOps,
+    RecallOps,
+    HistoryOps,
+    NotebookOps,
+    DoctorOps,
+    SettingsOps,
+    DisputeOps,
+    SessionOps,
 ):
     """remember, recall, revise, revert, forget, inspect, history, notebooks, links, doctor,
-    settings, disputes, projects and checks."""
+    settings, disputes, projects, checks, orient and the session hooks."""
 
     def schema_version(self) -> int:
         """The store's schema version (opening it migrated it to the newest this code knows)."""

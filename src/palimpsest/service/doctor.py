@@ -15,6 +15,7 @@ from .base import EVERY_EVENT, ServiceBase
 from .checks import Bound, bound, here, project_at, stale_by_evidence
 from .notebooks import FORGETTABLE_FIELDS
 from .settings import freshness_days
+from .usefulness import noisy
 
 
 def secret_kinds(memory: Memory) -> dict[str, list[str]]:
@@ -66,11 +67,13 @@ class DoctorOps(ServiceBase):
             # Versions recall cannot find by meaning: filed with no model or another one.
             unembedded = tx.stale_vector_count(self.vectors.model) if self.vectors.enabled else 0
             disputes = open_disputes(tx)
+            noise = noisy(tx.all_feedback_counts(), current)
         report: dict[str, Any] = {
             "secrets": secrets,
             "possibly_stale": [_line(m) for m in active if m.possibly_stale(at, freshness)],
             "expired": [_line(m) for m in active if m.expired(at)],
             "ownerless": [_line(m) for m in active if m.owner is None],
+            "noise": noise,
             "scrub_pending": not scrubbed,
             "pending_scrubs": pending,
         } | evidence_findings(project, active, at)

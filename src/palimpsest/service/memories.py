@@ -38,6 +38,7 @@ from .base import EVERY_EVENT, ServiceBase, id_list
 from .batch import SUGGEST_ITEMS, Item, parse_items
 from .checks import hashed_on_write
 from .suggest import CANDIDATES, suggestions
+from .usefulness import write_mark
 from .vectors import embedding_text
 
 
@@ -332,6 +333,8 @@ class MemoryOps(ServiceBase):
     ) -> dict[str, Any]:
         old, changes = target.memory, target.changes
         check_expected_version(old, target.expected_version)
+        if changes.feedback is not None:  # a usefulness mark: no new version
+            return write_mark(self, tx, old, changes.feedback, changes.note, now, op_id)
         if changes.supersede:
             return self._supersede(tx, old, changes, now, op_id, dry_run)
         new = edit(old, changes, now=now, actor=self.actor)

@@ -24,6 +24,7 @@ from .checks import here, stale_by_evidence
 from .context import with_context
 from .fusion import WORDS, Fused, Weights, fuse, unmatched_score
 from .settings import current_settings, freshness_days
+from .usefulness import by_usefulness
 from .vectors import model_tag
 
 _WORDS = re.compile(r"[^\W_]")  # a letter or a digit: something a search can match
@@ -108,7 +109,7 @@ class RecallOps(ServiceBase):
                 at_seq=at_seq,
                 alive_at=None if include_retired else at,
             )
-            found = self._ranked(tx, search, vector)
+            found = by_usefulness(tx, self._ranked(tx, search, vector))
             exact = self._exact(tx, query.strip(), search)
             first = max([hit.score for hit in found], default=0.0) + 1.0
             ranked = [Fused(m, first, "id" if m.id == query.strip() else "key") for m in exact]

@@ -56,6 +56,17 @@ class PendingScrub:
 
 
 @dataclass(frozen=True)
+class AgentSession:
+    """Where a coding agent's session began (the hooks' bookkeeping, not memory)."""
+
+    session_id: str
+    notebook_id: str | None
+    started_seq: int  # the last event when it began: what it wrote comes after
+    started_at: str
+    asked_at: str | None  # when the session-end hook asked it to file what it learned
+
+
+@dataclass(frozen=True)
 class Rewrite:
     """What a physical rewrite did: seconds each table was locked, and what still waits."""
 
@@ -140,6 +151,24 @@ class StoreReader(Protocol):
         """For each memory named in an open dispute, the other memories of its disputes."""
         ...
 
+    # Orient, usefulness and the session hooks (store/orient_rows.py).
+    def feedback_counts(self, memory_ids: Iterable[str]) -> dict[str, tuple[int, int]]:
+        """(helped, noise) marks of each of `memory_ids` that has any."""
+        ...
+
+    def all_feedback_counts(self) -> dict[str, tuple[int, int]]: ...
+    def unverified_since(
+        self, notebook_ids: tuple[str, ...] | None, cutoffs: dict[str, str], limit: int
+    ) -> list[Memory]:
+        """Current active memories of each kind in `cutoffs` last verified (else recorded)
+        before that kind's cutoff time: the oldest first, at most `limit`."""
+        ...
+
+    def memory_events_after(
+        self, seq: int, notebook_id: str | None, limit: int
+    ) -> list[Event]: ...  # fmt: skip
+    def agent_session(self, session_id: str) -> AgentSession | None: ...
+
 
 class StoreWriter(StoreReader, Protocol):
     def append_event(self, event: Event) -> int:
@@ -174,6 +203,15 @@ class StoreWriter(StoreReader, Protocol):
 
     def drop_setting(self, name: str) -> None:
         """The setting goes back to its default."""
+        ...
+
+    def start_agent_session(self, session: AgentSession, prune_before: str) -> AgentSession:
+        """Note where a session began, unless it was noted already (a resumed session keeps
+        its start); sessions begun before `prune_before` go. Returns the session as kept."""
+        ...
+
+    def mark_session_asked(self, session_id: str, at: str) -> bool:
+        """Note that the session was asked to file what it learned; False if it was already."""
         ...
 
     def load(self, records: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, int]:

@@ -1,0 +1,136 @@
+"""A coding agent's session, as its hooks see it: a brief at the start, a review at the end.
+
+`session_start` answers orient's brief and notes where the session began (the last event
+sequence, by session id; a resumed session keeps its first start). `session_end` lists the
+memories written since then and what is open, and asks the agent, once per session id,
+to file what it learned: a second end of the same session never asks again, so an agent's
+stop hook cannot loop. The notes are the hooks' bookkeeping (table agent_sessions), not
+memory: they make no event, are not copied, and go after 30 days.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import gate
+from ..errors import ValidationError
+from ..model import add_days
+from ..secrets import redact
+from ..store import AgentSession, StoreReader
+from ..store.orient_rows import FEEDBACK_OP
+from .base import refuse_nul
+from .orient import DEFAULT_BUDGET, OrientOps
+
+KEPT_DAYS = 30
+WRITTEN_SHOWN = 30  # memories listed as written this session, at most
+OPEN_SHOWN = 10
+SESSION_ID_CHARS = 200
+
+ASK = (
+    "Before you stop: file in Palimpsest what this session learned that a later session "
+    "would need (remember, in notebook {notebook}): decisions and why, errors met and their "
+    "fixes, debts left, open issues. Revise what turned out wrong instead of filing a "
+    "contradiction. If nothing is worth keeping, say so and stop."
+)
+
+
+class SessionOps(OrientOps):
+    def session_start(
+        self,
+        *,
+        session_id: str | None,
+        notebook: str | None = None,
+        dir: str | None = None,
+        budget: int = DEFAULT_BUDGET,
+    ) -> dict[str, Any]:
+        """Orient's brief, and the note of where session `session_id` began (None: an agent
+        that names no session gets the brief alone)."""
+        brief = self._orient(notebook, dir, budget, must_exist=False)
+        if session_id is None:
+            return brief | {"session": None}
+        session_id = _session_id(session_id)
+        with self.store.write(self.workspace) as tx:
+            now = self._now(tx)
+            last = tx.last_event()
+            found = tx.get_notebook(brief["notebook"]) if brief["notebook"] else None
+            begun = AgentSession(session_id, found.id if found else None,
+                                 last.seq if last else 0, now, None)  # fmt: skip
+            kept = tx.start_agent_session(begun, prune_before=add_days(now, -KEPT_DAYS))
+        brief["session"] = {"id": session_id, "started_seq": kept.started_seq,
+                            "resumed": kept.started_at != now}  # fmt: skip
+        return brief
+
+    def session_end(
+        self,
+        *,
+        session_id: str | None,
+        notebook: str | None = None,
+        dir: str | None = None,
+        stop_hook_active: bool = False,
+    ) -> dict[str, Any]:
+        """What session `session_id` wrote and what is open, and `ask`: the request to file
+        what it learned, made once per session (None once asked, or while `stop_hook_active`
+        says the agent is already continuing because of a stop hook). A session with no id
+        cannot be asked once, so it is never asked."""
+        session_id = _session_id(session_id) if session_id is not None else None
+        brief = self._orient(notebook, dir, 2_000, must_exist=False)
+        with self.store.read(self.workspace) as tx:
+            session = tx.agent_session(session_id) if session_id else None
+            written = _written(tx, session.started_seq) if session else []
+        answer: dict[str, Any] = {
+            "notebook": brief["notebook"],
+            "session": {"id": session_id, "started_seq": session.started_seq if session else None},
+            "written": written,
+            "open": brief.get("open", [])[:OPEN_SHOWN],
+            "disputes": len(brief.get("disputes", [])),
+            "possibly_stale": len(brief.get("possibly_stale", [])),
+            "ask": None,
+        }
+        if session_id is None:
+            answer["note"] = "No session id: what was written is unknown, and nothing is asked."
+            return answer
+        if session is None:
+            answer["note"] = (
+                "The session-start hook did not run for this session: what it wrote is unknown."
+            )
+        if stop_hook_active or not self._first_ask(session, session_id):
+            return answer
+        answer["ask"] = ASK.format(notebook=brief["notebook"] or "the project's notebook")
+        return answer
+
+    def _first_ask(self, session: AgentSession | None, session_id: str) -> bool:
+        """Whether this is the first ask of the session (noting it, atomically, if so)."""
+        if session is not None and session.asked_at is not None:
+            return False
+        with self.store.write(self.workspace) as tx:
+            now = self._now(tx)
+            if session is None:  # begun without a start hook: noted now, written unknown
+                last = tx.last_event()
+                begun = AgentSession(session_id, None, last.seq if last else 0, now, None)
+                tx.start_agent_session(begun, prune_before=add_days(now, -KEPT_DAYS))
+            return tx.mark_session_asked(session_id, now)
+
+
+def _session_id(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValidationError(
+            "`session_id` is required: the agent's session id.", field="session_id"
+        )
+    gate.check_length("session_id", value, limit_name="key")
+    return refuse_nul("session_id", value.strip()[:SESSION_ID_CHARS])
+
+
+def _written(tx: StoreReader, started_seq: int) -> list[dict[str, Any]]:
+    """The memories written since `started_seq` (by anyone: the store cannot tell sessions
+    apart), each once with its last operation; usefulness marks are not writes."""
+    latest: dict[str, str] = {}
+    for event in tx.memory_events_after(started_seq, None, 500):
+        if event.op != FEEDBACK_OP:
+            latest[event.target_id] = event.op
+    shown = []
+    for memory_id, op in list(latest.items())[-WRITTEN_SHOWN:]:
+        memory = tx.get_memory(memory_id)
+        if memory is not None:
+            text = " ".join(redact(memory.text)[0].split())[:160]
+            shown.append({"id": memory_id, "op": op, "kind": memory.kind, "text": text})
+    return shown
