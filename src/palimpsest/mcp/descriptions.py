@@ -208,7 +208,7 @@ first), open issues and debts, open disputes touching it, memories waiting for a
 (possibly stale: verify or revise them), then recent memories ranked by recency and by \
 how often they helped (revise's `feedback`).
 
-`notebook`: name or id; omitted, the whole workspace. A coding agent's session-start hook \
+`notebook` omitted: the whole workspace. A coding agent's session-start hook \
 injects the same brief for its project directory.
 
 Answers `brief`, the text to read, and its items by section (`rules`, `open`, \

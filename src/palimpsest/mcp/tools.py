@@ -411,7 +411,7 @@ class PalimpsestTools:
 
     async def orient(
         self,
-        notebook: Annotated[str | None, describe("The notebook (name or id).")] = None,
+        notebook: Annotated[str | None, describe("The notebook to brief.")] = None,
         budget: Annotated[
             int | None, describe("The brief's size in characters, 500 to 100,000 (8,000).")
         ] = None,
