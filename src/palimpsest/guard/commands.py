@@ -56,7 +56,7 @@ WRAPPERS = {
                 "--command-timeout",
             }
         )
-    ),  # fmt: skip
+    ),
     "doas": Wrapper(frozenset({"u"})),
     "nohup": Wrapper(),
     "time": Wrapper(frozenset({"f", "o", "--format", "--output"})),
@@ -87,7 +87,7 @@ WRAPPERS = {
                 "--eof",
             }
         )
-    ),  # fmt: skip
+    ),
 }
 
 
@@ -203,7 +203,7 @@ def _after_options(words: list[Word], wrapper: Wrapper) -> list[Word]:
         if text == "--":
             i += 1
             break
-        if not text.startswith("-") or text == "-" or words[i].dynamic and not text:
+        if not text.startswith("-") or text == "-":
             break
         if text.startswith("--"):
             i += 2 if "=" not in text and text in wrapper.values else 1

@@ -68,9 +68,7 @@ class _Lexer:
             elif char == "#":
                 end = text.find("\n", self.i)
                 self.i = len(text) if end < 0 else end
-            elif self._redirect():
-                continue
-            elif self._operator():
+            elif self._redirect() or self._operator():
                 continue
             else:
                 self._word()
