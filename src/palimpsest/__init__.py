@@ -14,7 +14,23 @@ The layers, each importing only those below it (tests/test_layers.py holds them 
 The public API for a program is the service: `open_service(location, actor=...)`.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from .errors import PalimpsestError
-from .service import Service, open_service
+
+if TYPE_CHECKING:
+    from .service import Service, open_service
 
 __all__ = ["PalimpsestError", "Service", "open_service"]
+
+
+def __getattr__(name: str) -> Any:
+    # The service (and the secret detector it loads) is imported on first use, not by every
+    # `import palimpsest.x`: the guard's hook answers before it could load.
+    if name in ("Service", "open_service"):
+        from . import service
+
+        return getattr(service, name)
+    raise AttributeError(f"module 'palimpsest' has no attribute {name!r}")

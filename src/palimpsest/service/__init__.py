@@ -12,6 +12,7 @@ from ..embed import DEFAULT_EMBEDDER, EMBEDDERS, Embedder, load_embedder
 from .base import DEFAULT_WORKSPACE
 from .disputes import DisputeOps
 from .doctor import DoctorOps
+from .guard import GuardOps
 from .history import HistoryOps
 from .memories import MemoryOps
 from .notebooks import NotebookOps
@@ -33,9 +34,11 @@ __all__ = [
 ]
 
 
-class Service(MemoryOps, RecallOps, HistoryOps, NotebookOps, DoctorOps, SettingsOps, DisputeOps):
+class Service(
+    MemoryOps, RecallOps, HistoryOps, NotebookOps, DoctorOps, SettingsOps, DisputeOps, GuardOps
+):
     """remember, recall, revise, revert, forget, inspect, history, notebooks, links, doctor,
-    settings, disputes."""
+    settings, disputes, guard."""
 
     def schema_version(self) -> int:
         """The store's schema version (opening it migrated it to the newest this code knows)."""

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..model import Memory, Notebook
+from ..guard.rules import CONTESTED
+from ..model import RULE_KINDS, Memory, Notebook
 from ..revise import record_fields
 from ..secrets import find_in_parts, find_secrets, redact
 from ..store import EventFilter, PendingScrub, StoreReader
@@ -25,6 +26,18 @@ def secret_kinds(memory: Memory) -> dict[str, list[str]]:
         for index in touched:
             found.setdefault(record[index][0], set()).add(kind)
     return {name: sorted(kinds) for name, kinds in found.items()}
+
+
+def kept_as_notes(active: list[Memory]) -> list[dict[str, Any]]:
+    """Rules kept as notes (tagged `contested`) because a trial found their forbidden check
+    too broad: they refuse nothing until a person narrows the check and drops the tag."""
+    return [
+        {**_line(m), "fix": f"narrow its check, then palimpsest revise {m.id} with the tags "
+                            "it keeps, less contested (the check is tried again)"}
+        for m in active
+        if m.kind in RULE_KINDS and CONTESTED in m.tags and m.check is not None
+        and m.check.kind == "forbidden"
+    ]  # fmt: skip
 
 
 class DoctorOps(ServiceBase):
@@ -62,6 +75,7 @@ class DoctorOps(ServiceBase):
             "possibly_stale": [_line(m) for m in active if m.possibly_stale(at, freshness)],
             "expired": [_line(m) for m in active if m.expired(at)],
             "ownerless": [_line(m) for m in active if m.owner is None],
+            "rules_kept_as_notes": kept_as_notes(active),
             "scrub_pending": not scrubbed,
             "pending_scrubs": pending,
         } | (

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .. import gate
@@ -32,9 +32,11 @@ from ..revise import (
     supersession,
     text_targets,
 )
+from ..revise.parse import parse_acceptance
 from ..store import EventFilter, SearchQuery, StoreReader, StoreWriter
 from ..views import memory_view
 from .base import EVERY_EVENT, ServiceBase, id_list
+from .guard import tried
 from .suggest import CANDIDATES, suggestions
 
 
@@ -57,9 +59,13 @@ class MemoryOps(ServiceBase):
         because: str | None = None,
         idempotency_key: str | None = None,
         dry_run: bool = False,
+        accept_refusing: list[str] | None = None,
+        keep_as_note: bool = False,
         **fields: Any,
     ) -> dict[str, Any]:
-        """File a new memory. `fields` are the optional memory fields (title, why, tags...)."""
+        """File a new memory. `fields` are the optional memory fields (title, why, tags...).
+        A forbidden check is tried first (service/guard.py): `accept_refusing` and
+        `keep_as_note` answer a trial that finds it too broad."""
         if not isinstance(notebook, str) or not notebook.strip():
             raise ValidationError(
                 "`notebook` is required: a notebook name or id.", field="notebook"
@@ -72,7 +78,9 @@ class MemoryOps(ServiceBase):
         if because is not None:
             gate.screen("because", because)
         superseded_ids = id_list(supersedes, "supersedes")
-        request = {"notebook": notebook, "supersedes": superseded_ids, "because": because, **values}
+        accepted, as_note = parse_acceptance(accept_refusing, keep_as_note, because)
+        request = {"notebook": notebook, "supersedes": superseded_ids, "because": because,
+                   "accept_refusing": accepted, "keep_as_note": as_note, **values}  # fmt: skip
 
         def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
             nb = self._open_notebook(tx, notebook, now, op_id)
@@ -83,6 +91,7 @@ class MemoryOps(ServiceBase):
                 return _duplicate(same, nb.name, not_applied(same, values, superseded_ids))
             memory = filed(values, id=new_id("m"), workspace=self.workspace, notebook_id=nb.id,
                            now=now, actor=self.actor)  # fmt: skip
+            memory, kept_as_note = tried(tx, None, memory, now, accepted, as_note)
             retired = []
             for old_id in superseded_ids:
                 old = self._get(tx, old_id, field="supersedes")
@@ -92,7 +101,9 @@ class MemoryOps(ServiceBase):
                 self._check_key(tx, None, memory)
             except Unmatched as exc:
                 raise ValidationError(f"Refused: {exc.reason}.", field="key") from None
-            seq = self._memory_event(tx, "remember", op_id, now, None, memory)
+            trial = {"accept_refusing": list(accepted)} if accepted else None
+            seq = self._memory_event(tx, "remember", op_id, now, None, memory,
+                                     note=because if accepted else None, data=trial)  # fmt: skip
             for old_id in superseded_ids:
                 self._link_supersedes(tx, memory.id, old_id, now)
             result: dict[str, Any] = {
@@ -102,6 +113,8 @@ class MemoryOps(ServiceBase):
                 "notebook": nb.name,
                 "superseded": retired,
             }
+            if kept_as_note:
+                result["kept_as_note"] = True
             if dry_run:
                 result["memory"] = memory_view(memory, {nb.id: nb}, now)
                 result.update(self._suggest(tx, memory, now))
@@ -128,6 +141,8 @@ class MemoryOps(ServiceBase):
         idempotency_key: str | None = None,
         dry_run: bool = False,
         redact: bool = False,
+        accept_refusing: list[str] | None = None,
+        keep_as_note: bool = False,
         **changes: Any,
     ) -> dict[str, Any]:
         """Change memories losing nothing: one (`id`), several (`ids`, `texts`) or a batch.
@@ -138,8 +153,9 @@ class MemoryOps(ServiceBase):
         named = {"id": id, "ids": ids, "texts": texts, "items": items}
         mode, plans = parse_request(named, changes, notebook=notebook,
                                     expected_version=expected_version, redact=redact)  # fmt: skip
+        trial = parse_acceptance(accept_refusing, keep_as_note, changes.get("because"))
         request = {**named, "notebook": notebook, "expected_version": expected_version,
-                   "changes": changes, "redact": redact}  # fmt: skip
+                   "changes": changes, "redact": redact, "trial": trial}  # fmt: skip
 
         def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
             targets, unmatched = self._resolve_targets(
@@ -148,7 +164,7 @@ class MemoryOps(ServiceBase):
             results = []
             for index, target in enumerate(targets):
                 try:
-                    results.append(self._revise_one(tx, target, now, op_id, dry_run))
+                    results.append(self._revise_one(tx, target, now, op_id, dry_run, trial))
                 except (Unmatched, PalimpsestError) as exc:
                     outcome = settle(mode, index, exc)
                     if not isinstance(outcome, str):
@@ -227,7 +243,13 @@ class MemoryOps(ServiceBase):
         return targets, unmatched
 
     def _revise_one(
-        self, tx: StoreWriter, target: _Target, now: str, op_id: str, dry_run: bool
+        self,
+        tx: StoreWriter,
+        target: _Target,
+        now: str,
+        op_id: str,
+        dry_run: bool,
+        trial: tuple[tuple[str, ...], bool] = ((), False),
     ) -> dict[str, Any]:
         old, changes = target.memory, target.changes
         check_expected_version(old, target.expected_version)
@@ -236,11 +258,17 @@ class MemoryOps(ServiceBase):
         new = edit(old, changes, now=now, actor=self.actor)
         if changes.move_to is not None:
             new = new.replace(notebook_id=self._move_target(tx, old, changes, now, op_id).id)
+        accepted, as_note = trial
+        new, kept_as_note = tried(tx, old, new, now, accepted, as_note)
         step = revision(old, new, changes, actor=self.actor, may_override=self.may_override)
         if step is None:
             return {"id": old.id, "version": old.version, "unchanged": True}
+        if accepted:
+            step = replace(step, data={**step.data, "accept_refusing": list(accepted)})
         self._check_key(tx, old, step.new)
         result = self._write_step(tx, step, op_id, now)
+        if kept_as_note:
+            result["kept_as_note"] = True
         result["changed"] = changed_fields(old, step.new)
         if dry_run:
             result["diff"] = self._readable_diff(tx, old, step.new, op_id)

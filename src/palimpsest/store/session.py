@@ -24,6 +24,7 @@ from .dispute_rows import (
     dispute_columns,
     dispute_from_row,
 )
+from .guard_rows import GuardRows
 from .rows import (
     CONTENT_COLUMNS,
     Row,
@@ -36,7 +37,7 @@ from .rows import (
 from .vector_search import Vectors
 
 
-class SqlSession(ABC):
+class SqlSession(GuardRows, ABC):
     """A view of the store bound to one workspace, inside one transaction."""
 
     # Prefix that keeps a column's index out of the planner's choice ("+" in SQLite),
