@@ -5,7 +5,7 @@ concept in `memories`, `notebooks`, `disputes`, `admin` and `settings` (config a
 settings); `render` prints answers for a person.
 """
 
-from . import admin, bench, disputes, hooks, memories, notebooks, settings  # noqa: F401  (each registers its commands)
+from . import admin, bench, disputes, guard, hooks, memories, notebooks, settings  # noqa: F401  (each registers its commands)
 from .app import main, palimpsest
 
 __all__ = ["main", "palimpsest"]

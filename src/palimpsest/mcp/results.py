@@ -126,6 +126,15 @@ class DoctorResult(TypedDict, total=False):
     scrub_pending: bool
     pending_scrubs: Items
     stale_vectors: dict[str, Any]  # count and fix: versions recall cannot find by meaning
+    rules_kept_as_notes: Items
+
+
+@with_config(_OPEN)
+class GuardResult(TypedDict, total=False):
+    decision: str  # allow, deny or ask
+    reason: str
+    refused_by: Items
+    notebook: str | None
 
 
 @with_config(_OPEN)

@@ -83,6 +83,8 @@ ANNOTATIONS = {
     # Doctor changes no memory, but it finishes a scrub a forget left pending (it rewrites
     # the database file), so it does not claim to only read.
     "doctor": _hints(read_only=False, destructive=False, idempotent=True, title="Doctor"),
+    # Guard changes no memory, but keeps the command it judged (for trials of new checks).
+    "guard": _hints(read_only=False, destructive=False, idempotent=True, title="Guard"),
 }
 
 

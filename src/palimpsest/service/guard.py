@@ -41,6 +41,9 @@ class Place:
     project: str | None = None
 
 
+SEEN_PREFIX = "cmd_"  # the ids of kept commands
+
+
 def where(dir: str | None, notebook: str | None) -> Place:
     """The notebook named, or the one the project holding `dir` names; neither: none."""
     if notebook is not None:
@@ -103,14 +106,15 @@ class GuardOps(ServiceBase):
         decision = decide(command, rules)
         result = answer(decision, place, nb is not None)
         if keep:
-            self.keep_seen(command, decision.decision, nb.id if nb else None, session)
+            self.keep_seen(command, decision.decision, place.notebook, session)
         return result
 
     def keep_seen(
-        self, command: str, decision: str, notebook_id: str | None, session: str | None
+        self, command: str, decision: str, notebook: str | None, session: str | None
     ) -> str | None:
-        """Keep a command the guard judged, credentials redacted; its id, or None when it
-        could not be kept (a busy store, a full disk): the guard's answer stands anyway."""
+        """Keep a command the guard judged where `notebook`'s rules apply, credentials
+        redacted; its id, or None when it could not be kept (a busy store, a full disk):
+        the guard's answer stands anyway."""
         try:
             limit = gate.LIMITS["text"]  # a longer command is kept cut: enough for trials
             text, _ = gate.screen_redacting("command", command[:limit], limit_name="text")
@@ -118,7 +122,11 @@ class GuardOps(ServiceBase):
                 session, _ = gate.screen_redacting("session", session[:200], limit_name="key")
             with self.store.write(self.workspace) as tx:
                 now = self._now(tx)
-                seen = SeenCommand(new_id("cmd"), now, text, decision, notebook_id, session)
+                nb = tx.get_notebook(notebook) if notebook is not None else None
+                notebook_id = nb.id if nb else None
+                seen = SeenCommand(
+                    new_id(SEEN_PREFIX[:-1]), now, text, decision, notebook_id, session
+                )
                 tx.add_seen_command(seen, keep=KEEP_SEEN, before=add_days(now, -SEEN_DAYS))
             return seen.id
         except Exception:  # best effort, by design: the answer was already given
@@ -132,13 +140,23 @@ class GuardOps(ServiceBase):
             found = tx.seen_commands(add_days(self.clock(), -days))
         return {"commands": [s.to_dict() for s in reversed(found)]}
 
-    def forget_seen(self, *, id: str) -> dict[str, Any]:
-        """Erase one kept command for good (its bytes go at the next scrub)."""
+    def forget_seen(self, ids: list[str], *, dry_run: bool = False) -> dict[str, Any]:
+        """Erase kept commands for good (`forget` with their ids; the bytes go at the next
+        scrub, as a forgotten memory's do). A log, not memory: no event is written."""
         with self.store.write(self.workspace) as tx:
-            if not isinstance(id, str) or tx.get_seen_command(id) is None:
-                raise NotFound("No kept command has this id; list them with `seen`.", field="id")
-            tx.forget_seen_command(id)
-        return {"id": id, "forgotten": True, "scrub_pending": not self.store.scrub(self.workspace)}
+            for seen_id in ids:
+                if tx.get_seen_command(seen_id) is None:
+                    shown = gate.shown_reference(seen_id)
+                    raise NotFound(
+                        f"No kept command has the id {shown}; list them with `palimpsest seen`.",
+                        field="id",
+                    )
+                if not dry_run:
+                    tx.forget_seen_command(seen_id)
+        results = [{"id": seen_id, "forgotten": True} for seen_id in ids]
+        if dry_run:
+            return {"results": results, "dry_run": True}
+        return {"results": results, "scrub_pending": not self.store.scrub(self.workspace)}
 
 
 def trial(
