@@ -831,6 +831,7 @@ COPY_ORDER = (
     ("notebook_tombstones", "id"),
     ("workspace_settings", "name"),
     ("dispute_versions", "rowid"),
+    ("seen_commands", "seen_at, id"),  # the guard's, for trials: they come along too
 )
 # Where a stored answer names a memory or notebook (ids_only keeps nothing else as text).
 ID_KEYS = frozenset({"id", "ids", "duplicate_of", "superseded", "notebook"})
