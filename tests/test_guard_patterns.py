@@ -103,6 +103,9 @@ TABLE = [
     ("git commit -m 'never git push --force'", "allow", None),
     ("grep -r 'git push --force' docs/", "allow", None),
     ("cat <<EOF\ngit push --force\nEOF", "allow", None),
+    ("cat <<EOF\nhead: $(git push -f)\nEOF", "deny", "force"),
+    ("cat <<'EOF'\nhead: $(git push -f)\nEOF", "allow", None),
+    ("git commit -F - <<EOF\nnever `git push -f`\nEOF", "deny", "force"),
     ("# git push --force", "allow", None),
     ("echo git push --force", "allow", None),
     # other rules: short and combined options, severities, kinds

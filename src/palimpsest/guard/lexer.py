@@ -51,7 +51,8 @@ class _Lexer:
         self.text = text
         self.i = 0
         self.out = Lexed()
-        self.pending_heredocs: list[tuple[int, str, bool]] = []  # (token, delimiter, strip)
+        # (token, delimiter, strip tabs, expands: an unquoted delimiter's body runs `$(...)`)
+        self.pending_heredocs: list[tuple[int, str, bool, bool]] = []
 
     def run(self) -> Lexed:
         text = self.text
@@ -112,10 +113,10 @@ class _Lexer:
         word = self._word(record=False)
         if not word.text:
             raise Unparseable("a here-document has no delimiter")
-        self.pending_heredocs.append((len(self.out.tokens) - 1, word.text, strip))
+        self.pending_heredocs.append((len(self.out.tokens) - 1, word.text, strip, not word.quoted))
 
     def _read_heredocs(self) -> None:
-        for token_index, delimiter, strip in self.pending_heredocs:
+        for token_index, delimiter, strip, expands in self.pending_heredocs:
             lines = []
             while True:
                 if self.i >= len(self.text):
@@ -127,7 +128,10 @@ class _Lexer:
                 if (line.lstrip("\t") if strip else line) == delimiter:
                     break
                 lines.append(line)
-            self.out.heredocs.append((token_index, "\n".join(lines)))
+            body = "\n".join(lines)
+            self.out.heredocs.append((token_index, body))
+            if expands:
+                self.out.inner.extend(substitutions(body))
         self.pending_heredocs = []
 
     def _word(self, *, record: bool = True) -> Word:
@@ -308,6 +312,31 @@ def _quote_end(text: str, start: int, quote: str) -> int:
             return j
         j += 1
     return -1
+
+
+def substitutions(body: str) -> list[str]:
+    """The scripts `$(...)` and backticks run inside text that is otherwise data (the body
+    of a here-document whose delimiter is not quoted)."""
+    found: list[str] = []
+    i = 0
+    while i < len(body):
+        if body[i] == "\\":
+            i += 2
+        elif body.startswith("$((", i):
+            i = _closing(body, i + 3, "(", ")", "an arithmetic expansion", depth=2)
+        elif body.startswith("$(", i):
+            end = _closing(body, i + 2, "(", ")", "a $(...) substitution")
+            found.append(body[i + 2 : end - 1])
+            i = end
+        elif body[i] == "`":
+            end = _quote_end(body, i, "`")
+            if end < 0:
+                raise Unparseable("a backtick is never closed")
+            found.append(body[i + 1 : end])
+            i = end + 1
+        else:
+            i += 1
+    return found
 
 
 def lex(text: str) -> Lexed:
