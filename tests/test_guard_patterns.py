@@ -63,6 +63,7 @@ TABLE = [
     ("GIT_TRACE=1 git push -f", "deny", "force"),
     ("env GIT_TRACE=1 git push -f", "deny", "force"),
     ("env -u HOME git push -f", "deny", "force"),
+    ("env -S 'git push -f' origin", "deny", "force"),
     ("sudo git push -f", "deny", "force"),
     ("sudo -u deploy git push -f", "deny", "force"),
     ("sudo -E -u deploy -- git push -f", "deny", "force"),

@@ -171,6 +171,9 @@ def _unwrap(words: list[Word], feeds: list[str], depth: int) -> list[SimpleComma
             return [*nested, SimpleCommand(tuple(layers), unknown=True)]
         if program == "command" and any(w.text in ("-v", "-V") for w in words[1:2]):
             return nested  # `command -v git` only says where git is
+        split = _env_split(words[1:]) if program == "env" else None
+        if split is not None:  # `env -S 'cmd args'` splits its text as a command line
+            return [*nested, *_script(split, depth, layers)]
         if program in WRAPPERS:
             words = _after_options(words[1:], WRAPPERS[program])
             continue
@@ -213,6 +216,20 @@ def _after_options(words: list[Word], wrapper: Wrapper) -> list[Word]:
             i += 1  # flags, or a value attached (`-uroot`, `-oL`)
     i += min(wrapper.positionals, len(words) - i)
     return words[i:]
+
+
+def _env_split(arguments: list[Word]) -> list[Word] | None:
+    """What follows `env -S` / `--split-string`, the string first, if it is given."""
+    for index, word in enumerate(arguments):
+        text = word.text
+        if not text.startswith("-") or text == "--":
+            return None
+        for flag in ("-S", "--split-string="):
+            if text.startswith(flag) and text != flag:
+                return [Word(text[len(flag) :], dynamic=word.dynamic), *arguments[index + 1 :]]
+        if text in ("-S", "--split-string"):
+            return arguments[index + 1 :]
+    return None
 
 
 def _shell_script(arguments: list[Word]) -> Word | None:
