@@ -95,11 +95,11 @@ def test_commands_are_kept_redacted_bounded_and_forgettable(service: Service) ->
     assert [c["decision"] for c in kept] == ["allow", "allow"]
     assert kept[1]["command"] == "git status" and kept[1]["session"] == "s-1"
     assert token not in kept[0]["command"] and "[REDACTED:" in kept[0]["command"]
-    answer = service.forget_seen(id=kept[0]["id"])
-    assert answer["forgotten"] is True
+    answer = service.forget(id=kept[0]["id"], because="it held a token")
+    assert answer["results"] == [{"id": kept[0]["id"], "forgotten": True}]
     assert [c["command"] for c in service.seen()["commands"]] == ["git status"]
     with pytest.raises(NotFound):
-        service.forget_seen(id=kept[0]["id"])
+        service.forget(id=kept[0]["id"], because="again")
 
 
 def test_kept_commands_are_bounded_in_age(store: Any, workspace: str) -> None:
@@ -180,3 +180,12 @@ def test_fewer_than_five_reached_is_no_trial_and_revising_the_check_is_tried(
     # taking the tag off tries the check again: still too broad
     with pytest.raises(ValidationError):
         service.revise(id=rule_id, tags=["git"])
+
+
+def test_a_superseding_rule_is_tried_too(service: Service) -> None:
+    rule_id = rule(service)
+    seen(service, *SEEN)
+    wider = {"kind": "forbidden", "literals": ["git push"]}
+    with pytest.raises(ValidationError):
+        service.revise(id=rule_id, supersede=True, check=wider, because="push less")
+    assert service.inspect(id=rule_id)["memory"]["status"] == "active"

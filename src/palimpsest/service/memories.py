@@ -254,7 +254,7 @@ class MemoryOps(ServiceBase):
         old, changes = target.memory, target.changes
         check_expected_version(old, target.expected_version)
         if changes.supersede:
-            return self._supersede(tx, old, changes, now, op_id, dry_run)
+            return self._supersede(tx, old, changes, now, op_id, dry_run, trial)
         new = edit(old, changes, now=now, actor=self.actor)
         if changes.move_to is not None:
             new = new.replace(notebook_id=self._move_target(tx, old, changes, now, op_id).id)
@@ -333,7 +333,14 @@ class MemoryOps(ServiceBase):
         return destination
 
     def _supersede(
-        self, tx: StoreWriter, old: Memory, changes: Changes, now: str, op_id: str, dry_run: bool
+        self,
+        tx: StoreWriter,
+        old: Memory,
+        changes: Changes,
+        now: str,
+        op_id: str,
+        dry_run: bool,
+        trial: tuple[tuple[str, ...], bool] = ((), False),
     ) -> dict[str, Any]:
         content = superseding_content(old, changes, now=now, actor=self.actor)
         notebook_id = old.notebook_id
@@ -341,9 +348,13 @@ class MemoryOps(ServiceBase):
             notebook_id = self._move_target(tx, old, changes, now, op_id).id
         retire, file = supersession(old, content, changes, id=new_id("m"),
                                     notebook_id=notebook_id, now=now, actor=self.actor)  # fmt: skip
+        successor, kept_as_note = tried(tx, old, file.new, now, *trial)
+        file = replace(file, new=successor)
         retired = self._write_step(tx, retire, op_id, now)
         self._check_key(tx, None, file.new)
         result: dict[str, Any] = {**self._write_step(tx, file, op_id, now), "superseded": retired}
+        if kept_as_note:
+            result["kept_as_note"] = True
         self._link_supersedes(tx, file.new.id, old.id, now)
         if dry_run:
             result["diff"] = self._readable_diff(tx, old, file.new, op_id)
