@@ -225,6 +225,7 @@ def doctor(result: dict[str, Any]) -> None:
         ("possibly_stale", "Possibly stale: verify or retire"),
         ("expired", "Expired but still active: retire or extend"),
         ("ownerless", "Ownerless: claim them"),
+        ("rules_kept_as_notes", "Rules kept as notes (check too broad): narrow them"),
     )
     for key, title in sections:
         rows = result.get(key) or []
