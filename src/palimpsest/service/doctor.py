@@ -31,13 +31,14 @@ def secret_kinds(memory: Memory) -> dict[str, list[str]]:
 def kept_as_notes(active: list[Memory]) -> list[dict[str, Any]]:
     """Rules kept as notes (tagged `contested`) because a trial found their forbidden check
     too broad: they refuse nothing until a person narrows the check and drops the tag."""
-    return [
-        {**_line(m), "fix": f"narrow its check, then palimpsest revise {m.id} with the tags "
-                            "it keeps, less contested (the check is tried again)"}
-        for m in active
-        if m.kind in RULE_KINDS and CONTESTED in m.tags and m.check is not None
-        and m.check.kind == "forbidden"
-    ]  # fmt: skip
+    found = []
+    for m in active:
+        if m.kind in RULE_KINDS and CONTESTED in m.tags and m.check and m.check.kind == "forbidden":
+            others = [t for t in m.tags if t != CONTESTED]
+            untag = " ".join(f"--tag {t}" for t in others) if others else "--clear tags"
+            fix = f"palimpsest revise {m.id} --check '<narrower>' {untag} --because '...'"
+            found.append({**_line(m), "fix": fix})
+    return found
 
 
 class DoctorOps(ServiceBase):
