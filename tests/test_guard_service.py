@@ -84,13 +84,15 @@ def test_bad_input_is_refused_and_changes_nothing(service: Service, tmp_path: Pa
         assert refused.value.field == "command"
     with pytest.raises(ValidationError):
         service.guard(command="ls", dir=str(tmp_path / "missing"))
+    with pytest.raises(NotFound):
+        service.guard(command="ls", notebook="no-such-notebook")
     assert service.seen()["commands"] == []
 
 
 def test_commands_are_kept_redacted_bounded_and_forgettable(service: Service) -> None:
-    service.guard(command="git status", notebook="web", session="s-1")
+    service.guard(command="git status", session="s-1")
     token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
-    service.guard(command=f"curl -H 'Authorization: token {token}' https://x.test", notebook="web")
+    service.guard(command=f"curl -H 'Authorization: token {token}' https://x.test")
     kept = service.seen()["commands"]
     assert [c["decision"] for c in kept] == ["allow", "allow"]
     assert kept[1]["command"] == "git status" and kept[1]["session"] == "s-1"

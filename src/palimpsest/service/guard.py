@@ -39,18 +39,32 @@ class Place:
 
     notebook: str | None
     project: str | None = None
+    named: bool = False  # named by the caller (an unknown one is refused), not by a project
 
 
 SEEN_PREFIX = "cmd_"  # the ids of kept commands
 
 
-def where(dir: str | None, notebook: str | None) -> Place:
+def where(dir: Any, notebook: Any) -> Place:
     """The notebook named, or the one the project holding `dir` names; neither: none."""
     if notebook is not None:
-        return Place(notebook)
+        if not isinstance(notebook, str) or not notebook.strip():
+            raise ValidationError("`notebook` is empty: name a notebook, or leave it out.",
+                                  field="notebook")  # fmt: skip
+        gate.check_length("notebook", notebook, limit_name="notebook")
+        gate.check_storable("notebook", notebook)
+        return Place(notebook.strip(), named=True)
     if dir is None:
         return Place(None)
-    if not Path(dir).is_dir():
+    if not isinstance(dir, str) or not dir.strip():
+        raise ValidationError("`dir` is empty: give a directory, or leave it out.", field="dir")
+    gate.check_length("dir", dir, limit_name="path")
+    gate.check_storable("dir", dir)
+    try:
+        is_dir = Path(dir).is_dir()
+    except (OSError, ValueError):
+        is_dir = False
+    if not is_dir:
         raise ValidationError(
             f"`dir` is not a directory: {gate.shown_reference(dir)}.", field="dir"
         )
@@ -102,6 +116,12 @@ class GuardOps(ServiceBase):
         at = self.clock()
         with self.store.read(self.workspace) as tx:
             nb = tx.get_notebook(place.notebook) if place.notebook is not None else None
+            if place.named and nb is None:
+                raise NotFound(
+                    f"No notebook is named {gate.shown_reference(place.notebook or '')}; "
+                    "name an existing one, or give `dir` instead.",
+                    field="notebook",
+                )
             rules = applying(tx.forbidding_rules(), nb.id if nb else None, at)
         decision = decide(command, rules)
         result = answer(decision, place, nb is not None)
