@@ -203,7 +203,8 @@ pipes, quotes, wrappers (sudo, env, timeout, xargs), `bash -c`, `$(...)`, backti
 subshells; options in any order and form (`-f` for `--force`). A rule denies; a \
 house_style one, or an orientation, asks. What cannot be read is ask. No memory \
 changes; the command is kept, credentials redacted, to try new checks against. Refused: \
-an empty command, a `dir` that is no directory (validation).
+an empty command, a `dir` that is no directory (validation), an unknown `notebook` \
+(not_found).
 """
 
 DESCRIPTIONS = {
