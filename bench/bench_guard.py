@@ -108,7 +108,8 @@ def main() -> None:
         print(f"hook guard: {args.runs} runs, {args.memories} memories, {args.rules + 1} rules")
         print(f"wall p50 {statistics.median(times):.0f} ms, p95 {_p95(times):.0f} ms; "
               f"CPU p50 {statistics.median(cpus):.0f} ms; a bare `python -c pass` p50 "
-              f"{statistics.median(bare):.0f} ms (load {load:.2f}); {kept} commands kept")  # fmt: skip
+              f"{statistics.median(bare):.0f} ms (load {load:.2f})")  # fmt: skip
+        print(f"{kept} commands kept by the hooks' children")
 
 
 def _wait_for_kept(db: Path, expected: int) -> int:

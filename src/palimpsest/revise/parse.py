@@ -424,4 +424,5 @@ def parse_acceptance(
         )
     for command in accept_refusing:
         gate.check_length("accept_refusing", command, limit_name="text")
+        gate.check_storable("accept_refusing", command)
     return tuple(accept_refusing), keep_as_note

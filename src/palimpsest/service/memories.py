@@ -151,9 +151,9 @@ class MemoryOps(ServiceBase):
         answer's `redacted`) instead of refusing the request.
         """
         named = {"id": id, "ids": ids, "texts": texts, "items": items}
+        trial = parse_acceptance(accept_refusing, keep_as_note, changes.get("because"))
         mode, plans = parse_request(named, changes, notebook=notebook,
                                     expected_version=expected_version, redact=redact)  # fmt: skip
-        trial = parse_acceptance(accept_refusing, keep_as_note, changes.get("because"))
         request = {**named, "notebook": notebook, "expected_version": expected_version,
                    "changes": changes, "redact": redact, "trial": trial}  # fmt: skip
 
