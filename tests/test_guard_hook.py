@@ -57,6 +57,14 @@ def claude(command: str, cwd: Path, tool: str = "Bash") -> dict[str, Any]:
     }  # fmt: skip
 
 
+def kept(service: Service, count: int) -> list[str]:
+    """The commands kept, once `count` are (the hook's child keeps them after answering)."""
+    deadline = time.monotonic() + 30
+    while len(service.seen()["commands"]) < count and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return [c["command"] for c in service.seen()["commands"]]
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     root = tmp_path / "web"
@@ -85,13 +93,11 @@ def test_claude_code_gets_a_permission_decision_naming_the_rule(
     assert json.loads(other_tool.stdout) == {}
     # the commands judged are kept, after the answer, for trials
     service = Service(open_store(db))
-    deadline = time.monotonic() + 30
-    while len(service.seen()["commands"]) < 3 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    kept = {c["command"]: c for c in service.seen()["commands"]}
-    assert kept["git push -f origin main"]["decision"] == "deny"
-    assert kept["git push -f origin main"]["session"] == "abc123"
-    assert kept["git push -f origin main"]["notebook_id"] is not None
+    assert len(kept(service, 3)) == 3
+    found = {c["command"]: c for c in service.seen()["commands"]}
+    assert found["git push -f origin main"]["decision"] == "deny"
+    assert found["git push -f origin main"]["session"] == "abc123"
+    assert found["git push -f origin main"]["notebook_id"] is not None
     service.close()
 
 
@@ -129,6 +135,11 @@ def test_the_hook_on_postgresql_answers_the_same(env: dict[str, str], project: P
         output = json.loads(done.stdout)["hookSpecificOutput"]
         assert output["permissionDecision"] == "deny"
         assert rule_id in output["permissionDecisionReason"]
+        store = open_store(schema.url)  # kept by a child after the answer, there too
+        try:
+            assert kept(Service(store), 1) == ["bash -c 'git push -f'"]
+        finally:
+            store.close()
     assert POSTGRES_URL
 
 

@@ -3,6 +3,7 @@ and `palimpsest seen` (the commands the guard kept for trials)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from typing import Any
@@ -10,7 +11,6 @@ from typing import Any
 import click
 
 from .. import hook_guard
-from ..errors import PalimpsestError
 from .app import Env, command, emit, given, palimpsest, pass_env
 from .hooks import hook
 
@@ -67,13 +67,10 @@ def hook_guard_command(env: Env, /, form: str) -> None:
     code, call, verdict = hook_guard.answer(sys.stdin.read(), form, judge, sys.stdout)
     sys.stdout.flush()
     if call is not None and call.command is not None and "refused_by" in verdict.body:
-        try:  # after answering, best effort
-            notebook = verdict.body.get("notebook")
-            env.service(create=False).keep_seen(
-                call.command, verdict.decision, notebook, call.session
-            )
-        except PalimpsestError:
-            pass
+        # Kept by a child process the agent does not wait for, as on the fast path; the
+        # answer is out, so nothing here may fail the hook.
+        with contextlib.suppress(Exception):
+            hook_guard.keep_later(env.db, call, verdict)
     click.get_current_context().exit(code)
 
 
