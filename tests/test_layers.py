@@ -27,12 +27,17 @@ ALLOWED = {
     "checks": {"model"},  # a check run against files: no store
     "store": {"model", "errors"},
     "embed": {"errors"},  # text to vectors; the store keeps vectors as plain arrays
-    "service": DOMAIN | {"store", "embed"},
+    "guard": {"model", "errors"},  # reading commands and matching patterns: pure
+    "service": DOMAIN | {"store", "embed", "projects", "guard"},
     "config": {"errors", "gate", "service"},  # the process's configuration, for adapters
     "mcp": DOMAIN | {"service", "config"},
-    "cli": DOMAIN | {"service", "config", "mcp"},
+    "cli": DOMAIN | {"service", "config", "mcp", "hook_guard"},
+    # The guard's hook must answer before the service could load: it reads the rules
+    # through store/guard_rows.py alone, and keeps the command through the service.
+    "hook_guard": {"errors", "model", "guard", "projects", "store", "service"},
+    "launch": {"hook_guard", "cli"},
     "__init__": {"errors", "service"},
-    "__main__": {"cli"},
+    "__main__": {"launch"},
 }
 
 

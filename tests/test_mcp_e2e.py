@@ -297,6 +297,7 @@ def bad_ids(tool: str, memory: str) -> Iterator[dict[str, Any]]:
             "link": {"source": memory, "target": bad, "type": "relates_to"},
             "dispute": {"action": "rule", "dispute": bad or " ", "holds": memory, "reason": "r"},
             "doctor": {"id": bad},
+            "guard": {"command": "ls", "notebook": bad or " "},
         }[tool]
 
 
@@ -318,6 +319,7 @@ async def test_malformed_arguments_are_refused_and_change_nothing(
             "link": {"source": memory, "target": other, "type": "relates_to"},
             "dispute": {"action": "list"},
             "doctor": {},
+            "guard": {"command": "ls"},
         }
         before = event_count(db_path)
         classes: Counter[str] = Counter()

@@ -61,6 +61,7 @@ def nul_cases(memory: str, rule: str) -> dict[str, dict[str, dict[str, Any]]]:
             "supersedes": {**remember, "supersedes": [memory + "\x00"]},
             "check": {**remember, "check": {"kind": "contains", "path": NUL, "literal": "x"}},
             "bindings": {**remember, "bindings": {"targets": [NUL]}},
+            "accept_refusing": {**remember, "accept_refusing": [NUL], "because": "b"},
         },
         "recall": {
             **{name: {name: NUL} for name in RECALL_STRINGS},
@@ -86,6 +87,7 @@ def nul_cases(memory: str, rule: str) -> dict[str, dict[str, dict[str, Any]]]:
             "because": {"id": memory, "because": NUL, **note},
             "override_reason": {"id": memory, "override_reason": NUL, **note},
             "idempotency_key": {"id": memory, "idempotency_key": NUL, **note},
+            "accept_refusing": {"id": rule, "accept_refusing": [NUL], "because": "b"},
         },
         "revert": {
             "id": {"id": memory + "\x00", "version": 1},
@@ -148,6 +150,11 @@ def nul_cases(memory: str, rule: str) -> dict[str, dict[str, dict[str, Any]]]:
         },
         "doctor": {},
         "orient": {"notebook": {"notebook": NUL}},
+        "guard": {
+            "command": {"command": NUL},
+            "dir": {"command": "ls", "dir": NUL},
+            "notebook": {"command": "ls", "notebook": NUL},
+        },
     }
 
 

@@ -14,7 +14,10 @@ The layers, each importing only those below it (tests/test_layers.py holds them 
 The public API for a program is the service: `open_service(location, actor=...)`.
 """
 
+from __future__ import annotations
+
 import os
+from typing import TYPE_CHECKING, Any
 
 # numpy's OpenBLAS starts a thread per core for every product, even a small one: on a
 # busy machine those threads spin and wait for each other (a 4,000-row product took 7 ms
@@ -23,6 +26,18 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from .errors import PalimpsestError
-from .service import Service, open_service
+
+if TYPE_CHECKING:
+    from .service import Service, open_service
 
 __all__ = ["PalimpsestError", "Service", "open_service"]
+
+
+def __getattr__(name: str) -> Any:
+    # The service (and the secret detector it loads) is imported on first use, not by every
+    # `import palimpsest.x`: the guard's hook answers before it could load.
+    if name in ("Service", "open_service"):
+        from . import service
+
+        return getattr(service, name)
+    raise AttributeError(f"module 'palimpsest' has no attribute {name!r}")

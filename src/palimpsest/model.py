@@ -387,3 +387,19 @@ class Dispute:
         if self.ruling is not None:
             body["ruling"] = self.ruling.to_dict()
         return body
+
+
+@dataclass(frozen=True)
+class SeenCommand:
+    """A command the guard was asked about, kept (credentials redacted) so that a new
+    `forbidden` check can be tried against what agents really run (DESIGN: trials)."""
+
+    id: str
+    seen_at: str
+    command: str
+    decision: str  # what the guard answered: allow, deny or ask
+    notebook_id: str | None = None  # the project's notebook, when the command ran in one
+    session: str | None = None  # the agent's session id, when it sent one
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)

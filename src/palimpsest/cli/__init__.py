@@ -10,6 +10,7 @@ from . import (  # noqa: F401  (each registers its commands)
     bench,
     checks,
     disputes,
+    guard,
     hooks,
     memories,
     notebooks,

@@ -33,6 +33,15 @@ def _field_options(fn: F) -> F:
         ),
         click.option("--bindings", help="When a rule binds, as JSON (or @file)."),
         click.option("--scope", help=f"{', '.join(SCOPES)}."),
+        click.option(
+            "--accept-refusing",
+            multiple=True,
+            help="A seen command a new forbidden check is meant to refuse (repeatable; "
+            "needs --because).",
+        ),
+        click.option(
+            "--keep-as-note", is_flag=True, help="Keep a too-broad forbidden check as a note."
+        ),
     ]
     for option in reversed(options):
         fn = option(fn)

@@ -228,6 +228,7 @@ def doctor(result: dict[str, Any]) -> None:
         ("failing_checks", "Rules whose checks fail in the project: fix the files"),
         ("stale_by_evidence", "Stale by evidence (files changed): verify, revise or retire"),
         ("noise", "Marked noise repeatedly: rewrite or retire"),
+        ("rules_kept_as_notes", "Rules kept as notes (check too broad): narrow them"),
     )
     for key, title in sections:
         if key not in result:  # the project's findings, when no project is known

@@ -217,6 +217,22 @@ those past the budget are named in `rules_left_out` (inspect them); `left_out` c
 other items left out. Refused: an unknown notebook, a budget outside 500 to 100,000.
 """
 
+GUARD = """\
+Say whether a command you are about to run is refused by a rule: answers `decision` \
+allow, deny or ask, the `reason`, and `refused_by` (each refusing rule's id, title, the \
+pattern it matched, and its own decision). Call it before a command that could destroy or \
+publish something; a coding agent's pre-command hook calls it for you (docs/hooks.md).
+
+Rules with a `forbidden` check apply: those of the notebook of `dir`'s project (or \
+`notebook`) and the workspace-wide ones. The command is read as a shell would: chains, \
+pipes, quotes, wrappers (sudo, env, timeout, xargs), `bash -c`, `$(...)`, backticks and \
+subshells; options in any order and form (`-f` for `--force`). A rule denies; a \
+house_style one, or an orientation, asks. What cannot be read is ask. No memory \
+changes; the command is kept, credentials redacted, to try new checks against. Refused: \
+an empty command, a `dir` that is no directory (validation), an unknown `notebook` \
+(not_found).
+"""
+
 DESCRIPTIONS = {
     "remember": REMEMBER,
     "recall": RECALL,
@@ -231,4 +247,5 @@ DESCRIPTIONS = {
     "doctor": DOCTOR,
     "check": CHECK,
     "orient": ORIENT,
+    "guard": GUARD,
 }

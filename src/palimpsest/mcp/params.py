@@ -185,6 +185,14 @@ BindingsParam = Annotated[BindingsSpec | None, describe("For a rule: when it app
 ScopeParam = Annotated[
     Scope | None, describe("For a rule: its notebook (default) or the whole workspace.")
 ]
+# A forbidden check's trial (service/guard.py): shared by remember and revise.
+AcceptRefusing = Annotated[
+    list[str] | None,
+    describe("Seen commands a too-broad forbidden check is meant to refuse; with `because`."),
+]
+KeepAsNote = Annotated[
+    bool, describe("File a too-broad forbidden check anyway, tagged contested: it refuses nothing.")
+]
 Because = Annotated[str | None, describe("Why, in a sentence; required to weaken a rule.")]
 # Explained once, in the server instructions.
 IdempotencyKey = Annotated[str | None, Field()]

@@ -130,6 +130,7 @@ class DoctorResult(TypedDict, total=False):
     project: str | None  # the directory read for the two lists below; None: none known
     failing_checks: Items
     stale_by_evidence: Items
+    rules_kept_as_notes: Items
 
 
 @with_config(_OPEN)
@@ -140,6 +141,14 @@ class CheckResult(TypedDict, total=False):
     holds: Items
     fails: Items  # one per file and literal that fails
     gating: list[str]  # failing rules of severity irreversible or costly
+
+
+@with_config(_OPEN)
+class GuardResult(TypedDict, total=False):
+    decision: str  # allow, deny or ask
+    reason: str
+    refused_by: Items
+    notebook: str | None
 
 
 @with_config(_OPEN)

@@ -86,6 +86,8 @@ ANNOTATIONS = {
     "doctor": _hints(read_only=False, destructive=False, idempotent=True, title="Doctor"),
     "check": _hints(read_only=True, destructive=False, idempotent=True, title="Check"),
     "orient": _hints(read_only=True, destructive=False, idempotent=True, title="Orient"),
+    # Guard changes no memory, but keeps the command it judged (for trials of new checks).
+    "guard": _hints(read_only=False, destructive=False, idempotent=True, title="Guard"),
 }
 
 

@@ -31,6 +31,7 @@ from .params import (
     LINK_MEANINGS,
     TIME,
     VALUES_ONLY,
+    AcceptRefusing,
     Anchors,
     Because,
     BindingsParam,
@@ -42,6 +43,7 @@ from .params import (
     Falsifier,
     Feedback,
     IdempotencyKey,
+    KeepAsNote,
     Key,
     Kind,
     KindFilter,
@@ -67,6 +69,7 @@ from .results import (
     DisputeResult,
     DoctorResult,
     ForgetResult,
+    GuardResult,
     HistoryResult,
     InspectResult,
     LinkResult,
@@ -134,6 +137,8 @@ class PalimpsestTools:
         bindings: BindingsParam = None,
         scope: ScopeParam = None,
         because: Because = None,
+        accept_refusing: AcceptRefusing = None,
+        keep_as_note: KeepAsNote = False,
         idempotency_key: IdempotencyKey = None,
         dry_run: DryRun = False,
     ) -> RememberResult:
@@ -243,6 +248,8 @@ class PalimpsestTools:
         expected_version: Annotated[
             int | None, describe("The version you read; if it moved on, a conflict.")
         ] = None,
+        accept_refusing: Annotated[AcceptRefusing, AS_IN_REMEMBER] = None,
+        keep_as_note: Annotated[KeepAsNote, AS_IN_REMEMBER] = False,
         idempotency_key: IdempotencyKey = None,
         dry_run: DryRun = False,
     ) -> ReviseResult:
@@ -418,8 +425,23 @@ class PalimpsestTools:
     ) -> OrientResult:
         return await self._run(OrientResult, self.service.orient, locals())
 
+    async def guard(
+        self,
+        command: Annotated[str, describe("The command line, as the agent would run it.")],
+        dir: Annotated[
+            str | None, describe("Where it would run: its project's notebook's rules apply.")
+        ] = None,
+        notebook: Annotated[str | None, describe("Use this notebook's rules instead.")] = None,
+    ) -> GuardResult:
+        answer = await self._run(GuardResult, self.service.guard, {**locals(), "keep": False})
+        # Kept for trials after answering, on a store thread: a busy store never delays it.
+        keep = functools.partial(self.service.keep_seen, command, answer["decision"],
+                                 answer.get("notebook"), None)  # fmt: skip
+        asyncio.get_running_loop().run_in_executor(self.threads, keep)
+        return answer
+
 
 TOOL_NAMES = (
     "remember", "recall", "revise", "revert", "forget", "inspect", "history", "notebook", "link",
-    "dispute", "doctor", "check", "orient",
+    "dispute", "doctor", "check", "orient", "guard",
 )  # fmt: skip

@@ -423,3 +423,35 @@ def _edit_string(name: str, value: Any) -> str:
         # Only located in the text, never stored: a secret here is how one gets removed.
         return gate.check_length(name, value, limit_name=limit)
     return gate.screen(name, value, limit_name=limit)
+
+
+def parse_acceptance(
+    accept_refusing: Any, keep_as_note: Any, because: str | None
+) -> tuple[tuple[str, ...], bool]:
+    """What a write says about its forbidden check's trial: the seen commands it means to
+    refuse (they need `because`), and whether a check found too broad is kept as a note."""
+    if not isinstance(keep_as_note, bool):
+        raise ValidationError("`keep_as_note` must be true or false.", field="keep_as_note")
+    if accept_refusing is None:
+        return (), keep_as_note
+    if isinstance(accept_refusing, str):  # one command given as a string is a list of one
+        accept_refusing = [accept_refusing]
+    if (
+        not isinstance(accept_refusing, list | tuple)
+        or not accept_refusing
+        or not all(isinstance(c, str) and c.strip() for c in accept_refusing)
+    ):
+        raise ValidationError(
+            "`accept_refusing` must be a list of the commands (as seen) this check is meant "
+            "to refuse.",
+            field="accept_refusing",
+        )
+    if not because:
+        raise ValidationError(
+            "`accept_refusing` needs `because`: say why these calls are to be refused.",
+            field="because",
+        )
+    for command in accept_refusing:
+        gate.check_length("accept_refusing", command, limit_name="text")
+        gate.check_storable("accept_refusing", command)
+    return tuple(accept_refusing), keep_as_note

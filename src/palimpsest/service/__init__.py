@@ -13,6 +13,7 @@ from .base import DEFAULT_WORKSPACE
 from .checks import CheckOps
 from .disputes import DisputeOps
 from .doctor import DoctorOps
+from .guard import GuardOps
 from .history import HistoryOps
 from .memories import MemoryOps
 from .notebooks import NotebookOps
@@ -45,9 +46,10 @@ class Service(
     SettingsOps,
     DisputeOps,
     SessionOps,
+    GuardOps,
 ):
     """remember, recall, revise, revert, forget, inspect, history, notebooks, links, doctor,
-    settings, disputes, projects, checks, orient and the session hooks."""
+    settings, disputes, projects, checks, orient, the session hooks and guard."""
 
     def schema_version(self) -> int:
         """The store's schema version (opening it migrated it to the newest this code knows)."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..checks import run_check, runnable
+from ..guard.rules import CONTESTED
 from ..model import RULE_KINDS, Memory, Notebook
 from ..revise import record_fields
 from ..secrets import find_in_parts, find_secrets, redact
@@ -29,6 +30,19 @@ def secret_kinds(memory: Memory) -> dict[str, list[str]]:
         for index in touched:
             found.setdefault(record[index][0], set()).add(kind)
     return {name: sorted(kinds) for name, kinds in found.items()}
+
+
+def kept_as_notes(active: list[Memory]) -> list[dict[str, Any]]:
+    """Rules kept as notes (tagged `contested`) because a trial found their forbidden check
+    too broad: they refuse nothing until a person narrows the check and drops the tag."""
+    found = []
+    for m in active:
+        if m.kind in RULE_KINDS and CONTESTED in m.tags and m.check and m.check.kind == "forbidden":
+            others = [t for t in m.tags if t != CONTESTED]
+            untag = " ".join(f"--tag {t}" for t in others) if others else "--clear tags"
+            fix = f"palimpsest revise {m.id} --check '<narrower>' {untag} --because '...'"
+            found.append({**_line(m), "fix": fix})
+    return found
 
 
 class DoctorOps(ServiceBase):
@@ -74,6 +88,7 @@ class DoctorOps(ServiceBase):
             "expired": [_line(m) for m in active if m.expired(at)],
             "ownerless": [_line(m) for m in active if m.owner is None],
             "noise": noise,
+            "rules_kept_as_notes": kept_as_notes(active),
             "scrub_pending": not scrubbed,
             "pending_scrubs": pending,
         } | evidence_findings(project, active, at)

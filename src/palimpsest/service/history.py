@@ -29,11 +29,12 @@ from ..views import (
 from .base import check_version_arg, id_list, memory_id_arg, parse_time_arg, refuse_nul
 from .checks import here, stale_by_evidence
 from .disputes import disputes_of, withdraw_disputes
+from .guard import SEEN_PREFIX, GuardOps
 from .notebooks import NotebookOps
 from .settings import freshness_days
 
 
-class HistoryOps(NotebookOps):  # forget reaches notebooks through NotebookOps
+class HistoryOps(NotebookOps, GuardOps):  # forget reaches notebooks, kept commands
     def revert(
         self,
         *,
@@ -173,6 +174,10 @@ class HistoryOps(NotebookOps):  # forget reaches notebooks through NotebookOps
         gate.screen("because", because)
         if notebook is not None:
             return self._forget_notebook(notebook, field, because, idempotency_key, dry_run)
+        if targets and all(t.startswith(SEEN_PREFIX) for t in targets) and version is None:
+            return self.forget_seen(
+                targets, dry_run=dry_run
+            )  # commands the guard kept (service/guard.py)
         if version is not None and len(targets) != 1:
             raise ValidationError(
                 "`version` scrubs one version of one memory: pass one `id`.", field="version"

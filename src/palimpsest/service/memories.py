@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .. import gate
@@ -32,11 +32,13 @@ from ..revise import (
     supersession,
     text_targets,
 )
+from ..revise.parse import parse_acceptance
 from ..store import EventFilter, SearchQuery, StoreReader, StoreWriter
 from ..views import memory_view
 from .base import EVERY_EVENT, ServiceBase, id_list
 from .batch import SUGGEST_ITEMS, Item, parse_items
 from .checks import hashed_on_write
+from .guard import tried
 from .suggest import CANDIDATES, suggestions
 from .usefulness import write_mark
 from .vectors import embedding_text
@@ -62,14 +64,25 @@ class MemoryOps(ServiceBase):
         because: str | None = None,
         idempotency_key: str | None = None,
         dry_run: bool = False,
+        accept_refusing: list[str] | None = None,
+        keep_as_note: bool = False,
         **fields: Any,
     ) -> dict[str, Any]:
         """File a new memory. `fields` are the optional memory fields (title, why, tags...).
 
-        With `items`, file a batch (remember_batch): each item holds the same fields.
+        With `items`, file a batch (remember_batch): each item holds the same fields. A
+        forbidden check is tried first (service/guard.py): `accept_refusing` and
+        `keep_as_note` answer a trial that finds it too broad.
         """
         if items is not None:
-            given = {"kind": kind, "text": text, "supersedes": supersedes, "because": because}
+            given = {
+                "kind": kind,
+                "text": text,
+                "supersedes": supersedes,
+                "because": because,
+                "accept_refusing": accept_refusing,
+                "keep_as_note": keep_as_note or None,
+            }
             extra = [name for name, value in {**given, **fields}.items() if value is not None]
             if extra:
                 raise ValidationError(
@@ -92,7 +105,9 @@ class MemoryOps(ServiceBase):
         if because is not None:
             gate.screen("because", because)
         superseded_ids = id_list(supersedes, "supersedes")
-        request = {"notebook": notebook, "supersedes": superseded_ids, "because": because, **values}
+        accepted, as_note = parse_acceptance(accept_refusing, keep_as_note, because)
+        request = {"notebook": notebook, "supersedes": superseded_ids, "because": because,
+                   "accept_refusing": accepted, "keep_as_note": as_note, **values}  # fmt: skip
 
         def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
             nb = self._open_notebook(tx, notebook, now, op_id)
@@ -104,6 +119,7 @@ class MemoryOps(ServiceBase):
             memory = filed(values, id=new_id("m"), workspace=self.workspace, notebook_id=nb.id,
                            now=now, actor=self.actor)  # fmt: skip
             memory, notes = hashed_on_write(tx, self.places, memory, verifying=False)
+            memory, kept_as_note = tried(tx, None, memory, now, accepted, as_note)
             retired = []
             for old_id in superseded_ids:
                 old = self._get(tx, old_id, field="supersedes")
@@ -113,7 +129,9 @@ class MemoryOps(ServiceBase):
                 self._check_key(tx, None, memory)
             except Unmatched as exc:
                 raise ValidationError(f"Refused: {exc.reason}.", field="key") from None
-            seq = self._memory_event(tx, "remember", op_id, now, None, memory)
+            trial = {"accept_refusing": list(accepted)} if accepted else None
+            seq = self._memory_event(tx, "remember", op_id, now, None, memory,
+                                     note=because if accepted else None, data=trial)  # fmt: skip
             for old_id in superseded_ids:
                 self._link_supersedes(tx, memory.id, old_id, now)
             result: dict[str, Any] = {
@@ -125,6 +143,8 @@ class MemoryOps(ServiceBase):
             }
             if notes:
                 result["warnings"] = notes
+            if kept_as_note:
+                result["kept_as_note"] = True
             if dry_run:
                 result["memory"] = memory_view(memory, {nb.id: nb}, now)
                 result.update(self._suggest(tx, memory, now))
@@ -207,6 +227,7 @@ class MemoryOps(ServiceBase):
             return _duplicate(same, nb.name, not_applied(same, item.values, []))
         memory = draft.replace(notebook_id=nb.id, recorded_at=now)
         memory, notes = hashed_on_write(tx, self.places, memory, verifying=False)
+        tried(tx, None, memory, now, (), False)  # a too-broad forbidden check refuses the batch
         self._check_key(tx, None, memory)
         seq = self._memory_event(tx, "remember", op_id, now, None, memory)
         filed = {"id": memory.id, "version": 1, "seq": seq, "notebook": nb.name}
@@ -230,6 +251,8 @@ class MemoryOps(ServiceBase):
         idempotency_key: str | None = None,
         dry_run: bool = False,
         redact: bool = False,
+        accept_refusing: list[str] | None = None,
+        keep_as_note: bool = False,
         **changes: Any,
     ) -> dict[str, Any]:
         """Change memories losing nothing: one (`id`), several (`ids`, `texts`) or a batch.
@@ -238,10 +261,11 @@ class MemoryOps(ServiceBase):
         answer's `redacted`) instead of refusing the request.
         """
         named = {"id": id, "ids": ids, "texts": texts, "items": items}
+        trial = parse_acceptance(accept_refusing, keep_as_note, changes.get("because"))
         mode, plans = parse_request(named, changes, notebook=notebook,
                                     expected_version=expected_version, redact=redact)  # fmt: skip
         request = {**named, "notebook": notebook, "expected_version": expected_version,
-                   "changes": changes, "redact": redact}  # fmt: skip
+                   "changes": changes, "redact": redact, "trial": trial}  # fmt: skip
 
         def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
             targets, unmatched = self._resolve_targets(
@@ -250,7 +274,7 @@ class MemoryOps(ServiceBase):
             results = []
             for index, target in enumerate(targets):
                 try:
-                    results.append(self._revise_one(tx, target, now, op_id, dry_run))
+                    results.append(self._revise_one(tx, target, now, op_id, dry_run, trial))
                 except (Unmatched, PalimpsestError) as exc:
                     outcome = settle(mode, index, exc)
                     if not isinstance(outcome, str):
@@ -329,14 +353,20 @@ class MemoryOps(ServiceBase):
         return targets, unmatched
 
     def _revise_one(
-        self, tx: StoreWriter, target: _Target, now: str, op_id: str, dry_run: bool
+        self,
+        tx: StoreWriter,
+        target: _Target,
+        now: str,
+        op_id: str,
+        dry_run: bool,
+        trial: tuple[tuple[str, ...], bool] = ((), False),
     ) -> dict[str, Any]:
         old, changes = target.memory, target.changes
         check_expected_version(old, target.expected_version)
         if changes.feedback is not None:  # a usefulness mark: no new version
             return write_mark(self, tx, old, changes.feedback, changes.note, now, op_id)
         if changes.supersede:
-            return self._supersede(tx, old, changes, now, op_id, dry_run)
+            return self._supersede(tx, old, changes, now, op_id, dry_run, trial)
         new = edit(old, changes, now=now, actor=self.actor)
         if changes.move_to is not None:
             new = new.replace(notebook_id=self._move_target(tx, old, changes, now, op_id).id)
@@ -344,11 +374,17 @@ class MemoryOps(ServiceBase):
         if changes.status == "verified" or "anchors" in changes.sets:
             verifying = changes.status == "verified"
             new, notes = hashed_on_write(tx, self.places, new, verifying=verifying)
+        accepted, as_note = trial
+        new, kept_as_note = tried(tx, old, new, now, accepted, as_note)
         step = revision(old, new, changes, actor=self.actor, may_override=self.may_override)
         if step is None:
             return {"id": old.id, "version": old.version, "unchanged": True}
+        if accepted:
+            step = replace(step, data={**step.data, "accept_refusing": list(accepted)})
         self._check_key(tx, old, step.new)
         result = self._write_step(tx, step, op_id, now)
+        if kept_as_note:
+            result["kept_as_note"] = True
         result["changed"] = changed_fields(old, step.new)
         if notes:
             result["warnings"] = notes
@@ -415,7 +451,14 @@ class MemoryOps(ServiceBase):
         return destination
 
     def _supersede(
-        self, tx: StoreWriter, old: Memory, changes: Changes, now: str, op_id: str, dry_run: bool
+        self,
+        tx: StoreWriter,
+        old: Memory,
+        changes: Changes,
+        now: str,
+        op_id: str,
+        dry_run: bool,
+        trial: tuple[tuple[str, ...], bool] = ((), False),
     ) -> dict[str, Any]:
         content = superseding_content(old, changes, now=now, actor=self.actor)
         notebook_id = old.notebook_id
@@ -426,11 +469,15 @@ class MemoryOps(ServiceBase):
         content = content.replace(anchors=hashed.anchors)
         retire, file = supersession(old, content, changes, id=new_id("m"),
                                     notebook_id=notebook_id, now=now, actor=self.actor)  # fmt: skip
+        successor, kept_as_note = tried(tx, old, file.new, now, *trial)
+        file = replace(file, new=successor)
         retired = self._write_step(tx, retire, op_id, now)
         self._check_key(tx, None, file.new)
         result: dict[str, Any] = {**self._write_step(tx, file, op_id, now), "superseded": retired}
         if notes:
             result["warnings"] = notes
+        if kept_as_note:
+            result["kept_as_note"] = True
         self._link_supersedes(tx, file.new.id, old.id, now)
         if dry_run:
             result["diff"] = self._readable_diff(tx, old, file.new, op_id)

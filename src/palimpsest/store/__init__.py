@@ -16,7 +16,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import ValidationError
-from ..model import Dispute, Event, Link, Memory, MemoryVersion, Notebook, Tombstone
+from ..model import (
+    Dispute,
+    Event,
+    Link,
+    Memory,
+    MemoryVersion,
+    Notebook,
+    SeenCommand,
+    Tombstone,
+)
 
 if TYPE_CHECKING:  # numpy is imported by the stores that search vectors, when they do
     from .vector_search import Vectors
@@ -168,6 +177,11 @@ class StoreReader(Protocol):
         self, seq: int, notebook_id: str | None, limit: int
     ) -> list[Event]: ...  # fmt: skip
     def agent_session(self, session_id: str) -> AgentSession | None: ...
+    # The guard (store/guard_rows.py): the active rules and orientations holding a
+    # forbidden check, and the commands it has seen since a time (oldest first).
+    def forbidding_rules(self) -> list[Memory]: ...
+    def seen_commands(self, since: str) -> list[SeenCommand]: ...
+    def get_seen_command(self, seen_id: str) -> SeenCommand | None: ...
 
 
 class StoreWriter(StoreReader, Protocol):
@@ -200,6 +214,12 @@ class StoreWriter(StoreReader, Protocol):
     def put_dispute(self, dispute: Dispute, seq: int) -> None:
         """Make `dispute` the current state, as the version written by event `seq`."""
         ...
+
+    def add_seen_command(self, seen: SeenCommand, *, keep: int, before: str) -> None:
+        """Keep `seen`; drop the seen commands older than `before` or past the newest `keep`."""
+        ...
+
+    def forget_seen_command(self, seen_id: str) -> None: ...
 
     def drop_setting(self, name: str) -> None:
         """The setting goes back to its default."""

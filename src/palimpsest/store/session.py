@@ -24,6 +24,7 @@ from .dispute_rows import (
     dispute_columns,
     dispute_from_row,
 )
+from .guard_rows import GuardRows
 from .orient_rows import OrientRows
 from .rows import (
     CONTENT_COLUMNS,
@@ -37,7 +38,7 @@ from .rows import (
 from .vector_search import Vectors
 
 
-class SqlSession(OrientRows, ABC):
+class SqlSession(OrientRows, GuardRows, ABC):
     """A view of the store bound to one workspace, inside one transaction."""
 
     # Prefix that keeps a column's index out of the planner's choice ("+" in SQLite),
@@ -831,6 +832,7 @@ COPY_ORDER = (
     ("notebook_tombstones", "id"),
     ("workspace_settings", "name"),
     ("dispute_versions", "rowid"),
+    ("seen_commands", "seen_at, id"),  # the guard's, for trials: they come along too
 )
 # Where a stored answer names a memory or notebook (ids_only keeps nothing else as text).
 ID_KEYS = frozenset({"id", "ids", "duplicate_of", "superseded", "notebook"})

@@ -1,0 +1,23 @@
+"""The guard: whether a command an agent is about to run is refused by a `forbidden` rule.
+
+Pure functions, no I/O: `lexer` reads a command line as the shell would, `commands` finds
+the simple commands it runs (wrappers and shells seen through), `patterns` matches them
+against a rule's command patterns, and `decide` gives the answer. The service reads the
+rules that apply; the hook answers a coding agent with them.
+"""
+
+from .commands import SimpleCommand, Unparseable, simple_commands
+from .decide import Decision, Refusal, decide
+from .patterns import Pattern, compile_pattern, matches
+
+__all__ = [
+    "Decision",
+    "Pattern",
+    "Refusal",
+    "SimpleCommand",
+    "Unparseable",
+    "compile_pattern",
+    "decide",
+    "matches",
+    "simple_commands",
+]

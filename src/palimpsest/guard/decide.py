@@ -1,0 +1,113 @@
+"""The guard's answer for one command, given the rules that apply: allow, deny or ask.
+
+- A rule whose pattern matches refuses the command. A `rule` of severity `irreversible`
+  or `costly`, or of no severity, denies it; a `house_style` rule, or an `orientation`
+  (softer than a rule), asks a person instead.
+- A command that cannot be read, or whose program is not written out (`$CMD push`,
+  `eval "$x"`), is asked about when any rule applies and could be hiding in it; with no
+  rule to apply there is nothing to refuse, and it is allowed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..model import Memory
+from .commands import SimpleCommand, Unparseable, simple_commands
+from .patterns import Pattern, compile_pattern, matches
+
+ASKING_SEVERITIES = frozenset({"house_style"})
+
+
+@dataclass(frozen=True)
+class Refusal:
+    rule: Memory
+    literal: str
+
+    @property
+    def denies(self) -> bool:
+        return self.rule.kind == "rule" and self.rule.severity not in ASKING_SEVERITIES
+
+    def to_dict(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"id": self.rule.id, "literal": self.literal,
+                                "decision": "deny" if self.denies else "ask"}  # fmt: skip
+        if self.rule.title:
+            body["title"] = self.rule.title
+        else:
+            body["text"] = self.rule.text[:200]
+        if self.rule.severity:
+            body["severity"] = self.rule.severity
+        return body
+
+
+@dataclass(frozen=True)
+class Decision:
+    decision: str  # allow, deny or ask
+    refusals: tuple[Refusal, ...] = ()
+    unreadable: str | None = None  # why the command could not be read, when it could not
+    commands: tuple[SimpleCommand, ...] = field(default=(), repr=False)
+
+    @property
+    def reason(self) -> str:
+        if self.refusals:
+            named = "; ".join(
+                f"{r.rule.id} ({r.rule.title or r.rule.text[:80]}) forbids `{r.literal}`"
+                for r in self.refusals
+            )
+            return f"Refused by {named}."
+        if self.unreadable:
+            return f"Cannot tell what this command runs ({self.unreadable}): a person decides."
+        return "No forbidden rule applies to this command."
+
+    def to_dict(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"decision": self.decision, "reason": self.reason,
+                                "refused_by": [r.to_dict() for r in self.refusals]}  # fmt: skip
+        if self.unreadable:
+            body["unreadable"] = self.unreadable
+        return body
+
+
+def rule_patterns(rules: Iterable[Memory]) -> list[tuple[Memory, Pattern]]:
+    patterns = []
+    for rule in rules:
+        if rule.check is None:
+            continue
+        for literal in rule.check.literals:
+            pattern = compile_pattern(literal)
+            if pattern is not None:
+                patterns.append((rule, pattern))
+    return patterns
+
+
+def decide(command: str, rules: Iterable[Memory]) -> Decision:
+    """Allow, deny or ask `command`, under `rules` (those that apply where it runs)."""
+    patterns = rule_patterns(rules)
+    try:
+        commands = tuple(simple_commands(command))
+    except Unparseable as why:
+        if not patterns:
+            return Decision("allow")
+        return Decision("ask", unreadable=str(why))
+    refusals = refusals_of(commands, patterns)
+    if any(r.denies for r in refusals):
+        return Decision("deny", refusals, commands=commands)
+    if refusals:
+        return Decision("ask", refusals, commands=commands)
+    if patterns and any(c.unknown for c in commands):
+        hidden = "its program or script is only known when it runs"
+        return Decision("ask", unreadable=hidden, commands=commands)
+    return Decision("allow", commands=commands)
+
+
+def refusals_of(
+    commands: Iterable[SimpleCommand], patterns: list[tuple[Memory, Pattern]]
+) -> tuple[Refusal, ...]:
+    """Each rule refusing one of `commands`, once, with the first literal that matched."""
+    found: dict[str, Refusal] = {}
+    for command in commands:
+        for rule, pattern in patterns:
+            if rule.id not in found and matches(pattern, command):
+                found[rule.id] = Refusal(rule, pattern.literal)
+    return tuple(found.values())

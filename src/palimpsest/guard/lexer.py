@@ -1,0 +1,344 @@
+"""Reading a shell command the way the shell would: words, operators and what runs inside.
+
+Not a whole shell grammar: enough to find every simple command a line would run. Quotes
+(`'...'`, `"..."`, `$'...'`) and backslashes join text into one word; `&&`, `||`, `;`,
+`|`, `&` and newlines separate commands; `(`, `)` group them. The text of `$(...)`,
+backticks and `<(...)` runs too (even inside double quotes): it is returned as a script of
+its own, to be read the same way. A here-document's body is data, skipped, unless the
+command reading it is a shell. What cannot be read (an unclosed quote or substitution) is
+`Unparseable`: the guard then asks instead of guessing.
+
+Hand-written rather than `bashlex` (GPL, and it refuses much of what agents type) or
+`shlex` (which knows nothing of `$(...)`, backticks or here-documents).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+OPERATORS = ("&&", "||", ";;", "|&", ";", "|", "&", "(", ")")
+REDIRECTS = ("<<<", "<<-", "<<", ">>", "&>>", "&>", ">&", "<&", ">|", "<>", ">", "<")
+SEPARATOR = "\n"
+
+
+class Unparseable(ValueError):
+    """The command cannot be read with certainty; the message says why."""
+
+
+@dataclass
+class Word:
+    text: str  # quotes removed, substitutions left out
+    quoted: bool = False  # some of it was quoted: never an operator or a reserved word
+    dynamic: bool = False  # holds an expansion or substitution: its value is unknown here
+
+
+@dataclass
+class Token:
+    kind: str  # "word", "op", "redirect"
+    word: Word | None = None
+    op: str = ""
+
+
+@dataclass
+class Lexed:
+    tokens: list[Token] = field(default_factory=list)
+    inner: list[str] = field(default_factory=list)  # scripts run by substitutions
+    heredocs: list[tuple[int, str]] = field(default_factory=list)  # (token index, body)
+
+
+class _Lexer:
+    def __init__(self, text: str):
+        self.text = text
+        self.i = 0
+        self.out = Lexed()
+        # (token, delimiter, strip tabs, expands: an unquoted delimiter's body runs `$(...)`)
+        self.pending_heredocs: list[tuple[int, str, bool, bool]] = []
+
+    def run(self) -> Lexed:
+        text = self.text
+        while self.i < len(text):
+            char = text[self.i]
+            if char == "\\" and text.startswith("\\\n", self.i):
+                self.i += 2
+            elif char in " \t\r":
+                self.i += 1
+            elif char == "\n":
+                self.i += 1
+                self._op(SEPARATOR)
+                self._read_heredocs()
+            elif char == "#":
+                end = text.find("\n", self.i)
+                self.i = len(text) if end < 0 else end
+            elif self._redirect() or self._operator():
+                continue
+            else:
+                self._word()
+        if self.pending_heredocs:
+            self._read_heredocs()
+        return self.out
+
+    def _op(self, op: str) -> None:
+        self.out.tokens.append(Token("op", op=op))
+
+    def _operator(self) -> bool:
+        for op in OPERATORS:
+            if self.text.startswith(op, self.i):
+                if op in "<>" and self.text.startswith("(", self.i + 1):
+                    return False
+                self.i += len(op)
+                self._op(op)
+                return True
+        return False
+
+    def _redirect(self) -> bool:
+        text = self.text
+        start = self.i
+        j = start
+        while j < len(text) and text[j].isdigit():
+            j += 1
+        for op in REDIRECTS:
+            if text.startswith(op, j):
+                if op in ("<", ">") and text.startswith("(", j + 1):  # process substitution
+                    return False
+                self.i = j + len(op)
+                self.out.tokens.append(Token("redirect", op=op))
+                if op in ("<<", "<<-"):
+                    self._heredoc_delimiter(strip=op == "<<-")
+                return True
+        return False
+
+    def _heredoc_delimiter(self, *, strip: bool) -> None:
+        while self.i < len(self.text) and self.text[self.i] in " \t":
+            self.i += 1
+        word = self._word(record=False)
+        if not word.text:
+            raise Unparseable("a here-document has no delimiter")
+        self.pending_heredocs.append((len(self.out.tokens) - 1, word.text, strip, not word.quoted))
+
+    def _read_heredocs(self) -> None:
+        for token_index, delimiter, strip, expands in self.pending_heredocs:
+            lines = []
+            while True:
+                if self.i >= len(self.text):
+                    raise Unparseable(f"a here-document never reaches its end ({delimiter})")
+                end = self.text.find("\n", self.i)
+                end = len(self.text) if end < 0 else end
+                line = self.text[self.i : end]
+                self.i = end + 1
+                if (line.lstrip("\t") if strip else line) == delimiter:
+                    break
+                lines.append(line)
+            body = "\n".join(lines)
+            self.out.heredocs.append((token_index, body))
+            if expands:
+                self.out.inner.extend(substitutions(body))
+        self.pending_heredocs = []
+
+    def _word(self, *, record: bool = True) -> Word:
+        text = self.text
+        word = Word("")
+        parts: list[str] = []
+        while self.i < len(text):
+            char = text[self.i]
+            if char in " \t\r\n;&|()<>":
+                if char in "<>" and text.startswith("(", self.i + 1):
+                    self._substitution(self.i + 2, ")")
+                    word.dynamic = True
+                    continue
+                break
+            if char == "\\":
+                if self.i + 1 < len(text) and text[self.i + 1] != "\n":
+                    parts.append(text[self.i + 1])
+                    word.quoted = True
+                self.i += 2
+            elif char == "'":
+                end = text.find("'", self.i + 1)
+                if end < 0:
+                    raise Unparseable("a single quote is never closed")
+                parts.append(text[self.i + 1 : end])
+                word.quoted = True
+                self.i = end + 1
+            elif char == '"':
+                parts.append(self._double_quoted(word))
+                word.quoted = True
+            elif char == "$":
+                parts.append(self._dollar(word))
+            elif char == "`":
+                self._backticks()
+                word.dynamic = True
+            else:
+                parts.append(char)
+                self.i += 1
+        word.text = "".join(parts)
+        if record:
+            self.out.tokens.append(Token("word", word=word))
+        return word
+
+    def _double_quoted(self, word: Word) -> str:
+        text = self.text
+        self.i += 1
+        parts: list[str] = []
+        while True:
+            if self.i >= len(text):
+                raise Unparseable("a double quote is never closed")
+            char = text[self.i]
+            if char == '"':
+                self.i += 1
+                return "".join(parts)
+            if char == "\\" and self.i + 1 < len(text):
+                following = text[self.i + 1]
+                if following in '"\\$`':
+                    parts.append(following)
+                elif following != "\n":
+                    parts.append(char + following)
+                self.i += 2
+            elif char == "$":
+                parts.append(self._dollar(word))
+            elif char == "`":
+                self._backticks()
+                word.dynamic = True
+            else:
+                parts.append(char)
+                self.i += 1
+
+    def _dollar(self, word: Word) -> str:
+        """`$...` at `self.i`: a substitution (its script kept), an expansion (unknown), or
+        a plain `$`. Returns the literal text it stands for, if any."""
+        text = self.text
+        following = text[self.i + 1 : self.i + 2]
+        if text.startswith("$((", self.i):  # arithmetic: nothing runs
+            self.i = _closing(text, self.i + 3, "(", ")", "an arithmetic expansion", depth=2)
+            word.dynamic = True
+            return ""
+        if following == "(":
+            self._substitution(self.i + 2, ")")
+            word.dynamic = True
+            return ""
+        if following == "{":
+            end = _closing(text, self.i + 2, "{", "}", "a ${...} expansion")
+            inside = text[self.i + 2 : end - 1]
+            if "$(" in inside or "`" in inside:
+                self.out.inner.append(inside)  # `${x:-$(cmd)}` may run cmd: read it all
+            self.i = end
+            word.dynamic = True
+            return ""
+        if following == "'":
+            return self._ansi_c()
+        if following and (following.isalnum() or following in "_@*#?$!-"):
+            self.i += 2
+            if following.isalpha() or following == "_":
+                while self.i < len(text) and (text[self.i].isalnum() or text[self.i] == "_"):
+                    self.i += 1
+            word.dynamic = True
+            return ""
+        self.i += 1
+        return "$"
+
+    def _ansi_c(self) -> str:
+        text = self.text
+        self.i += 2
+        parts: list[str] = []
+        escapes = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "e": "\x1b"}
+        while True:
+            if self.i >= len(text):
+                raise Unparseable("a $'...' quote is never closed")
+            char = text[self.i]
+            if char == "'":
+                self.i += 1
+                return "".join(parts)
+            if char == "\\" and self.i + 1 < len(text):
+                parts.append(escapes.get(text[self.i + 1], "\\" + text[self.i + 1]))
+                self.i += 2
+            else:
+                parts.append(char)
+                self.i += 1
+
+    def _substitution(self, start: int, closer: str) -> None:
+        end = _closing(self.text, start, "(", closer, "a $(...) substitution")
+        self.out.inner.append(self.text[start : end - 1])
+        self.i = end
+
+    def _backticks(self) -> None:
+        text = self.text
+        j = self.i + 1
+        parts: list[str] = []
+        while True:
+            if j >= len(text):
+                raise Unparseable("a backtick is never closed")
+            if text[j] == "\\" and j + 1 < len(text):
+                parts.append(text[j + 1] if text[j + 1] in "`$\\" else text[j : j + 2])
+                j += 2
+            elif text[j] == "`":
+                break
+            else:
+                parts.append(text[j])
+                j += 1
+        self.out.inner.append("".join(parts))
+        self.i = j + 1
+
+
+def _closing(text: str, start: int, opener: str, closer: str, what: str, depth: int = 1) -> int:
+    """The index just past the `closer` that ends what opens before `start` (`depth`
+    openers deep), skipping quotes and nested pairs."""
+    j = start
+    while j < len(text):
+        char = text[j]
+        if char == "\\":
+            j += 2
+            continue
+        if char in "'\"`":
+            end = text.find(char, j + 1) if char == "'" else _quote_end(text, j, char)
+            if end < 0:
+                break
+            j = end + 1
+            continue
+        if char == closer:
+            depth -= 1
+            if depth == 0:
+                return j + 1
+        elif char == opener:
+            depth += 1
+        j += 1
+    raise Unparseable(f"{what} is never closed")
+
+
+def _quote_end(text: str, start: int, quote: str) -> int:
+    j = start + 1
+    while j < len(text):
+        if text[j] == "\\":
+            j += 2
+            continue
+        if text[j] == quote:
+            return j
+        j += 1
+    return -1
+
+
+def substitutions(body: str) -> list[str]:
+    """The scripts `$(...)` and backticks run inside text that is otherwise data (the body
+    of a here-document whose delimiter is not quoted)."""
+    found: list[str] = []
+    i = 0
+    while i < len(body):
+        if body[i] == "\\":
+            i += 2
+        elif body.startswith("$((", i):
+            i = _closing(body, i + 3, "(", ")", "an arithmetic expansion", depth=2)
+        elif body.startswith("$(", i):
+            end = _closing(body, i + 2, "(", ")", "a $(...) substitution")
+            found.append(body[i + 2 : end - 1])
+            i = end
+        elif body[i] == "`":
+            end = _quote_end(body, i, "`")
+            if end < 0:
+                raise Unparseable("a backtick is never closed")
+            found.append(body[i + 1 : end])
+            i = end + 1
+        else:
+            i += 1
+    return found
+
+
+def lex(text: str) -> Lexed:
+    """The tokens of `text`, the scripts its substitutions run, and its here-documents."""
+    return _Lexer(text).run()

@@ -1,0 +1,104 @@
+"""Whether a simple command is one a `forbidden` pattern names.
+
+A pattern is a command written as words: `git push --force`. A command matches when its
+program (the last part of its path: `/usr/bin/git` is `git`) is the pattern's first word,
+the pattern's other plain words appear among the command's in the same order, and each of
+the pattern's options appears anywhere among the command's options, whatever their order
+and form: `-rf` is `-r -f`, `--force=yes` is `--force`, and for the programs of `ALIASES`
+a short option is its long name (`git push -f` is `--force`; `rm -R` is `--recursive`).
+For git, a `+` refspec (`+main`, `+HEAD:main`) is a forced push of that ref, read as
+`--force` and the ref. Words after `--` are plain words.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .commands import SimpleCommand, Unparseable, simple_commands
+
+# Short options that mean a long one, per program: what a person forbidding the long form
+# means to forbid in the short form too.
+ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
+    "git": {"-f": ("--force",), "-d": ("--delete",), "-D": ("--delete", "--force"),
+            "-n": ("--dry-run",), "-q": ("--quiet",), "-a": ("--all",)},
+    "rm": {"-r": ("--recursive",), "-R": ("--recursive",), "-f": ("--force",),
+           "-i": ("--interactive",), "-d": ("--dir",), "-v": ("--verbose",)},
+    "cp": {"-r": ("--recursive",), "-R": ("--recursive",), "-f": ("--force",)},
+    "mv": {"-f": ("--force",)},
+    "chmod": {"-R": ("--recursive",)},
+    "chown": {"-R": ("--recursive",)},
+    "docker": {"-f": ("--force",), "-a": ("--all",), "-v": ("--volumes",)},
+    "kubectl": {"-A": ("--all-namespaces",), "-n": ("--namespace",)},
+    "npm": {"-f": ("--force",), "-g": ("--global",)},
+    "terraform": {},
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Pattern:
+    literal: str
+    program: str
+    plain: tuple[str, ...]
+    options: frozenset[str]
+
+
+def compile_pattern(literal: str) -> Pattern | None:
+    """The pattern a `forbidden` literal writes; None for one that names no command."""
+    try:
+        commands = simple_commands(literal)
+    except Unparseable:
+        return None
+    if not commands or commands[0].unknown or not commands[0].words:
+        return None
+    words = commands[0].words
+    program = words[0].rsplit("/", 1)[-1]
+    plain, options = _read(program, words[1:])
+    return Pattern(literal, program, plain, frozenset(options))
+
+
+def program_of(command: SimpleCommand) -> set[str]:
+    """The programs a simple command runs or wraps (each layer's first word)."""
+    return {layer[0].rsplit("/", 1)[-1] for layer in command.layers if layer}
+
+
+def matches(pattern: Pattern, command: SimpleCommand) -> bool:
+    """Whether any layer of `command` is one `pattern` names."""
+    for layer in command.layers:
+        if not layer or layer[0].rsplit("/", 1)[-1] != pattern.program:
+            continue
+        plain, options = _read(pattern.program, layer[1:])
+        if pattern.options <= options and _in_order(pattern.plain, plain):
+            return True
+    return False
+
+
+def _read(program: str, words: tuple[str, ...]) -> tuple[tuple[str, ...], set[str]]:
+    """A command's plain words in order, and its options in their long form where known."""
+    aliases = ALIASES.get(program, {})
+    plain: list[str] = []
+    options: set[str] = set()
+    ended = False
+    for word in words:
+        if ended or not word.startswith("-") or word == "-":
+            plain.append(word)
+        elif word == "--":
+            ended = True
+        elif word.startswith("--"):
+            options.add(word.split("=", 1)[0])
+        else:
+            for letter in word[1:]:
+                short = "-" + letter
+                options.update(aliases.get(short, (short,)))
+    if program == "git" and "push" in plain:
+        refs = [w for w in plain if w.startswith("+") and len(w) > 1]
+        if refs:
+            options.add("--force")
+            plain = [w[1:] if w in refs else w for w in plain]
+            # `+HEAD:main` pushes to main: the destination is the ref a pattern names
+            plain = [*plain, *(w.split(":", 1)[1] for w in refs if ":" in w)]
+    return tuple(plain), options
+
+
+def _in_order(wanted: tuple[str, ...], words: tuple[str, ...]) -> bool:
+    remaining = iter(words)
+    return all(any(word == want for word in remaining) for want in wanted)

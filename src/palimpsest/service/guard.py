@@ -1,0 +1,239 @@
+"""guard: whether a command an agent is about to run is refused by a `forbidden` rule; the
+commands it has seen; and the trial a new or changed forbidden check must pass.
+
+The decision is a read (a busy store never delays it); keeping the command is a separate
+write, done after answering and never failing the answer. Trials (DESIGN section 2): of the
+commands seen in the last 30 days that a check reaches (their program is a pattern's first
+word), if at least 5 were seen and it would refuse more than half, it is too broad.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .. import gate
+from ..errors import NotFound, ValidationError
+from ..guard import Decision, Unparseable, decide, simple_commands
+from ..guard.decide import refusals_of, rule_patterns
+from ..guard.patterns import program_of
+from ..guard.rules import CONTESTED, applying, enforcing
+from ..ids import new_id
+from ..model import Memory, SeenCommand, add_days
+from ..projects import find_project
+from ..store import StoreReader
+from .base import ServiceBase
+
+KEEP_SEEN = 2_000  # commands kept per workspace
+SEEN_DAYS = 30  # and for how long
+TRIAL_DAYS = 30
+TRIAL_MIN_REACHED = 5
+TRIAL_SHOWN = 5  # refused commands named in a refusal
+MAX_COMMAND = 100_000  # characters: longer is no command an agent types
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a command runs: the notebook whose rules apply (and the project naming it)."""
+
+    notebook: str | None
+    project: str | None = None
+    named: bool = False  # named by the caller (an unknown one is refused), not by a project
+
+
+SEEN_PREFIX = "cmd_"  # the ids of kept commands
+
+
+def where(dir: Any, notebook: Any) -> Place:
+    """The notebook named, or the one the project holding `dir` names; neither: none."""
+    if notebook is not None:
+        if not isinstance(notebook, str) or not notebook.strip():
+            raise ValidationError("`notebook` is empty: name a notebook, or leave it out.",
+                                  field="notebook")  # fmt: skip
+        gate.check_length("notebook", notebook, limit_name="notebook")
+        gate.check_storable("notebook", notebook)
+        return Place(notebook.strip(), named=True)
+    if dir is None:
+        return Place(None)
+    if not isinstance(dir, str) or not dir.strip():
+        raise ValidationError("`dir` is empty: give a directory, or leave it out.", field="dir")
+    gate.check_length("dir", dir, limit_name="path")
+    gate.check_storable("dir", dir)
+    try:
+        is_dir = Path(dir).is_dir()
+    except (OSError, ValueError):
+        is_dir = False
+    if not is_dir:
+        raise ValidationError(
+            f"`dir` is not a directory: {gate.shown_reference(dir)}.", field="dir"
+        )
+    project = find_project(Path(dir))
+    if project is None:
+        return Place(None)
+    return Place(project.notebook, str(project.root))
+
+
+def check_command(command: Any) -> str:
+    if not isinstance(command, str) or not command.strip():
+        raise ValidationError("`command` is required: the command line to judge.", field="command")
+    if len(command) > MAX_COMMAND:
+        raise ValidationError(
+            f"`command` is longer than {MAX_COMMAND:,} characters; send the command itself.",
+            field="command",
+        )
+    gate.check_storable("command", command)
+    return command
+
+
+def answer(decision: Decision, place: Place, notebook_found: bool) -> dict[str, Any]:
+    body = decision.to_dict()
+    body["notebook"] = place.notebook
+    if place.project is not None:
+        body["project"] = place.project
+    if place.notebook is not None and not notebook_found:
+        body["warnings"] = [
+            f"No notebook is named {place.notebook!r} here: only workspace-wide rules applied."
+        ]
+    return body
+
+
+class GuardOps(ServiceBase):
+    def guard(
+        self,
+        *,
+        command: str,
+        dir: str | None = None,
+        notebook: str | None = None,
+        session: str | None = None,
+        keep: bool = True,
+    ) -> dict[str, Any]:
+        """Allow, deny or ask `command` under the rules of the notebook of `dir`'s project
+        (or `notebook`) and the workspace-wide ones. With `keep`, the command is then kept
+        for trials (best effort: a failure to keep it never changes the answer)."""
+        check_command(command)
+        place = where(dir, notebook)
+        at = self.clock()
+        with self.store.read(self.workspace) as tx:
+            nb = tx.get_notebook(place.notebook) if place.notebook is not None else None
+            if place.named and nb is None:
+                raise NotFound(
+                    f"No notebook is named {gate.shown_reference(place.notebook or '')}; "
+                    "name an existing one, or give `dir` instead.",
+                    field="notebook",
+                )
+            rules = applying(tx.forbidding_rules(), nb.id if nb else None, at)
+        decision = decide(command, rules)
+        result = answer(decision, place, nb is not None)
+        if keep:
+            self.keep_seen(command, decision.decision, place.notebook, session)
+        return result
+
+    def keep_seen(
+        self, command: str, decision: str, notebook: str | None, session: str | None
+    ) -> str | None:
+        """Keep a command the guard judged where `notebook`'s rules apply, credentials
+        redacted; its id, or None when it could not be kept (a busy store, a full disk):
+        the guard's answer stands anyway."""
+        try:
+            limit = gate.LIMITS["text"]  # a longer command is kept cut: enough for trials
+            text, _ = gate.screen_redacting("command", command[:limit], limit_name="text")
+            if session is not None:
+                session, _ = gate.screen_redacting("session", session[:200], limit_name="key")
+            with self.store.write(self.workspace) as tx:
+                now = self._now(tx)
+                nb = tx.get_notebook(notebook) if notebook is not None else None
+                notebook_id = nb.id if nb else None
+                seen = SeenCommand(
+                    new_id(SEEN_PREFIX[:-1]), now, text, decision, notebook_id, session
+                )
+                tx.add_seen_command(seen, keep=KEEP_SEEN, before=add_days(now, -SEEN_DAYS))
+            return seen.id
+        except Exception:  # best effort, by design: the answer was already given
+            return None
+
+    def seen(self, *, days: int = SEEN_DAYS) -> dict[str, Any]:
+        """The commands the guard kept in the last `days` days, newest first."""
+        if not isinstance(days, int) or isinstance(days, bool) or days < 1:
+            raise ValidationError("`days` must be a whole number of days, 1 or more.", field="days")
+        with self.store.read(self.workspace) as tx:
+            found = tx.seen_commands(add_days(self.clock(), -days))
+        return {"commands": [s.to_dict() for s in reversed(found)]}
+
+    def forget_seen(self, ids: list[str], *, dry_run: bool = False) -> dict[str, Any]:
+        """Erase kept commands for good (`forget` with their ids; the bytes go at the next
+        scrub, as a forgotten memory's do). A log, not memory: no event is written."""
+        with self.store.write(self.workspace) as tx:
+            for seen_id in ids:
+                if tx.get_seen_command(seen_id) is None:
+                    shown = gate.shown_reference(seen_id)
+                    raise NotFound(
+                        f"No kept command has the id {shown}; list them with `palimpsest seen`.",
+                        field="id",
+                    )
+                if not dry_run:
+                    tx.forget_seen_command(seen_id)
+        results = [{"id": seen_id, "forgotten": True} for seen_id in ids]
+        if dry_run:
+            return {"results": results, "dry_run": True}
+        return {"results": results, "scrub_pending": not self.store.scrub(self.workspace)}
+
+
+def trial(
+    tx: StoreReader, rule: Memory, now: str, accept_refusing: tuple[str, ...]
+) -> tuple[list[str], int]:
+    """The commands seen in the last 30 days that `rule`'s check would refuse and that
+    `accept_refusing` does not name, when they are more than half of at least 5 it
+    reaches (else none), with how many it reaches. Only commands seen where the rule
+    applies count: in its notebook's project, or anywhere for a workspace-wide rule."""
+    patterns = rule_patterns([rule])
+    programs = {pattern.program for _, pattern in patterns}
+    accepted = {" ".join(c.split()) for c in accept_refusing}
+    reached = 0
+    refused: list[str] = []
+    for seen in tx.seen_commands(add_days(now, -TRIAL_DAYS)):
+        if rule.scope != "workspace" and seen.notebook_id != rule.notebook_id:
+            continue
+        try:
+            commands = simple_commands(seen.command)
+        except Unparseable:
+            continue
+        if not any(programs & program_of(c) for c in commands):
+            continue
+        reached += 1
+        if refusals_of(commands, patterns) and " ".join(seen.command.split()) not in accepted:
+            refused.append(seen.command)
+    if reached >= TRIAL_MIN_REACHED and len(refused) * 2 > reached:
+        return refused, reached
+    return [], reached
+
+
+def tried(
+    tx: StoreReader,
+    old: Memory | None,
+    new: Memory,
+    now: str,
+    accept_refusing: tuple[str, ...],
+    keep_as_note: bool,
+) -> tuple[Memory, bool]:
+    """`new` once its forbidden check, if new or changed, has passed its trial; or, when
+    it fails and `keep_as_note` says so, `new` kept as a note: tagged `contested`, it
+    refuses nothing (True). Else it is refused as too broad."""
+    shape = enforcing(new)
+    if shape is None or shape == enforcing(old):
+        return new, False
+    refused, reached = trial(tx, new, now, accept_refusing)
+    if not refused:
+        return new, False
+    if keep_as_note:
+        return new.replace(tags=(*new.tags, CONTESTED)), True
+    listed = list(dict.fromkeys(refused))[:TRIAL_SHOWN]
+    shown = "; ".join(f"`{command[:120]}`" for command in listed)
+    raise ValidationError(
+        f"This forbidden check is too broad: of the {reached} commands it reaches among "
+        f"those seen in the last {TRIAL_DAYS} days, it would refuse {len(refused)}, among "
+        f"them {shown}. Narrow its literals; or, if these are the calls it is meant to "
+        "refuse, list them in `accept_refusing` with `because`; or file it with "
+        "`keep_as_note` (tagged contested, it refuses nothing; doctor lists it).",
+        field="check",
+    )

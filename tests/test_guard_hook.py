@@ -1,0 +1,166 @@
+"""The guard as a coding agent runs it: `palimpsest hook guard` fed the JSON the agent
+sends, and `palimpsest guard` from a shell, as real processes (docs/hooks.md)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from palimpsest.projects import bind_project
+from palimpsest.service import Service
+from palimpsest.store import open_store
+
+from .conftest import POSTGRES_URL, needs_postgres, own_postgres_schema
+
+FORCE = {"kind": "forbidden", "literals": ["git push --force"]}
+
+
+def file_rules(location: str) -> str:
+    store = open_store(location)
+    try:
+        service = Service(store)
+        rule = service.remember(
+            notebook="web", kind="rule", text="Never force-push main.", title="no force-push",
+            falsifier="a force-push that lost nothing", severity="irreversible", check=FORCE,
+        )  # fmt: skip
+        service.remember(notebook="web", kind="rule", text="Prefer a new commit.",
+                         falsifier="f", severity="house_style",
+                         check={"kind": "forbidden", "literals": ["git reset --hard"]})  # fmt: skip
+        return str(rule["id"])
+    finally:
+        store.close()
+
+
+def hook(
+    env: dict[str, str], form: str, payload: Any, *db: str
+) -> subprocess.CompletedProcess[str]:
+    text = payload if isinstance(payload, str) else json.dumps(payload)
+    return subprocess.run(
+        [sys.executable, "-m", "palimpsest", *db, "hook", "guard", "--format", form],
+        input=text, capture_output=True, text=True, env=env, timeout=60,
+    )  # fmt: skip
+
+
+def claude(command: str, cwd: Path, tool: str = "Bash") -> dict[str, Any]:
+    """What Claude Code's PreToolUse hook sends on stdin."""
+    return {
+        "session_id": "abc123", "transcript_path": "/tmp/t.jsonl", "cwd": str(cwd),
+        "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": tool,
+        "tool_input": {"command": command, "description": "push", "timeout": 120000},
+        "tool_use_id": "toolu_01",
+    }  # fmt: skip
+
+
+def kept(service: Service, count: int) -> list[str]:
+    """The commands kept, once `count` are (the hook's child keeps them after answering)."""
+    deadline = time.monotonic() + 30
+    while len(service.seen()["commands"]) < count and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return [c["command"] for c in service.seen()["commands"]]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "web"
+    (root / "src").mkdir(parents=True)
+    bind_project(root, "web")
+    return root
+
+
+def test_claude_code_gets_a_permission_decision_naming_the_rule(
+    env: dict[str, str], tmp_path: Path, project: Path
+) -> None:
+    db = str(tmp_path / "store.db")
+    rule_id = file_rules(db)
+    denied = hook(env, "claude", claude("git push -f origin main", project / "src"), "--db", db)
+    assert denied.returncode == 0, denied.stderr
+    output = json.loads(denied.stdout)["hookSpecificOutput"]
+    assert output["hookEventName"] == "PreToolUse"
+    assert output["permissionDecision"] == "deny"
+    assert rule_id in output["permissionDecisionReason"]
+    asked = hook(env, "claude", claude("git reset --hard", project), "--db", db)
+    assert json.loads(asked.stdout)["hookSpecificOutput"]["permissionDecision"] == "ask"
+    # allowed: no decision, so Claude Code's own permission rules still apply
+    allowed = hook(env, "claude", claude("git push origin main", project), "--db", db)
+    assert allowed.returncode == 0 and json.loads(allowed.stdout) == {}
+    other_tool = hook(env, "claude", claude("git push -f", project, tool="Write"), "--db", db)
+    assert json.loads(other_tool.stdout) == {}
+    # the commands judged are kept, after the answer, for trials
+    service = Service(open_store(db))
+    assert len(kept(service, 3)) == 3
+    found = {c["command"]: c for c in service.seen()["commands"]}
+    assert found["git push -f origin main"]["decision"] == "deny"
+    assert found["git push -f origin main"]["session"] == "abc123"
+    assert found["git push -f origin main"]["notebook_id"] is not None
+    service.close()
+
+
+def test_when_the_guard_itself_fails_it_asks(env: dict[str, str], tmp_path: Path) -> None:
+    missing = ["--db", str(tmp_path / "none.db")]
+    for form, payload in (("claude", claude("ls", tmp_path)), ("claude", "{not json")):
+        answer = hook(env, form, payload, *missing)
+        assert answer.returncode == 0
+        assert json.loads(answer.stdout)["hookSpecificOutput"]["permissionDecision"] == "ask"
+    generic = hook(env, "generic", "[1, 2]", *missing)
+    assert generic.returncode == 3
+    assert json.loads(generic.stdout)["decision"] == "ask"
+    assert not (tmp_path / "none.db").exists()
+
+
+def test_the_generic_form_answers_by_exit_code(
+    env: dict[str, str], tmp_path: Path, project: Path
+) -> None:
+    home = tmp_path / "home"
+    file_rules(str(home / "palimpsest.db"))  # the default store of PALIMPSEST_HOME
+    env = {**env, "PALIMPSEST_HOME": str(home)}
+    codes = {}
+    for command in ("ls -la", "sudo git push --force", "git reset --hard HEAD~1"):
+        done = hook(env, "generic", {"command": command, "cwd": str(project)})
+        codes[command] = (done.returncode, json.loads(done.stdout)["decision"])
+    assert codes == {"ls -la": (0, "allow"), "sudo git push --force": (2, "deny"),
+                     "git reset --hard HEAD~1": (3, "ask")}  # fmt: skip
+
+
+@needs_postgres
+def test_the_hook_on_postgresql_answers_the_same(env: dict[str, str], project: Path) -> None:
+    with own_postgres_schema("guard_hook") as schema:
+        rule_id = file_rules(schema.url)
+        done = hook(env, "claude", claude("bash -c 'git push -f'", project), "--db", schema.url)
+        output = json.loads(done.stdout)["hookSpecificOutput"]
+        assert output["permissionDecision"] == "deny"
+        assert rule_id in output["permissionDecisionReason"]
+        store = open_store(schema.url)  # kept by a child after the answer, there too
+        try:
+            assert kept(Service(store), 1) == ["bash -c 'git push -f'"]
+        finally:
+            store.close()
+    assert POSTGRES_URL
+
+
+def test_guard_from_the_shell_exits_by_decision(
+    env: dict[str, str], tmp_path: Path, project: Path
+) -> None:
+    db = str(tmp_path / "store.db")
+    file_rules(db)
+
+    def guard(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "palimpsest", "--db", db, "guard", *args, "--json"],
+            capture_output=True, text=True, env=env, cwd=project, timeout=60,
+        )  # fmt: skip
+
+    denied = guard("git push --force origin main")
+    assert denied.returncode == 2
+    assert json.loads(denied.stdout)["refused_by"][0]["literal"] == "git push --force"
+    assert guard("git status").returncode == 0
+    assert guard("git reset --hard", "--dir", str(project)).returncode == 3
+    assert guard("git push -f", "--dir", str(tmp_path)).returncode == 0  # outside the project
+    refused = guard("   ")
+    assert refused.returncode == 1
+    assert json.loads(refused.stdout)["error_class"] == "validation"

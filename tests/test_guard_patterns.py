@@ -1,0 +1,170 @@
+"""The guard's reading of commands against a table: what a careful user expects refused,
+asked about and let through (DESIGN section 2, check and guard: patterns)."""
+
+from __future__ import annotations
+
+import pytest
+
+from palimpsest.guard import decide
+from palimpsest.model import Bindings, Check, Memory
+
+
+def _rule(rule_id: str, literals: list[str], severity: str | None, kind: str = "rule") -> Memory:
+    return Memory(
+        id=rule_id, workspace="default", notebook_id="nb", kind=kind, text=f"never {literals[0]}",
+        version=1, recorded_at="2026-01-01T00:00:00.000000Z", author="user:t", owner=None,
+        severity=severity, falsifier="f", check=Check("forbidden", literals=tuple(literals)),
+        bindings=Bindings(moments=("before_command",)),
+    )  # fmt: skip
+
+
+RULES = [
+    _rule("force", ["git push --force"], "irreversible"),
+    _rule("rmroot", ["rm -rf /"], "irreversible"),
+    _rule("hard", ["git reset --hard"], "house_style"),
+    _rule("destroy", ["terraform destroy"], "costly"),
+    _rule("publish", ["npm publish"], None, kind="orientation"),
+    _rule("drop", ["psql -c", "dropdb"], None),
+]
+
+TABLE = [
+    # the plain command and its spacing, quoting and forms
+    ("git push --force", "deny", "force"),
+    ("git   push    --force", "deny", "force"),
+    ("  git push --force  ", "deny", "force"),
+    ("git push --force origin main", "deny", "force"),
+    ("git push origin main --force", "deny", "force"),
+    ("git push -f", "deny", "force"),
+    ("git push -f origin main", "deny", "force"),
+    ("git push origin +main", "deny", "force"),
+    ("git push origin +HEAD:main", "deny", "force"),
+    ("git push --force=true", "deny", "force"),
+    ("'git' 'push' \"--force\"", "deny", "force"),
+    ("g\\it push --force", "deny", "force"),
+    ("/usr/bin/git push --force", "deny", "force"),
+    ("git -C repo push --force", "deny", "force"),
+    ("git -c user.name=x push -uf origin main", "deny", "force"),
+    ("git push", "allow", None),
+    ("git push origin main", "allow", None),
+    ("git push --force-with-lease", "allow", None),
+    ("git pull --force", "allow", None),
+    ("git status", "allow", None),
+    ("gitk push --force", "allow", None),
+    ("git push -- --force", "allow", None),
+    # chains, pipes, separators
+    ("make && git push --force", "deny", "force"),
+    ("make || git push -f", "deny", "force"),
+    ("make; git push -f", "deny", "force"),
+    ("echo y | git push -f", "deny", "force"),
+    ("git fetch\ngit push -f", "deny", "force"),
+    ("make & git push -f", "deny", "force"),
+    ("make && ls | wc -l; echo done", "allow", None),
+    # wrappers and assignments
+    ("GIT_TRACE=1 git push -f", "deny", "force"),
+    ("env GIT_TRACE=1 git push -f", "deny", "force"),
+    ("env -u HOME git push -f", "deny", "force"),
+    ("env -S 'git push -f' origin", "deny", "force"),
+    ("sudo git push -f", "deny", "force"),
+    ("sudo -u deploy git push -f", "deny", "force"),
+    ("sudo -E -u deploy -- git push -f", "deny", "force"),
+    ("nohup git push -f", "deny", "force"),
+    ("time git push -f", "deny", "force"),
+    ("command git push -f", "deny", "force"),
+    ("timeout 30 git push -f", "deny", "force"),
+    ("timeout -s KILL 30s git push -f", "deny", "force"),
+    ("exec git push -f", "deny", "force"),
+    ("echo main | xargs git push -f origin", "deny", "force"),
+    ("xargs -n 1 -I{} git push -f origin {}", "deny", "force"),
+    ("nice -n 10 git push -f", "deny", "force"),
+    ("command -v git", "allow", None),
+    ("env", "allow", None),
+    # shells, eval, substitutions, subshells, groups
+    ("bash -c 'git push --force'", "deny", "force"),
+    ('sh -c "git push -f origin main"', "deny", "force"),
+    ("bash -lc 'cd repo && git push -f'", "deny", "force"),
+    ("bash -c 'bash -c \"git push -f\"'", "deny", "force"),
+    ("eval git push -f", "deny", "force"),
+    ("eval 'git push --force'", "deny", "force"),
+    ("echo $(git push -f)", "deny", "force"),
+    ("x=$(git push -f)", "deny", "force"),
+    ('echo "$(git push -f)"', "deny", "force"),
+    ("echo `git push -f`", "deny", "force"),
+    ('echo "`git push -f`"', "deny", "force"),
+    ("(cd repo && git push -f)", "deny", "force"),
+    ("{ git fetch; git push -f; }", "deny", "force"),
+    ("if true; then git push -f; fi", "deny", "force"),
+    ("for b in a b; do git push -f origin $b; done", "deny", "force"),
+    ("diff <(git push -f) file", "deny", "force"),
+    ("bash <<EOF\ngit push -f\nEOF", "deny", "force"),
+    ("bash <<< 'git push -f'", "deny", "force"),
+    ("find . -name x -exec rm -rf / \\;", "deny", "rmroot"),
+    # a quoted string that only mentions the command
+    ('echo "git push --force"', "allow", None),
+    ("echo 'git push -f'", "allow", None),
+    ("git commit -m 'never git push --force'", "allow", None),
+    ("grep -r 'git push --force' docs/", "allow", None),
+    ("cat <<EOF\ngit push --force\nEOF", "allow", None),
+    ("cat <<EOF\nhead: $(git push -f)\nEOF", "deny", "force"),
+    ("cat <<'EOF'\nhead: $(git push -f)\nEOF", "allow", None),
+    ("git commit -F - <<EOF\nnever `git push -f`\nEOF", "deny", "force"),
+    ("# git push --force", "allow", None),
+    ("echo git push --force", "allow", None),
+    # other rules: short and combined options, severities, kinds
+    ("rm -rf /", "deny", "rmroot"),
+    ("rm -fr /", "deny", "rmroot"),
+    ("rm -r -f /", "deny", "rmroot"),
+    ("rm -Rf /", "deny", "rmroot"),
+    ("rm --recursive --force /", "deny", "rmroot"),
+    ("sudo rm -rf /", "deny", "rmroot"),
+    ("rm -rf build/", "allow", None),
+    ("rm -r /", "allow", None),
+    ("git reset --hard", "ask", "hard"),
+    ("git reset --hard HEAD~1", "ask", "hard"),
+    ("git reset --soft HEAD~1", "allow", None),
+    ("terraform destroy -auto-approve", "deny", "destroy"),
+    ("terraform plan", "allow", None),
+    ("npm publish", "ask", "publish"),
+    ("npm publish --access public", "ask", "publish"),
+    ("dropdb prod", "deny", "drop"),
+    ("psql -c 'select 1'", "deny", "drop"),
+    ("git reset --hard && git push -f", "deny", "force"),
+    # what cannot be read is asked about, never allowed
+    ("git push 'unclosed", "ask", None),
+    ('echo "unclosed', "ask", None),
+    ("echo $(git push -f", "ask", None),
+    ("echo `git push", "ask", None),
+    ("$GIT push --force", "ask", None),
+    ('eval "$CMD"', "ask", None),
+    ('bash -c "$SCRIPT"', "ask", None),
+]
+
+
+@pytest.mark.parametrize(("command", "expected", "rule"), TABLE)
+def test_the_guard_reads_commands_as_the_shell_would(
+    command: str, expected: str, rule: str | None
+) -> None:
+    decision = decide(command, RULES)
+    assert decision.decision == expected, decision.reason
+    named = [r.rule.id for r in decision.refusals]
+    if rule is None:
+        assert named == []
+    else:
+        assert rule in named
+
+
+def test_the_table_is_large_enough() -> None:
+    assert len(TABLE) >= 60
+
+
+def test_a_refusal_names_the_rule_and_its_literal() -> None:
+    answer = decide("git push -f origin main", RULES).to_dict()
+    assert answer["decision"] == "deny"
+    assert answer["refused_by"] == [
+        {"id": "force", "literal": "git push --force", "decision": "deny",
+         "text": "never git push --force", "severity": "irreversible"}
+    ]  # fmt: skip
+
+
+def test_with_no_rule_to_apply_everything_is_allowed_even_the_unreadable() -> None:
+    assert decide("git push 'unclosed", []).decision == "allow"
+    assert decide("git push -f", []).decision == "allow"
