@@ -298,6 +298,8 @@ def bad_ids(tool: str, memory: str) -> Iterator[dict[str, Any]]:
             "dispute": {"action": "rule", "dispute": bad or " ", "holds": memory, "reason": "r"},
             "doctor": {"id": bad},
             "guard": {"command": "ls", "notebook": bad or " "},
+            "check": {"dir": bad or " "},
+            "orient": {"notebook": bad or " "},
         }[tool]
 
 
@@ -320,6 +322,8 @@ async def test_malformed_arguments_are_refused_and_change_nothing(
             "dispute": {"action": "list"},
             "doctor": {},
             "guard": {"command": "ls"},
+            "check": {},
+            "orient": {},
         }
         before = event_count(db_path)
         classes: Counter[str] = Counter()

@@ -62,6 +62,7 @@ def nul_cases(memory: str, rule: str) -> dict[str, dict[str, dict[str, Any]]]:
             "check": {**remember, "check": {"kind": "contains", "path": NUL, "literal": "x"}},
             "bindings": {**remember, "bindings": {"targets": [NUL]}},
             "accept_refusing": {**remember, "accept_refusing": [NUL], "because": "b"},
+            "items": {"notebook": "n", "items": [{"kind": "fact", "text": NUL}]},
         },
         "recall": {
             **{name: {name: NUL} for name in RECALL_STRINGS},
@@ -148,7 +149,8 @@ def nul_cases(memory: str, rule: str) -> dict[str, dict[str, dict[str, Any]]]:
                 "idempotency_key": NUL,
             },
         },
-        "doctor": {},
+        "doctor": {"dir": {"dir": NUL}},
+        "check": {"dir": {"dir": NUL}},
         "orient": {"notebook": {"notebook": NUL}},
         "guard": {
             "command": {"command": NUL},
@@ -161,7 +163,7 @@ def nul_cases(memory: str, rule: str) -> dict[str, dict[str, dict[str, Any]]]:
 def names_the_field(body: dict[str, Any], parameter: str) -> bool:
     field = str(body.get("field", ""))
     if parameter == "items":  # a batch names the item, and the field within it
-        return body.get("item") == 0 and field == "id"
+        return body.get("item") == 0 and field in ("id", "text")  # revise's items, remember's
     return field == parameter or field.startswith(f"{parameter}.")
 
 
