@@ -195,12 +195,13 @@ def test_the_cli_gates_ci_on_costly_and_irreversible_rules(
 
 
 @pytest.mark.anyio
-async def test_over_http_check_reads_only_the_configured_directories(
+async def test_over_http_check_guard_and_orient_read_only_the_configured_directories(
     tmp_path: Path, project: Path, env: dict[str, str]
 ) -> None:
     db = tmp_path / "http.db"
     service = Service(open_store(str(db)))
     migrations = rule(service, "Every migration runs in a transaction", MIGRATIONS)
+    force = rule(service, "Never force-push", {"kind": "forbidden", "literals": ["git push -f"]})
     service.close()
     (project / "migrations" / "002.sql").write_text("ALTER TABLE a;\n")
     configured = env | {"PALIMPSEST_HTTP_CHECK_DIRS": str(project)}
@@ -211,3 +212,10 @@ async def test_over_http_check_reads_only_the_configured_directories(
             assert (await refuse(client, "check"))["error_class"] == "validation"
             outside = await refuse(client, "check", dir=str(tmp_path))
             assert outside["error_class"] == "forbidden"
+            denied = await call(client, "guard", command="git push --force", dir=str(project))
+            assert [r["id"] for r in denied["refused_by"]] == [force]
+            brief = await call(client, "orient", dir=str(project / "src"))
+            assert brief["notebook"] == "shop"
+            for tool, arguments in (("guard", {"command": "ls"}), ("orient", {})):
+                outside = await refuse(client, tool, dir=str(tmp_path), **arguments)
+                assert outside["error_class"] == "forbidden", tool

@@ -8,11 +8,19 @@ from typing import Any
 
 import pytest
 
-from palimpsest.errors import NotFound, ValidationError
-from palimpsest.projects import bind_project
+from palimpsest.errors import Forbidden, NotFound, ValidationError
+from palimpsest.projects import Places, bind_project
 from palimpsest.service import Service
 
 FORCE = {"kind": "forbidden", "literals": ["git push --force"]}
+
+
+@pytest.fixture
+def service(store: Any, workspace: str) -> Service:
+    """A local process's service (the CLI's, a stdio server's): it may read any directory."""
+    local = Service(store, workspace=workspace)
+    local.places = Places(working_dir=None, allowed=None)
+    return local
 
 
 def rule(service: Service, notebook: str = "web", **fields: Any) -> str:
@@ -51,6 +59,28 @@ def test_rules_apply_in_their_notebook_or_everywhere_when_workspace_wide(
         answer = service.guard(command="sudo rm -fr /", **place)
         assert answer["decision"] == "deny"
         assert [r["id"] for r in answer["refused_by"]] == [wide]
+
+
+def test_over_http_dir_is_read_only_where_the_owner_allows(
+    service: Service, tmp_path: Path
+) -> None:
+    rule(service)
+    allowed, elsewhere = tmp_path / "allowed", tmp_path / "elsewhere"
+    for project in (allowed, elsewhere):
+        project.mkdir()
+        bind_project(project, "web")
+    service.places = Places(working_dir=None, allowed=(allowed,))  # `http.check_dirs`
+    assert service.guard(command="git push -f", dir=str(allowed))["decision"] == "deny"
+    for outside in (str(elsewhere), str(allowed / ".." / "elsewhere")):
+        with pytest.raises(Forbidden) as refused:
+            service.guard(command="git push -f", dir=outside)
+        assert refused.value.field == "dir"
+    with pytest.raises(ValidationError):  # relative to what? This server has no working dir.
+        service.guard(command="git push -f", dir="allowed")
+    service.places = Places()  # nothing configured: no directory is read
+    with pytest.raises(Forbidden):
+        service.guard(command="git push -f", dir=str(allowed))
+    assert len(service.seen()["commands"]) == 1  # a refused call keeps nothing
 
 
 def test_severity_kind_bindings_and_status_decide(service: Service) -> None:

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from palimpsest.errors import PalimpsestError
+from palimpsest.errors import Forbidden, PalimpsestError
 from palimpsest.model import format_time, parse_time
-from palimpsest.projects import bind_project
+from palimpsest.projects import Places, bind_project
 from palimpsest.service import Service
 from palimpsest.store import Store
 
@@ -116,6 +116,7 @@ def test_recent_memories_rank_by_usefulness(service: Service) -> None:
 def test_a_project_directory_names_the_notebook(service: Service, tmp_path: Path) -> None:
     force = rule(service, "Never force-push main", severity="irreversible")
     wide = rule(service, "Sign every commit", notebook="infra", scope="workspace")
+    service.places = Places(working_dir=None, allowed=None)  # the CLI's, a stdio server's
     project = tmp_path / "shop"
     (project / "src" / "deep").mkdir(parents=True)
     bind_project(project, "shop")
@@ -131,6 +132,11 @@ def test_a_project_directory_names_the_notebook(service: Service, tmp_path: Path
     new = service.orient(dir=str(outside))
     assert [r["id"] for r in new["rules"]] == [wide] and new["notebook"] == "not-made-yet"
 
+    service.places = Places(working_dir=None, allowed=(project,))  # HTTP: `http.check_dirs`
+    assert service.orient(dir=str(project / "src"))["notebook"] == "shop"
+    with pytest.raises(Forbidden):
+        service.orient(dir=str(outside))
+
 
 @pytest.mark.parametrize(
     "arguments, field",
@@ -142,6 +148,7 @@ def test_a_project_directory_names_the_notebook(service: Service, tmp_path: Path
     ],
 )
 def test_bad_arguments_are_refused(service: Service, arguments: dict[str, Any], field: str) -> None:
+    service.places = Places(working_dir=None, allowed=None)
     with pytest.raises(PalimpsestError) as refused:
         service.orient(**arguments)
     assert (refused.value.error_class, refused.value.field) == ("validation", field)

@@ -208,13 +208,14 @@ first), open issues and debts, open disputes touching it, memories waiting for a
 (possibly stale: verify or revise them), then recent memories ranked by recency and by \
 how often they helped (revise's `feedback`).
 
-`notebook` omitted: the whole workspace. A coding agent's session-start hook \
+Neither `notebook` nor `dir`: the whole workspace. A coding agent's session-start hook \
 injects the same brief for its project directory.
 
 Answers `brief`, the text to read, and its items by section (`rules`, `open`, \
 `disputes`, `possibly_stale`, `recent`) with their ids. No rule is dropped silently: \
 those past the budget are named in `rules_left_out` (inspect them); `left_out` counts the \
-other items left out. Refused: an unknown notebook, a budget outside 500 to 100,000.
+other items left out. Refused: an unknown notebook, a budget outside 500 to 100,000, a \
+`dir` that is no directory (validation) or that this server may not read (forbidden).
 """
 
 GUARD = """\
@@ -229,8 +230,9 @@ pipes, quotes, wrappers (sudo, env, timeout, xargs), `bash -c`, `$(...)`, backti
 subshells; options in any order and form (`-f` for `--force`). A rule denies; a \
 house_style one, or an orientation, asks. What cannot be read is ask. No memory \
 changes; the command is kept, credentials redacted, to try new checks against. Refused: \
-an empty command, a `dir` that is no directory (validation), an unknown `notebook` \
-(not_found).
+an empty command, a `dir` that is no directory (validation) or that this server may \
+not read (forbidden: over HTTP, only the directories its owner configured), an unknown \
+`notebook` (not_found).
 """
 
 DESCRIPTIONS = {

@@ -419,6 +419,9 @@ class PalimpsestTools:
     async def orient(
         self,
         notebook: Annotated[str | None, describe("The notebook to brief.")] = None,
+        dir: Annotated[
+            str | None, describe("Or a project directory: the notebook its project file names.")
+        ] = None,
         budget: Annotated[
             int | None, describe("The brief's size in characters, 500 to 100,000 (8,000).")
         ] = None,

@@ -10,7 +10,6 @@ word), if at least 5 were seen and it would refuse more than half, it is too bro
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from .. import gate
@@ -21,9 +20,10 @@ from ..guard.patterns import program_of
 from ..guard.rules import CONTESTED, applying, enforcing
 from ..ids import new_id
 from ..model import Memory, SeenCommand, add_days
-from ..projects import find_project
+from ..projects import Places, find_project
 from ..store import StoreReader
 from .base import ServiceBase
+from .checks import directory
 
 KEEP_SEEN = 2_000  # commands kept per workspace
 SEEN_DAYS = 30  # and for how long
@@ -45,8 +45,10 @@ class Place:
 SEEN_PREFIX = "cmd_"  # the ids of kept commands
 
 
-def where(dir: Any, notebook: Any) -> Place:
-    """The notebook named, or the one the project holding `dir` names; neither: none."""
+def where(dir: Any, notebook: Any, places: Places) -> Place:
+    """The notebook named, or the one the project holding `dir` names; neither: none.
+    `dir` is read only where this process may read (`places`: over HTTP, the directories
+    its owner configured), relative to its working directory."""
     if notebook is not None:
         if not isinstance(notebook, str) or not notebook.strip():
             raise ValidationError("`notebook` is empty: name a notebook, or leave it out.",
@@ -61,15 +63,13 @@ def where(dir: Any, notebook: Any) -> Place:
     gate.check_length("dir", dir, limit_name="path")
     gate.check_storable("dir", dir)
     try:
-        is_dir = Path(dir).is_dir()
-    except (OSError, ValueError):
-        is_dir = False
-    if not is_dir:
+        path = directory(places, dir)
+    except (NotFound, OSError, ValueError):
         raise ValidationError(
             f"`dir` is not a directory: {gate.shown_reference(dir)}.", field="dir"
-        )
-    project = find_project(Path(dir))
-    if project is None:
+        ) from None
+    project = find_project(path)
+    if project is None or not places.permits(project.root):
         return Place(None)
     return Place(project.notebook, str(project.root))
 
@@ -112,7 +112,7 @@ class GuardOps(ServiceBase):
         (or `notebook`) and the workspace-wide ones. With `keep`, the command is then kept
         for trials (best effort: a failure to keep it never changes the answer)."""
         check_command(command)
-        place = where(dir, notebook)
+        place = where(dir, notebook, self.places)
         at = self.clock()
         with self.store.read(self.workspace) as tx:
             nb = tx.get_notebook(place.notebook) if place.notebook is not None else None

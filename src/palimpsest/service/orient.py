@@ -15,12 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import ValidationError
+from ..errors import NotFound, ValidationError
 from ..model import SEVERITIES, Dispute, Memory, Notebook, add_days
-from ..projects import PROJECT_FILE, find_project
+from ..projects import PROJECT_FILE, Places, find_project
 from ..secrets import redact
 from ..store import SearchQuery, StoreReader
 from .base import ServiceBase, refuse_nul
+from .checks import directory
 from .settings import freshness_days
 from .usefulness import usefulness_factor
 
@@ -75,7 +76,7 @@ class OrientOps(ServiceBase):
             )
         project_root, note = None, None
         if dir is not None:
-            project = find_project(_directory(dir))
+            project = find_project(_directory(dir, self.places))
             if project is None:
                 note = (
                     f"No {PROJECT_FILE} in {dir} or above it: only the workspace-wide rules "
@@ -157,13 +158,17 @@ def _budget(budget: Any) -> int:
     return budget
 
 
-def _directory(dir: Any) -> Path:
+def _directory(dir: Any, places: Places) -> Path:
+    """`dir`, where this process may read (over HTTP, what its owner configured)."""
     if not isinstance(dir, str) or not dir.strip():
         raise ValidationError("`dir` must be a directory's path.", field="dir")
-    path = Path(refuse_nul("dir", dir)).expanduser()
-    if not path.is_dir():
-        raise ValidationError(f"{dir} is not a directory; give the project's.", field="dir")
-    return path
+    refuse_nul("dir", dir)
+    try:
+        return directory(places, dir)
+    except NotFound:
+        raise ValidationError(
+            f"{dir} is not a directory; give the project's.", field="dir"
+        ) from None
 
 
 def _search(
