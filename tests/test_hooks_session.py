@@ -34,6 +34,7 @@ def test_the_end_lists_what_the_session_wrote_and_asks_once(service: Service) ->
     assert "Never force-push main" in start["brief"]
     decision = service.remember(notebook="shop", kind="decision", text="Use pgbouncer")
     service.revise(id=before["id"], feedback="helped")  # a mark is not a write
+    service.remember(notebook="blog", kind="fact", text="Another project's agent wrote this")
 
     end = service.session_end(session_id="s-1", notebook="shop")
     assert [(w["id"], w["op"]) for w in end["written"]] == [(decision["id"], "remember")]
@@ -43,6 +44,10 @@ def test_the_end_lists_what_the_session_wrote_and_asks_once(service: Service) ->
     assert again["ask"] is None and again["written"] == end["written"]
     other = service.session_end(session_id="s-2", notebook="shop")  # no start hook ran
     assert other["ask"] and other["written"] == [] and "note" in other
+    elsewhere = service.session_end(session_id="s-1", notebook="not-made-yet")
+    assert elsewhere["written"] == []
+    anywhere = service.session_end(session_id="s-1")  # no notebook: the whole workspace
+    assert len(anywhere["written"]) == 2
 
 
 def test_a_resumed_session_keeps_its_start_and_an_active_stop_hook_is_never_asked(

@@ -2,10 +2,11 @@
 
 `session_start` answers orient's brief and notes where the session began (the last event
 sequence, by session id; a resumed session keeps its first start). `session_end` lists the
-memories written since then and what is open, and asks the agent, once per session id,
-to file what it learned: a second end of the same session never asks again, so an agent's
-stop hook cannot loop. The notes are the hooks' bookkeeping (table agent_sessions), not
-memory: they make no event, are not copied, and go after 30 days.
+memories written in the session's notebook since then and what is open, and asks the
+agent, once per session id, to file what it learned: a second end of the same session
+never asks again, so an agent's stop hook cannot loop. The notes are the hooks' bookkeeping
+(table agent_sessions), not memory: they make no event, are not copied, and go after 30
+days.
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ class SessionOps(OrientOps):
         brief = self._orient(notebook, dir, 2_000, must_exist=False)
         with self.store.read(self.workspace) as tx:
             session = tx.agent_session(session_id) if session_id else None
-            written = _written(tx, session.started_seq) if session else []
+            written = _written(tx, session.started_seq, brief["notebook"]) if session else []
         answer: dict[str, Any] = {
             "notebook": brief["notebook"],
             "session": {"id": session_id, "started_seq": session.started_seq if session else None},
@@ -120,11 +121,16 @@ def _session_id(value: Any) -> str:
     return refuse_nul("session_id", value.strip()[:SESSION_ID_CHARS])
 
 
-def _written(tx: StoreReader, started_seq: int) -> list[dict[str, Any]]:
-    """The memories written since `started_seq` (by anyone: the store cannot tell sessions
-    apart), each once with its last operation; usefulness marks are not writes."""
+def _written(tx: StoreReader, started_seq: int, notebook: str | None) -> list[dict[str, Any]]:
+    """The memories written in `notebook` (None: anywhere) since `started_seq`, each once
+    with its last operation; usefulness marks are not writes. Writers are not told apart
+    (an agent's session id never reaches the server), so the notebook is what keeps another
+    project's agent out of the list."""
+    found = tx.get_notebook(notebook) if notebook is not None else None
+    if notebook is not None and found is None:
+        return []
     latest: dict[str, str] = {}
-    for event in tx.memory_events_after(started_seq, None, 500):
+    for event in tx.memory_events_after(started_seq, found.id if found else None, 500):
         if event.op != FEEDBACK_OP:
             latest[event.target_id] = event.op
     shown = []
