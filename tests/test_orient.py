@@ -100,6 +100,35 @@ def test_memories_past_their_freshness_window_wait_for_a_check(
     assert service.orient(notebook="shop")["possibly_stale"] == []
 
 
+def test_memories_whose_evidence_fails_wait_for_a_check(service: Service, tmp_path: Path) -> None:
+    project = tmp_path / "shop"
+    project.mkdir()
+    bind_project(project, "shop")
+    (project / "config.toml").write_text("pool = 20\n")
+    (project / "README").write_text("Shop\n")
+    service.places = Places(working_dir=project, allowed=None)  # the CLI's, in the project
+    pool = {"kind": "contains", "path": "config.toml", "literal": "pool = 20"}
+    checked = service.remember(notebook="shop", kind="fact", text="The pool size is 20",
+                               check=pool)["id"]  # fmt: skip
+    anchored = service.remember(notebook="shop", kind="fact", text="The README says Shop",
+                                anchors=["README"])["id"]  # fmt: skip
+    filed(service, "fact", "Nothing backs this one")
+    assert service.orient(dir=str(project))["possibly_stale"] == []
+
+    (project / "config.toml").write_text("pool = 30\n")
+    (project / "README").write_text("Shop, renamed\n")
+    for brief in (service.orient(dir=str(project)), service.orient(notebook="shop")):
+        stale = {m["id"]: m["stale_reasons"] for m in brief["possibly_stale"]}
+        assert set(stale) == {checked, anchored}
+        assert "config.toml" in stale[checked][0] and "README" in stale[anchored][0]
+        assert "README changed" in brief["brief"]
+        assert not {checked, anchored} & {m["id"] for m in brief["recent"]}
+    elsewhere = tmp_path / "elsewhere"  # the files of no project back the notebook's memories
+    elsewhere.mkdir()
+    service.places = Places(working_dir=elsewhere, allowed=None)
+    assert service.orient(notebook="shop")["possibly_stale"] == []
+
+
 def test_recent_memories_rank_by_usefulness(service: Service) -> None:
     noisy = filed(service, "fact", "The VPN host is vpn1")
     helpful = filed(service, "fact", "Staging runs on port 8443")

@@ -21,7 +21,7 @@ from ..projects import PROJECT_FILE, Places, find_project
 from ..secrets import redact
 from ..store import SearchQuery, StoreReader
 from .base import ServiceBase, refuse_nul
-from .checks import directory
+from .checks import Bound, directory, here, stale_by_evidence
 from .settings import freshness_days
 from .usefulness import usefulness_factor
 
@@ -29,9 +29,11 @@ DEFAULT_BUDGET = 8_000
 BUDGET_RANGE = (500, 100_000)
 RULE_LIMIT = 1_000  # rules read at most; more is reported, never silently cut
 SECTION_LIMIT = 50  # issues and debts, disputes, stale memories read at most
+EVIDENCE_READ = 200  # memories whose anchors and checks are tried against the project's files
 RECENT_POOL = 100  # the newest memories ranked for the last section
 LINE_CHARS = 300  # one memory's text in the brief, at most (its id leads to the rest)
 RULE_LINE_CHARS = 600
+REASON_CHARS = 120  # why a memory is stale, on its line of the brief
 SHOWN_ELSEWHERE = frozenset({"rule", "orientation", "issue", "debt"})
 
 TITLES = {
@@ -74,7 +76,7 @@ class OrientOps(ServiceBase):
                 "Pass `notebook` or `dir`, not both: a project directory names its notebook.",
                 field="dir",
             )
-        project_root, note = None, None
+        project_root, project, note = None, None, None
         if dir is not None:
             project = find_project(_directory(dir, self.places))
             if project is None:
@@ -93,7 +95,13 @@ class OrientOps(ServiceBase):
                 scope = ()  # outside any project: what binds everywhere, and nothing else
             elif notebook is not None and nb is None:
                 note = f"Notebook {notebook!r} holds no memories yet: only workspace-wide rules."
-            sections = self._gather(tx, scope, at)
+            if project is not None:
+                files = Bound(project, nb) if nb is not None else None
+            else:  # no `dir`: the working directory's project, if it is the one briefed
+                files = here(tx, self.places)
+                if files is not None and nb is not None and files.notebook.id != nb.id:
+                    files = None
+            sections = self._gather(tx, scope, at, files)
         answer: dict[str, Any] = {
             "notebook": nb.name if nb else notebook,
             "project": project_root,
@@ -119,15 +127,19 @@ class OrientOps(ServiceBase):
         return found, (found.id,)
 
     def _gather(
-        self, tx: StoreReader, scope: tuple[str, ...] | None, at: str
+        self, tx: StoreReader, scope: tuple[str, ...] | None, at: str, files: Bound | None
     ) -> list[tuple[str, list[dict[str, Any]], bool]]:
-        """Each section's items, in order, and whether its listing was capped."""
+        """Each section's items, in order, and whether its listing was capped. `files`: the
+        project whose files say which memories their evidence no longer backs."""
         rules, capped = _rules(tx, scope, at)
         shown = {m.id for m in rules}
         opened = _search(tx, scope, at, ("issue", "debt"), SECTION_LIMIT + 1)
         disputes = _disputes(tx, scope)
         freshness = freshness_days(tx)
-        stale = [m for m in _aging(tx, scope, at, freshness) if m.possibly_stale(at, freshness)]
+        evidence = _evidence(tx, scope, files)
+        aging = [m for m in _aging(tx, scope, at, freshness) if m.possibly_stale(at, freshness)]
+        reasons = {m.id: why for m, why in evidence}
+        stale = [m for m, _ in evidence] + [m for m in aging if m.id not in reasons]
         shown |= {m.id for m in opened} | {m.id for m in stale}
         pool = [m for m in _search(tx, scope, at, (), RECENT_POOL) if m.id not in shown]
         pool = [m for m in pool if m.kind not in SHOWN_ELSEWHERE]
@@ -142,7 +154,7 @@ class OrientOps(ServiceBase):
             ("rules", [_rule_item(m) for m in rules], capped),
             ("open", [_item(m) for m in opened[:SECTION_LIMIT]], len(opened) > SECTION_LIMIT),
             ("disputes", disputes, False),
-            ("possibly_stale", [_item(m, stale=True) for m in stale], False),
+            ("possibly_stale", [_stale_item(m, reasons.get(m.id)) for m in stale], False),
             ("recent", [_item(m, counts.get(m.id)) for _, m in ranked], False),
         ]
 
@@ -221,6 +233,17 @@ def _disputes(tx: StoreReader, scope: tuple[str, ...] | None) -> list[dict[str, 
     return found
 
 
+def _evidence(
+    tx: StoreReader, scope: tuple[str, ...] | None, files: Bound | None
+) -> list[tuple[Memory, list[str]]]:
+    """Memories whose anchors or checks the project's files no longer back, with why."""
+    if files is None or scope == ():
+        return []
+    read = tx.with_evidence(scope if scope is not None else (files.notebook.id,), EVIDENCE_READ)
+    failing = stale_by_evidence(files, read)
+    return [(m, failing[m.id]) for m in read if m.id in failing][:SECTION_LIMIT]
+
+
 def _aging(
     tx: StoreReader, scope: tuple[str, ...] | None, at: str, freshness: dict[str, int | None]
 ) -> list[Memory]:
@@ -243,7 +266,11 @@ def _aging(
 def _shown_text(memory: Memory, limit: int) -> str:
     """The text on one line, cut at `limit`. Credentials are redacted only in what the
     brief shows (`_redacted`): the detector is the costly part of a brief."""
-    text = " ".join(memory.text.split())
+    return _one_line(memory.text, limit)
+
+
+def _one_line(text: str, limit: int) -> str:
+    text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -264,15 +291,20 @@ def _rule_item(memory: Memory) -> dict[str, Any]:
     }
 
 
-def _item(
-    memory: Memory, counts: tuple[int, int] | None = None, stale: bool = False
-) -> dict[str, Any]:
+def _item(memory: Memory, counts: tuple[int, int] | None = None) -> dict[str, Any]:
     item: dict[str, Any] = {"id": memory.id, "kind": memory.kind,
                             "text": _shown_text(memory, LINE_CHARS)}  # fmt: skip
-    if stale:
-        item["checked_at"] = memory.verified_at or memory.recorded_at
     if counts:
         item["helped"], item["noise"] = counts
+    return item
+
+
+def _stale_item(memory: Memory, reasons: list[str] | None) -> dict[str, Any]:
+    """A memory waiting for a check: when it was last checked, and what its evidence says
+    (none: it is only old)."""
+    item = _item(memory) | {"checked_at": memory.verified_at or memory.recorded_at}
+    if reasons:
+        item["stale_reasons"] = reasons
     return item
 
 
@@ -297,6 +329,8 @@ def _line(section: str, item: dict[str, Any]) -> str:
             f'"{second["text"]}"{reason}'
         )
     checked = f" (checked {item['checked_at'][:10]})" if "checked_at" in item else ""
+    if item.get("stale_reasons"):
+        checked = f" ({_one_line(item['stale_reasons'][0], REASON_CHARS)})"
     return f"- {item['kind']} {item['id']}{checked}: {item['text']}"
 
 

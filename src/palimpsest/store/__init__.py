@@ -173,6 +173,11 @@ class StoreReader(Protocol):
         before that kind's cutoff time: the oldest first, at most `limit`."""
         ...
 
+    def with_evidence(self, notebook_ids: tuple[str, ...] | None, limit: int) -> list[Memory]:
+        """Current active memories with anchors, or a check that is evidence (not a rule's),
+        the least recently verified first, at most `limit`."""
+        ...
+
     def memory_events_after(
         self, seq: int, notebook_id: str | None, limit: int
     ) -> list[Event]: ...  # fmt: skip

@@ -76,6 +76,24 @@ class OrientRows:
         )
         return [memory_from_row(row) for row in rows]
 
+    def with_evidence(self, notebook_ids: tuple[str, ...] | None, limit: int) -> list[Memory]:
+        if notebook_ids is not None and not notebook_ids:
+            return []
+        where = (
+            "v.workspace = ? AND v.to_seq IS NULL AND v.status = 'active' AND (v.anchors <> '[]' "
+            "OR (v.check_json IS NOT NULL AND v.kind NOT IN ('rule', 'orientation')))"
+        )
+        args: list[Any] = [self.workspace]
+        if notebook_ids is not None:
+            where += f" AND v.notebook_id IN ({', '.join('?' for _ in notebook_ids)})"
+            args += list(notebook_ids)
+        rows = self._rows(
+            f"SELECT v.* FROM memory_versions v WHERE {where} "
+            "ORDER BY coalesce(v.verified_at, v.recorded_at), v.memory_id LIMIT ?",
+            [*args, limit],
+        )
+        return [memory_from_row(row) for row in rows]
+
     def memory_events_after(self, seq: int, notebook_id: str | None, limit: int) -> list[Event]:
         where, args = "workspace = ? AND seq > ? AND target_type = 'memory'", [self.workspace, seq]
         if notebook_id is not None:
