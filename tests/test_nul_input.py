@@ -151,7 +151,7 @@ def nul_cases(memory: str, rule: str) -> dict[str, dict[str, dict[str, Any]]]:
         },
         "doctor": {"dir": {"dir": NUL}},
         "check": {"dir": {"dir": NUL}},
-        "orient": {"notebook": {"notebook": NUL}},
+        "orient": {"notebook": {"notebook": NUL}, "dir": {"dir": NUL}},
         "guard": {
             "command": {"command": NUL},
             "dir": {"command": "ls", "dir": NUL},
