@@ -38,12 +38,12 @@ def file_rules(location: str) -> str:
 
 
 def hook(
-    env: dict[str, str], form: str, payload: Any, *db: str
+    env: dict[str, str], form: str, payload: Any, *db: str, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
     text = payload if isinstance(payload, str) else json.dumps(payload)
     return subprocess.run(
         [sys.executable, "-m", "palimpsest", *db, "hook", "guard", "--format", form],
-        input=text, capture_output=True, text=True, env=env, timeout=60,
+        input=text, capture_output=True, text=True, env=env, timeout=60, cwd=cwd,
     )  # fmt: skip
 
 
@@ -125,6 +125,13 @@ def test_the_generic_form_answers_by_exit_code(
         codes[command] = (done.returncode, json.loads(done.stdout)["decision"])
     assert codes == {"ls -la": (0, "allow"), "sudo git push --force": (2, "deny"),
                      "git reset --hard HEAD~1": (3, "ask")}  # fmt: skip
+    # No `cwd` in the input: the project is the one the hook runs in, as for the CLI.
+    inside = hook(env, "generic", {"command": "git push -f"}, cwd=project / "src")
+    assert (inside.returncode, json.loads(inside.stdout)["notebook"]) == (2, "web")
+    # Input the guard cannot trust is asked about, never allowed.
+    for payload in ({"command": "git push -f", "cwd": 5},
+                    {"command": "ls " * 40_000, "cwd": str(project)}):  # fmt: skip
+        assert hook(env, "generic", payload).returncode == 3
 
 
 @needs_postgres

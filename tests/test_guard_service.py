@@ -83,6 +83,17 @@ def test_over_http_dir_is_read_only_where_the_owner_allows(
     assert len(service.seen()["commands"]) == 1  # a refused call keeps nothing
 
 
+def test_without_dir_the_working_directory_s_project_applies(
+    service: Service, tmp_path: Path
+) -> None:
+    rule(service)
+    bind_project(tmp_path, "web")
+    service.places = Places(working_dir=tmp_path, allowed=None)  # a stdio server's, the CLI's
+    assert service.guard(command="git push -f")["decision"] == "deny"
+    service.places = Places(working_dir=None, allowed=(tmp_path,))  # HTTP: none of its own
+    assert service.guard(command="git push -f")["decision"] == "allow"
+
+
 def test_severity_kind_bindings_and_status_decide(service: Service) -> None:
     style = rule(service, severity="house_style", check={"kind": "forbidden",
                  "literals": ["git reset --hard"]}, text="Prefer a new commit.")  # fmt: skip
@@ -132,6 +143,34 @@ def test_commands_are_kept_redacted_bounded_and_forgettable(service: Service) ->
     assert [c["command"] for c in service.seen()["commands"]] == ["git status"]
     with pytest.raises(NotFound):
         service.forget(id=kept[0]["id"], because="again")
+
+
+def test_a_long_command_is_redacted_whole_before_it_is_cut(service: Service) -> None:
+    token = "glpat-C3J27XDCG2LmlZGEONYl"
+    head = "git clone https://oauth2:"
+    padding = "x" * (8_000 - len("echo  ") - len(head) - 14)  # the cut falls in the token
+    service.guard(command=f"echo {padding} {head}{token}@gitlab.example/app.git")
+    [command] = [c["command"] for c in service.seen()["commands"]]
+    assert token[:10] not in command and "C3J27X" not in command
+    assert len(command) <= 8_000
+
+
+def test_a_credential_in_accept_refusing_is_kept_redacted(service: Service) -> None:
+    password = "Zk8qP2mVx7RtL4nW"
+    login = {"kind": "forbidden", "literals": ["docker login"]}
+    for _ in range(5):
+        service.guard(command=f"docker login -u me -p {password}")
+    kept = service.seen()["commands"][0]["command"]
+    assert password not in kept
+    meant = [f"docker login -u me -p {password}"]
+    rule(service, check=login, text="No docker login.", accept_refusing=meant, because="meant")
+    assert password not in str(service.history(limit=100))
+
+
+def test_a_kept_command_the_reader_chokes_on_never_blocks_a_new_rule(service: Service) -> None:
+    service.keep_seen("find -exec " * 800 + "ls", "ask", None, None)
+    wide = {"kind": "forbidden", "literals": ["kubectl delete ns"]}
+    assert rule(service, check=wide, scope="workspace", text="Keep the namespaces.")
 
 
 def test_kept_commands_are_bounded_in_age(store: Any, workspace: str) -> None:

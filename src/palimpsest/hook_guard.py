@@ -53,6 +53,8 @@ def read_call(raw: str, form: str) -> Call:
         raise ValueError("the hook's input is not a JSON object")
     session = payload.get("session_id")
     cwd = payload.get("cwd")
+    if cwd is not None and not isinstance(cwd, str):
+        raise ValueError("the hook's `cwd` is not a string")
     if form == "claude":
         if payload.get("tool_name") != "Bash":
             return Call(None, None, None)
@@ -62,11 +64,11 @@ def read_call(raw: str, form: str) -> Call:
         command = payload.get("command")
     if not isinstance(command, str):
         raise ValueError("the hook's input holds no command (a string)")
-    return Call(
-        command,
-        cwd if isinstance(cwd, str) else None,
-        session if isinstance(session, str) else None,
-    )
+    from .model import MAX_COMMAND
+
+    if len(command) > MAX_COMMAND:
+        raise ValueError(f"the command is longer than {MAX_COMMAND:,} characters")
+    return Call(command, cwd, session if isinstance(session, str) else None)
 
 
 def failed(why: str) -> Verdict:
@@ -188,7 +190,7 @@ def _judge_sqlite(path: Path, call: Call) -> Verdict:
     from .store.guard_rows import read_forbidding_rules
 
     assert call.command is not None
-    project = find_project(Path(call.cwd)) if call.cwd else None
+    project = find_project(Path(call.cwd or os.getcwd()))  # no `cwd`: where the agent ran it
     notebook = project.notebook if project else None
     notebook_id, rules = read_forbidding_rules(path, WORKSPACE, notebook)
     decision = decide(call.command, applying(rules, notebook_id, now_utc()))

@@ -49,6 +49,7 @@ STATE_FIELDS = ("notebook_id", "status", "status_note", "superseded_by", "verifi
 
 # What a four-digit year holds, in UTC: every stored time sorts correctly as text.
 TIME_RANGE = "years 0001 to 9999 (UTC)"
+MAX_COMMAND = 100_000  # characters of a command the guard judges: longer is no command typed
 
 
 def now_utc() -> str:

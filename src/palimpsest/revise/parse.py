@@ -451,7 +451,8 @@ def parse_acceptance(
             "`accept_refusing` needs `because`: say why these calls are to be refused.",
             field="because",
         )
-    for command in accept_refusing:
-        gate.check_length("accept_refusing", command, limit_name="text")
-        gate.check_storable("accept_refusing", command)
-    return tuple(accept_refusing), keep_as_note
+    # Kept in the rule's event: credentials redacted, as in the kept commands they name.
+    redacted = (
+        gate.screen_redacting("accept_refusing", c, limit_name="text")[0] for c in accept_refusing
+    )
+    return tuple(redacted), keep_as_note

@@ -14,13 +14,14 @@ from typing import Any
 
 from .. import gate
 from ..errors import NotFound, ValidationError
-from ..guard import Decision, Unparseable, decide, simple_commands
+from ..guard import Decision, decide, simple_commands
 from ..guard.decide import refusals_of, rule_patterns
 from ..guard.patterns import program_of
 from ..guard.rules import CONTESTED, applying, enforcing
 from ..ids import new_id
-from ..model import Memory, SeenCommand, add_days
+from ..model import MAX_COMMAND, Memory, SeenCommand, add_days
 from ..projects import Places, find_project
+from ..secrets import redact
 from ..store import StoreReader
 from .base import ServiceBase
 from .checks import directory
@@ -30,7 +31,6 @@ SEEN_DAYS = 30  # and for how long
 TRIAL_DAYS = 30
 TRIAL_MIN_REACHED = 5
 TRIAL_SHOWN = 5  # refused commands named in a refusal
-MAX_COMMAND = 100_000  # characters: longer is no command an agent types
 
 
 @dataclass(frozen=True)
@@ -46,9 +46,10 @@ SEEN_PREFIX = "cmd_"  # the ids of kept commands
 
 
 def where(dir: Any, notebook: Any, places: Places) -> Place:
-    """The notebook named, or the one the project holding `dir` names; neither: none.
-    `dir` is read only where this process may read (`places`: over HTTP, the directories
-    its owner configured), relative to its working directory."""
+    """The notebook named, or the one the project holding `dir` (default: this process's
+    working directory, as for `check`) names; neither: none. `dir` is read only where this
+    process may read (`places`: over HTTP, the directories its owner configured, and no
+    working directory), relative to its working directory."""
     if notebook is not None:
         if not isinstance(notebook, str) or not notebook.strip():
             raise ValidationError("`notebook` is empty: name a notebook, or leave it out.",
@@ -57,7 +58,9 @@ def where(dir: Any, notebook: Any, places: Places) -> Place:
         gate.check_storable("notebook", notebook)
         return Place(notebook.strip(), named=True)
     if dir is None:
-        return Place(None)
+        if places.working_dir is None:
+            return Place(None)
+        dir = str(places.working_dir)
     if not isinstance(dir, str) or not dir.strip():
         raise ValidationError("`dir` is empty: give a directory, or leave it out.", field="dir")
     gate.check_length("dir", dir, limit_name="path")
@@ -136,8 +139,9 @@ class GuardOps(ServiceBase):
         redacted; its id, or None when it could not be kept (a busy store, a full disk):
         the guard's answer stands anyway."""
         try:
-            limit = gate.LIMITS["text"]  # a longer command is kept cut: enough for trials
-            text, _ = gate.screen_redacting("command", command[:limit], limit_name="text")
+            # Redacted whole, then cut (enough for trials): a credential cut first could
+            # pass the gate as a harmless fragment.
+            text = gate.screen("command", _cut(redact(command)[0]), limit_name="text")
             if session is not None:
                 session, _ = gate.screen_redacting("session", session[:200], limit_name="key")
             with self.store.write(self.workspace) as tx:
@@ -179,6 +183,16 @@ class GuardOps(ServiceBase):
         return {"results": results, "scrub_pending": not self.store.scrub(self.workspace)}
 
 
+def _cut(text: str) -> str:
+    """`text` within the stored limit, never ending inside a `[REDACTED:kind]` marker."""
+    limit = gate.LIMITS["text"]
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    marker = cut.rfind("[REDACTED:")
+    return cut[:marker] if marker != -1 and "]" not in cut[marker:] else cut
+
+
 def trial(
     tx: StoreReader, rule: Memory, now: str, accept_refusing: tuple[str, ...]
 ) -> tuple[list[str], int]:
@@ -196,7 +210,7 @@ def trial(
             continue
         try:
             commands = simple_commands(seen.command)
-        except Unparseable:
+        except Exception:  # a command kept once must never stop a rule from being filed
             continue
         if not any(programs & program_of(c) for c in commands):
             continue
