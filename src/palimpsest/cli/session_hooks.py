@@ -77,6 +77,8 @@ def session_start(env: Env, /, notebook: str | None, budget: int, generic: bool)
     if generic:
         click.echo(json.dumps(result, ensure_ascii=False))
         return
+    for warning in result.get("warnings", []):
+        click.echo(f"palimpsest hook: {warning}", err=True)
     context = {"hookEventName": "SessionStart", "additionalContext": result["brief"]}
     click.echo(json.dumps({"hookSpecificOutput": context}, ensure_ascii=False))
 

@@ -11,10 +11,10 @@ days.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
-from .. import gate
-from ..errors import ValidationError
+from ..errors import PalimpsestError, ValidationError
 from ..model import add_days
 from ..secrets import redact
 from ..store import AgentSession, StoreReader
@@ -50,13 +50,21 @@ class SessionOps(OrientOps):
         if session_id is None:
             return brief | {"session": None}
         session_id = _session_id(session_id)
-        with self.store.write(self.workspace) as tx:
-            now = self._now(tx)
-            last = tx.last_event()
-            found = tx.get_notebook(brief["notebook"]) if brief["notebook"] else None
-            begun = AgentSession(session_id, found.id if found else None,
-                                 last.seq if last else 0, now, None)  # fmt: skip
-            kept = tx.start_agent_session(begun, prune_before=add_days(now, -KEPT_DAYS))
+        try:
+            with self.store.write(self.workspace) as tx:
+                now = self._now(tx)
+                last = tx.last_event()
+                found = tx.get_notebook(brief["notebook"]) if brief["notebook"] else None
+                begun = AgentSession(session_id, found.id if found else None,
+                                     last.seq if last else 0, now, None)  # fmt: skip
+                kept = tx.start_agent_session(begun, prune_before=add_days(now, -KEPT_DAYS))
+        except PalimpsestError as error:  # bookkeeping: the brief is what the agent needs
+            brief["session"] = None
+            brief.setdefault("warnings", []).append(
+                f"The session's start could not be noted ({error.message}): its end will not "
+                "know what it wrote."
+            )
+            return brief
         brief["session"] = {"id": session_id, "started_seq": kept.started_seq,
                             "resumed": kept.started_at != now}  # fmt: skip
         return brief
@@ -94,7 +102,14 @@ class SessionOps(OrientOps):
             answer["note"] = (
                 "The session-start hook did not run for this session: what it wrote is unknown."
             )
-        if stop_hook_active or not self._first_ask(session, session_id):
+        if stop_hook_active:
+            return answer
+        try:
+            first = self._first_ask(session, session_id)
+        except PalimpsestError as error:  # unsure whether it asked before: never risk a loop
+            answer["note"] = f"Could not note the ask ({error.message}): nothing is asked."
+            return answer
+        if not first:
             return answer
         answer["ask"] = ASK.format(notebook=brief["notebook"] or "the project's notebook")
         return answer
@@ -113,12 +128,16 @@ class SessionOps(OrientOps):
 
 
 def _session_id(value: Any) -> str:
+    """The id the session is noted by: the agent's own, or, when it is over-long or holds a
+    credential, its hash (the same at start and end, and nothing of it stored)."""
     if not isinstance(value, str) or not value.strip():
         raise ValidationError(
             "`session_id` is required: the agent's session id.", field="session_id"
         )
-    gate.check_length("session_id", value, limit_name="key")
-    return refuse_nul("session_id", value.strip()[:SESSION_ID_CHARS])
+    given = refuse_nul("session_id", value.strip())
+    if len(given) > SESSION_ID_CHARS or redact(given)[1]:
+        return "sha256:" + hashlib.sha256(given.encode()).hexdigest()
+    return given
 
 
 def _written(tx: StoreReader, started_seq: int, notebook: str | None) -> list[dict[str, Any]]:
