@@ -130,3 +130,5 @@ def test_the_cli_marks_with_feedback(tmp_path: Path) -> None:
     assert marked["results"] == [
         {"id": memory_id, "version": 1, "seq": 3, "feedback": "helped", "changed": []}
     ]
+    shouted = run("revise", memory_id, "--feedback", "NOISE")  # case forgiven, as elsewhere
+    assert shouted["results"][0]["feedback"] == "noise"

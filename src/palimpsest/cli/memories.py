@@ -172,7 +172,7 @@ def recall(env: Env, /, query: tuple[str, ...], kind: tuple[str, ...], **options
 @click.option("--note", help="Why the status changes.")
 @click.option(
     "--feedback",
-    type=click.Choice(["helped", "noise"]),
+    type=click.Choice(["helped", "noise"], case_sensitive=False),
     help="Mark a recalled memory as useful or not (no new version; alone, or with --note).",
 )
 @click.option("--redact", is_flag=True, help="Store the note with credentials as [REDACTED:kind].")

@@ -432,7 +432,8 @@ class PalimpsestTools:
         self,
         command: Annotated[str, describe("The command line, as the agent would run it.")],
         dir: Annotated[
-            str | None, describe("Where it would run: its project's notebook's rules apply.")
+            str | None,
+            describe("Where it would run (default: the server's own directory; none over HTTP)."),
         ] = None,
         notebook: Annotated[str | None, describe("Use this notebook's rules instead.")] = None,
     ) -> GuardResult:
