@@ -128,6 +128,110 @@ def _empty(dimensions: int) -> Table:
     )
 
 
+def _joined(parts: Sequence[Table]) -> Table:
+    exact = (
+        None if any(p.exact is None for p in parts) else np.concatenate([p.exact for p in parts])
+    )
+    return Table(
+        np.concatenate([p.rowids for p in parts]),
+        np.concatenate([p.codes for p in parts], axis=1),
+        np.concatenate([p.small for p in parts]),
+        np.concatenate([p.scales for p in parts]),
+        exact,
+        Facets(
+            *(np.concatenate(columns) for columns in zip(*(p.facets for p in parts), strict=True))
+        ),
+    )
+
+
+# Facets one a row (the other two are postings of tags, as long as there are tags).
+ROW_FACETS = 6
+
+
+def _facets(rows: Sequence[Any], tag_rows: RowIds, tag_codes: Labels) -> Facets:
+    notebook, kind, status, scope, when, expires = rows
+    return Facets(notebook, kind, status, scope, when, expires, tag_rows, tag_codes)
+
+
+def _fits(room: Table, rows: int, tags: int, new: Table, exact: bool) -> bool:
+    """Whether `room` can take `new`'s rows (and its longer times: a wider text type)."""
+    return (
+        len(room.rowids) >= rows
+        and len(room.facets.tag_rows) >= tags
+        and (room.exact is not None) == exact
+        and all(
+            held.dtype.itemsize >= given.dtype.itemsize
+            for held, given in zip(room.facets[:ROW_FACETS], new.facets[:ROW_FACETS], strict=True)
+        )
+    )
+
+
+def _reserved(old: Table, rows: int, tags: int, new: Table, exact: bool) -> Table:
+    """Arrays for `rows` and `tags` with a quarter more room (none for a first load: a
+    store that is only read costs no more than its rows), `old`'s rows copied first."""
+    held = len(old.rowids)
+    size = rows if held == 0 else max(rows + rows // 4, 1_024)
+    tag_size = tags if held == 0 else max(tags + tags // 4, 1_024)
+
+    def grown(array: npt.NDArray[Any], like: npt.NDArray[Any], length: int, used: int) -> Any:
+        room = np.zeros((length, *array.shape[1:]), dtype=np.result_type(array, like))
+        room[:used] = array
+        return room
+
+    codes = np.zeros((old.codes.shape[0], size), dtype=old.codes.dtype)
+    codes[:, :held] = old.codes
+    facets = [
+        grown(a, b, size, held)
+        for a, b in zip(old.facets[:ROW_FACETS], new.facets[:ROW_FACETS], strict=True)
+    ]
+    used_tags = len(old.facets.tag_rows)
+    return Table(
+        grown(old.rowids, new.rowids, size, held),
+        codes,
+        grown(old.small, new.small, size, held),
+        grown(old.scales, new.scales, size, held),
+        grown(old.exact, new.exact, size, held)
+        if exact and old.exact is not None and new.exact is not None
+        else None,
+        _facets(
+            facets,
+            grown(old.facets.tag_rows, new.facets.tag_rows, tag_size, used_tags),
+            grown(old.facets.tag_codes, new.facets.tag_codes, tag_size, used_tags),
+        ),
+    )
+
+
+def _write(room: Table, new: Table, at: int, tags_at: int, exact: bool) -> None:
+    """`new`'s rows into `room` after its first `at` rows (and tags after `tags_at`)."""
+    end, tags_end = at + len(new.rowids), tags_at + len(new.facets.tag_rows)
+    room.rowids[at:end] = new.rowids
+    room.codes[:, at:end] = new.codes
+    room.small[at:end] = new.small
+    room.scales[at:end] = new.scales
+    if exact and room.exact is not None and new.exact is not None:
+        room.exact[at:end] = new.exact
+    for held, given in zip(room.facets[:ROW_FACETS], new.facets[:ROW_FACETS], strict=True):
+        held[at:end] = given
+    room.facets.tag_rows[tags_at:tags_end] = new.facets.tag_rows
+    room.facets.tag_codes[tags_at:tags_end] = new.facets.tag_codes
+
+
+def _view(room: Table, rows: int, tags: int, exact: bool) -> Table:
+    """The first `rows` rows (and `tags` tags) of `room`, as a table of their own."""
+    return Table(
+        room.rowids[:rows],
+        room.codes[:, :rows],
+        room.small[:rows],
+        room.scales[:rows],
+        room.exact[:rows] if exact and room.exact is not None else None,
+        _facets(
+            [a[:rows] for a in room.facets[:ROW_FACETS]],
+            room.facets.tag_rows[:tags],
+            room.facets.tag_codes[:tags],
+        ),
+    )
+
+
 # The columns of memory_versions (alias v) that `VectorCache.facets` reads, in its order.
 FACET_COLUMNS = (
     "v.notebook_id, v.kind, v.status, v.scope, coalesce(v.occurred_at, v.recorded_at) "
@@ -160,6 +264,9 @@ class VectorCache:
     lock: threading.Lock = field(default_factory=threading.Lock)  # one refresh at a time
     # The code of every notebook id, kind, status, scope and tag seen (only grows).
     names: dict[str, int] = field(default_factory=dict)
+    # The arrays `table` is a view of, with room after its rows (None: no room kept).
+    _room: Table | None = field(default=None, repr=False)
+    _room_of: Table | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.table = _empty(self.dimensions)
@@ -199,31 +306,29 @@ class VectorCache:
         return Table(rowids, sign_codes(vectors, self.centre), small, scales, exact, facets)
 
     def add(self, *parts: Table) -> None:
-        """Rows `encoded` before, added in one step (one copy of the whole, not one a part)."""
+        """Rows `encoded` before, added in one step. They go into spare room after the
+        rows held (a quarter more made when full), so filing one memory copies nothing: a reader's
+        table is a view of the rows before them, which never change under it."""
         parts = tuple(part for part in parts if len(part.rowids))
         if not parts:
             return
         old = self.table
-        rows = len(old.rowids) + sum(len(part.rowids) for part in parts)
-        exact = None
-        if old.exact is not None and rows <= self.exact_up_to:
-            exact = np.concatenate([old.exact, *(p.exact for p in parts if p.exact is not None)])
-        table = Table(
-            np.concatenate([old.rowids, *(p.rowids for p in parts)]),
-            np.concatenate([old.codes, *(p.codes for p in parts)], axis=1),
-            np.concatenate([old.small, *(p.small for p in parts)]),
-            np.concatenate([old.scales, *(p.scales for p in parts)]),
-            exact,
-            Facets(
-                *(
-                    np.concatenate(columns)
-                    for columns in zip(old.facets, *(p.facets for p in parts), strict=True)
-                )
-            ),
-        )
+        new = parts[0] if len(parts) == 1 else _joined(parts)
+        rows, tags = len(old.rowids) + len(new.rowids), len(old.facets.tag_rows)
+        exact = old.exact is not None and rows <= self.exact_up_to
+        room = self._room if self._room_of is old else None
+        if room is None or not _fits(room, rows, tags + len(new.facets.tag_rows), new, exact):
+            room = _reserved(old, rows, tags + len(new.facets.tag_rows), new, exact)
+        _write(room, new, len(old.rowids), tags, exact)
+        table = _view(room, rows, tags + len(new.facets.tag_rows), exact)
         # New versions have the highest rowids: the order only needs mending on a load.
-        if len(table.rowids) > 1 and np.any(np.diff(table.rowids) < 0):
-            table = table.sorted()
+        if (
+            len(old.rowids)
+            and len(new.rowids)
+            and (new.rowids[0] < old.rowids[-1] or np.any(np.diff(new.rowids) < 0))
+        ):
+            table, room = table.sorted(), None
+        self._room, self._room_of = room, table
         self.table = table
 
     def drop(self, rowids: RowIds) -> None:

@@ -1,0 +1,62 @@
+"""The SQLite store's in-memory copy of the vectors, grown one filed memory at a time.
+
+Filing a memory adds its row into room kept after the rows held, instead of copying the
+whole copy (store/vector_cache.py): the grown copy must be the one built at once, and a
+table a reader holds must not change under it while rows are added after it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from palimpsest.store.vector_cache import Table, VectorCache
+
+DIMENSIONS = 384
+
+
+def rows_of(first: int, count: int) -> list[dict[str, Any]]:
+    return [
+        {"notebook_id": f"nb_{i % 3}", "kind": ("fact", "note")[i % 2], "status": "active",
+         "scope": None, "happened": f"2026-12-01T00:00:{i % 60:02d}.{i:06d}Z",
+         "expires_at": None, "tags": '["a", "b"]' if i % 4 == 0 else "[]"}
+        for i in range(first, first + count)
+    ]  # fmt: skip
+
+
+def part(cache: VectorCache, vectors: np.ndarray, first: int, count: int) -> Table:
+    rowids = np.arange(first, first + count, dtype=np.int64)
+    facets = cache.facets(rowids, rows_of(first, count))
+    return cache.encoded(rowids, vectors[first : first + count], facets)
+
+
+def same(one: Table, other: Table) -> bool:
+    pairs = [*zip(one[:4], other[:4], strict=True), *zip(one.facets, other.facets, strict=True)]
+    pairs.append((one.exact, other.exact))
+    return all(
+        (a is None and b is None) or (a is not None and b is not None and np.array_equal(a, b))
+        for a, b in pairs
+    )
+
+
+def test_rows_added_one_at_a_time_make_the_copy_built_at_once() -> None:
+    rng = np.random.default_rng(3)
+    vectors = rng.standard_normal((3_000, DIMENSIONS)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    centre = vectors.mean(axis=0)
+
+    def cache(exact_up_to: int) -> VectorCache:
+        return VectorCache(DIMENSIONS, centre, seq=0, generation=0, exact_up_to=exact_up_to)
+
+    for exact_up_to in (10_000, 2_000):  # the floats kept throughout, or dropped on the way
+        at_once, grown = cache(exact_up_to), cache(exact_up_to)
+        at_once.add(part(at_once, vectors, 0, 3_000))
+        grown.add(part(grown, vectors, 0, 500))  # a first load, then filings one by one
+        held = grown.table
+        copy_of_held = Table(*(np.copy(a) if isinstance(a, np.ndarray) else a for a in held[:5]),
+                             held.facets._make(np.copy(a) for a in held.facets))  # fmt: skip
+        for first in range(500, 3_000, 7):
+            grown.add(part(grown, vectors, first, min(7, 3_000 - first)))
+        assert same(grown.table, at_once.table), exact_up_to
+        assert same(held, copy_of_held)  # what a reader held is as it was
