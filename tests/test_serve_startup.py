@@ -79,3 +79,23 @@ def test_prepare_compiles_every_pattern_ahead() -> None:
         assert find_secrets("clé api: q8Zr3kLm9vXw2pTn") and not find_secrets("clé perdue")
         """
     )
+
+
+def test_serving_imports_no_numpy_before_a_vector_is_needed() -> None:
+    """`palimpsest serve` and the command line load numpy (and the model's runtime) only
+    when a vector is needed, not to start."""
+    _fresh(
+        """
+        import sys, tempfile
+        from palimpsest.cli.app import main
+        import palimpsest.cli.admin, palimpsest.mcp
+        from palimpsest.service import load_embedder, open_service
+
+        path = tempfile.mkdtemp() + "/s.db"
+        service = open_service(path, actor="user:ana", embedder=load_embedder("minilm"))
+        service.recall(query="", limit=5)
+        service.close()
+        loaded = {"numpy", "onnxruntime", "tokenizers"} & set(sys.modules)
+        assert not loaded, loaded
+        """
+    )
