@@ -232,3 +232,36 @@ def test_a_store_at_the_earlier_default_place_is_still_used(tmp_path: Path) -> N
     platform_dir.mkdir()
     (platform_dir / "palimpsest.db").touch()
     assert pick_data_dir(platform_dir, earlier) == platform_dir  # both: the platform's wins
+
+
+def _modules_defining(command: click.Command) -> set[str]:
+    """The cli modules whose functions make `command` and its subcommands."""
+    found = {command.callback.__module__.rsplit(".", 1)[1]} if command.callback else set()
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            found |= _modules_defining(sub)
+    return found
+
+
+def test_each_command_loads_the_modules_that_define_it() -> None:
+    """A command imports only the modules COMMANDS names for it (`palimpsest serve` starts
+    without the rest): they must be all that define it and its subcommands."""
+    from palimpsest.cli import COMMANDS
+
+    assert set(COMMANDS) == set(palimpsest.commands)
+    for name, command in palimpsest.commands.items():
+        assert _modules_defining(command) <= set(COMMANDS[name]), name
+
+
+def test_serve_loads_no_other_command(tmp_path: Path) -> None:
+    code = (
+        "import sys; from palimpsest.cli.app import palimpsest; "
+        "palimpsest.main(['--db', sys.argv[1], 'serve', '--help'], standalone_mode=False); "
+        "others = {'palimpsest.cli.memories', 'palimpsest.cli.bench', 'palimpsest.cli.guard'}; "
+        "assert not others & set(sys.modules), others & set(sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "s.db")], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert "streamable HTTP" in done.stdout

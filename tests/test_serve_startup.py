@@ -3,6 +3,9 @@ first recall by meaning does not wait for it and answers that need no meaning ne
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 from palimpsest.embed import NullEmbedder
@@ -27,3 +30,72 @@ def test_the_model_is_loaded_in_the_background(tmp_path: Path) -> None:
 def test_nothing_is_loaded_for_the_null_embedder(tmp_path: Path) -> None:
     service = Service(open_store(str(tmp_path / "s.db")), embedder=NullEmbedder())
     assert load_model_in_background(service) is None
+
+
+def _fresh(code: str) -> None:
+    """Run `code` in a new interpreter: what one process does before anything is loaded."""
+    subprocess.run([sys.executable, "-c", textwrap.dedent(code)], check=True, timeout=120)
+
+
+def test_threads_screening_at_once_share_the_patterns_built_on_first_use() -> None:
+    """The detector compiles its patterns the first time a text needs them: threads that
+    all start at once, before anything is built, find what a later single reading finds."""
+    _fresh(
+        """
+        import threading
+        from palimpsest.secrets import find_secrets, prepare
+
+        texts = [
+            "mot de passe: Xy7!kq92plus", "Passwort ist Geheim-2024!", "パスワードは Zq8#pw42",
+            "пароль: Tr0ub4dor&3x", "token ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+            "nothing to see in this note", "user:root",
+        ]
+        start = threading.Barrier(8)
+        found = [None] * 8
+
+        def screen(i):
+            start.wait()
+            found[i] = [find_secrets(t) for t in texts]
+
+        threads = [threading.Thread(target=screen, args=(i,)) for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        prepare()
+        expected = [find_secrets(t) for t in texts]
+        assert all(f == expected for f in found), found
+        assert all(expected[:5]) and not any(expected[5:])
+        """
+    )
+
+
+def test_prepare_compiles_every_pattern_ahead() -> None:
+    _fresh(
+        """
+        from palimpsest.secrets import find_secrets, prepare
+
+        prepare()  # an invalid pattern of the tables would raise here, not at import
+        assert find_secrets("clé api: q8Zr3kLm9vXw2pTn") and not find_secrets("clé perdue")
+        """
+    )
+
+
+def test_serving_imports_no_numpy_before_a_vector_is_needed() -> None:
+    """`palimpsest serve` and the command line load numpy (and the model's runtime) only
+    when a vector is needed, not to start."""
+    _fresh(
+        """
+        import sys, tempfile
+        from palimpsest.cli.app import main
+        import palimpsest.cli.admin, palimpsest.mcp
+        from palimpsest.service import load_embedder, open_service
+
+        path = tempfile.mkdtemp() + "/s.db"
+        service = open_service(path, actor="user:ana", embedder=load_embedder("minilm"))
+        service.recall(query="", limit=5)
+        service.close()
+        loaded = {"numpy", "onnxruntime", "tokenizers"} & set(sys.modules)
+        assert not loaded, loaded
+        """
+    )

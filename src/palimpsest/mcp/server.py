@@ -22,6 +22,7 @@ import functools
 import json
 import logging
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -34,6 +35,7 @@ from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnno
 
 from ..config import DEFAULT_LIMITS, Limits
 from ..errors import PalimpsestError
+from ..secrets import prepare as prepare_secrets
 from ..service import Service
 from .arguments import argument_error
 from .arguments import short as _short
@@ -180,14 +182,26 @@ def load_model_in_background(service: Service) -> threading.Thread | None:
     load = getattr(service.embedder, "load", None)
     if load is None:
         return None
+    return _in_background("palimpsest-model", load, "the embedding model")
 
-    def loading() -> None:
+
+def prepare_in_background(service: Service) -> list[threading.Thread]:
+    """What first answers would wait for, done on threads of their own once the client has
+    its first answer: the secret detector's patterns (a tenth of a second, else paid by the
+    first screened write) and the embedder's model."""
+    threads = [_in_background("palimpsest-secrets", prepare_secrets, "the secret patterns")]
+    model = load_model_in_background(service)
+    return threads if model is None else [*threads, model]
+
+
+def _in_background(name: str, work: Callable[[], object], what: str) -> threading.Thread:
+    def running() -> None:
         try:
-            load()
-        except Exception:  # the first embed raises it again, to the caller that needs it
-            logger.warning("the embedding model could not be loaded ahead", exc_info=True)
+            work()
+        except Exception:  # the first call that needs it raises it again, to its caller
+            logger.warning("%s could not be made ready ahead", what, exc_info=True)
 
-    thread = threading.Thread(target=loading, name="palimpsest-model", daemon=True)
+    thread = threading.Thread(target=running, name=name, daemon=True)
     thread.start()
     return thread
 
@@ -204,12 +218,12 @@ def serve(
     server = build_server(service, threads=limits.store_threads)
     try:
         if http:
-            load_model_in_background(service)
+            prepare_in_background(service)
             run = functools.partial(
                 serve_http, server, host=host, port=port, path=PATH, limits=limits
             )
             anyio.run(run)
         else:  # once the client has its first answer, which the model must not delay
-            anyio.run(serve_stdio, server, functools.partial(load_model_in_background, service))
+            anyio.run(serve_stdio, server, functools.partial(prepare_in_background, service))
     finally:
         server.close()

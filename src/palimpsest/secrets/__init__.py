@@ -4,6 +4,8 @@
     redact(text) -> (text, kinds)           each secret replaced by ``[REDACTED:kind]``
     find_in_parts(parts) -> [(kind, parts)] the secrets of a record read as a whole
     screening_copy(text) -> (copy, origin)  the text as it is read (below)
+    prepare()                               compile now what is otherwise compiled on
+                                            first use (importing the package stays cheap)
 
 The package, one concept per module (the rules themselves are data in `secret_rules`):
 `reading` the screening copy; `values` judging a value; `shapes` private keys and vendor
@@ -76,8 +78,8 @@ No pattern nests unbounded quantifiers, so no input makes a regex backtrack badl
 
 from __future__ import annotations
 
-from .detector import find_in_parts, find_secrets, redact
+from .detector import find_in_parts, find_secrets, prepare, redact
 from .hits import Finding
 from .reading import screening_copy
 
-__all__ = ["Finding", "find_in_parts", "find_secrets", "redact", "screening_copy"]
+__all__ = ["Finding", "find_in_parts", "find_secrets", "prepare", "redact", "screening_copy"]

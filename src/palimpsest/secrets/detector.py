@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from . import languages, shapes
 from .hits import Finding, Hit, merge
 from .languages import labelled_in_other_languages
 from .names import named_values
@@ -98,6 +99,13 @@ def _hits(text: str, *, named: bool = True) -> list[Hit]:
         hits += named_values(text, lower)
         hits += labelled_in_other_languages(text, lower)
     return hits
+
+
+def prepare() -> None:
+    """Compile now the patterns the detector otherwise compiles the first time it needs
+    them (the vendor tokens', the other languages'), so no screened text waits for them."""
+    shapes.prepare()
+    languages.prepare()
 
 
 def find_secrets(text: str) -> list[Finding]:

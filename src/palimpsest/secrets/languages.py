@@ -11,7 +11,9 @@ follows a word that only talks about passwords ("le mot de passe doit être chan
 
 from __future__ import annotations
 
+import functools
 import re
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -32,6 +34,7 @@ _OPEN = "\"'`“‘„«‹「『"
 _VALUE = rf"(?P<open>[{_OPEN}]?)[ \t]?(?P<v>[^\s\"'`“”‘’„«»‹›「」『』{_CJK}]{{1,256}})"
 
 
+@functools.cache  # the table reads the same few letters thousands of times
 def _letter(char: str) -> str:
     """A letter as the lowercased screening copy may show it: Cyrillic "т" stays, but "Т"
     reads Latin "T" (a look-alike), so the pattern takes both."""
@@ -55,9 +58,11 @@ def _alternatives(words: list[str]) -> str:
     return "|".join(_word(w) for w in sorted(words, key=len, reverse=True))
 
 
-def _tail(language: Language, separators: bool) -> re.Pattern[str] | None:
+def _tail(language: Language, separators: bool) -> str | None:
     """What may follow one of the language's words: fill, then a separator (group `sep`: an
-    assignment) or a verb, then the value. None when nothing may."""
+    assignment) or a verb, then the value. None when nothing may. A pattern's text: each
+    costs milliseconds to compile (the value's class of characters is large), so it is
+    compiled the first time one of its words is found (`_compiled`), or by `prepare`."""
     gap = "[ \t]+" if language.spaced else "[ \t]*"
     fill_words = _alternatives(_words(language.fill))
     fill = rf"(?:[ \t]+(?:{fill_words})(?:[ \t]+[^\s:=]{{1,30}}){{1,3}}?)?" if fill_words else ""
@@ -69,7 +74,11 @@ def _tail(language: Language, separators: bool) -> re.Pattern[str] | None:
         ways.append(rf"[\"'`]?[ \t]*(?P<sep>{_SEPARATOR}){then}[ \t]*")
     if verbs:
         ways.append(rf"{gap}(?:{verbs})(?:[ \t]*:)?{gap}")
-    return re.compile(rf"{fill}(?:{'|'.join(ways)}){_VALUE}") if ways else None
+    return rf"{fill}(?:{'|'.join(ways)}){_VALUE}" if ways else None
+
+
+# Thread-safe: two threads compiling the same tail at once each get an equal pattern.
+_compiled = functools.cache(re.compile)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,11 +86,11 @@ class _Word:
     """One credential word of one language, ready to run."""
 
     cls: str  # "password" or "secret"
-    pattern: re.Pattern[str]  # the word, in any case
-    tail: re.Pattern[str]  # what follows it: fill, a separator or a verb, the value
+    pattern: str  # the word, in any case (`_compiled`, as the patterns below)
+    tail: str  # what follows it: fill, a separator or a verb, the value (`_compiled`)
     # A word the English reading names too ("password", "Passwort") reads there with a
     # separator; here only with a verb ("la password è X"), unless it ends a compound.
-    verb_tail: re.Pattern[str] | None
+    verb_tail: str | None
     english: bool
     compounds: bool
     spaced: bool
@@ -153,7 +162,7 @@ class _Place:
 
     offset: int
     head: str
-    any_word: re.Pattern[str]
+    any_word: str
     words: tuple[_Word, ...]
 
 
@@ -167,7 +176,7 @@ def _places(found: list[tuple[int, str]], entries: dict[str, list[_Word]]) -> li
     places = []
     for (offset, head), words in grouped.items():
         found_here = tuple(entry for word in words for entry in entries[word])
-        places.append(_Place(offset, head, re.compile(_alternatives(words)), found_here))
+        places.append(_Place(offset, head, _alternatives(words), found_here))
     return places
 
 
@@ -180,7 +189,7 @@ def _table() -> dict[str, _Anchors]:
         for cls, field in (("password", language.passwords), ("secret", language.secrets)):
             for word in _words(field):
                 english = name_class(word, "") is not None
-                entry = _Word(cls, re.compile(_word(word)), tail, verb_tail, english,
+                entry = _Word(cls, _word(word), tail, verb_tail, english,
                               language.compounds, language.spaced)  # fmt: skip
                 entries.setdefault(word, []).append(entry)
     table: dict[str, _Anchors] = {}
@@ -192,19 +201,48 @@ def _table() -> dict[str, _Anchors]:
     return table
 
 
-_ANCHORS = _table()
+# Built on first use, not at import: importing the gate (every command, `palimpsest serve`
+# before its first answer) should not pay for a table only a screened text needs.
+_ANCHORS: dict[str, _Anchors] | None = None
+_BUILDING = threading.Lock()
+
+
+def _anchor_table() -> dict[str, _Anchors]:
+    global _ANCHORS
+    table = _ANCHORS
+    if table is None:
+        with _BUILDING:  # one thread builds it; the others wait for it, then read it
+            if _ANCHORS is None:
+                _ANCHORS = _table()
+            table = _ANCHORS
+    return table
+
+
+def prepare() -> None:
+    """Build the table and compile every pattern now, so that no screened text waits for
+    it (`palimpsest serve` calls it on a thread of its own after its first answer)."""
+    for anchors in _anchor_table().values():
+        for places in anchors.values():
+            for place in places:
+                _compiled(place.any_word)
+                for word in place.words:
+                    _compiled(word.pattern)
+                    _compiled(word.tail)
+                    if word.verb_tail is not None:
+                        _compiled(word.verb_tail)
 
 
 def _anchors_in(lower: str) -> Iterator[tuple[str, list[_Place]]]:
     """The anchors worth looking for in `lower`: a plain ASCII text (most notes) is searched
     for the ASCII ones only; the Cyrillic, CJK and accented Latin ones only if it holds such
     a letter."""
-    yield from _ANCHORS["ascii"].items()
+    table = _anchor_table()
+    yield from table["ascii"].items()
     if lower.isascii():
         return
     for script, letter in _SCRIPT_LETTER.items():
         if letter.search(lower):
-            yield from _ANCHORS[script].items()
+            yield from table[script].items()
 
 
 _RANK = STRUCT_RANK + 10  # as a credential word of English names it
@@ -227,12 +265,12 @@ def _is_a_word(value: str) -> bool:
 
 def _value_hit(text: str, lower: str, at: int, word: _Word) -> Hit | None:
     """The credential labelled by `word` where it starts at `at`, if one follows it."""
-    found = word.pattern.match(lower, at)
+    found = _compiled(word.pattern).match(lower, at)
     if found is None or not _bounded(lower, at, found.end(), word):
         return None
     compound = at > 0 and lower[at - 1].isalnum()
     tail = word.verb_tail if word.english and not compound else word.tail
-    m = tail.match(lower, found.end()) if tail else None
+    m = _compiled(tail).match(lower, found.end()) if tail else None
     if m is None:
         return None
     quoted, start = bool(m["open"]), m.start("v")
@@ -261,7 +299,7 @@ def labelled_in_other_languages(text: str, lower: str) -> Iterator[Hit]:
                 start = at - place.offset
                 if start < 0 or not lower.startswith(place.head, start):  # the cheapest test
                     continue
-                if place.any_word.match(lower, start):
+                if _compiled(place.any_word).match(lower, start):
                     for word in place.words:
                         if hit := _value_hit(text, lower, start, word):
                             yield hit

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -107,7 +108,7 @@ def private_keys(text: str) -> Iterator[Hit]:
 @dataclass(frozen=True, slots=True)
 class _Rule:
     kind: str
-    pattern: re.Pattern[str]  # group `v` is the secret; `b`, if any, its random body
+    pattern: str  # group `v` is the secret; `b`, if any, its random body (`_pattern`)
     hints: tuple[str, ...]  # the rule runs only when one of these literals occurs
     check: Callable[[str], bool] | None  # a further test of the body
     runs_ok: bool  # the format itself repeats a character (Twitter's AAAA...)
@@ -147,14 +148,25 @@ def _compiled(entry: Token | Shape) -> _Rule:
     check = _CHECKS[entry.check] if entry.check else None
     hints = tuple(entry.hints.split())
     if isinstance(entry, Shape):
-        return _Rule(entry.kind, re.compile(entry.pattern), hints, check, False, entry.word_start)
+        return _Rule(entry.kind, entry.pattern, hints, check, False, entry.word_start)
     if not hints and re.escape(entry.prefix).replace("\\-", "-") == entry.prefix:
         hints = (entry.prefix,)
-    pattern = re.compile(rf"(?P<v>(?:{entry.prefix})(?P<b>{entry.body})){END}")
+    pattern = rf"(?P<v>(?:{entry.prefix})(?P<b>{entry.body})){END}"
     return _Rule(entry.kind, pattern, hints, check, entry.runs_ok, True)
 
 
 _VENDOR_RULES = tuple(_compiled(entry) for entry in VENDOR_FORMATS)
+# A rule's pattern is compiled when its hint first occurs (or by `prepare`), not at import:
+# together they cost tens of milliseconds. Thread-safe: two threads compiling the same
+# pattern at once each get an equal one.
+_pattern = functools.cache(re.compile)
+
+
+def prepare() -> None:
+    """Compile every rule's pattern now (see `secrets.prepare`)."""
+    for rule in _VENDOR_RULES:
+        _pattern(rule.pattern)
+
 
 # Each distinct hint with the rules it lets run; rules without hints always run.
 _HINT_RULES: dict[str, tuple[int, ...]] = {}
@@ -185,9 +197,10 @@ def vendor_tokens(text: str) -> Iterator[Hit]:
             active.update(indexes)
     for index in sorted(active):
         rule = _VENDOR_RULES[index]
-        if rule.pattern.search(runs) is None:
+        pattern = _pattern(rule.pattern)
+        if pattern.search(runs) is None:
             continue
-        for m in rule.pattern.finditer(text):
+        for m in pattern.finditer(text):
             value = m["v"]
             body = m.groupdict().get("b") or value
             if rule.word_start and not starts_word(text, m.start("v")):

@@ -11,10 +11,10 @@ import json
 import sys
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import gate
-from ..embed import Embedder, Vectors, default_embedder
+from ..embed import Embedder, default_embedder
 from ..errors import Conflict, NotFound, Retryable, ValidationError
 from ..ids import new_id
 from ..model import STATUSES, TIME_RANGE, Event, Memory, Notebook, now_utc
@@ -22,6 +22,9 @@ from ..projects import NO_PLACES, Places
 from ..revise import Step, Unmatched, canonical, changed_fields, check_version, parse_fields
 from ..store import Store, StoredResponse, StoreReader, StoreWriter
 from .vectors import VectorWriter
+
+if TYPE_CHECKING:
+    from ..embed import Vectors
 
 DEFAULT_WORKSPACE = "default"
 MAX_LIMIT = 200

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import gate
-from ..embed import Vectors
 from ..errors import ValidationError
 from ..model import STATUSES, Memory, Notebook
 from ..revise import parse_fields
@@ -26,6 +25,9 @@ from .fusion import WORDS, Fused, Weights, fuse, unmatched_score
 from .settings import current_settings, freshness_days
 from .usefulness import by_usefulness
 from .vectors import model_tag
+
+if TYPE_CHECKING:
+    from ..embed import Vectors
 
 _WORDS = re.compile(r"[^\W_]")  # a letter or a digit: something a search can match
 # Candidates taken from each side before fusing: enough that the right memory is in

@@ -19,11 +19,14 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..embed import Embedder, Vectors
+from ..embed import Embedder
 from ..model import Memory, Notebook
 from ..store import Store, StoreReader, StoreWriter
+
+if TYPE_CHECKING:
+    from ..embed import Vectors
 
 # The number of the recipe below: raise it whenever `embedding_text` changes, so that
 # every vector made by the old recipe is stale and `palimpsest reindex` makes it anew.

@@ -10,9 +10,7 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
-from typing import Any, ClassVar
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import Conflict, InternalError
 from ..model import Dispute, Event, Link, Memory, MemoryVersion, Notebook, Tombstone, now_utc
@@ -35,7 +33,9 @@ from .rows import (
     memory_from_row,
     notebook_from_row,
 )
-from .vector_search import Vectors
+
+if TYPE_CHECKING:  # numpy is imported where a vector is read (see sqlite.py)
+    from .vector_search import Vectors
 
 
 class SqlSession(OrientRows, GuardRows, ABC):
@@ -655,6 +655,8 @@ class SqlSession(OrientRows, GuardRows, ABC):
         for table, row in records:
             values = {**row, "workspace": self.workspace}
             if table == "memory_vectors":
+                import numpy as np
+
                 vector = np.frombuffer(row["vector"], dtype="<f4").astype(np.float32)
                 self._put_vector_row(rowids[row["version_rowid"]], vector, row["model"])
                 counts[table] = counts.get(table, 0) + 1

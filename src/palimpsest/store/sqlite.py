@@ -15,19 +15,22 @@ import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, ClassVar
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import PalimpsestError, Retryable, ValidationError
 from ..model import Memory
-from . import Rewrite, SearchQuery, vector_search
+from . import Rewrite, SearchQuery
 from .migrations import migrations, refuse_newer, statements
 from .rows import Row, memory_from_row
 from .session import SqlSession, key_race
 from .terms import index_text, query_terms
-from .vector_cache import FACET_COLUMNS, Table, VectorCache
-from .vector_search import Vectors
+
+# numpy, and the modules that search vectors with it, are imported where a vector is read:
+# a process that never searches by meaning (a command, `palimpsest serve` until its first
+# recall by meaning) never loads them.
+if TYPE_CHECKING:
+    from .vector_cache import Table, VectorCache
+    from .vector_search import Vectors
 
 BUSY_TIMEOUT_MS = 15_000
 # How long a scrub waits for other processes' readers to let go of the WAL before it
@@ -279,6 +282,8 @@ class SqliteSession(SqlSession):
         return vector.astype("<f4", copy=False).tobytes()
 
     def _vector_from(self, value: Any) -> Vectors:
+        import numpy as np
+
         return np.frombuffer(value, dtype="<f4").astype(np.float32)
 
     def nearest(
@@ -286,7 +291,7 @@ class SqliteSession(SqlSession):
     ) -> list[tuple[Memory, float]]:
         if query.notebook_ids == () or query.limit <= 0:
             return []
-        vector = vector.astype(np.float32, copy=False)
+        vector = vector.astype("float32", copy=False)
         where, args = self.filters(query)
         cache = self._vector_cache(model, len(vector)) if query.at_seq is None else None
         if cache is not None:
@@ -298,6 +303,8 @@ class SqliteSession(SqlSession):
         self, vector: Vectors, where: list[str], args: list[Any], limit: int, model: str
     ) -> list[tuple[int, float]]:
         """Every matching float32 blob read from the column and scored (a past state)."""
+        from . import vector_search
+
         cursor = self.conn.execute(
             "SELECT v.rowid AS rowid, mv.vector AS vector FROM memory_versions v "
             f"JOIN memory_vectors mv ON mv.version_rowid = v.rowid WHERE {' AND '.join(where)} "
@@ -316,6 +323,10 @@ class SqliteSession(SqlSession):
         """The best `limit` of (rowid, vector) rows, scored exactly."""
         if not rows:
             return []
+        import numpy as np
+
+        from . import vector_search
+
         matrix = vector_search.from_blobs([row["vector"] for row in rows], len(vector))
         rowids = np.fromiter((row["rowid"] for row in rows), dtype=np.int64, count=len(rows))
         return vector_search.ranked(matrix @ vector, rowids, limit)
@@ -351,6 +362,11 @@ class SqliteSession(SqlSession):
     def _built_cache(
         self, model: str, dimensions: int, seq: int, generation: int
     ) -> VectorCache | None:
+        import numpy as np
+
+        from . import vector_search
+        from .vector_cache import FACET_COLUMNS, VectorCache
+
         counted = self._row(
             "SELECT count(*) AS n FROM memory_vectors WHERE workspace = ? AND model = ?",
             (self.workspace, model),
@@ -388,6 +404,11 @@ class SqliteSession(SqlSession):
     def _catch_up(self, cache: VectorCache, model: str, seq: int) -> None:
         """Add the versions written after the cache's last event up to event `seq`, and
         drop those they ended (as they stood at `seq`: a write session's own are not)."""
+        import numpy as np
+
+        from . import vector_search
+        from .vector_cache import FACET_COLUMNS
+
         added = self._rows(
             f"SELECT v.rowid AS rowid, mv.vector AS vector, {FACET_COLUMNS} "
             "FROM memory_versions v JOIN memory_vectors mv ON mv.version_rowid = v.rowid "
@@ -422,6 +443,8 @@ class SqliteSession(SqlSession):
         widened until enough pass; versions newer than the copy (a write session's own)
         are scored too. The SQL filters have the last word: a version this transaction
         ended is still in the copy, and is left out there."""
+        from . import vector_search
+
         table = cache.table
         mask = cache.passing(table, query) if vector_search.narrowed(query) else None
         conditions = " AND ".join(where)
