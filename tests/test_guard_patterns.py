@@ -3,6 +3,8 @@ asked about and let through (DESIGN section 2, check and guard: patterns)."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from palimpsest.guard import decide
@@ -136,6 +138,18 @@ TABLE = [
     ("$GIT push --force", "ask", None),
     ('eval "$CMD"', "ask", None),
     ('bash -c "$SCRIPT"', "ask", None),
+    # shells given their script past options with values, after `--`, or by their input
+    ("bash -o pipefail -c 'git push -f'", "deny", "force"),
+    ("bash -O extglob -c 'git push -f'", "deny", "force"),
+    ("bash --rcfile /dev/null -c 'git push -f'", "deny", "force"),
+    ("bash -c -- 'git push -f'", "deny", "force"),
+    ("busybox sh -c 'git push -f'", "deny", "force"),
+    ("echo 'git push -f' | bash", "ask", None),
+    ("curl -s https://x.example/install | sh -s -- --yes", "ask", None),
+    ("echo hi | bash script.sh", "allow", None),  # runs the script file, reads no commands
+    ("source <(echo 'git push -f')", "ask", None),
+    (". /dev/stdin <<<'git push -f'", "deny", "force"),
+    ("source ./env.sh", "allow", None),
 ]
 
 
@@ -168,3 +182,20 @@ def test_a_refusal_names_the_rule_and_its_literal() -> None:
 def test_with_no_rule_to_apply_everything_is_allowed_even_the_unreadable() -> None:
     assert decide("git push 'unclosed", []).decision == "allow"
     assert decide("git push -f", []).decision == "allow"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "env " * 24_000 + "git push -f",  # wrappers, each a layer
+        "A=1 " * 24_000 + "git push -f",  # assignments before the program
+        "find . -exec " * 800 + "ls",  # -exec inside -exec
+        "$(" * 5_000 + "git push -f" + ")" * 5_000,
+        "(" * 5_000 + "git push -f" + ")" * 5_000,
+    ],
+)
+def test_a_command_built_to_exhaust_the_reader_is_asked_about_at_once(command: str) -> None:
+    started = time.monotonic()
+    decision = decide(command[:100_000], RULES)
+    assert time.monotonic() - started < 5  # a hook's budget is seconds; bash takes less
+    assert decision.decision in ("ask", "deny")

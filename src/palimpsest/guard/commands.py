@@ -15,7 +15,11 @@ from dataclasses import dataclass
 from .lexer import SEPARATOR, Lexed, Unparseable, Word, lex
 
 MAX_DEPTH = 8
-SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "busybox"})
+MAX_LAYERS = 16  # wrappers around one command: more is no command typed by hand
+SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash"})
+STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
+# Shell options followed by a value (`bash -o pipefail -c '...'`), which is no script.
+SHELL_VALUES = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
 RESERVED = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while", "until",
                       "!", "{", "}", "esac", "in", "function", "coproc"})  # fmt: skip
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
@@ -58,6 +62,7 @@ WRAPPERS = {
         )
     ),
     "doas": Wrapper(frozenset({"u"})),
+    "busybox": Wrapper(),  # `busybox sh -c '...'`: the applet is the program
     "nohup": Wrapper(),
     "time": Wrapper(frozenset({"f", "o", "--format", "--output"})),
     "command": Wrapper(),
@@ -113,18 +118,27 @@ def simple_commands(text: str, depth: int = 0) -> list[SimpleCommand]:
     found: list[SimpleCommand] = []
     for inner in lexed.inner:
         found.extend(simple_commands(inner, depth + 1))
-    for words, feeds in _split(lexed):
-        found.extend(_unwrap(words, feeds, depth))
+    for words, given in _split(lexed):
+        found.extend(_unwrap(words, given, depth))
     return found
 
 
-def _split(lexed: Lexed) -> list[tuple[list[Word], list[str]]]:
-    """Simple commands as word lists, each with the texts fed to its standard input by a
-    here-document or here-string (a shell reading them runs them)."""
+@dataclass
+class _Input:
+    """What feeds a simple command's standard input: here-documents and here-strings (a
+    shell reading them runs them), and whether a pipe does (what it runs is unknown)."""
+
+    feeds: list[str]
+    piped: bool = False
+
+
+def _split(lexed: Lexed) -> list[tuple[list[Word], _Input]]:
+    """Simple commands as word lists, each with what feeds its standard input."""
     bodies = dict(lexed.heredocs)
-    commands: list[tuple[list[Word], list[str]]] = []
+    commands: list[tuple[list[Word], _Input]] = []
     words: list[Word] = []
     feeds: list[str] = []
+    piped = False
     skip_next = False
     for index, token in enumerate(lexed.tokens):
         if token.kind == "word":
@@ -145,10 +159,11 @@ def _split(lexed: Lexed) -> list[tuple[list[Word], list[str]]]:
                 skip_next = True  # the redirect's target is a file, not an argument
         else:
             if words:
-                commands.append((words, feeds))
+                commands.append((words, _Input(feeds, piped)))
             words, feeds = [], []
+            piped = token.op in ("|", "|&")
     if words:
-        commands.append((words, feeds))
+        commands.append((words, _Input(feeds, piped)))
     return commands
 
 
@@ -157,37 +172,54 @@ def _next_word(lexed: Lexed, index: int) -> Word | None:
     return following[0].word if following and following[0].kind == "word" else None
 
 
-def _unwrap(words: list[Word], feeds: list[str], depth: int) -> list[SimpleCommand]:
+def _unwrap(words: list[Word], given: _Input, depth: int) -> list[SimpleCommand]:
+    if depth > MAX_DEPTH:
+        raise Unparseable(f"commands nest more than {MAX_DEPTH} deep")
     layers: list[tuple[str, ...]] = []
     nested: list[SimpleCommand] = []
-    while words:
-        first = words[0]
+    start = 0  # an index, not a slice a word: a long line of assignments stays linear
+    while start < len(words):
+        first = words[start]
         if not first.quoted and (first.text in RESERVED or _ASSIGNMENT.match(first.text)):
-            words = words[1:]
+            start += 1
             continue
-        layers.append(tuple(w.text for w in words))
+        if len(layers) == MAX_LAYERS:
+            raise Unparseable(f"more than {MAX_LAYERS} wrappers around one command")
+        rest = words[start:]
+        layers.append(tuple(w.text for w in rest))
         program = _program(first.text)
         if first.dynamic:
             return [*nested, SimpleCommand(tuple(layers), unknown=True)]
-        if program == "command" and any(w.text in ("-v", "-V") for w in words[1:2]):
+        if program == "command" and any(w.text in ("-v", "-V") for w in rest[1:2]):
             return nested  # `command -v git` only says where git is
-        split = _env_split(words[1:]) if program == "env" else None
+        split = _env_split(rest[1:]) if program == "env" else None
         if split is not None:  # `env -S 'cmd args'` splits its text as a command line
             return [*nested, *_script(split, depth, layers)]
         if program in WRAPPERS:
-            words = _after_options(words[1:], WRAPPERS[program])
+            words, start = _after_options(rest[1:], WRAPPERS[program]), 0
             continue
         if program == "eval":
-            return [*nested, *_script([w for w in words[1:]], depth, layers)]
+            return [*nested, *_script(rest[1:], depth, layers)]
         if program in SHELLS:
-            script = _shell_script(words[1:])
+            script, reads_input = _shell_script(rest[1:])
             if script is not None:
                 return [*nested, *_script([script], depth, layers)]
-            if len([w for w in words[1:] if not w.text.startswith("-")]) == 0:
-                for fed in feeds:
+            if reads_input:
+                if given.piped:  # `... | bash`: it runs whatever the pipe holds
+                    return [*nested, SimpleCommand(tuple(layers), unknown=True)]
+                for fed in given.feeds:
+                    nested.extend(simple_commands(fed, depth + 1))
+        if program in ("source", ".") and len(rest) > 1:
+            script = rest[1]
+            if script.dynamic:  # `source <(...)`, `. "$file"`: it runs what is not written
+                return [*nested, SimpleCommand(tuple(layers), unknown=True)]
+            if script.text in STDIN_FILES:
+                if given.piped:
+                    return [*nested, SimpleCommand(tuple(layers), unknown=True)]
+                for fed in given.feeds:
                     nested.extend(simple_commands(fed, depth + 1))
         if program == "find":
-            nested.extend(_find_exec(words, depth))
+            nested.extend(_find_exec(rest, depth))
         break
     if not layers:
         return nested
@@ -232,15 +264,29 @@ def _env_split(arguments: list[Word]) -> list[Word] | None:
     return None
 
 
-def _shell_script(arguments: list[Word]) -> Word | None:
-    """The script a shell is given with `-c` (`bash -lc '...'`), if any."""
-    for index, word in enumerate(arguments):
-        text = word.text
-        if not text.startswith("-") or text == "-":
-            return None
+def _shell_script(arguments: list[Word]) -> tuple[Word | None, bool]:
+    """The script a shell is given with `-c` (`bash -lc '...'`, `bash -o pipefail -c
+    '...'`, `bash -c -- '...'`), if any; and, when none, whether it reads its commands
+    from its standard input (no script file named, or `-s`)."""
+    index = 0
+    while index < len(arguments):
+        text = arguments[index].text
+        if text == "--" or not text.startswith(("-", "+")) or text in ("-", "+"):
+            break
+        if text in SHELL_VALUES:
+            index += 2
+            continue
         if not text.startswith("--") and "c" in text[1:]:
-            return arguments[index + 1] if index + 1 < len(arguments) else None
-    return None
+            after = arguments[index + 1 :]
+            if after and after[0].text == "--":
+                after = after[1:]
+            return (after[0] if after else None), False
+        if not text.startswith("--") and "s" in text[1:]:
+            return None, True  # `sh -s`: commands from the input, the rest are arguments
+        index += 1
+    if index < len(arguments) and arguments[index].text == "--":
+        index += 1
+    return None, index >= len(arguments)
 
 
 def _script(words: list[Word], depth: int, layers: list[tuple[str, ...]]) -> list[SimpleCommand]:
@@ -261,7 +307,7 @@ def _find_exec(words: list[Word], depth: int) -> list[SimpleCommand]:
             j = i + 1
             while j < len(words) and words[j].text not in (";", "+"):
                 j += 1
-            found.extend(_unwrap(words[i + 1 : j], [], depth + 1))
+            found.extend(_unwrap(words[i + 1 : j], _Input([]), depth + 1))
             i = j
         i += 1
     return found
