@@ -150,6 +150,16 @@ TABLE = [
     ("source <(echo 'git push -f')", "ask", None),
     (". /dev/stdin <<<'git push -f'", "deny", "force"),
     ("source ./env.sh", "allow", None),
+    # more programs that run the command after them
+    ("setsid git push -f", "deny", "force"),
+    ("flock /tmp/lock git push -f", "deny", "force"),
+    ("ionice -c3 git push -f", "deny", "force"),
+    ("chrt -i 0 git push -f", "deny", "force"),
+    ("taskset -c 0 git push -f", "deny", "force"),
+    ("watch -n 1 git push -f", "deny", "force"),
+    ("runuser -u ci git push -f", "deny", "force"),
+    ("trap 'git push -f' EXIT", "deny", "force"),
+    ("trap - EXIT", "allow", None),
 ]
 
 

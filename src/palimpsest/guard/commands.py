@@ -63,6 +63,15 @@ WRAPPERS = {
     ),
     "doas": Wrapper(frozenset({"u"})),
     "busybox": Wrapper(),  # `busybox sh -c '...'`: the applet is the program
+    "setsid": Wrapper(),
+    "unbuffer": Wrapper(),
+    "ionice": Wrapper(frozenset({"c", "n", "--class", "--classdata"})),
+    "chrt": Wrapper(positionals=1),  # its priority
+    "taskset": Wrapper(positionals=1),  # its mask or list of processors
+    "flock": Wrapper(frozenset({"w", "E", "--timeout", "--conflict-exit-code"}), positionals=1),
+    "chroot": Wrapper(frozenset({"--userspec", "--groups"}), positionals=1),
+    "runuser": Wrapper(frozenset({"u", "g", "G", "--user", "--group", "--supp-group"})),
+    "watch": Wrapper(frozenset({"n", "--interval"})),
     "nohup": Wrapper(),
     "time": Wrapper(frozenset({"f", "o", "--format", "--output"})),
     "command": Wrapper(),
@@ -200,6 +209,8 @@ def _unwrap(words: list[Word], given: _Input, depth: int) -> list[SimpleCommand]
             continue
         if program == "eval":
             return [*nested, *_script(rest[1:], depth, layers)]
+        if program == "trap" and len(rest) > 2 and not rest[1].text.startswith("-"):
+            return [*nested, *_script(rest[1:2], depth, layers)]  # `trap 'CMD' EXIT` runs CMD
         if program in SHELLS:
             script, reads_input = _shell_script(rest[1:])
             if script is not None:
