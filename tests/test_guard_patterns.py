@@ -160,6 +160,22 @@ TABLE = [
     ("runuser -u ci git push -f", "deny", "force"),
     ("trap 'git push -f' EXIT", "deny", "force"),
     ("trap - EXIT", "allow", None),
+    # the shell's quoting and expansions, as bash reads them
+    ("$'\\x67it' push -f", "deny", "force"),
+    ("$'\\147it' push -f", "deny", "force"),
+    ("git push $'-\\x66'", "deny", "force"),
+    ('$"git" push -f', "deny", "force"),
+    ("{git,push,-f}", "ask", None),
+    ("/usr/bin/gi? push -f", "ask", None),
+    ("ls *.py && git status", "allow", None),
+    ("[ -f x ] && git status", "allow", None),
+    ("echo $(( $(git push -f) + 1 ))", "deny", "force"),
+    ("echo $(( 1 + 2 ))", "allow", None),
+    ("function f { git push -f; }; f", "deny", "force"),
+    ("coproc X { git push -f; }", "deny", "force"),
+    ("coproc git push -f", "deny", "force"),
+    ("env -vS'git push -f'", "deny", "force"),
+    ("env - PATH=/usr/bin git push -f", "deny", "force"),
 ]
 
 

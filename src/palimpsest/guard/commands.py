@@ -32,10 +32,11 @@ class Wrapper:
 
     values: frozenset[str] = frozenset()  # short letters and long names taking a value
     positionals: int = 0
+    dash: bool = False  # a lone `-` is one of its options (env's), not a program
 
 
 WRAPPERS = {
-    "env": Wrapper(frozenset({"u", "C", "--unset", "--chdir"})),
+    "env": Wrapper(frozenset({"u", "C", "--unset", "--chdir"}), dash=True),
     "sudo": Wrapper(
         frozenset(
             {
@@ -189,6 +190,9 @@ def _unwrap(words: list[Word], given: _Input, depth: int) -> list[SimpleCommand]
     start = 0  # an index, not a slice a word: a long line of assignments stays linear
     while start < len(words):
         first = words[start]
+        if not first.quoted and first.text in ("function", "coproc"):
+            start += 1 + _names_a_group(words, start)  # `function f {`, `coproc X {`
+            continue
         if not first.quoted and (first.text in RESERVED or _ASSIGNMENT.match(first.text)):
             start += 1
             continue
@@ -237,6 +241,15 @@ def _unwrap(words: list[Word], given: _Input, depth: int) -> list[SimpleCommand]
     return [*nested, SimpleCommand(tuple(layers))]
 
 
+def _names_a_group(words: list[Word], start: int) -> int:
+    """1 when `function`/`coproc` at `start` is followed by a name and then its body's
+    `{` or `(` (a name is no program), else 0 (`coproc git push`: git is the program)."""
+    body = start + 2
+    if words[start].text == "function" and start + 1 < len(words):
+        return 1
+    return 1 if body < len(words) and words[body].text in ("{", "(") else 0
+
+
 def _program(word: str) -> str:
     return word.rsplit("/", 1)[-1]
 
@@ -249,6 +262,9 @@ def _after_options(words: list[Word], wrapper: Wrapper) -> list[Word]:
         if text == "--":
             i += 1
             break
+        if text == "-" and wrapper.dash:
+            i += 1  # `env -`: an empty environment, no program
+            continue
         if not text.startswith("-") or text == "-":
             break
         if text.startswith("--"):
@@ -267,12 +283,21 @@ def _env_split(arguments: list[Word]) -> list[Word] | None:
         text = word.text
         if not text.startswith("-") or text == "--":
             return None
-        for flag in ("-S", "--split-string="):
-            if text.startswith(flag) and text != flag:
-                return [Word(text[len(flag) :], dynamic=word.dynamic), *arguments[index + 1 :]]
-        if text in ("-S", "--split-string"):
+        if text.startswith("--split-string="):
+            string = text[len("--split-string=") :]
+            return [Word(string, dynamic=word.dynamic), *arguments[index + 1 :]]
+        if text == "--split-string":
             return arguments[index + 1 :]
+        cluster = _ENV_SPLIT.match(text)  # `-S 'cmd'`, `-S'cmd'`, `-vS'cmd'`
+        if cluster is not None:
+            string = text[cluster.end() :]
+            if not string:
+                return arguments[index + 1 :]
+            return [Word(string, dynamic=word.dynamic), *arguments[index + 1 :]]
     return None
+
+
+_ENV_SPLIT = re.compile(r"-[iv0]*S")
 
 
 def _shell_script(arguments: list[Word]) -> tuple[Word | None, bool]:

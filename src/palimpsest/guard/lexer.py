@@ -14,6 +14,7 @@ Hand-written rather than `bashlex` (GPL, and it refuses much of what agents type
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 OPERATORS = ("&&", "||", ";;", "|&", ";", "|", "&", "(", ")")
@@ -138,6 +139,7 @@ class _Lexer:
         text = self.text
         word = Word("")
         parts: list[str] = []
+        bare: list[str] = []  # unquoted characters a glob or brace expansion starts with
         while self.i < len(text):
             char = text[self.i]
             if char in " \t\r\n;&|()<>":
@@ -168,8 +170,12 @@ class _Lexer:
                 word.dynamic = True
             else:
                 parts.append(char)
+                if char in "*?[{":
+                    bare.append(char)
                 self.i += 1
         word.text = "".join(parts)
+        if _expands(bare, word.text):
+            word.dynamic = True  # a glob or a brace list: the shell makes other words of it
         if record:
             self.out.tokens.append(Token("word", word=word))
         return word
@@ -206,8 +212,12 @@ class _Lexer:
         a plain `$`. Returns the literal text it stands for, if any."""
         text = self.text
         following = text[self.i + 1 : self.i + 2]
-        if text.startswith("$((", self.i):  # arithmetic: nothing runs
-            self.i = _closing(text, self.i + 3, "(", ")", "an arithmetic expansion", depth=2)
+        if text.startswith("$((", self.i):  # arithmetic: only a substitution in it runs
+            end = _closing(text, self.i + 3, "(", ")", "an arithmetic expansion", depth=2)
+            inside = text[self.i + 3 : end - 2]
+            if "$(" in inside or "`" in inside:
+                self.out.inner.append(inside)
+            self.i = end
             word.dynamic = True
             return ""
         if following == "(":
@@ -224,6 +234,10 @@ class _Lexer:
             return ""
         if following == "'":
             return self._ansi_c()
+        if following == '"':  # `$"..."`, a translated string: read as "..."
+            self.i += 1
+            word.quoted = True
+            return self._double_quoted(word)
         if following and (following.isalnum() or following in "_@*#?$!-"):
             self.i += 2
             if following.isalpha() or following == "_":
@@ -235,10 +249,10 @@ class _Lexer:
         return "$"
 
     def _ansi_c(self) -> str:
+        """`$'...'` at `self.i`, its escapes decoded as bash does (`$'\\x67it'` is `git`)."""
         text = self.text
         self.i += 2
         parts: list[str] = []
-        escapes = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "e": "\x1b"}
         while True:
             if self.i >= len(text):
                 raise Unparseable("a $'...' quote is never closed")
@@ -246,9 +260,10 @@ class _Lexer:
             if char == "'":
                 self.i += 1
                 return "".join(parts)
-            if char == "\\" and self.i + 1 < len(text):
-                parts.append(escapes.get(text[self.i + 1], "\\" + text[self.i + 1]))
-                self.i += 2
+            escape = _ANSI_ESCAPE.match(text, self.i) if char == "\\" else None
+            if escape is not None:
+                parts.append(_ansi_char(escape.group(1)))
+                self.i = escape.end()
             else:
                 parts.append(char)
                 self.i += 1
@@ -275,6 +290,37 @@ class _Lexer:
                 j += 1
         self.out.inner.append("".join(parts))
         self.i = j + 1
+
+
+# One escape of `$'...'`: a letter, \xHH, \NNN (octal), \uHHHH, \UHHHHHHHH, \cX.
+_ANSI_ESCAPE = re.compile(
+    r"\\(x[0-9A-Fa-f]{1,2}|[0-7]{1,3}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|c.|.)", re.DOTALL
+)
+_ANSI_LETTERS = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r",
+                 "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}  # fmt: skip
+
+
+def _expands(bare: list[str], text: str) -> bool:
+    """Whether a word with these unquoted `*?[{` is expanded by the shell: a glob (`gi?`,
+    `*.py`, `[ab]x`), or a brace list (`{git,push}`); `[`, `[[` and `{` alone are words."""
+    if not bare or text in ("[", "[[", "{", "{}"):
+        return False
+    if "*" in bare or "?" in bare:
+        return True
+    if "[" in bare and "]" in text[text.index("[") + 1 :]:
+        return True
+    return "{" in bare and "}" in text and ("," in text or ".." in text)
+
+
+def _ansi_char(escape: str) -> str:
+    head = escape[0]
+    if head in "xuU" and len(escape) > 1:
+        return chr(min(int(escape[1:], 16), 0x10FFFF))
+    if head.isdigit() and head in "01234567":
+        return chr(int(escape, 8) & 0xFF)
+    if head == "c" and len(escape) == 2:
+        return chr(ord(escape[1]) & 0x1F)
+    return _ANSI_LETTERS.get(escape, "\\" + escape)
 
 
 def _closing(text: str, start: int, opener: str, closer: str, what: str, depth: int = 1) -> int:
