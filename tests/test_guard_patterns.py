@@ -176,6 +176,11 @@ TABLE = [
     ("coproc git push -f", "deny", "force"),
     ("env -vS'git push -f'", "deny", "force"),
     ("env - PATH=/usr/bin git push -f", "deny", "force"),
+    # an unambiguous start of a long option is that option, as GNU tools and git read it
+    ("rm --rec --for /", "deny", "rmroot"),
+    ("git push --forc", "deny", "force"),
+    ("git push --force-w", "allow", None),  # --force-with-lease
+    ("git push --fo", "allow", None),  # too short to tell
 ]
 
 

@@ -5,7 +5,8 @@ program (the last part of its path: `/usr/bin/git` is `git`) is the pattern's fi
 the pattern's other plain words appear among the command's in the same order, and each of
 the pattern's options appears anywhere among the command's options, whatever their order
 and form: `-rf` is `-r -f`, `--force=yes` is `--force`, and for the programs of `ALIASES`
-a short option is its long name (`git push -f` is `--force`; `rm -R` is `--recursive`).
+a short option is its long name (`git push -f` is `--force`; `rm -R` is `--recursive`)
+and an unambiguous start of a long option is that option (`rm --rec --for`).
 For git, a `+` refspec (`+main`, `+HEAD:main`) is a forced push of that ref, read as
 `--force` and the ref. Words after `--` are plain words.
 """
@@ -66,15 +67,23 @@ def matches(pattern: Pattern, command: SimpleCommand) -> bool:
     for layer in command.layers:
         if not layer or layer[0].rsplit("/", 1)[-1] != pattern.program:
             continue
-        plain, options = _read(pattern.program, layer[1:])
+        plain, options = _read(pattern.program, layer[1:], pattern.options)
         if pattern.options <= options and _in_order(pattern.plain, plain):
             return True
     return False
 
 
-def _read(program: str, words: tuple[str, ...]) -> tuple[tuple[str, ...], set[str]]:
-    """A command's plain words in order, and its options in their long form where known."""
+def _read(
+    program: str, words: tuple[str, ...], named: frozenset[str] = frozenset()
+) -> tuple[tuple[str, ...], set[str]]:
+    """A command's plain words in order, and its options in their long form where known.
+    For the programs of `ALIASES` (GNU tools and git take any unambiguous start of a long
+    option: `rm --rec --for`), a long option of 3 letters or more that starts only one of
+    theirs or of the pattern's (`named`) is that one."""
     aliases = ALIASES.get(program, {})
+    longs = {o for o in named if o.startswith("--")}
+    if program in ALIASES:
+        longs |= {o for meant in aliases.values() for o in meant}
     plain: list[str] = []
     options: set[str] = set()
     ended = False
@@ -84,7 +93,7 @@ def _read(program: str, words: tuple[str, ...]) -> tuple[tuple[str, ...], set[st
         elif word == "--":
             ended = True
         elif word.startswith("--"):
-            options.add(word.split("=", 1)[0])
+            options.add(_whole(word.split("=", 1)[0], longs, program in ALIASES))
         else:
             for letter in word[1:]:
                 short = "-" + letter
@@ -97,6 +106,13 @@ def _read(program: str, words: tuple[str, ...]) -> tuple[tuple[str, ...], set[st
             # `+HEAD:main` pushes to main: the destination is the ref a pattern names
             plain = [*plain, *(w.split(":", 1)[1] for w in refs if ":" in w)]
     return tuple(plain), options
+
+
+def _whole(option: str, longs: set[str], abbreviates: bool) -> str:
+    if not abbreviates or option in longs or len(option) < 5:
+        return option
+    started = [name for name in longs if name.startswith(option)]
+    return started[0] if len(started) == 1 else option
 
 
 def _in_order(wanted: tuple[str, ...], words: tuple[str, ...]) -> bool:
