@@ -160,6 +160,8 @@ TABLE = [
     ("runuser -u ci git push -f", "deny", "force"),
     ("trap 'git push -f' EXIT", "deny", "force"),
     ("trap - EXIT", "allow", None),
+    ("su -c 'git push -f' ci", "deny", "force"),
+    ("script -qc 'git push -f' /dev/null", "deny", "force"),
     # the shell's quoting and expansions, as bash reads them
     ("$'\\x67it' push -f", "deny", "force"),
     ("$'\\147it' push -f", "deny", "force"),

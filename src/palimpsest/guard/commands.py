@@ -17,6 +17,7 @@ from .lexer import SEPARATOR, Lexed, Unparseable, Word, lex
 MAX_DEPTH = 8
 MAX_LAYERS = 16  # wrappers around one command: more is no command typed by hand
 SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash"})
+COMMAND_TAKERS = frozenset({"su", "script"})  # run `-c CMD` or `--command CMD`
 STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
 # Shell options followed by a value (`bash -o pipefail -c '...'`), which is no script.
 SHELL_VALUES = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
@@ -213,6 +214,10 @@ def _unwrap(words: list[Word], given: _Input, depth: int) -> list[SimpleCommand]
             continue
         if program == "eval":
             return [*nested, *_script(rest[1:], depth, layers)]
+        if program in COMMAND_TAKERS:
+            script = _command_option(rest[1:])
+            if script is not None:  # `su -c 'CMD' user`, `script -qc 'CMD' /dev/null`
+                return [*nested, *_script([script], depth, layers)]
         if program == "trap" and len(rest) > 2 and not rest[1].text.startswith("-"):
             return [*nested, *_script(rest[1:2], depth, layers)]  # `trap 'CMD' EXIT` runs CMD
         if program in SHELLS:
@@ -248,6 +253,20 @@ def _names_a_group(words: list[Word], start: int) -> int:
     if words[start].text == "function" and start + 1 < len(words):
         return 1
     return 1 if body < len(words) and words[body].text in ("{", "(") else 0
+
+
+def _command_option(arguments: list[Word]) -> Word | None:
+    """The command given by `-c CMD` (or in a cluster, `-qc CMD`) or `--command[=]CMD`."""
+    for index, word in enumerate(arguments):
+        text = word.text
+        if text == "--":
+            return None
+        if text.startswith("--command="):
+            return Word(text[len("--command=") :], dynamic=word.dynamic)
+        is_short = text.startswith("-") and not text.startswith("--") and text.endswith("c")
+        if (text == "--command" or is_short) and index + 1 < len(arguments):
+            return arguments[index + 1]
+    return None
 
 
 def _program(word: str) -> str:
