@@ -60,30 +60,25 @@ class OrientRows:
         ages = " OR ".join(
             "(v.kind = ? AND coalesce(v.verified_at, v.recorded_at) < ?)" for _ in cutoffs
         )
-        args: list[Any] = [self.workspace]
-        for kind, cutoff in cutoffs.items():
-            args += [kind, cutoff]
-        where = f"v.workspace = ? AND v.to_seq IS NULL AND v.status = 'active' AND ({ages})"
-        if notebook_ids is not None:
-            if not notebook_ids:
-                return []
-            where += f" AND v.notebook_id IN ({', '.join('?' for _ in notebook_ids)})"
-            args += list(notebook_ids)
-        rows = self._rows(
-            f"SELECT v.* FROM memory_versions v WHERE {where} "
-            "ORDER BY coalesce(v.verified_at, v.recorded_at), v.memory_id LIMIT ?",
-            [*args, limit],
-        )
-        return [memory_from_row(row) for row in rows]
+        args = [value for kind, cutoff in cutoffs.items() for value in (kind, cutoff)]
+        return self._least_checked(f"({ages})", args, notebook_ids, limit)
 
     def with_evidence(self, notebook_ids: tuple[str, ...] | None, limit: int) -> list[Memory]:
+        evidence = (
+            "(v.anchors <> '[]' OR (v.check_json IS NOT NULL "
+            "AND v.kind NOT IN ('rule', 'orientation')))"
+        )
+        return self._least_checked(evidence, [], notebook_ids, limit)
+
+    def _least_checked(
+        self, condition: str, args: list[Any], notebook_ids: tuple[str, ...] | None, limit: int
+    ) -> list[Memory]:
+        """Current active memories meeting `condition` in the notebooks named (None: all),
+        the least recently verified (else recorded) first, at most `limit`."""
         if notebook_ids is not None and not notebook_ids:
             return []
-        where = (
-            "v.workspace = ? AND v.to_seq IS NULL AND v.status = 'active' AND (v.anchors <> '[]' "
-            "OR (v.check_json IS NOT NULL AND v.kind NOT IN ('rule', 'orientation')))"
-        )
-        args: list[Any] = [self.workspace]
+        where = f"v.workspace = ? AND v.to_seq IS NULL AND v.status = 'active' AND {condition}"
+        args = [self.workspace, *args]
         if notebook_ids is not None:
             where += f" AND v.notebook_id IN ({', '.join('?' for _ in notebook_ids)})"
             args += list(notebook_ids)
