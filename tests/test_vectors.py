@@ -122,6 +122,36 @@ def test_nearest_finds_by_meaning(meaning: Service) -> None:
         assert found[0][1] >= found[1][1] >= found[2][1]
 
 
+def test_searches_name_versions_that_are_read_only_when_shown(meaning: Service) -> None:
+    """Recall ranks the versions `search_found` and `nearest_found` name, and reads whole
+    only the ones it shows: they name what `search` and `nearest` read, with the same
+    scores, and `versions_of_rows` reads each, a past version as it was then."""
+    ids = fill(meaning)
+    meaning.revise(id=ids["pool"], tags=["db"])
+    with meaning.store.read(meaning.workspace) as tx:
+        last = tx.last_event()
+        assert last is not None
+        before = last.seq
+    meaning.revise(id=ids["pool"], text="The database connection pool holds 40 connections.")
+    vector = meaning._vector_of("how many connections does the database take")
+    assert vector is not None
+    model = model_tag(meaning.embedder)
+    now = SearchQuery(text="database connection pool", limit=4)
+    then = SearchQuery(text="database connection pool", limit=4, at_seq=before)
+    with meaning.store.read(meaning.workspace) as tx:
+        for query in (now, then):
+            for found, read in (
+                (tx.search_found(query), tx.search(query)),
+                (tx.nearest_found(vector, query, model), tx.nearest(vector, query, model)),
+            ):
+                assert [(f.id, score) for f, score in found] == [(m.id, s) for m, s in read]
+                versions = tx.versions_of_rows([f.rowid for f, _ in found])
+                assert [versions[f.rowid] for f, _ in found] == [m for m, _ in read]
+        (pool_then, _), *_ = tx.search(then)
+        assert pool_then.id == ids["pool"] and "20 connections" in pool_then.text
+        assert tx.versions_of_rows([]) == {}
+
+
 def test_nearest_honours_every_filter(meaning: Service) -> None:
     ids = fill(meaning)
     other = meaning.remember(

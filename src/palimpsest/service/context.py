@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 from ..model import Memory
 from ..store import SearchQuery, StoreReader
-from .fusion import Fused
+from .fusion import Candidate, Fused
 
 CONTEXT = "context"
 SPAN = 2  # memories each side
@@ -30,12 +30,12 @@ ANCHORS = 30  # hits that lend their score to their neighbours
 
 def with_context(
     tx: StoreReader,
-    hits: list[Fused],
+    hits: list[Fused[Candidate]],
     search: SearchQuery,
     share: float,
     passes: Callable[[Memory, SearchQuery], bool],
     base: float = 0.0,
-) -> list[Fused]:
+) -> list[Fused[Candidate]]:
     """`hits` rescored with their neighbours' share, plus neighbours that pass the filters
     and gain enough to enter the first `search.limit`. Such a neighbour scores `base` (no
     candidate's own score is below it) plus what it gained."""
@@ -61,6 +61,6 @@ def with_context(
             else tx.memory_at(memory_id, search.at_seq)
         )
         if memory is not None and passes(memory, search):
-            rescored.append(Fused(memory, base + gain, CONTEXT))
+            rescored.append(Fused[Candidate](memory, base + gain, CONTEXT))
             rescored.sort(key=lambda hit: -hit.score)
     return rescored

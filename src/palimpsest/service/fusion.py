@@ -23,10 +23,22 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
 
 from ..model import Memory
+from ..store import Found
 
 WORDS, MEANING, BOTH = "words", "meaning", "both"
+
+
+class Identified(Protocol):
+    @property
+    def id(self) -> str: ...
+
+
+# What a hit holds: a memory read whole, or (while ranking) a version not read yet.
+M = TypeVar("M", bound=Identified, covariant=True)
+Candidate = Memory | Found
 
 
 @dataclass(frozen=True)
@@ -38,22 +50,22 @@ class Weights:
 
 
 @dataclass(frozen=True)
-class Fused:
-    memory: Memory
+class Fused(Generic[M]):
+    memory: M
     score: float
     matched: str  # words, meaning, both (or context: context.py)
 
 
 def fuse(
-    words: Sequence[tuple[Memory, float]],
-    meaning: Sequence[tuple[Memory, float]],
+    words: Sequence[tuple[Candidate, float]],
+    meaning: Sequence[tuple[Candidate, float]],
     weights: Weights,
-) -> list[Fused]:
+) -> list[Fused[Candidate]]:
     """Every candidate of either list once, best fused score first (ties: full-text order)."""
     near = _near(meaning, weights)
     lowest = min(near.values(), default=0.0)
     scaled = _scaled([score for _, score in words])
-    fused: dict[str, Fused] = {}
+    fused: dict[str, Fused[Candidate]] = {}
     for (memory, _), words_score in zip(words, scaled, strict=True):
         if memory.id in fused:
             continue
@@ -66,7 +78,7 @@ def fuse(
     return sorted(fused.values(), key=lambda hit: -hit.score)
 
 
-def unmatched_score(meaning: Sequence[tuple[Memory, float]], weights: Weights) -> float:
+def unmatched_score(meaning: Sequence[tuple[Candidate, float]], weights: Weights) -> float:
     """The most fusion could give a memory found by neither side: weight.meaning x the
     lowest similarity the store returned, which no memory left out exceeds (`meaning`
     holds every returned, best first), or 0 when that is below the floor: what was left
@@ -76,7 +88,7 @@ def unmatched_score(meaning: Sequence[tuple[Memory, float]], weights: Weights) -
     return weights.meaning * meaning[-1][1]
 
 
-def _near(meaning: Sequence[tuple[Memory, float]], weights: Weights) -> dict[str, float]:
+def _near(meaning: Sequence[tuple[Candidate, float]], weights: Weights) -> dict[str, float]:
     return {m.id: similarity for m, similarity in meaning if similarity >= weights.min_similarity}
 
 

@@ -9,6 +9,7 @@ lookups come first either way.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -16,12 +17,12 @@ from .. import gate
 from ..errors import ValidationError
 from ..model import STATUSES, Memory, Notebook
 from ..revise import parse_fields
-from ..store import SearchQuery, StoreReader
+from ..store import Found, SearchQuery, StoreReader
 from ..views import hit_view, mark_disputed, mark_stale, rule_view
 from .base import MAX_LIMIT, ServiceBase, choices, parse_time_arg, refuse_nul
 from .checks import here, stale_by_evidence
 from .context import with_context
-from .fusion import WORDS, Fused, Weights, fuse, unmatched_score
+from .fusion import WORDS, Candidate, Fused, Weights, fuse, unmatched_score
 from .settings import current_settings, freshness_days
 from .usefulness import by_usefulness
 from .vectors import model_tag
@@ -87,8 +88,8 @@ class RecallOps(ServiceBase):
         until_t = parse_time_arg(until, "until")
         as_of_t = parse_time_arg(as_of, "as_of")
         tag_filter = tuple(parse_fields({"tags": tags})["tags"]) if tags else ()
-        # Embedded before the read transaction, so the model never runs while it is open.
-        vector = self._vector_of(query) if query.strip() else None
+        # Embedded on another thread while the transaction below looks up the words.
+        vector_of = self.vectors.vector_soon(query) if query.strip() else lambda: None
         with self.store.read(self.workspace) as tx:
             notebooks = self._notebooks(tx)
             scope: tuple[str, ...] | None = None
@@ -111,12 +112,13 @@ class RecallOps(ServiceBase):
                 at_seq=at_seq,
                 alive_at=None if include_retired else at,
             )
-            found = by_usefulness(tx, self._ranked(tx, search, vector))
+            found = by_usefulness(tx, self._ranked(tx, search, vector_of))
             exact = self._exact(tx, query.strip(), search)
             first = max([hit.score for hit in found], default=0.0) + 1.0
-            ranked = [Fused(m, first, "id" if m.id == query.strip() else "key") for m in exact]
-            ranked += [hit for hit in found if hit.memory.id not in {e.id for e in exact}]
-            ranked = ranked[:limit]
+            chosen = [Fused[Candidate](m, first, "id" if m.id == query.strip() else "key")
+                      for m in exact]  # fmt: skip
+            chosen += [hit for hit in found if hit.memory.id not in {e.id for e in exact}]
+            ranked = _read(tx, chosen[:limit])
             touched = {hit.memory.notebook_id for hit in ranked}
             rules = self._standing_rules(tx, touched, at_seq, at)
             freshness = freshness_days(tx, at_seq)  # the windows of that time
@@ -131,16 +133,20 @@ class RecallOps(ServiceBase):
             "as_of": as_of_t,
         }
 
-    def _ranked(self, tx: StoreReader, search: SearchQuery, vector: Vectors | None) -> list[Fused]:
-        """The hits for the query's words and for its `vector` (None: full text alone),
-        best first, before exact lookups."""
+    def _ranked(
+        self, tx: StoreReader, search: SearchQuery, vector_of: Callable[[], Vectors | None]
+    ) -> list[Fused[Candidate]]:
+        """The hits for the query's words and for its vector (`vector_of` answers it, or
+        None: full text alone), best first, before exact lookups; most not read yet."""
         if not search.text.strip():
-            return [Fused(m, s, LISTED) for m, s in tx.search(search)]
-        if vector is None:  # full text alone, as before vectors
-            return [Fused(m, s, WORDS) for m, s in tx.search(search)]
-        words = tx.search(replace(search, limit=max(search.limit, POOL)))
+            return [Fused[Candidate](m, s, LISTED) for m, s in tx.search_found(search)]
+        if not self.vectors.enabled:  # full text alone, as before vectors
+            return [Fused[Candidate](m, s, WORDS) for m, s in tx.search_found(search)]
+        words = tx.search_found(replace(search, limit=max(search.limit, POOL)))
+        vector = vector_of()
+        assert vector is not None  # the embedder embeds
         nearest = replace(search, limit=max(search.limit, MEANING_POOL))
-        meaning = tx.nearest(vector, nearest, model_tag(self.embedder))
+        meaning = tx.nearest_found(vector, nearest, model_tag(self.embedder))
         weights = _weights(tx)
         fused = fuse(words, meaning, weights)
         base = unmatched_score(meaning, weights)
@@ -171,6 +177,16 @@ class RecallOps(ServiceBase):
         return list(rules.values())
 
 
+def _read(tx: StoreReader, hits: list[Fused[Candidate]]) -> list[Fused[Memory]]:
+    """The hits to show, each version read whole (ranking read only those it had to)."""
+    rows = tx.versions_of_rows([hit.memory.rowid for hit in hits if isinstance(hit.memory, Found)])
+    return [
+        Fused(rows[hit.memory.rowid] if isinstance(hit.memory, Found) else hit.memory,
+              hit.score, hit.matched)
+        for hit in hits
+    ]  # fmt: skip
+
+
 def _weights(tx: StoreReader) -> Weights:
     """The workspace's fusion weights, as chosen today (a ranking preference, not history)."""
     values = current_settings(tx)
@@ -183,7 +199,7 @@ def _weights(tx: StoreReader) -> Weights:
 
 
 def _shown(
-    hit: Fused, notebooks: dict[str, Notebook], at: str, freshness: dict[str, int | None]
+    hit: Fused[Memory], notebooks: dict[str, Notebook], at: str, freshness: dict[str, int | None]
 ) -> dict[str, Any]:
     view = _with_why(hit_view(hit.memory, hit.score, notebooks, at, freshness), hit.memory)
     return view | {"matched": hit.matched}

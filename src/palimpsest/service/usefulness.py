@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from ..model import Memory
 from ..store import StoreReader, StoreWriter
 from ..store.orient_rows import FEEDBACK_OP
+from .fusion import Identified
 
 if TYPE_CHECKING:
     from .base import ServiceBase
@@ -29,7 +30,7 @@ NOISY_AT = 2  # doctor lists a memory marked noise this often, more than it help
 
 class Scored(Protocol):
     @property
-    def memory(self) -> Memory: ...
+    def memory(self) -> Identified: ...
     @property
     def score(self) -> float: ...
 

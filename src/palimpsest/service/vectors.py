@@ -15,9 +15,11 @@ stored, and recall runs on full text alone.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -90,6 +92,19 @@ class VectorWriter:
         self._remember(text, vector)
         return vector
 
+    def vector_soon(self, text: str) -> Callable[[], Vectors | None]:
+        """`text` embedded on another thread while the caller does other work (recall's
+        full-text search: the model and SQL each keep a core busy); call the answer for
+        the vector. A cached text, or the null embedder, costs no thread."""
+        if not self.enabled:
+            return lambda: None
+        with self._lock:
+            cached = self._cache.get(text)
+        if cached is not None:
+            return lambda: cached
+        pending = _embedding_thread().submit(self.vector_of, text)
+        return pending.result
+
     def warm(self, texts: list[str]) -> None:
         """Embed `texts` now, in one batch, outside any transaction, for writes to come."""
         if not self.enabled:
@@ -154,6 +169,12 @@ class VectorWriter:
         vector = self.vector_of(text)
         assert vector is not None  # enabled
         tx.put_vector(new.id, seq, vector, self.model)
+
+
+@functools.cache
+def _embedding_thread() -> ThreadPoolExecutor:
+    # One per process: the model already runs on every core, so more would only queue.
+    return ThreadPoolExecutor(1, thread_name_prefix="palimpsest-embed")
 
 
 def _notebook(tx: StoreReader, memory: Memory) -> Notebook | None:

@@ -9,11 +9,11 @@ default) and, later, PostgreSQL.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from ..errors import ValidationError
 from ..model import (
@@ -44,6 +44,15 @@ class SearchQuery:
     until: str | None = None
     at_seq: int | None = None  # None: the current state
     alive_at: str | None = None  # leave out memories expired at this time
+
+
+class Found(NamedTuple):
+    """A version a search matched, before its row is read: enough to rank it by (recall
+    ranks a hundred or more candidates and shows ten; reading each row whole cost more
+    than the search)."""
+
+    id: str  # the memory's id
+    rowid: int  # its version's row: `versions_of_rows` reads it
 
 
 @dataclass(frozen=True)
@@ -108,6 +117,20 @@ class StoreReader(Protocol):
     def get_notebook(self, ref: str) -> Notebook | None: ...
     def list_notebooks(self) -> list[Notebook]: ...
     def search(self, query: SearchQuery) -> list[tuple[Memory, float]]: ...
+    def search_found(self, query: SearchQuery) -> list[tuple[Found, float]]:
+        """`search`, the versions not read yet."""
+        ...
+
+    def nearest_found(
+        self, vector: Vectors, query: SearchQuery, model: str
+    ) -> list[tuple[Found, float]]:
+        """`nearest`, the versions not read yet."""
+        ...
+
+    def versions_of_rows(self, rowids: Sequence[int]) -> dict[int, Memory]:
+        """The versions a `Found` names, by row (in this transaction: each is there)."""
+        ...
+
     def nearest(
         self, vector: Vectors, query: SearchQuery, model: str
     ) -> list[tuple[Memory, float]]:

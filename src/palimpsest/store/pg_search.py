@@ -34,7 +34,7 @@ import math
 import re
 from typing import Any
 
-from .rows import Row
+from .rows import FOUND_COLUMNS, Row
 from .terms import index_terms
 
 # Each searched column's tsvector weight and its weight in the ranking, as SQLite's
@@ -113,8 +113,8 @@ def ranked_sql(
     holding every term (True) or any (False).
 
     Every match is scored, so the score is cheap: double precision throughout, in the
-    order of operations of FTS5's bm25() (the same rounding, so the same ties), and only
-    the best `limit` rows are read whole."""
+    order of operations of FTS5's bm25() (the same rounding, so the same ties); the rows
+    are not read here (`Found`)."""
     versions = int(held["versions"] or 0)
     average = int(held["terms"] or 0) / versions if versions else 1.0
     norm = (
@@ -130,13 +130,10 @@ def ranked_sql(
     # A constant where every match holds every term, or only any term counts.
     every_term = " AND ".join(held_terms) if every is None else "true"
     sql = (
-        "SELECT v.*, best.score FROM ("
-        f"SELECT v.rowid, ({every_term}) AS every_term, "
-        f"({' + '.join(parts)}) AS score, v.from_seq FROM memory_versions v "
+        f"SELECT {FOUND_COLUMNS}, ({every_term}) AS every_term, "
+        f"({' + '.join(parts)}) AS score FROM memory_versions v "
         f"WHERE v.search @@ CAST(? AS tsquery) AND {' AND '.join(where)} "
         "ORDER BY every_term DESC, score DESC, v.from_seq DESC LIMIT ?"
-        ") best JOIN memory_versions v ON v.rowid = best.rowid "
-        "ORDER BY best.every_term DESC, best.score DESC, best.from_seq DESC"
     )
     params = [
         *(terms if every is None else []), *(t for term in terms for t in (term, term)),

@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import SearchQuery
+from .rows import FOUND_COLUMNS
 from .vector_search import Vectors, narrowed
 
 EXACT_BELOW = 20_000  # versions with content in the workspace (search_stats)
@@ -45,7 +46,7 @@ def exact_sql(
     """Every row passing the filters, scored; ties broken by the newest version row."""
     value = literal(vector)
     sql = (
-        "SELECT v.*, 1 - (mv.vector <=> ?::vector) AS score FROM memory_versions v "
+        f"SELECT {FOUND_COLUMNS}, 1 - (mv.vector <=> ?::vector) AS score FROM memory_versions v "
         f"JOIN memory_vectors mv ON mv.version_rowid = v.rowid WHERE {' AND '.join(where)} "
         "AND mv.model = ? AND vector_dims(mv.vector) = ? "
         "ORDER BY mv.vector <=> ?::vector, v.rowid DESC LIMIT ?"
@@ -59,7 +60,7 @@ def indexed_sql(
     """The same search through the HNSW index (its expression and predicate, verbatim)."""
     value = literal(vector)
     sql = (
-        f"SELECT v.*, 1 - (mv.vector::vector({INDEXED_DIMENSIONS}) <=> "
+        f"SELECT {FOUND_COLUMNS}, 1 - (mv.vector::vector({INDEXED_DIMENSIONS}) <=> "
         f"?::vector({INDEXED_DIMENSIONS})) AS score FROM memory_vectors mv "
         f"JOIN memory_versions v ON v.rowid = mv.version_rowid WHERE {' AND '.join(where)} "
         f"AND mv.model = ? AND vector_dims(mv.vector) = {INDEXED_DIMENSIONS} "

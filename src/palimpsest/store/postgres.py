@@ -27,10 +27,9 @@ from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ..errors import PalimpsestError, Retryable, ValidationError
-from ..model import Memory
-from . import Rewrite, SearchQuery, pg_rewrite, pg_search, pg_vectors, shown
+from . import Found, Rewrite, SearchQuery, pg_rewrite, pg_search, pg_vectors, shown
 from .migrations import migrations, refuse_newer, statements
-from .rows import Row, memory_from_row
+from .rows import Row, found_from_row
 from .session import SqlSession, key_race
 from .terms import index_terms, query_terms
 from .vector_search import Vectors
@@ -265,9 +264,9 @@ class PostgresSession(SqlSession):
     def _vector_from(self, value: Any) -> Vectors:
         return np.asarray(value, dtype=np.float32)
 
-    def nearest(
+    def nearest_found(
         self, vector: Vectors, query: SearchQuery, model: str
-    ) -> list[tuple[Memory, float]]:
+    ) -> list[tuple[Found, float]]:
         if query.notebook_ids == () or query.limit <= 0:
             return []
         where, args = self.filters(query)
@@ -281,7 +280,7 @@ class PostgresSession(SqlSession):
             sql, params = pg_vectors.indexed_sql(vector, model, where, args, query.limit)
         else:
             sql, params = pg_vectors.exact_sql(vector, model, where, args, query.limit)
-        return [(memory_from_row(row), float(row["score"])) for row in self._rows(sql, params)]
+        return [(found_from_row(row), float(row["score"])) for row in self._rows(sql, params)]
 
     # -- full text: see pg_search -------------------------------------------------------
 
@@ -349,7 +348,7 @@ class PostgresSession(SqlSession):
             f"UPDATE memory_versions SET {assignments} WHERE rowid = ?", (*values.values(), rowid)
         )
 
-    def search(self, query: SearchQuery) -> list[tuple[Memory, float]]:
+    def search_found(self, query: SearchQuery) -> list[tuple[Found, float]]:
         if query.notebook_ids == ():
             return []
         where, args = self.filters(query)
@@ -361,13 +360,13 @@ class PostgresSession(SqlSession):
         narrowed = bool(query.notebook_ids) or any(index_terms(tag) for tag in query.tags)
         if narrowed or pg_search.window_walk(held, len(terms), False) is None:
             rows = self._rows(*pg_search.ranked_sql(terms, held, where, args, query.limit))
-            return [(memory_from_row(row), float(row["score"])) for row in rows]
+            return [(found_from_row(row), float(row["score"])) for row in rows]
         # Words in many memories: SQLite's passes, all words then any, each ranking the
         # newest matches first (and not scoring tens of thousands of them).
-        found: dict[str, tuple[Memory, float]] = {}
+        found: dict[str, tuple[Found, float]] = {}
         for every in (True, False)[: 2 if len(terms) > 1 else 1]:
             for row in self._best(terms, every, held, where, args, query.limit):
-                found.setdefault(row["memory_id"], (memory_from_row(row), float(row["score"])))
+                found.setdefault(row["memory_id"], (found_from_row(row), float(row["score"])))
             if len(found) >= query.limit:
                 break
         return list(found.values())[: query.limit]

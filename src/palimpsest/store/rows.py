@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..model import Anchor, Bindings, Check, Event, Link, Memory, Notebook, normalize_text
+from . import Found
 
 Row = Mapping[str, Any]
 
@@ -21,6 +22,14 @@ CONTENT_COLUMNS = (
     "verified_at", "owner", "author", "source", "anchors", "severity", "falsifier",
     "check_json", "bindings", "scope",
 )  # fmt: skip
+
+
+# What a search selects of a version (alias v) before it is read whole.
+FOUND_COLUMNS = "v.rowid AS rowid, v.memory_id AS memory_id"
+
+
+def found_from_row(row: Row) -> Found:
+    return Found(row["memory_id"], int(row["rowid"]))
 
 
 def _dumps(value: Any) -> str | None:

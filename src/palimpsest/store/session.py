@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import Conflict, InternalError
 from ..model import Dispute, Event, Link, Memory, MemoryVersion, Notebook, Tombstone, now_utc
-from . import EventFilter, PendingScrub, SearchQuery, StoredResponse
+from . import EventFilter, Found, PendingScrub, SearchQuery, StoredResponse
 from .dispute_rows import (
     DISPUTE_EVENT_TEXTS,
     DISPUTE_OPS,
@@ -26,8 +26,10 @@ from .guard_rows import GuardRows
 from .orient_rows import OrientRows
 from .rows import (
     CONTENT_COLUMNS,
+    FOUND_COLUMNS,
     Row,
     event_from_row,
+    found_from_row,
     link_from_row,
     memory_columns,
     memory_from_row,
@@ -62,7 +64,33 @@ class SqlSession(OrientRows, GuardRows, ABC):
         """Rows one at a time, for scans too large to hold in memory."""
 
     @abstractmethod
-    def search(self, query: SearchQuery) -> list[tuple[Memory, float]]: ...
+    def search_found(self, query: SearchQuery) -> list[tuple[Found, float]]: ...
+
+    @abstractmethod
+    def nearest_found(
+        self, vector: Vectors, query: SearchQuery, model: str
+    ) -> list[tuple[Found, float]]: ...
+
+    def search(self, query: SearchQuery) -> list[tuple[Memory, float]]:
+        return self._read_found(self.search_found(query))
+
+    def nearest(
+        self, vector: Vectors, query: SearchQuery, model: str
+    ) -> list[tuple[Memory, float]]:
+        return self._read_found(self.nearest_found(vector, query, model))
+
+    def versions_of_rows(self, rowids: Sequence[int]) -> dict[int, Memory]:
+        if not rowids:
+            return {}
+        rows = self._rows(
+            f"SELECT v.* FROM memory_versions v WHERE v.rowid IN ({', '.join('?' * len(rowids))})",
+            rowids,
+        )
+        return {int(row["rowid"]): memory_from_row(row) for row in rows}
+
+    def _read_found(self, found: list[tuple[Found, float]]) -> list[tuple[Memory, float]]:
+        versions = self.versions_of_rows([version.rowid for version, _ in found])
+        return [(versions[version.rowid], score) for version, score in found]
 
     @abstractmethod
     def _tag_condition(self) -> str:
@@ -100,12 +128,6 @@ class SqlSession(OrientRows, GuardRows, ABC):
     @abstractmethod
     def _vector_from(self, value: Any) -> Vectors:
         """A vector read through VECTOR_OUT, as float32."""
-
-    @abstractmethod
-    def nearest(
-        self, vector: Vectors, query: SearchQuery, model: str
-    ) -> list[tuple[Memory, float]]:
-        """See StoreReader.nearest."""
 
     def _row(self, sql: str, params: Iterable[Any] = ()) -> Row | None:
         found = self._rows(sql, params)
@@ -412,14 +434,14 @@ class SqlSession(OrientRows, GuardRows, ABC):
             args.append(query.alive_at)
         return where, args
 
-    def recent(self, where: list[str], args: list[Any], limit: int) -> list[tuple[Memory, float]]:
+    def recent(self, where: list[str], args: list[Any], limit: int) -> list[tuple[Found, float]]:
         """Without query words: the newest versions passing the filters."""
         rows = self._rows(
-            f"SELECT v.* FROM memory_versions v WHERE {' AND '.join(where)} "
+            f"SELECT {FOUND_COLUMNS} FROM memory_versions v WHERE {' AND '.join(where)} "
             "ORDER BY v.from_seq DESC LIMIT ?",
             [*args, limit],
         )
-        return [(memory_from_row(row), 0.0) for row in rows]
+        return [(found_from_row(row), 0.0) for row in rows]
 
     # -- notebooks and links -------------------------------------------------------------
 

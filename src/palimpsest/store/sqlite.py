@@ -18,10 +18,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import PalimpsestError, Retryable, ValidationError
-from ..model import Memory
-from . import Rewrite, SearchQuery
+from . import Found, Rewrite, SearchQuery
 from .migrations import migrations, refuse_newer, statements
-from .rows import Row, memory_from_row
+from .rows import FOUND_COLUMNS, Row, found_from_row
 from .session import SqlSession, key_race
 from .terms import index_text, query_terms
 
@@ -286,18 +285,17 @@ class SqliteSession(SqlSession):
 
         return np.frombuffer(value, dtype="<f4").astype(np.float32)
 
-    def nearest(
+    def nearest_found(
         self, vector: Vectors, query: SearchQuery, model: str
-    ) -> list[tuple[Memory, float]]:
+    ) -> list[tuple[Found, float]]:
         if query.notebook_ids == () or query.limit <= 0:
             return []
         vector = vector.astype("float32", copy=False)
         where, args = self.filters(query)
         cache = self._vector_cache(model, len(vector)) if query.at_seq is None else None
         if cache is not None:
-            found = self._nearest_cached(cache, vector, query, where, args, model)
-            return self._memories_scored(found)
-        return self._memories_scored(self._nearest_exact(vector, where, args, query.limit, model))
+            return self._found(self._nearest_cached(cache, vector, query, where, args, model))
+        return self._found(self._nearest_exact(vector, where, args, query.limit, model))
 
     def _nearest_exact(
         self, vector: Vectors, where: list[str], args: list[Any], limit: int, model: str
@@ -479,16 +477,17 @@ class SqliteSession(SqlSession):
                 return vector_search.merged(best[:limit], self._scored(new, vector, limit))[:limit]
             count, keep = count * 8, keep * 8
 
-    def _memories_scored(self, best: list[tuple[int, float]]) -> list[tuple[Memory, float]]:
-        """The version rows `best` names, as memories, in its order."""
+    def _found(self, best: list[tuple[int, float]]) -> list[tuple[Found, float]]:
+        """The version rows `best` names, with their memory ids, in its order."""
         if not best:
             return []
         rows = self._rows(
-            f"SELECT v.* FROM memory_versions v WHERE v.rowid IN ({', '.join('?' * len(best))})",
+            f"SELECT {FOUND_COLUMNS} FROM memory_versions v "
+            f"WHERE v.rowid IN ({', '.join('?' * len(best))})",
             [rowid for rowid, _ in best],
         )
-        found = {int(row["rowid"]): memory_from_row(row) for row in rows}
-        return [(found[rowid], score) for rowid, score in best if rowid in found]
+        ids = {int(row["rowid"]): row["memory_id"] for row in rows}
+        return [(Found(ids[rowid], rowid), score) for rowid, score in best]
 
     # -- full text: a contentless FTS5 table of store/terms.py's terms, kept by hand -----
 
@@ -515,7 +514,7 @@ class SqliteSession(SqlSession):
             (rowid, *(index_text(values[c]) for c in _SEARCHED), values["notebook_id"]),
         )
 
-    def search(self, query: SearchQuery) -> list[tuple[Memory, float]]:
+    def search_found(self, query: SearchQuery) -> list[tuple[Found, float]]:
         where, args = self.filters(query)
         terms = query_terms(query.text)
         if query.notebook_ids == ():
@@ -523,11 +522,11 @@ class SqliteSession(SqlSession):
         if not terms:
             return self.recent(where, args, query.limit)
         # Memories holding every word rank first; any word fills the rest.
-        found: dict[str, tuple[Memory, float]] = {}
+        found: dict[str, tuple[Found, float]] = {}
         for joiner in (" AND ", " OR ")[: 2 if len(terms) > 1 else 1]:
             match = _match_expression(joiner.join(f'"{t}"' for t in terms), query)
             for row in self._best(match, where, args, query.limit):
-                found.setdefault(row["memory_id"], (memory_from_row(row), float(row["score"])))
+                found.setdefault(row["memory_id"], (found_from_row(row), float(row["score"])))
             if len(found) >= query.limit:
                 break
         return list(found.values())[: query.limit]
@@ -585,7 +584,7 @@ class SqliteSession(SqlSession):
         if cap is not None:
             candidates += f" ORDER BY rank LIMIT {cap}"
         sql = (
-            f"SELECT v.*, -c.rank AS score FROM ({candidates}) c "
+            f"SELECT {FOUND_COLUMNS}, -c.rank AS score FROM ({candidates}) c "
             f"JOIN memory_versions v ON v.rowid = c.rowid WHERE {' AND '.join(where)} "
             "ORDER BY c.rank, v.from_seq DESC LIMIT ?"
         )
