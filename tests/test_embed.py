@@ -177,6 +177,50 @@ def test_threads_that_embed_first_at_once_share_one_load() -> None:
         np.testing.assert_allclose(vector, results[0], atol=1e-6)
 
 
+# A first question asked while the server loads the model on a thread of its own. numpy
+# imported by one thread while another imports onnxruntime (which imports numpy) came out
+# half-initialised in both ("cannot import name '__cpu_features__' from partially
+# initialized module"), and every recall by meaning failed: seen in a few runs in ten,
+# the window being some milliseconds wide. Here the load is held at its import of
+# onnxruntime and the question arrives meanwhile: numpy must be imported whole by then,
+# never beside it.
+LOAD_RACE = """
+import sys, threading, time
+from palimpsest.embed.minilm import MiniLMEmbedder
+beside = []
+class Watch:
+    def find_spec(self, name, path=None, target=None):
+        here = threading.current_thread().name
+        if name == "onnxruntime" and here == "loader":
+            time.sleep(0.3)
+        loading = sys.modules.get("onnxruntime")
+        if loading is None or getattr(loading.__spec__, "_initializing", False):
+            if name == "numpy" and here != "loader":
+                beside.append(here)
+        return None
+sys.meta_path.insert(0, Watch())
+embedder = MiniLMEmbedder()
+def ask():
+    time.sleep(0.1)
+    embedder.embed(["a first question"])
+threads = [threading.Thread(target=embedder.load, name="loader"),
+           threading.Thread(target=ask, name="question")]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+print(beside)
+"""
+
+
+def test_a_question_asked_while_the_model_loads_waits_for_it() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", LOAD_RACE], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0 and "Error" not in done.stderr, done.stderr
+    assert done.stdout.strip() == "[]", "numpy was imported beside the load of onnxruntime"
+
+
 OFFLINE_PROBE = """
 import json, sys
 opened = []

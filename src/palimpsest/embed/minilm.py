@@ -139,6 +139,9 @@ def _load(model_path: Path | None, threads: int) -> _Runtime:
     # Its own thread pool would compete with onnxruntime's for two cores, and it warns on
     # every fork of a process that has used it.
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    # numpy first, in full: onnxruntime imports it from native code, and another thread
+    # importing numpy meanwhile left it half-initialised in both (every embed then failed).
+    import numpy  # noqa: F401
     import onnxruntime  # type: ignore[import-untyped]
     import tokenizers
 
