@@ -253,13 +253,17 @@ def test_scrub_killed_during_the_copy_loses_no_write_and_the_next_scrub_erases(
     word = secret_word()
     forget_one(url, word)
     assert database_files_with(url, word), "the bytes are on disk before the scrub"
-    with psycopg.connect(url, autocommit=True) as watcher:
+    with psycopg.connect(url, autocommit=True) as watcher, psycopg.connect(url) as reader:
+        # Holds the swap back, so the copy's trigger stays until the kill: polled alone, a
+        # quick scrub could build and swap its copy between two looks, and the wait failed.
+        reader.execute("SELECT count(*) FROM memory_versions").fetchone()
         scrub = start_scrub(url)
         try:
             wait_until(lambda: has_trigger(watcher, "memory_versions"))
         finally:
             scrub.send_signal(signal.SIGKILL)
             scrub.communicate()
+        reader.rollback()
     written = [
         answer(url, "remember", "-n", "ops", "-k", "fact", f"Written after the kill {n}")
         for n in range(3)
