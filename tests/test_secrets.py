@@ -89,6 +89,18 @@ AWS_ID = token("AKIA", 16, UPPER_DIGITS)
 AWS_SECRET = token("", 40, B64)
 
 KIND_CASES: list[tuple[str, Case]] = [
+    (
+        "palimpsest-access-key",
+        in_text(
+            "curl -H 'Authorization: Bearer {}' localhost:8765/mcp",
+            lambda rng: (
+                "palimpsest_k_"
+                + rand(rng, 20, "0123456789abcdefghjkmnpqrstvwxyz")
+                + "_"
+                + rand(rng, 48, HEX)
+            ),
+        ),
+    ),
     # cloud providers
     ("aws-access-key-id", in_text("The nightly job signs requests with {} in eu-west-1.", AWS_ID)),
     ("aws-access-key-id", in_text("session creds: ASIA{}", token("", 16, UPPER_DIGITS))),

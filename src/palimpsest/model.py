@@ -268,9 +268,11 @@ class Event:
     fields: tuple[str, ...] = ()
     note: str | None = None
     data: dict[str, Any] = field(default_factory=dict)
+    key_id: str | None = None  # the HTTP key the actor came through (issue 12), if any
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        through = {"key_id": self.key_id} if self.key_id else {}
+        return through | {
             "seq": self.seq,
             "op_id": self.op_id,
             "at": self.at,

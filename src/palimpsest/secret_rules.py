@@ -58,6 +58,8 @@ END = r"(?![A-Za-z0-9_])"  # a token ends where a word does
 
 # fmt: off
 VENDOR_FORMATS: tuple[Token | Shape, ...] = (
+    # -- Palimpsest's own HTTP access keys (service/access.py): never filed as memory.
+    Token("palimpsest-access-key", "palimpsest_k_", "[0-9a-z]{20}_[0-9a-f]{48}"),
     # -- Cloud providers
     # AWS access key id: AKIA (long-term), ASIA (session), ABIA, ACCA, A3T (older).
     Token("aws-access-key-id", "A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA", "[A-Z0-9]{16}", "AKIA ASIA ABIA ACCA A3T"),

@@ -31,6 +31,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "history": ("memories",),
     "hook": ("hooks", "guard", "session_hooks"),
     "inspect": ("memories",),
+    "key": ("access",),
     "link": ("memories",),
     "migrate": ("admin",),
     "notebook": ("notebooks",),
@@ -45,6 +46,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "seen": ("guard",),
     "serve": ("admin",),
     "settings": ("settings",),
+    "user": ("access",),
 }
 
 

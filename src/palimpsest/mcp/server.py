@@ -40,6 +40,7 @@ from ..service import Service
 from .arguments import argument_error
 from .arguments import short as _short
 from .descriptions import DESCRIPTIONS, INSTRUCTIONS
+from .keys import KeyVerifier, auth_settings
 from .schema import harden
 from .tools import STORE_THREADS, TOOL_NAMES, PalimpsestTools
 from .transport import serve_http, serve_stdio
@@ -135,10 +136,14 @@ def error_result(tool: str, exc: ToolError) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
 
-def build_server(service: Service, threads: int = STORE_THREADS) -> PalimpsestMCP:
+def build_server(
+    service: Service, threads: int = STORE_THREADS, *, http: tuple[str, int] | None = None
+) -> PalimpsestMCP:
     """An MCP server whose tools act on `service` (its store and actor); `close()` it.
 
     `threads`: how many tool calls reach the store at once (`server.store_threads`).
+    `http`: the (host, port) it serves HTTP on: each request then acts as its key's holder
+    (mcp/keys.py), and the server as given acts only for a request without one.
     """
     pool = ThreadPoolExecutor(threads, thread_name_prefix="palimpsest-store")
     tools = PalimpsestTools(service, pool)
@@ -163,6 +168,8 @@ def build_server(service: Service, threads: int = STORE_THREADS) -> PalimpsestMC
         tools=registered,
         log_level="WARNING",
         threads=pool,
+        token_verifier=KeyVerifier(service) if http else None,
+        auth=auth_settings(*http) if http else None,
     )
 
 
@@ -215,7 +222,9 @@ def serve(
     limits: Limits = DEFAULT_LIMITS,
 ) -> None:
     """Serve until the client hangs up (stdio) or the process is stopped (HTTP)."""
-    server = build_server(service, threads=limits.store_threads)
+    server = build_server(
+        service, threads=limits.store_threads, http=(host, port) if http else None
+    )
     try:
         if http:
             prepare_in_background(service)

@@ -25,6 +25,7 @@ from ..config import DEFAULT_LIMITS
 from ..errors import ValidationError
 from ..service import Service
 from ..service.batch import MAX_ITEMS
+from .keys import request_principal
 from .params import (
     AS_IN_REMEMBER,
     KIND_MEANINGS,
@@ -95,8 +96,15 @@ class PalimpsestTools:
     """The tools, bound to one service and its threads. `server` registers each one."""
 
     def __init__(self, service: Service, threads: Executor):
-        self.service = service
+        self._service = service
         self.threads = threads
+
+    @property
+    def service(self) -> Service:
+        """The service acting as the caller: over HTTP the request's key holder (keys.py).
+        Read it in the tool itself, never on a store thread (the request is not known there)."""
+        principal = request_principal()
+        return self._service if principal is None else self._service.acting_as(principal)
 
     async def _run(
         self, _shape: type[R], call: Callable[..., dict[str, Any]], arguments: dict[str, Any]
@@ -352,22 +360,23 @@ class PalimpsestTools:
         self,
     ) -> dict[str, tuple[Callable[..., dict[str, Any]], set[str], set[str]]]:
         """Per action: the service call, the parameters it needs, and those it may take."""
+        service = self.service  # the caller's: the calls below run on a store thread
 
         def merge(from_domain: str, to_domain: str, **rest: Any) -> dict[str, Any]:
-            return self.service.merge_domains(source=from_domain, target=to_domain, **rest)
+            return service.merge_domains(source=from_domain, target=to_domain, **rest)
 
         def listing(**_: Any) -> dict[str, Any]:
-            return self.service.notebooks()
+            return service.notebooks()
 
         return {
             "list": (listing, set(), set()),
             "create": (
-                self.service.create_notebook,
+                service.create_notebook,
                 {"name"},
                 {"summary", "domain", "tags", "redact"},
             ),
             "edit": (
-                self.service.edit_notebook,
+                service.edit_notebook,
                 {"notebook"},
                 {"name", "summary", "domain", "tags", "clear", "redact"},
             ),

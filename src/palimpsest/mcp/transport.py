@@ -41,6 +41,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ..config import DEFAULT_LIMITS, Limits
+from .keys import KeylessMeansLocal
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -359,7 +360,7 @@ async def serve_http(
         streamable_http_path=path, host=host, max_request_body_size=MAX_BODY_BYTES
     )
     config = uvicorn.Config(
-        AnsweringUnreadableBodies(app, path),
+        KeylessMeansLocal(AnsweringUnreadableBodies(app, path)),
         host=host,
         port=port,
         http=protocol,

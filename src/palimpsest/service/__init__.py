@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..embed import DEFAULT_EMBEDDER, EMBEDDERS, Embedder, load_embedder
+from .access import AccessOps
 from .base import DEFAULT_WORKSPACE
 from .checks import CheckOps
 from .disputes import DisputeOps
@@ -37,6 +38,7 @@ __all__ = [
 
 
 class Service(
+    AccessOps,
     CheckOps,
     MemoryOps,
     RecallOps,

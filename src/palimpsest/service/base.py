@@ -6,12 +6,13 @@ and dry runs once for all writes.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import sys
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from .. import gate
 from ..embed import Embedder, default_embedder
@@ -21,6 +22,7 @@ from ..model import STATUSES, TIME_RANGE, Event, Memory, Notebook, now_utc
 from ..projects import NO_PLACES, Places
 from ..revise import Step, Unmatched, canonical, changed_fields, check_version, parse_fields
 from ..store import Store, StoredResponse, StoreReader, StoreWriter
+from .roles import Principal, check_write
 from .vectors import VectorWriter
 
 if TYPE_CHECKING:
@@ -59,6 +61,17 @@ class ServiceBase:
         # Whether the actor may override another's ownership with a reason: an editor or
         # owner of the workspace may; local use acts as the local owner (DESIGN §6).
         self.may_override = may_override
+        self.role = "owner"  # whoever opens the store itself is its owner (roles.py)
+        self.key_id: str | None = None  # the HTTP key this service acts through, if any
+
+    def acting_as(self, principal: Principal) -> Self:
+        """This service acting as `principal` (a request's key), sharing store and model."""
+        acting = copy.copy(self)
+        acting.actor = gate.check_actor(principal.actor)
+        acting.role = principal.role
+        acting.key_id = principal.key_id
+        acting.may_override = self.may_override and principal.role in ("editor", "owner")
+        return acting
 
     def _write(
         self,
@@ -73,6 +86,7 @@ class ServiceBase:
         A transient failure (a busy database, a serialization conflict) is retried a few
         times; one that may have committed is retried only under an idempotency key.
         """
+        check_write(op, self.role)
         request_hash = hashlib.sha256(
             json.dumps(request, sort_keys=True, default=str).encode()
         ).hexdigest()
@@ -99,6 +113,7 @@ class ServiceBase:
         body: Body,
     ) -> dict[str, Any]:
         with self.store.write(self.workspace) as tx:
+            tx.key_id = self.key_id  # every event it writes names the key (never its secret)
             if idempotency_key and not dry_run:
                 stored = tx.stored_response(self.actor, op, idempotency_key)
                 if stored is not None:

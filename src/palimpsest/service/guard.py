@@ -25,6 +25,7 @@ from ..secrets import redact
 from ..store import StoreReader
 from .base import ServiceBase
 from .checks import directory
+from .roles import check_forget
 
 KEEP_SEEN = 2_000  # commands kept per workspace
 SEEN_DAYS = 30  # and for how long
@@ -167,6 +168,7 @@ class GuardOps(ServiceBase):
     def forget_seen(self, ids: list[str], *, dry_run: bool = False) -> dict[str, Any]:
         """Erase kept commands for good (`forget` with their ids; the bytes go at the next
         scrub, as a forgotten memory's do). A log, not memory: no event is written."""
+        check_forget(self.role, self.actor, None)
         with self.store.write(self.workspace) as tx:
             for seen_id in ids:
                 if tx.get_seen_command(seen_id) is None:

@@ -31,6 +31,7 @@ from .checks import here, stale_by_evidence
 from .disputes import disputes_of, withdraw_disputes
 from .guard import SEEN_PREFIX, GuardOps
 from .notebooks import NotebookOps
+from .roles import check_forget
 from .settings import freshness_days
 
 
@@ -192,6 +193,7 @@ class HistoryOps(NotebookOps, GuardOps):  # forget reaches notebooks, kept comma
                     results.append(self._forget_again(tx, memory_id))
                     continue
                 memory = self._get(tx, memory_id)
+                check_forget(self.role, self.actor, memory.owner)
                 if version is not None:
                     held = _held_fields(tx, memory_id, version) if dry_run else None
                     results.append(self._forget_version(tx, memory, version, because, now, op_id))

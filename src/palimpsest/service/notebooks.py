@@ -19,6 +19,7 @@ from .base import (
     notebook_name,
     refuse_nul,
 )
+from .roles import check_forget
 
 # The notebook fields that can hold personal data and so can be forgotten.
 FORGETTABLE_FIELDS = ("summary", "name")
@@ -149,6 +150,7 @@ class NotebookOps(ServiceBase):
         dry_run: bool,
     ) -> dict[str, Any]:
         """Scrub a field's values from a notebook's history, or remove the empty notebook."""
+        check_forget(self.role, self.actor, None)
         field = canonical(field, FORGETTABLE_FIELDS) or field
         if field is not None and field not in FORGETTABLE_FIELDS:
             raise ValidationError(

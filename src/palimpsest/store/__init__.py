@@ -74,6 +74,27 @@ class PendingScrub:
 
 
 @dataclass(frozen=True)
+class User:
+    """Someone who may use the workspace, and what they may do (DESIGN section 6)."""
+
+    name: str  # acts as `user:NAME`
+    role: str  # viewer, editor or owner
+    added_at: str
+
+
+@dataclass(frozen=True)
+class AccessKey:
+    """A key for HTTP, without its secret (only a hash of that is kept)."""
+
+    id: str
+    holder: str  # `user:NAME` (acts with that user's role) or `agent:NAME`
+    note: str | None
+    created_at: str
+    expires_at: str | None
+    revoked_at: str | None
+
+
+@dataclass(frozen=True)
 class AgentSession:
     """Where a coding agent's session began (the hooks' bookkeeping, not memory)."""
 
@@ -205,6 +226,13 @@ class StoreReader(Protocol):
         self, seq: int, notebook_id: str | None, limit: int
     ) -> list[Event]: ...  # fmt: skip
     def agent_session(self, session_id: str) -> AgentSession | None: ...
+    def users(self) -> list[User]: ...
+    def access_keys(self) -> list[AccessKey]: ...
+    def access_key(self, key_id: str) -> tuple[AccessKey, str] | None:
+        """The key of that id in this workspace, and the sha256 of its secret."""
+        ...
+
+    def has_access_keys(self) -> bool: ...
     # The guard (store/guard_rows.py): the active rules and orientations holding a
     # forbidden check, and the commands it has seen since a time (oldest first).
     def forbidding_rules(self) -> list[Memory]: ...
@@ -213,6 +241,8 @@ class StoreReader(Protocol):
 
 
 class StoreWriter(StoreReader, Protocol):
+    key_id: str | None  # the HTTP key this session's writes came through, recorded on each event
+
     def append_event(self, event: Event) -> int:
         """Store the event (its `seq` is ignored) and return the sequence number it got."""
         ...
@@ -253,6 +283,9 @@ class StoreWriter(StoreReader, Protocol):
         """The setting goes back to its default."""
         ...
 
+    def put_user(self, user: User) -> None: ...
+    def put_access_key(self, key: AccessKey, secret_hash: str) -> None: ...
+    def revoke_access_key(self, key_id: str, at: str) -> None: ...
     def start_agent_session(self, session: AgentSession, prune_before: str) -> AgentSession:
         """Note where a session began, unless it was noted already (a resumed session keeps
         its start); sessions begun before `prune_before` go. Returns the session as kept."""

@@ -150,4 +150,5 @@ def event_from_row(row: Row) -> Event:
         fields=tuple(json.loads(row["fields"])),
         note=row["note"],
         data=json.loads(row["data"]),
+        key_id=row["key_id"],
     )

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from ..errors import Conflict, InternalError
 from ..model import Dispute, Event, Link, Memory, MemoryVersion, Notebook, Tombstone, now_utc
 from . import EventFilter, Found, PendingScrub, SearchQuery, StoredResponse
+from .access_rows import AccessRows
 from .dispute_rows import (
     DISPUTE_EVENT_TEXTS,
     DISPUTE_OPS,
@@ -40,7 +41,7 @@ if TYPE_CHECKING:  # numpy is imported where a vector is read (see sqlite.py)
     from .vector_search import Vectors
 
 
-class SqlSession(OrientRows, GuardRows, ABC):
+class SqlSession(OrientRows, GuardRows, AccessRows, ABC):
     """A view of the store bound to one workspace, inside one transaction."""
 
     # Prefix that keeps a column's index out of the planner's choice ("+" in SQLite),
@@ -50,6 +51,7 @@ class SqlSession(OrientRows, GuardRows, ABC):
     def __init__(self, workspace: str):
         self.workspace = workspace
         self.discarded = False
+        self.key_id: str | None = None  # the HTTP key of the writes in this session, if any
 
     # -- what a backend provides ---------------------------------------------------------
 
@@ -554,11 +556,11 @@ class SqlSession(OrientRows, GuardRows, ABC):
     def append_event(self, event: Event) -> int:
         row = self._row(
             "INSERT INTO events(workspace, op_id, at, actor, op, target_type, target_id, "
-            "notebook_id, version, fields, note, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-            "RETURNING seq",
+            "notebook_id, version, fields, note, data, key_id) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
             (self.workspace, event.op_id, event.at, event.actor, event.op, event.target_type,
              event.target_id, event.notebook_id, event.version, json.dumps(list(event.fields)),
-             event.note, json.dumps(event.data)),
+             event.note, json.dumps(event.data), event.key_id or self.key_id),
         )  # fmt: skip
         assert row is not None
         return int(row["seq"])

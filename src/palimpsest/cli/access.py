@@ -1,0 +1,90 @@
+"""`palimpsest user` and `palimpsest key`: who may use the workspace over HTTP, and their
+keys (service/access.py). Whoever runs these has opened the store itself: its owner."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from .app import Env, command, emit, palimpsest, pass_env
+from .render import table
+
+
+@palimpsest.group()
+def user() -> None:
+    """Users of the workspace and their roles: viewer, editor or owner."""
+
+
+@command(user, "add", "palimpsest user add ana --role editor")
+@click.argument("name")
+@click.option("--role", required=True, help="viewer (reads), editor (writes) or owner (all).")
+@pass_env
+def user_add(env: Env, /, name: str, role: str) -> None:
+    """Add user NAME (they act as user:NAME), or give them another role."""
+    emit(env.service().add_user(name=name, role=role), lambda r: click.echo(
+        f"{r['user']} is {r['role']}: make their key with `palimpsest key create --user "
+        f"{r['user'].removeprefix('user:')}`."))  # fmt: skip
+
+
+@command(user, "list", "palimpsest user list --json")
+@pass_env
+def user_list(env: Env, /) -> None:
+    """List the users and their roles."""
+    emit(env.service(create=False).list_users(), _show_users)
+
+
+def _show_users(result: dict[str, Any]) -> None:
+    if not result["users"]:
+        click.echo("No users yet: `palimpsest user add NAME --role editor` adds one.")
+    table(result["users"], [("user", "user"), ("role", "role"), ("added", "added_at")])
+
+
+@palimpsest.group()
+def key() -> None:
+    """Keys for `serve --http`: once a store has one, every HTTP request needs a key."""
+
+
+@command(key, "create", "palimpsest key create --user ana --expires 2027-06-30")
+@click.option("--user", "user_name", help="A personal key: acts as this user, with their role.")
+@click.option(
+    "--agent", help="A workspace key: acts as agent:NAME, an editor that never overrides."
+)
+@click.option("--expires", help="When it stops working (a date or an RFC 3339 time, UTC).")
+@click.option("--note", help="What it is for (shown by `key list`).")
+@pass_env
+def key_create(
+    env: Env, /, user_name: str | None, agent: str | None, expires: str | None, note: str | None
+) -> None:
+    """Make a key. Its secret is printed once, here: store it where the client reads it."""
+    made = env.service().create_key(user=user_name, agent=agent, expires=expires, note=note)
+    emit(made, lambda r: click.echo(
+        f"{r['key']}\n\nThe key above acts as {r['holder']} (id {r['id']}). It is shown only "
+        "now: Palimpsest keeps a hash of it, never the key. Send it as `Authorization: Bearer "
+        "<key>`; `palimpsest key revoke ID` ends it."))  # fmt: skip
+
+
+@command(key, "list", "palimpsest key list")
+@pass_env
+def key_list(env: Env, /) -> None:
+    """List the keys (never their secrets): holder, expiry, revocation."""
+    emit(env.service(create=False).list_keys(), _show_keys)
+
+
+def _show_keys(result: dict[str, Any]) -> None:
+    if not result["keys"]:
+        click.echo("No keys: `serve --http` answers without one, on loopback only.")
+    columns = [("id", "id"), ("holder", "holder"), ("created", "created_at"),
+               ("expires", "expires_at"), ("revoked", "revoked_at"), ("note", "note")]  # fmt: skip
+    table(result["keys"], columns)
+
+
+@command(key, "revoke", "palimpsest key revoke k_01jb3x4y5z6a7b8c9d0e")
+@click.argument("key_id")
+@pass_env
+def key_revoke(env: Env, /, key_id: str) -> None:
+    """End key KEY_ID now, on every server."""
+    done = env.service().revoke_key(id=key_id)
+    emit(done, lambda r: click.echo(
+        f"{r['id']} ({r['holder']}) " + ("was already revoked." if r.get("unchanged")
+                                         else "is revoked.")))  # fmt: skip

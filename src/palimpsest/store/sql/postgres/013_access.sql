@@ -1,0 +1,25 @@
+-- Who may use a workspace, and the keys they use over HTTP (DESIGN section 6). A user is
+-- a name with a role; a key acts as its holder: a user (`user:NAME`, with that user's
+-- role when it is used) or an agent of the workspace (`agent:NAME`). A key's secret is
+-- never stored: only its sha256, checked on every request, so a revocation holds at once
+-- in every server process. Each change is also an event (user.add, key.create, ...).
+CREATE TABLE users (
+    workspace   TEXT NOT NULL REFERENCES workspaces(id),
+    name        TEXT NOT NULL,
+    role        TEXT NOT NULL,
+    added_at    TEXT NOT NULL,
+    PRIMARY KEY (workspace, name)
+);
+CREATE TABLE access_keys (
+    id          TEXT PRIMARY KEY,
+    workspace   TEXT NOT NULL REFERENCES workspaces(id),
+    secret_hash TEXT NOT NULL,
+    holder      TEXT NOT NULL,
+    note        TEXT,
+    created_at  TEXT NOT NULL,
+    expires_at  TEXT,
+    revoked_at  TEXT
+);
+CREATE INDEX access_keys_workspace ON access_keys(workspace, created_at);
+-- The key a write came through (its id; null for the CLI, stdio and keyless HTTP).
+ALTER TABLE events ADD COLUMN key_id TEXT;
