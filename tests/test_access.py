@@ -1,13 +1,17 @@
-"""Users, roles and keys (issue 12, first step), on both stores, and HTTP that asks for a
+"""Workspaces, users, roles and keys (issue 12), on both stores, and HTTP that asks for a
 key once the store has one, through the official MCP client against `serve --http`."""
 
 from __future__ import annotations
 
 import json
+import shutil
+import sqlite3
 import subprocess
+import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from unittest.mock import ANY
 
 import httpx2
 import pytest
@@ -15,14 +19,14 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from palimpsest.errors import Forbidden, NotFound, ValidationError
+from palimpsest.errors import Conflict, Forbidden, NotFound, ValidationError
 from palimpsest.gate import screen
 from palimpsest.service import Service
 from palimpsest.service.roles import Principal
 from palimpsest.store import EventFilter
 
 from .mcp_helpers import call
-from .test_mcp_e2e import command, http_server
+from .test_mcp_e2e import command, free_port, http_server, serving
 
 
 def events(service: Service) -> list[dict[str, object]]:
@@ -35,7 +39,9 @@ def test_a_key_is_shown_once_kept_hashed_and_acts_as_its_holder(service: Service
     made = service.create_key(user="ana", note="laptop")
     secret = made["key"]
     assert secret.startswith("palimpsest_k_") and made["holder"] == "user:ana"
-    assert service.authenticate(secret) == Principal("user:ana", "editor", made["id"])
+    assert service.authenticate(secret) == Principal(
+        "user:ana", "editor", made["id"], service.workspace
+    )
     listed = json.dumps(service.list_keys())
     assert made["id"] in listed and secret not in listed
     assert secret not in json.dumps(events(service))
@@ -49,7 +55,8 @@ def test_a_key_fails_when_revoked_expired_unknown_or_altered(service: Service) -
     service.add_user(name="ana", role="viewer")
     key = service.create_key(user="ana")
     soon = service.create_key(agent="ci", expires="2099-01-01")
-    assert service.authenticate(soon["key"]) == Principal("agent:ci", "agent", soon["id"])
+    ci = Principal("agent:ci", "agent", soon["id"], service.workspace)
+    assert service.authenticate(soon["key"]) == ci
     later = Service(
         service.store, workspace=service.workspace, clock=lambda: "2099-01-02T00:00:00Z"
     )
@@ -122,6 +129,94 @@ def test_the_gate_refuses_a_memory_holding_one_of_our_keys(service: Service) -> 
         screen("text", f"The server key is {key}")
 
 
+def test_removing_a_user_leaves_what_they_owned_ownerless_for_anyone_to_claim(
+    service: Service,
+) -> None:
+    service.add_user(name="ana", role="editor")
+    key = service.create_key(user="ana")["key"]
+    ana = service.acting_as(Principal("user:ana", "editor"))
+    owned = [ana.remember(notebook="n", kind="fact", text=f"Ana's fact {n}")["id"]
+             for n in range(3)]  # fmt: skip
+    ana.revise(id=owned[0], status="retracted", note="wrong")
+    theirs = service.remember(notebook="n", kind="fact", text="Someone else's fact")["id"]
+    removed = service.remove_user(name="ana")
+    assert sorted(removed["ownerless"]) == sorted(owned) and service.authenticate(key) is None
+    latest = events(service)[-4:]
+    assert [e["op"] for e in latest] == ["user.remove", "disown", "disown", "disown"]
+    assert len({e["op_id"] for e in latest}) == 1  # one operation
+    for memory_id in owned:
+        memory = service.inspect(id=memory_id)["memory"]
+        assert memory["owner"] is None and memory["author"] == "user:ana"
+    assert service.inspect(id=theirs)["memory"]["owner"] == service.actor
+    bo = service.acting_as(Principal("user:bo", "editor"))
+    assert bo.revise(id=owned[1], claim=True)["results"][0]["version"] == 3
+    assert bo.inspect(id=owned[1])["memory"]["owner"] == "user:bo"
+    with pytest.raises(NotFound):
+        service.remove_user(name="ana")
+
+
+# -- workspaces ---------------------------------------------------------------------------
+
+
+def unique(name: str) -> str:
+    """A workspace name of this test's own (PostgreSQL's store is shared by the tests)."""
+    return f"{name}-{uuid.uuid4().hex[:8]}"
+
+
+def test_workspaces_are_made_listed_and_renamed(service: Service) -> None:
+    service.remember(notebook="n", kind="fact", text="A first write makes the workspace")
+    name = unique("research")
+    made = service.create_workspace(name=name)["workspace"]
+    listed = {w["id"]: w for w in service.workspaces()["workspaces"]}
+    assert listed[made["id"]]["name"] == name and listed[service.workspace]["current"]
+    research = service.in_workspace(name)
+    assert research.workspace == made["id"] == service.in_workspace(made["id"]).workspace
+    assert [e["op"] for e in events(research)] == ["workspace.create"]
+    renamed = unique("lab")
+    assert research.rename_workspace(name=renamed)["renamed_from"] == name
+    assert service.in_workspace(renamed).workspace == made["id"]
+    with pytest.raises(NotFound):
+        service.in_workspace(name)  # the old name is free, and means nothing now
+    assert research.rename_workspace(name=renamed)["unchanged"]
+    with pytest.raises(Conflict):
+        service.create_workspace(name=renamed)
+    for bad in ("", "a b", "default", "x" * 65, "-lead"):
+        with pytest.raises(ValidationError):
+            service.create_workspace(name=bad)
+    assert service.in_workspace(None).workspace == service.in_workspace("default").workspace
+
+
+def test_nothing_of_one_workspace_is_visible_from_another(service: Service) -> None:
+    here = service.remember(notebook="ops", kind="fact", text="The pool size is twenty")
+    other = service.in_workspace(service.create_workspace(name=unique("other"))["workspace"]["id"])
+    there = other.remember(notebook="ops", kind="fact", text="The pool size is forty")
+    assert [h["id"] for h in other.recall(query="pool size")["hits"]] == [there["id"]]
+    assert [h["id"] for h in service.recall(query="pool size")["hits"]] == [here["id"]]
+    before = events(service)
+    for attempt in (
+        lambda: other.inspect(id=here["id"]),
+        lambda: other.history(id=here["id"]),
+        lambda: other.revise(id=here["id"], append="more"),
+        lambda: other.forget(id=here["id"], because="not yours"),
+        lambda: other.link(source=there["id"], target=here["id"], type="relates_to"),
+        lambda: other.revert(id=here["id"], version=1, because="no"),
+        lambda: other.dispute(action="open", ids=[there["id"], here["id"]], reason="x"),
+        lambda: other.dispute(action="list", ids=[here["id"]]),
+    ):
+        with pytest.raises(NotFound):
+            attempt()
+    assert events(service) == before
+    service.add_user(name="ana", role="viewer")
+    assert other.list_users() == {"users": []} and other.list_keys() == {"keys": []}
+    key = other.create_key(agent="ci")
+    assert service.list_keys() == {"keys": []}
+    with pytest.raises(NotFound):
+        service.revoke_key(id=key["id"])
+    principal = service.authenticate(key["key"])  # the key decides the workspace
+    assert principal is not None and principal.workspace == other.workspace
+    assert service.acting_as(principal).recall(query="pool size")["hits"][0]["id"] == there["id"]
+
+
 # -- over HTTP ---------------------------------------------------------------------------
 
 
@@ -177,3 +272,80 @@ async def test_http_asks_for_a_key_once_the_store_has_one(
         assert json.dumps(history).count(str(made["id"])) >= 1 and agent not in json.dumps(history)
         cli(db_path, env, "key", "revoke", str(made["id"]))
         assert status_of(url, agent) == 401  # revoked through the CLI: refused at once
+
+
+@pytest.mark.anyio
+async def test_over_http_the_key_decides_the_workspace(db_path: Path, env: dict[str, str]) -> None:
+    cli(db_path, env, "remember", "-n", "ops", "-k", "fact", "The default pool size is twenty")
+    cli(db_path, env, "workspace", "create", "lab")
+    lab = ("--workspace", "lab")
+    cli(db_path, env, *lab, "user", "add", "ana", "--role", "editor")
+    key = str(cli(db_path, env, *lab, "key", "create", "--user", "ana")["key"])
+    hidden = cli(db_path, env, "remember", "-n", "ops", "-k", "fact", "The pool owner is Bo")
+    with http_server(db_path, env) as (url, _):  # started on the default workspace
+        async with keyed(url, key) as client:
+            filed = await call(client, "remember", notebook="ops", kind="fact",
+                               text="The lab pool size is forty")  # fmt: skip
+            hits = (await call(client, "recall", query="pool size"))["hits"]
+            assert [h["id"] for h in hits] == [filed["id"]]
+            refused = await client.call_tool("inspect", {"id": str(hidden["id"])})
+            text = refused.content[0].text  # type: ignore[union-attr]
+            assert refused.is_error and '"not_found"' in text and "Bo" not in text
+    lab_hits = cli(db_path, env, *lab, "recall", "pool")["hits"]
+    assert [h["id"] for h in lab_hits] == [filed["id"]]  # type: ignore[union-attr]
+
+
+def test_listening_beyond_loopback_starts_once_keys_exist_and_asks_for_one(
+    db_path: Path, env: dict[str, str]
+) -> None:
+    cli(db_path, env, "user", "add", "ana", "--role", "viewer")
+    key = str(cli(db_path, env, "key", "create", "--user", "ana")["key"])
+    port = free_port()
+    process = subprocess.Popen(
+        command(db_path, "serve", "--http", "--host", "0.0.0.0", "--port", str(port)),
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    with serving(process, port):
+        url = f"http://127.0.0.1:{port}/mcp"
+        assert status_of(url, None) == 401
+        assert status_of(url, key) == 200
+
+
+def test_the_cli_acts_in_the_workspace_a_flag_or_the_environment_names(
+    db_path: Path, env: dict[str, str]
+) -> None:
+    cli(db_path, env, "workspace", "create", "lab")
+    filed = cli(db_path, env, "--workspace", "lab", "remember", "-n", "n", "-k", "fact", "In lab")
+    in_lab = cli(db_path, {**env, "PALIMPSEST_WORKSPACE": "lab"}, "recall", "lab")
+    assert [h["id"] for h in in_lab["hits"]] == [filed["id"]]  # type: ignore[union-attr]
+    assert cli(db_path, env, "recall", "lab")["hits"] == []
+    listed = cli(db_path, env, "workspace", "list", "--workspace", "lab")["workspaces"]
+    assert [(w["name"], w["current"]) for w in listed] == [("default", False), ("lab", True)]  # type: ignore[index]
+    done = subprocess.run(command(db_path, "--workspace", "lbа", "recall", "x", "--json"),
+                          env=env, capture_output=True, text=True)  # fmt: skip
+    refusal = json.loads(done.stdout)
+    assert done.returncode != 0 and refusal["error_class"] == "not_found"
+    assert "palimpsest workspace list" in refusal["message"]
+
+
+def test_an_existing_store_becomes_the_default_workspace_with_no_keys(tmp_path: Path) -> None:
+    """A store from before workspaces and keys: nothing changes for its local user."""
+    from palimpsest.store import open_store
+
+    from .test_time_migration import FIXTURE
+
+    db = tmp_path / "old.db"
+    shutil.copy(FIXTURE, db)
+    with sqlite3.connect(db) as raw:
+        held = {row[0] for row in raw.execute("SELECT id FROM memories")}
+    store = open_store(str(db))
+    try:
+        service = Service(store)
+        assert held and service.workspaces()["workspaces"] == [
+            {"id": "default", "name": "default", "created_at": ANY, "current": True}
+        ]
+        assert not service.has_keys() and service.list_users() == {"users": []}
+        assert {service.inspect(id=memory_id)["memory"]["id"] for memory_id in held} == held
+        service.remember(notebook="n", kind="fact", text="The local owner still writes")
+    finally:
+        store.close()

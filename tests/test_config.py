@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from palimpsest.config import KEYS, load_config
+from palimpsest.config import KEYS, is_loopback, load_config
 from palimpsest.errors import ValidationError
 
 from .test_mcp_e2e import (
@@ -177,6 +177,9 @@ def test_a_password_in_the_store_url_is_never_printed(env: dict[str, str], tmp_p
         (("--host", "0.0.0.0"), {}, ""),
         ((), {"PALIMPSEST_HTTP_HOST": "192.168.1.5"}, ""),
         ((), {}, '[http]\nhost = "example.org"\n'),
+        # this machine too, but the SDK checks `Host` headers (DNS rebinding) only on
+        # 127.0.0.1, ::1 and localhost: without keys it would listen unguarded
+        (("--host", "127.0.0.2"), {}, ""),
     ],
 )
 def test_listening_beyond_loopback_is_refused_until_keys_exist(
@@ -192,13 +195,13 @@ def test_listening_beyond_loopback_is_refused_until_keys_exist(
     assert not accepts_connections(int(port))
 
 
-def test_the_loopback_names_the_server_guards_pass_and_no_other() -> None:
-    """127.0.0.2 is this machine too, but the SDK checks `Host` headers (DNS rebinding) only
-    on 127.0.0.1, ::1 and localhost."""
+def test_a_host_is_a_name_or_an_address_and_the_loopback_names_are_spelled_one_way() -> None:
     for host in ("127.0.0.1", "::1", "[::1]", "localhost", "LOCALHOST"):
-        assert load_config({"http.host": host}, {}).http_host in (host.lower(), "::1")
-    with pytest.raises(ValidationError):
-        load_config({"http.host": "127.0.0.2"}, {})
+        assert is_loopback(load_config({"http.host": host}, {}).http_host)
+    assert not is_loopback(load_config({"http.host": "127.0.0.2"}, {}).http_host)
+    for bad in ("", "  ", "http://example.org", "a b", "-x"):
+        with pytest.raises(ValidationError):
+            load_config({"http.host": bad}, {})
 
 
 @contextmanager

@@ -16,7 +16,9 @@ repeats a value, which may hold a password (a `postgresql://` URL).
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import re
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -79,21 +81,28 @@ def _actor(value: Any) -> str:
         ) from None
 
 
-def _loopback(value: Any) -> str:
-    """Only this machine may connect until access keys exist (they arrive with teams).
-
-    Exactly the names the MCP SDK guards against DNS rebinding (it checks `Host` only for
-    these): another 127.x address would listen unguarded.
-    """
+def _host(value: Any) -> str:
+    """A name or an address to listen on. Only the loopback names are spelled one way: the
+    MCP SDK guards `Host` headers (DNS rebinding) on exactly these, and `serve` listens
+    anywhere else only once the store has keys (is_loopback)."""
     if isinstance(value, str):
         host = value.strip().lower()
         host = {"[::1]": "::1"}.get(host, host)
-        if host in LOOPBACK_HOSTS:
+        if _is_address(host) or re.fullmatch(r"[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?", host):
             return host
-    raise ValueError(
-        "127.0.0.1, ::1 or localhost: listening beyond this machine needs access keys, "
-        "which arrive with teams"
-    )
+    raise ValueError("a host name or an address, as 127.0.0.1, ::1, localhost or 0.0.0.0")
+
+
+def _is_address(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
+def is_loopback(host: str) -> bool:
+    return host in LOOPBACK_HOSTS
 
 
 def _embedder(value: Any) -> str:
@@ -140,11 +149,15 @@ KEYS: Mapping[str, Key] = {
             "data directory)", "--db"),
         Key("actor", None, _actor,
             "who acts, as the history records it (default: user:<login name>)", "--actor"),
+        Key("workspace", None, _text("a workspace's name (`palimpsest workspace list`)"),
+            "the workspace commands and a stdio server act in (default: the store's first, "
+            "`default`); over HTTP each key's own", "--workspace"),
         Key("embedder", DEFAULT_EMBEDDER, _embedder,
             "the model that turns memories into vectors for recall by meaning; `none`: "
             "full text alone (after a change, run `palimpsest reindex`)"),
-        Key("http.host", "127.0.0.1", _loopback,
-            "the address `serve --http` listens on: loopback only", "--host"),
+        Key("http.host", "127.0.0.1", _host,
+            "the address `serve --http` listens on; beyond 127.0.0.1, ::1 and localhost only "
+            "once the store has keys", "--host"),
         Key("http.port", 8765, _whole(1, 65535), "the port `serve --http` listens on", "--port"),
         Key("http.max_connections", 256, _whole(8, 4096),
             "connections open at once; past it the one idle longest is closed"),
@@ -188,6 +201,10 @@ class Config:
     @property
     def actor(self) -> str | None:
         return self.values["actor"]  # type: ignore[no-any-return]
+
+    @property
+    def workspace(self) -> str | None:
+        return self.values["workspace"]  # type: ignore[no-any-return]
 
     @property
     def http_host(self) -> str:

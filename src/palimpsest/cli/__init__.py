@@ -47,6 +47,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "serve": ("admin",),
     "settings": ("settings",),
     "user": ("access",),
+    "workspace": ("access",),
 }
 
 

@@ -1,5 +1,6 @@
-"""`palimpsest user` and `palimpsest key`: who may use the workspace over HTTP, and their
-keys (service/access.py). Whoever runs these has opened the store itself: its owner."""
+"""`palimpsest user`, `palimpsest key` and `palimpsest workspace`: who may use a workspace
+over HTTP, their keys, and the store's workspaces (service/access.py, workspaces.py).
+Whoever runs these has opened the store itself: its owner."""
 
 from __future__ import annotations
 
@@ -25,6 +26,16 @@ def user_add(env: Env, /, name: str, role: str) -> None:
     emit(env.service().add_user(name=name, role=role), lambda r: click.echo(
         f"{r['user']} is {r['role']}: make their key with `palimpsest key create --user "
         f"{r['user'].removeprefix('user:')}`."))  # fmt: skip
+
+
+@command(user, "remove", "palimpsest user remove ana")
+@click.argument("name")
+@pass_env
+def user_remove(env: Env, /, name: str) -> None:
+    """Remove user NAME: their keys stop working and what they owned becomes ownerless."""
+    emit(env.service().remove_user(name=name), lambda r: click.echo(
+        f"{r['user']} is removed; their keys no longer work. {len(r['ownerless'])} "
+        "memories they owned are ownerless now: anyone may `claim` them."))  # fmt: skip
 
 
 @command(user, "list", "palimpsest user list --json")
@@ -88,3 +99,41 @@ def key_revoke(env: Env, /, key_id: str) -> None:
     emit(done, lambda r: click.echo(
         f"{r['id']} ({r['holder']}) " + ("was already revoked." if r.get("unchanged")
                                          else "is revoked.")))  # fmt: skip
+
+
+@palimpsest.group()
+def workspace() -> None:
+    """The store's workspaces: nothing of one is visible from another."""
+
+
+@command(workspace, "create", "palimpsest workspace create research")
+@click.argument("name")
+@pass_env
+def workspace_create(env: Env, /, name: str) -> None:
+    """Make an empty workspace NAME; `--workspace NAME` then acts in it."""
+    emit(env.service().create_workspace(name=name), lambda r: click.echo(
+        f"Workspace {r['workspace']['name']} is made: act in it with `palimpsest --workspace "
+        f"{r['workspace']['name']} ...`, or give its users keys (`palimpsest --workspace "
+        f"{r['workspace']['name']} user add NAME --role editor`)."))  # fmt: skip
+
+
+@command(workspace, "list", "palimpsest workspace list")
+@pass_env
+def workspace_list(env: Env, /) -> None:
+    """List the workspaces; * marks the one commands act in now."""
+    emit(env.service(create=False).workspaces(), _show_workspaces)
+
+
+def _show_workspaces(result: dict[str, Any]) -> None:
+    rows = [{**w, "mark": "*" if w["current"] else ""} for w in result["workspaces"]]
+    table(rows, [("", "mark"), ("name", "name"), ("id", "id"), ("created", "created_at")])
+
+
+@command(workspace, "rename", "palimpsest workspace rename lab --workspace research")
+@click.argument("new_name", metavar="NEW_NAME")
+@pass_env
+def workspace_rename(env: Env, /, new_name: str) -> None:
+    """Rename the workspace chosen by --workspace (else the default) to NEW_NAME."""
+    emit(env.service().rename_workspace(name=new_name), lambda r: click.echo(
+        f"The workspace is named {r['workspace']['name']} now." if "renamed_from" in r
+        else f"The workspace is already named {r['workspace']['name']}."))  # fmt: skip

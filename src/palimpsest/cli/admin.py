@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 
+from ..config import is_loopback
 from ..errors import ValidationError
 from ..projects import Places
 from ..service import DEFAULT_WORKSPACE, copy_between, store_label
@@ -119,15 +120,20 @@ def reindex(env: Env, /) -> None:
 @command(palimpsest, "serve", "palimpsest serve --http --port 8765")
 @click.option("--http", is_flag=True, help="Speak streamable HTTP instead of stdio.")
 @click.option("--port", type=click.IntRange(1, 65535), help="With --http: the port (default 8765).")
-@click.option("--host", help="With --http: 127.0.0.1 (the default), ::1 or localhost.")
+@click.option(
+    "--host",
+    help="With --http: the address to listen on (default 127.0.0.1); beyond this machine "
+    "only once the store has keys.",
+)
 @pass_env
 def serve(env: Env, /, http: bool, port: int | None, host: str | None) -> None:
     """Serve the memory to MCP clients (agents): over stdio, or streamable HTTP at /mcp.
 
     Without --http the client starts this command and speaks MCP on its standard input
-    and output. With --http it listens on this machine only (127.0.0.1, or --host ::1 or
-    localhost); the address goes to standard error (as JSON with --json). The port, host and
-    limits may also come from the configuration (`palimpsest config`).
+    and output. With --http it listens on 127.0.0.1 (or --host), and every request must
+    carry a key once the store has one (`palimpsest key create`); the address goes to
+    standard error (as JSON with --json). The port, host and limits may also come from the
+    configuration (`palimpsest config`).
     """
     if not http and (port is not None or host is not None):
         raise ValidationError(
@@ -149,6 +155,14 @@ def serve(env: Env, /, http: bool, port: int | None, host: str | None) -> None:
     if http:  # it reads only the directories its owner configured: it has none of its own
         service.places = Places(working_dir=None, allowed=config.check_dirs)
         host, port = config.http_host, config.http_port
+        if not is_loopback(host) and not service.has_keys():
+            raise ValidationError(
+                f"`serve --http` listens on {host} (beyond this machine) only once the store "
+                "has keys, so that no request gets in without one: `palimpsest user add NAME "
+                "--role editor`, then `palimpsest key create --user NAME`. Or listen on "
+                "127.0.0.1.",
+                field="http.host",
+            )
         _check_port_free(host, port)  # before printing an address nobody will answer at
         url = f"http://{host}:{port}{PATH}" if ":" not in host else f"http://[{host}]:{port}{PATH}"
         if click.get_current_context().meta.get(JSON_KEY):

@@ -68,9 +68,17 @@ class Env:
     file is refused in the command's own terms (`--json` after the subcommand too).
     """
 
-    def __init__(self, ctx: click.Context, db: str | None, actor: str | None, config: str | None):
+    def __init__(
+        self,
+        ctx: click.Context,
+        db: str | None,
+        actor: str | None,
+        config: str | None,
+        workspace: str | None = None,
+    ):
         self.ctx = ctx
-        self.flags = {"db": db, "actor": actor}  # only what was typed; None: not given
+        # only what was typed; None: not given
+        self.flags = {"db": db, "actor": actor, "workspace": workspace}
         self.config_path = config
         self._service: Service | None = None
 
@@ -110,12 +118,11 @@ class Env:
         that does not exist is refused rather than making an empty store of a typo."""
         if self._service is None:
             embedder = load_embedder(self.config().embedder)  # its model loads when used
-            self._service = open_service(
-                self.db, actor=self.actor, create=create, embedder=embedder
-            )
+            opened = open_service(self.db, actor=self.actor, create=create, embedder=embedder)
+            self.ctx.call_on_close(opened.close)
+            self._service = opened.in_workspace(self.config().workspace)
             # The CLI (and a stdio server it starts) reads the project it is run in.
             self._service.places = local_places()
-            self.ctx.call_on_close(self._service.close)
         return self._service
 
 
@@ -177,6 +184,13 @@ def _set_actor(ctx: click.Context, _param: click.Parameter, value: str | None) -
         env.actor = value
 
 
+def _set_workspace(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+    if value is not None:
+        env = ctx.find_object(Env)
+        assert env is not None
+        env.flags["workspace"] = value
+
+
 def _set_config(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
     if value is not None:
         env = ctx.find_object(Env)
@@ -197,6 +211,10 @@ DB_HELP = (
     "file, else palimpsest.db in $PALIMPSEST_HOME or the user data directory."
 )
 ACTOR_HELP = "Who is acting, as recorded in the history."
+WORKSPACE_HELP = (
+    "The workspace to act in, by name. Default: $PALIMPSEST_WORKSPACE, else `workspace` in "
+    "the configuration file, else the store's first (`default`)."
+)
 CONFIG_HELP = (
     "The configuration file. Default: $PALIMPSEST_CONFIG, else config.toml in $PALIMPSEST_HOME "
     "or the user config directory (see `palimpsest config`)."
@@ -225,6 +243,13 @@ def shared_options(fn: Callable[..., Any]) -> list[click.Option]:
             expose_value=False,
             callback=_set_config,
             help="The configuration file, as before the command.",
+        ),
+        click.Option(
+            ["--workspace"],
+            metavar="NAME",
+            expose_value=False,
+            callback=_set_workspace,
+            help="The workspace, as before the command.",
         ),
     ]
     if not _has_option(fn, "--actor"):
@@ -314,12 +339,15 @@ def one_or_many(values: tuple[str, ...]) -> str | list[str] | None:
 @click.option("--db", metavar="PATH|URL", help=DB_HELP)
 @click.option("--actor", help=ACTOR_HELP + " Default: $PALIMPSEST_ACTOR, else user:<login name>.")
 @click.option("--config", metavar="PATH", help=CONFIG_HELP)
+@click.option("--workspace", metavar="NAME", help=WORKSPACE_HELP)
 @JSON_OPTION
 @click.version_option(package_name="palimpsest")
 @click.pass_context
-def palimpsest(ctx: click.Context, db: str | None, actor: str | None, config: str | None) -> None:
+def palimpsest(
+    ctx: click.Context, db: str | None, actor: str | None, config: str | None, workspace: str | None
+) -> None:
     """Long-term memory for AI agents: memory changes, but nothing is lost silently."""
-    ctx.obj = Env(ctx, db, actor, config)
+    ctx.obj = Env(ctx, db, actor, config, workspace)
 
 
 pass_env = click.make_pass_decorator(Env)

@@ -35,7 +35,8 @@ class KeyVerifier:
         principal = await anyio.to_thread.run_sync(self._principal, token)
         if principal is None:
             return None
-        claims = {"actor": principal.actor, "role": principal.role}
+        claims = {"actor": principal.actor, "role": principal.role,
+                  "workspace": principal.workspace}  # fmt: skip
         return AccessToken(
             token="", client_id=principal.key_id or "local", scopes=[], claims=claims
         )
@@ -60,7 +61,8 @@ def request_principal() -> Principal | None:
     if token is None or not token.claims:
         return None
     key_id = None if token.client_id == "local" else token.client_id
-    return Principal(token.claims["actor"], token.claims["role"], key_id)
+    claims = token.claims
+    return Principal(claims["actor"], claims["role"], key_id, claims.get("workspace"))
 
 
 class KeylessMeansLocal:

@@ -23,6 +23,7 @@ from .sessions import SessionOps
 from .settings import SettingsOps
 from .stores import copy_between, default_store_path, open_store_for, store_label
 from .vectors import Progress, reindex
+from .workspaces import WorkspaceOps
 
 __all__ = [
     "DEFAULT_EMBEDDER",
@@ -39,6 +40,7 @@ __all__ = [
 
 class Service(
     AccessOps,
+    WorkspaceOps,
     CheckOps,
     MemoryOps,
     RecallOps,
@@ -51,7 +53,8 @@ class Service(
     GuardOps,
 ):
     """remember, recall, revise, revert, forget, inspect, history, notebooks, links, doctor,
-    settings, disputes, projects, checks, orient, the session hooks and guard."""
+    settings, disputes, projects, checks, orient, the session hooks, guard, and the
+    workspace's users, keys and workspaces."""
 
     def schema_version(self) -> int:
         """The store's schema version (opening it migrated it to the newest this code knows)."""

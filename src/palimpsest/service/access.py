@@ -24,7 +24,6 @@ from typing import Any
 from .. import gate
 from ..errors import NotFound, ValidationError
 from ..ids import new_id
-from ..model import Event
 from ..store import AccessKey, StoreWriter, User
 from .base import ServiceBase, parse_time_arg
 from .roles import AGENT, ROLES, Principal
@@ -41,18 +40,40 @@ def secret_hash(secret: str) -> str:
 class AccessOps(ServiceBase):
     def add_user(self, *, name: str, role: str) -> dict[str, Any]:
         """Add a user (or give one another role): `user:NAME` acts with that role."""
-        name, role = _user_name(name), _role(role)
+        name, role = check_name(name), _role(role)
 
         def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
             before = {u.name: u for u in tx.users()}.get(name)
             user = User(name, role, before.added_at if before else now)
             tx.put_user(user)
             data = {"role": [before.role if before else None, role]}
-            seq = tx.append_event(Event(0, op_id, now, self.actor, "user.add", "user",
-                                        f"user:{name}", fields=("role",), data=data))  # fmt: skip
+            seq = self._event(tx, "user.add", op_id, now, ("user", f"user:{name}"),
+                              fields=("role",), data=data)  # fmt: skip
             return {"user": f"user:{name}", "role": role, "seq": seq}
 
         return self._write("user.add", {"name": name, "role": role}, None, False, body)
+
+    def remove_user(self, *, name: str) -> dict[str, Any]:
+        """Take a user out of the workspace: their keys stop working, and every memory they
+        owned becomes ownerless (one event each, under one operation id), for anyone to
+        `claim`. What they wrote stays, with their name as its author."""
+        name = check_name(name)
+        actor = f"user:{name}"
+
+        def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
+            if name not in {u.name for u in tx.users()}:
+                raise NotFound(f"There is no user {actor} here (`palimpsest user list`).")
+            tx.drop_user(name)
+            seq = self._event(tx, "user.remove", op_id, now, ("user", actor))
+            released = []
+            for memory in tx.owned_by(actor):
+                new = memory.replace(owner=None, version=memory.version + 1)
+                self._memory_event(tx, "disown", op_id, now, memory, new,
+                                   note=f"{actor} was removed from the workspace")  # fmt: skip
+                released.append(memory.id)
+            return {"user": actor, "removed": True, "ownerless": released, "seq": seq}
+
+        return self._write("user.remove", {"name": name}, None, False, body)
 
     def list_users(self) -> dict[str, Any]:
         with self.store.read(self.workspace) as tx:
@@ -72,7 +93,7 @@ class AccessOps(ServiceBase):
         Its secret is in this answer and nowhere else: it cannot be shown again."""
         if (user is None) == (agent is None):
             raise ValidationError("Give either `user` (a personal key) or `agent`.", field="user")
-        holder = f"user:{_user_name(user)}" if user is not None else f"agent:{_user_name(agent)}"
+        holder = f"user:{check_name(user)}" if user is not None else f"agent:{check_name(agent)}"
         expires_at = parse_time_arg(expires, "expires")
         if note is not None:
             gate.screen("note", note)
@@ -90,8 +111,7 @@ class AccessOps(ServiceBase):
             key = AccessKey(key_id, holder, note, now, expires_at, None)
             tx.put_access_key(key, secret_hash(secret))
             data = {"holder": holder, "expires_at": expires_at}
-            seq = tx.append_event(Event(0, op_id, now, self.actor, "key.create", "key", key_id,
-                                        note=note, data=data))  # fmt: skip
+            seq = self._event(tx, "key.create", op_id, now, ("key", key_id), note=note, data=data)
             return {"key": f"{KEY_PREFIX}{key_id}_{secret}", **_key_view(key), "seq": seq}
 
         request = {"holder": holder, "expires": expires_at, "note": note, "id": key_id}
@@ -117,20 +137,25 @@ class AccessOps(ServiceBase):
             if key.revoked_at is not None:
                 return {**_key_view(key), "unchanged": True}
             tx.revoke_access_key(id, now)
-            seq = tx.append_event(Event(0, op_id, now, self.actor, "key.revoke", "key", id,
-                                        data={"holder": key.holder}))  # fmt: skip
+            seq = self._event(
+                tx, "key.revoke", op_id, now, ("key", id), data={"holder": key.holder}
+            )
             return {**_key_view(key), "revoked_at": now, "seq": seq}
 
         return self._write("key.revoke", {"id": id}, None, False, body)
 
     def authenticate(self, key: str) -> Principal | None:
-        """Who `key` acts as in this workspace, or None: not a key of ours, unknown here,
-        revoked, expired, or held by a user no longer in the workspace."""
+        """Who `key` acts as, and in which workspace (the key's own), or None: not a key of
+        ours, unknown, revoked, expired, or held by a user no longer in its workspace."""
         match = _KEY.fullmatch(key) if isinstance(key, str) else None
         if match is None:
             return None
         key_id, secret = match[1], match[2]
         with self.store.read(self.workspace) as tx:
+            workspace = tx.key_workspace(key_id)
+        if workspace is None:
+            return None
+        with self.store.read(workspace) as tx:
             found = tx.access_key(key_id)
             roles = {f"user:{u.name}": u.role for u in tx.users()} if found else {}
         if found is None or not hmac.compare_digest(found[1], secret_hash(secret)):
@@ -139,9 +164,9 @@ class AccessOps(ServiceBase):
         if stored.revoked_at is not None or (stored.expires_at and stored.expires_at <= now):
             return None
         if stored.holder.startswith("agent:"):
-            return Principal(stored.holder, AGENT, key_id)
+            return Principal(stored.holder, AGENT, key_id, workspace)
         role = roles.get(stored.holder)
-        return Principal(stored.holder, role, key_id) if role else None
+        return Principal(stored.holder, role, key_id, workspace) if role else None
 
     def has_keys(self) -> bool:
         with self.store.read(self.workspace) as tx:
@@ -153,7 +178,8 @@ def _key_view(key: AccessKey) -> dict[str, Any]:
             "expires_at": key.expires_at, "revoked_at": key.revoked_at}  # fmt: skip
 
 
-def _user_name(name: object) -> str:
+def check_name(name: object) -> str:
+    """A user's, an agent's or a workspace's name, checked and stripped."""
     if not isinstance(name, str) or not _NAME.fullmatch(name.strip()):
         raise ValidationError(
             "A name is 1 to 64 letters, digits and . _ @ - (`ana`, `ci-bot`), starting with a "

@@ -71,7 +71,13 @@ class ServiceBase:
         acting.role = principal.role
         acting.key_id = principal.key_id
         acting.may_override = self.may_override and principal.role in ("editor", "owner")
-        return acting
+        return acting.with_workspace(principal.workspace) if principal.workspace else acting
+
+    def with_workspace(self, workspace: str) -> Self:
+        """This service acting in another workspace of the same store."""
+        moved = copy.copy(self)
+        moved.workspace = workspace
+        return moved
 
     def _write(
         self,
@@ -145,18 +151,21 @@ class ServiceBase:
         op: str,
         op_id: str,
         now: str,
-        target: Memory | Notebook,
+        target: Memory | Notebook | tuple[str, str],
         *,
         version: int | None = None,
         fields: tuple[str, ...] = (),
         note: str | None = None,
         data: dict[str, Any] | None = None,
     ) -> int:
-        """Append one event by this actor about `target`; returns its sequence number."""
+        """Append one event by this actor about `target` (a memory, a notebook, or the type
+        and id of something else: a user, a key, a workspace); returns its sequence number."""
         if isinstance(target, Memory):
-            target_type, notebook_id = "memory", target.notebook_id
+            target_type, target_id, notebook_id = "memory", target.id, target.notebook_id
+        elif isinstance(target, Notebook):
+            target_type, target_id, notebook_id = "notebook", target.id, target.id
         else:
-            target_type, notebook_id = "notebook", target.id
+            (target_type, target_id), notebook_id = target, None
         event = Event(
             seq=0,
             op_id=op_id,
@@ -164,7 +173,7 @@ class ServiceBase:
             actor=self.actor,
             op=op,
             target_type=target_type,
-            target_id=target.id,
+            target_id=target_id,
             notebook_id=notebook_id,
             version=version,
             fields=fields,

@@ -15,8 +15,9 @@ from ..errors import Forbidden
 
 ROLES = ("viewer", "editor", "owner")  # what a user may be given
 AGENT = "agent"
-OWNER_OPS = frozenset({"merge_domains", "settings.change", "user.add", "key.create",
-                       "key.revoke"})  # fmt: skip
+OWNER_OPS = frozenset({"merge_domains", "settings.change", "user.add", "user.remove",
+                       "key.create", "key.revoke", "workspace.create",
+                       "workspace.rename"})  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,7 @@ class Principal:
     actor: str
     role: str  # viewer, editor, owner or agent
     key_id: str | None = None  # the key it came through: recorded on every event it writes
+    workspace: str | None = None  # the key's workspace (None: the one the server was given)
 
 
 LOCAL_OWNER = Principal("user:local", "owner")

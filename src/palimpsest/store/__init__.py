@@ -74,6 +74,15 @@ class PendingScrub:
 
 
 @dataclass(frozen=True)
+class Workspace:
+    """A store's workspace: its id, which every row of it carries, and the name users give."""
+
+    id: str
+    name: str
+    created_at: str
+
+
+@dataclass(frozen=True)
 class User:
     """Someone who may use the workspace, and what they may do (DESIGN section 6)."""
 
@@ -232,7 +241,20 @@ class StoreReader(Protocol):
         """The key of that id in this workspace, and the sha256 of its secret."""
         ...
 
-    def has_access_keys(self) -> bool: ...
+    def has_access_keys(self) -> bool:
+        """Whether the store holds any key, in any workspace (HTTP then asks for one)."""
+        ...
+
+    def key_workspace(self, key_id: str) -> str | None:
+        """The workspace the key of that id belongs to, whichever this session's is."""
+        ...
+
+    def owned_by(self, actor: str) -> list[Memory]:
+        """The current version of every memory `actor` owns, in this workspace."""
+        ...
+
+    # The store's workspaces, whichever this session's is (store/access_rows.py).
+    def workspaces(self) -> list[Workspace]: ...
     # The guard (store/guard_rows.py): the active rules and orientations holding a
     # forbidden check, and the commands it has seen since a time (oldest first).
     def forbidding_rules(self) -> list[Memory]: ...
@@ -286,6 +308,11 @@ class StoreWriter(StoreReader, Protocol):
     def put_user(self, user: User) -> None: ...
     def put_access_key(self, key: AccessKey, secret_hash: str) -> None: ...
     def revoke_access_key(self, key_id: str, at: str) -> None: ...
+    def drop_user(self, name: str) -> None: ...
+    def name_workspace(self, name: str) -> None:
+        """Give this session's workspace `name` (the row is made on the first write)."""
+        ...
+
     def start_agent_session(self, session: AgentSession, prune_before: str) -> AgentSession:
         """Note where a session began, unless it was noted already (a resumed session keeps
         its start); sessions begun before `prune_before` go. Returns the session as kept."""

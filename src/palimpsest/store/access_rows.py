@@ -1,4 +1,5 @@
-"""Users and keys of a workspace, the same SQL on both stores (DESIGN section 6)."""
+"""Users and keys of a workspace, and the store's workspaces: the same SQL on both stores
+(DESIGN section 6)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ from abc import abstractmethod
 from collections.abc import Iterable
 from typing import Any
 
-from . import AccessKey, User
+from ..model import Memory
+from . import AccessKey, User, Workspace
 from .rows import Row
 
 _KEY_COLUMNS = "id, holder, note, created_at, expires_at, revoked_at"
@@ -22,6 +24,9 @@ class AccessRows:
 
     @abstractmethod
     def _run(self, sql: str, params: Iterable[Any] = ()) -> None: ...
+
+    @abstractmethod
+    def _versions(self, condition: str, params: Iterable[Any]) -> list[Memory]: ...
 
     def users(self) -> list[User]:
         rows = self._rows(
@@ -53,10 +58,26 @@ class AccessRows:
         return (_key(rows[0]), rows[0]["secret_hash"]) if rows else None
 
     def has_access_keys(self) -> bool:
-        """Whether any key was ever made here: from then on HTTP asks every request for one."""
-        return bool(
-            self._rows("SELECT 1 FROM access_keys WHERE workspace = ? LIMIT 1", (self.workspace,))
-        )
+        """Whether any key was ever made in the store: from then on HTTP asks every request
+        for one (a keyless request cannot tell which workspace it means)."""
+        return bool(self._rows("SELECT 1 FROM access_keys LIMIT 1"))
+
+    def key_workspace(self, key_id: str) -> str | None:
+        rows = self._rows("SELECT workspace FROM access_keys WHERE id = ?", (key_id,))
+        return str(rows[0]["workspace"]) if rows else None
+
+    def drop_user(self, name: str) -> None:
+        self._run("DELETE FROM users WHERE workspace = ? AND name = ?", (self.workspace, name))
+
+    def owned_by(self, actor: str) -> list[Memory]:
+        return self._versions("v.to_seq IS NULL AND v.owner = ?", (actor,))
+
+    def workspaces(self) -> list[Workspace]:
+        rows = self._rows("SELECT id, name, created_at FROM workspaces ORDER BY created_at, id")
+        return [Workspace(row["id"], row["name"] or row["id"], row["created_at"]) for row in rows]
+
+    def name_workspace(self, name: str) -> None:
+        self._run("UPDATE workspaces SET name = ? WHERE id = ?", (name, self.workspace))
 
     def put_access_key(self, key: AccessKey, secret_hash: str) -> None:
         self._run(

@@ -143,8 +143,8 @@ class SqlSession(OrientRows, GuardRows, AccessRows, ABC):
 
     def ensure_workspace(self) -> None:
         self._run(
-            "INSERT INTO workspaces(id, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING",
-            (self.workspace, now_utc()),
+            "INSERT INTO workspaces(id, name, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+            (self.workspace, self.workspace, now_utc()),
         )
 
     # -- memories ------------------------------------------------------------------------

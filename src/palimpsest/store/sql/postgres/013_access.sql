@@ -23,3 +23,7 @@ CREATE TABLE access_keys (
 CREATE INDEX access_keys_workspace ON access_keys(workspace, created_at);
 -- The key a write came through (its id; null for the CLI, stdio and keyless HTTP).
 ALTER TABLE events ADD COLUMN key_id TEXT;
+-- A workspace's name, which users choose and may change; the id every row carries stays.
+ALTER TABLE workspaces ADD COLUMN name TEXT;
+UPDATE workspaces SET name = id;
+CREATE UNIQUE INDEX workspaces_name ON workspaces(name);
