@@ -7,6 +7,7 @@ import json
 import shutil
 import sqlite3
 import subprocess
+import time
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -21,6 +22,8 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 
 from palimpsest.errors import Conflict, Forbidden, NotFound, ValidationError
 from palimpsest.gate import screen
+from palimpsest.mcp.bounds import CallBounds
+from palimpsest.mcp.keys import FLUSH_SECONDS
 from palimpsest.service import Service
 from palimpsest.service.roles import Principal
 from palimpsest.store import EventFilter
@@ -349,3 +352,91 @@ def test_an_existing_store_becomes_the_default_workspace_with_no_keys(tmp_path: 
         service.remember(notebook="n", kind="fact", text="The local owner still writes")
     finally:
         store.close()
+
+
+def test_a_key_gets_its_bound_of_calls_then_a_time_to_wait() -> None:
+    now = [0.0]
+    bounds = CallBounds(per_minute=3, clock=lambda: now[0])
+    assert [bounds.admit("k_a") for _ in range(3)] == [None, None, None]
+    assert bounds.admit("k_a") == 20.0  # one call comes back each 20 s
+    assert bounds.admit("k_b") is None  # another key has its own bound
+    now[0] = 19.0
+    assert bounds.admit("k_a") == 1.0
+    now[0] = 20.0
+    assert bounds.admit("k_a") is None and bounds.admit("k_a") is not None
+    now[0] = 1000.0  # idle long: the bucket is full again, not fuller
+    assert [bounds.admit("k_a") for _ in range(4)][-1] is not None
+
+
+@pytest.mark.anyio
+async def test_over_http_calls_past_a_keys_bound_are_retryable_and_reach_no_tool(
+    db_path: Path, env: dict[str, str]
+) -> None:
+    cli(db_path, env, "user", "add", "ana", "--role", "editor")
+    ana = str(cli(db_path, env, "key", "create", "--user", "ana")["key"])
+    bo = str(cli(db_path, env, "key", "create", "--agent", "bo")["key"])
+    with http_server(db_path, {**env, "PALIMPSEST_HTTP_CALLS_PER_MINUTE": "2"}) as (url, _):
+        async with keyed(url, ana) as client:
+            for n in range(2):
+                await call(client, "remember", notebook="n", kind="fact", text=f"Fact {n}")
+            refused = await client.call_tool(
+                "remember", {"notebook": "n", "kind": "fact", "text": "One too many"}
+            )
+            body = json.loads(refused.content[0].text)  # type: ignore[union-attr]
+            assert refused.is_error and body["error_class"] == "retryable"
+            assert 0 < body["retry_after"] <= 30
+        async with keyed(url, bo) as client:
+            assert (await call(client, "recall", query="fact"))["hits"]
+    assert [h["text"] for h in cli(db_path, env, "recall", "many")["hits"]] == []  # type: ignore[union-attr]
+
+
+@pytest.mark.anyio
+async def test_failed_authentications_are_counted_and_doctor_shows_each_its_own(
+    db_path: Path, env: dict[str, str]
+) -> None:
+    cli(db_path, env, "workspace", "create", "lab")
+    cli(db_path, env, "--workspace", "lab", "user", "add", "ana", "--role", "viewer")
+    made = cli(db_path, env, "--workspace", "lab", "key", "create", "--user", "ana")
+    key = str(made["key"])
+    agent = cli(db_path, env, "--workspace", "lab", "key", "create", "--agent", "x")
+    cli(db_path, env, "--workspace", "lab", "key", "revoke", str(agent["id"]))
+    assert "failed_authentications" not in cli(db_path, env, "doctor")
+    with http_server(db_path, env) as (url, _):
+        # The first failure is written at once, the next within seconds (or as it stops).
+        assert status_of(url, str(agent["key"])) == 401  # a key of lab's: counted in lab
+        assert status_of(url, None) == 401  # no key: counted in no workspace
+        assert status_of(url, "palimpsest_k_" + "0" * 20 + "_" + "0" * 48) == 401
+        async with keyed(url, key) as client:  # lab's viewer sees lab's count alone
+            seen = (await call(client, "doctor"))["failed_authentications"]
+        assert seen["last_24_hours"] == 1
+
+        def counted(*workspace: str) -> object:
+            found = cli(db_path, env, *workspace, "doctor").get("failed_authentications")
+            return found and found["last_24_hours"]  # type: ignore[index]
+
+        deadline = time.monotonic() + FLUSH_SECONDS + 20
+        while counted() != 2:  # whoever opens the store sees those of no workspace too
+            assert time.monotonic() < deadline, counted()
+            time.sleep(0.5)
+        assert counted("--workspace", "lab") == 3
+
+
+def test_a_copied_workspace_brings_its_users_and_keys(tmp_path: Path) -> None:
+    from palimpsest.service import copy_between
+    from palimpsest.store import open_store
+
+    source, target = tmp_path / "here.db", tmp_path / "there.db"
+    store = open_store(str(source))
+    try:
+        here = Service(store)
+        here.add_user(name="ana", role="editor")
+        key = here.create_key(user="ana")["key"]
+    finally:
+        store.close()
+    copy_between(str(source), str(target), "default")
+    copied = open_store(str(target))
+    try:
+        principal = Service(copied).authenticate(key)
+        assert principal is not None and (principal.actor, principal.role) == ("user:ana", "editor")
+    finally:
+        copied.close()

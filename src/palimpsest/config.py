@@ -168,6 +168,9 @@ KEYS: Mapping[str, Key] = {
         Key("http.check_dirs", (), _directories,
             "the directories `check` (and anchors) may read over HTTP, with those below; none "
             "by default (the CLI and a stdio server read their working directory)"),
+        Key("http.calls_per_minute", 600, _whole(1, 100_000),
+            "tool calls a key may make a minute, in a burst or spread (per server process); "
+            "past it a call is answered `retryable` with `retry_after`"),
         Key("server.store_threads", 8, _whole(1, 64),
             "tool calls served at once (each holds a store connection)"),
     )
@@ -182,6 +185,7 @@ class Limits:
     max_connections: int = KEYS["http.max_connections"].default
     head_seconds: float = KEYS["http.head_seconds"].default
     keep_alive_seconds: int = KEYS["http.keep_alive_seconds"].default
+    calls_per_minute: int = KEYS["http.calls_per_minute"].default
 
 
 DEFAULT_LIMITS = Limits()
@@ -229,6 +233,7 @@ class Config:
             max_connections=self.values["http.max_connections"],
             head_seconds=self.values["http.head_seconds"],
             keep_alive_seconds=self.values["http.keep_alive_seconds"],
+            calls_per_minute=self.values["http.calls_per_minute"],
         )
 
     def described(self, fallbacks: Mapping[str, str] | None = None) -> dict[str, Any]:

@@ -243,6 +243,10 @@ def doctor(result: dict[str, Any]) -> None:
         click.echo(f"Open disputes, waiting for a ruling: {waiting['count']} (oldest first)")
         for row in waiting["oldest"]:
             click.echo(f"  {row['id']}  {row['fix']}")
+    if knocked := result.get("failed_authentications"):
+        count, last = knocked["last_24_hours"], knocked["last_at"]
+        click.echo(f"Failed authentications over HTTP in the last 24 hours: {count}")
+        click.echo(f"  last at {last}: {knocked['fix']}")
     if stale := result.get("stale_vectors"):
         click.echo(f"{stale['count']} version(s) have no vector of the current model, so recall")
         click.echo(f"cannot find them by meaning: run `{stale['fix']}`.")

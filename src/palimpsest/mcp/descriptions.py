@@ -52,8 +52,9 @@ change (`dry_run` true).
 `-` for `_`. A single string where a list is expected is a list of one. An unknown \
 parameter is refused.
 - A refusal is JSON {"error_class", "message", "field"}: error_class is validation, \
-not_found, conflict, forbidden, retryable (try again) or internal; the message says what \
-to change. A refusal changes nothing and never repeats a refused value.
+not_found, conflict, forbidden, retryable (try again, after `retry_after` seconds if \
+given) or internal; the message says what to change. A refusal changes nothing and \
+never repeats a refused value.
 """
 
 REMEMBER = """\

@@ -11,6 +11,10 @@ one server process is refused by every other at once.
 
 from __future__ import annotations
 
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -25,15 +29,29 @@ from ..service.roles import LOCAL_OWNER, Principal
 KEYLESS = "palimpsest-keyless"  # stands for "no key given"; never a key of ours
 
 
-class KeyVerifier:
-    """The SDK's TokenVerifier: a bearer token -> who it acts as, or None (401)."""
+FLUSH_SECONDS = 5.0  # failed authentications reach the store at most this often
 
-    def __init__(self, service: Service):
+
+class KeyVerifier:
+    """The SDK's TokenVerifier: a bearer token -> who it acts as, or None (401).
+
+    Each failure is counted for doctor (per workspace when the key's id is one of ours).
+    The counts are added to the store at most every FLUSH_SECONDS (the first at once), so
+    that a flood of bad keys cannot become a flood of writes.
+    """
+
+    def __init__(self, service: Service, clock: Callable[[], float] = time.monotonic):
         self.service = service
+        self.clock = clock
+        self._failures: Counter[str] = Counter()
+        self._flushed_at = -FLUSH_SECONDS  # the first failure is written at once
+        self._lock = threading.Lock()
+        self._timer: threading.Timer | None = None
 
     async def verify_token(self, token: str) -> AccessToken | None:
         principal = await anyio.to_thread.run_sync(self._principal, token)
         if principal is None:
+            await anyio.to_thread.run_sync(self._count_failure, token)
             return None
         claims = {"actor": principal.actor, "role": principal.role,
                   "workspace": principal.workspace}  # fmt: skip
@@ -45,6 +63,25 @@ class KeyVerifier:
         if token == KEYLESS:
             return None if self.service.has_keys() else LOCAL_OWNER
         return self.service.authenticate(token)
+
+    def _count_failure(self, token: str) -> None:
+        workspace = self.service.key_workspace(token) or ""
+        with self._lock:
+            self._failures[workspace] += 1
+            wait = FLUSH_SECONDS - (self.clock() - self._flushed_at)
+            if wait > 0 and self._timer is None:  # the rest follows when the time is up
+                self._timer = threading.Timer(wait, self.flush)
+                self._timer.daemon = True
+                self._timer.start()
+        if wait <= 0:
+            self.flush()
+
+    def flush(self) -> None:
+        with self._lock:
+            failures, self._failures = dict(self._failures), Counter()
+            self._flushed_at, self._timer = self.clock(), None
+        if failures:
+            self.service.count_failed_auth(failures)
 
 
 def auth_settings(host: str, port: int) -> AuthSettings:

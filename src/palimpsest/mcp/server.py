@@ -39,8 +39,9 @@ from ..secrets import prepare as prepare_secrets
 from ..service import Service
 from .arguments import argument_error
 from .arguments import short as _short
+from .bounds import CallBounds
 from .descriptions import DESCRIPTIONS, INSTRUCTIONS
-from .keys import KeyVerifier, auth_settings
+from .keys import KeyVerifier, auth_settings, request_principal
 from .schema import harden
 from .tools import STORE_THREADS, TOOL_NAMES, PalimpsestTools
 from .transport import serve_http, serve_stdio
@@ -97,18 +98,41 @@ ANNOTATIONS = {
 class PalimpsestMCP(MCPServer[Any]):
     """The SDK's server, answering every failed call with our error body."""
 
-    def __init__(self, *args: Any, threads: ThreadPoolExecutor, **kwargs: Any):
-        super().__init__(*args, **kwargs)
+    def __init__(
+        self,
+        name: str,
+        *,
+        threads: ThreadPoolExecutor,
+        bounds: CallBounds | None = None,
+        token_verifier: KeyVerifier | None = None,
+        **kwargs: Any,
+    ):
+        super().__init__(name, token_verifier=token_verifier, **kwargs)
         self.threads = threads
+        self.bounds = bounds  # over HTTP: how many calls each key may make (bounds.py)
+        self.verifier = token_verifier
 
     def close(self) -> None:
-        """Let the store threads finish what they run, then end them."""
+        """Let the store threads finish what they run, then end them; write the failed
+        authentications counted since the last write."""
         self.threads.shutdown(wait=True)
+        if self.verifier is not None:
+            self.verifier.flush()
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
         """Run a tool; every failure becomes an `isError` result with our JSON body."""
+        principal = request_principal()
+        key_id = principal.key_id if principal else None
+        wait = self.bounds.admit(key_id) if self.bounds and key_id else None
+        if wait is not None:
+            return refusal_result({
+                "error_class": "retryable",
+                "message": f"This key made more tool calls than its bound allows (a server's "
+                f"`http.calls_per_minute`): wait {wait} s and call again.",
+                "retry_after": wait,
+            })  # fmt: skip
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
@@ -132,12 +156,20 @@ def error_result(tool: str, exc: ToolError) -> CallToolResult:
         }
     if body["error_class"] != "internal":
         logger.info("tool %r refused: %s", _short(tool), body["error_class"])
+    return refusal_result(body)
+
+
+def refusal_result(body: dict[str, Any]) -> CallToolResult:
     text = json.dumps(body, ensure_ascii=False)
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
 
 def build_server(
-    service: Service, threads: int = STORE_THREADS, *, http: tuple[str, int] | None = None
+    service: Service,
+    threads: int = STORE_THREADS,
+    *,
+    http: tuple[str, int] | None = None,
+    calls_per_minute: int = DEFAULT_LIMITS.calls_per_minute,
 ) -> PalimpsestMCP:
     """An MCP server whose tools act on `service` (its store and actor); `close()` it.
 
@@ -168,6 +200,7 @@ def build_server(
         tools=registered,
         log_level="WARNING",
         threads=pool,
+        bounds=CallBounds(calls_per_minute) if http else None,
         token_verifier=KeyVerifier(service) if http else None,
         auth=auth_settings(*http) if http else None,
     )
@@ -223,7 +256,10 @@ def serve(
 ) -> None:
     """Serve until the client hangs up (stdio) or the process is stopped (HTTP)."""
     server = build_server(
-        service, threads=limits.store_threads, http=(host, port) if http else None
+        service,
+        threads=limits.store_threads,
+        http=(host, port) if http else None,
+        calls_per_minute=limits.calls_per_minute,
     )
     try:
         if http:

@@ -168,6 +168,22 @@ class AccessOps(ServiceBase):
         role = roles.get(stored.holder)
         return Principal(stored.holder, role, key_id, workspace) if role else None
 
+    def key_workspace(self, key: str) -> str | None:
+        """The workspace a key (right or not) names by its id, if that id is one of ours."""
+        match = _KEY.fullmatch(key) if isinstance(key, str) else None
+        if match is None:
+            return None
+        with self.store.read(self.workspace) as tx:
+            return tx.key_workspace(match[1])
+
+    def count_failed_auth(self, failures: dict[str, int]) -> None:
+        """Add failed authentications (per workspace; '' for an unknown or missing key) to
+        this hour's count, which doctor shows. Not an event: a log of who knocked."""
+        at = self.clock()
+        with self.store.write(self.workspace) as tx:
+            for workspace, count in failures.items():
+                tx.add_failed_auth(workspace, at[:13], count, at)
+
     def has_keys(self) -> bool:
         with self.store.read(self.workspace) as tx:
             return tx.has_access_keys()

@@ -4,6 +4,7 @@ evidence in a project directory, and scrubbing a forget left pending."""
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import Any
 
 from ..checks import run_check, runnable
@@ -82,6 +83,7 @@ class DoctorOps(ServiceBase):
             unembedded = tx.stale_vector_count(self.vectors.model) if self.vectors.enabled else 0
             disputes = open_disputes(tx)
             noise = noisy(tx.all_feedback_counts(), current)
+            knocked = self._failed_auth(tx, at)
         report: dict[str, Any] = {
             "secrets": secrets,
             "possibly_stale": [_line(m) for m in active if m.possibly_stale(at, freshness)],
@@ -96,7 +98,21 @@ class DoctorOps(ServiceBase):
             report["stale_vectors"] = {"count": unembedded, "fix": "palimpsest reindex"}
         if disputes["count"]:
             report["open_disputes"] = disputes
+        if knocked:
+            report["failed_authentications"] = knocked
         return report
+
+    def _failed_auth(self, tx: StoreReader, at: str) -> dict[str, Any] | None:
+        """Failed authentications of the last 24 hours this caller may see: its workspace's,
+        and for whoever opened the store itself those naming no workspace too."""
+        since = (datetime.fromisoformat(at) - timedelta(hours=24)).isoformat()[:13]
+        count, last = tx.failed_auth_since(since, (self.workspace,) if self.key_id else
+                                           (self.workspace, ""))  # fmt: skip
+        if not count:
+            return None
+        return {"last_24_hours": count, "last_at": last,
+                "fix": "a client sends a wrong, revoked or expired key, or none: see "
+                       "`palimpsest key list` and give it a working one"}  # fmt: skip
 
     def pending_scrubs(self) -> list[dict[str, Any]]:
         """The forgets of this workspace whose bytes still wait for a scrub (nothing is run)."""

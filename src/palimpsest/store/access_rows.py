@@ -72,6 +72,23 @@ class AccessRows:
     def owned_by(self, actor: str) -> list[Memory]:
         return self._versions("v.to_seq IS NULL AND v.owner = ?", (actor,))
 
+    def add_failed_auth(self, workspace: str, hour: str, failures: int, at: str) -> None:
+        self._run(
+            "INSERT INTO failed_auth(workspace, hour, failures, last_at) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (workspace, hour) DO UPDATE SET "
+            "failures = failed_auth.failures + excluded.failures, last_at = excluded.last_at",
+            (workspace, hour, failures, at),
+        )
+
+    def failed_auth_since(self, hour: str, workspaces: tuple[str, ...]) -> tuple[int, str | None]:
+        marks = ", ".join("?" * len(workspaces))
+        rows = self._rows(
+            "SELECT COALESCE(SUM(failures), 0) AS failures, MAX(last_at) AS last_at "
+            f"FROM failed_auth WHERE hour >= ? AND workspace IN ({marks})",
+            (hour, *workspaces),
+        )
+        return int(rows[0]["failures"]), rows[0]["last_at"]
+
     def workspaces(self) -> list[Workspace]:
         rows = self._rows("SELECT id, name, created_at FROM workspaces ORDER BY created_at, id")
         return [Workspace(row["id"], row["name"] or row["id"], row["created_at"]) for row in rows]

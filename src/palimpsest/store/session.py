@@ -859,6 +859,8 @@ COPY_ORDER = (
     ("workspace_settings", "name"),
     ("dispute_versions", "rowid"),
     ("seen_commands", "seen_at, id"),  # the guard's, for trials: they come along too
+    ("users", "name"),
+    ("access_keys", "created_at, id"),  # hashes only: the same keys work on the copy
 )
 # Where a stored answer names a memory or notebook (ids_only keeps nothing else as text).
 ID_KEYS = frozenset({"id", "ids", "duplicate_of", "superseded", "notebook"})

@@ -27,3 +27,12 @@ ALTER TABLE events ADD COLUMN key_id TEXT;
 ALTER TABLE workspaces ADD COLUMN name TEXT;
 UPDATE workspaces SET name = id;
 CREATE UNIQUE INDEX workspaces_name ON workspaces(name);
+-- Failed authentications over HTTP, counted an hour at a time (doctor shows them). The
+-- workspace is the one a known key belongs to; '' when the key was unknown or missing.
+CREATE TABLE failed_auth (
+    workspace   TEXT NOT NULL,
+    hour        TEXT NOT NULL,
+    failures    INTEGER NOT NULL,
+    last_at     TEXT NOT NULL,
+    PRIMARY KEY (workspace, hour)
+);
