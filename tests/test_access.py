@@ -440,3 +440,22 @@ def test_a_copied_workspace_brings_its_users_and_keys(tmp_path: Path) -> None:
         assert principal is not None and (principal.actor, principal.role) == ("user:ana", "editor")
     finally:
         copied.close()
+
+
+def test_an_editor_reverts_only_what_it_owns_and_a_revert_keeps_the_owner(
+    service: Service,
+) -> None:
+    service.add_user(name="ana", role="editor")
+    ana = service.acting_as(Principal("user:ana", "editor", "k_" + "4" * 20))
+    theirs = service.remember(notebook="n", kind="fact", text="The pool holds forty")["id"]
+    service.revise(id=theirs, append="connections")
+    with pytest.raises(Forbidden):  # content changes only through supersede
+        ana.revert(id=theirs, version=1, because="shorter")
+    with pytest.raises(Forbidden):
+        ana.revert(notebook="n", as_of="2000-01-01T00:00:00Z", because="start over")
+    assert service.inspect(id=theirs)["memory"]["version"] == 2
+    mine = ana.remember(notebook="n", kind="fact", text="The cache holds 1 GB")["id"]
+    ana.revise(id=mine, append="of RAM")
+    service.remove_user(name="ana")  # hers becomes ownerless (version 3)
+    service.revert(id=mine, version=1, because="the shorter text")
+    assert service.inspect(id=mine)["memory"]["owner"] is None  # not hers again

@@ -31,7 +31,7 @@ from .checks import here, stale_by_evidence
 from .disputes import disputes_of, withdraw_disputes
 from .guard import SEEN_PREFIX, GuardOps
 from .notebooks import NotebookOps
-from .roles import check_forget
+from .roles import check_forget, check_revert
 from .settings import freshness_days
 
 
@@ -129,7 +129,9 @@ class HistoryOps(NotebookOps, GuardOps):  # forget reaches notebooks, kept comma
         op_id: str,
         data: dict[str, Any],
     ) -> dict[str, Any]:
-        step = reverted(current, target, because, data)
+        check_revert(self.role, self.actor, current)
+        # Who owns a memory is not part of what it says: a revert leaves it as it is now.
+        step = reverted(current, target.replace(owner=current.owner), because, data)
         if step is None:
             return {"id": current.id, "version": current.version, "unchanged": True}
         try:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import Forbidden
+from ..model import Memory
 
 ROLES = ("viewer", "editor", "owner")  # what a user may be given
 AGENT = "agent"
@@ -52,4 +53,14 @@ def check_forget(role: str, actor: str, owner: str | None) -> None:
         raise Forbidden(
             "Only an owner of the workspace may forget this: an editor forgets only the "
             "memories it owns. To take a memory out of recall, retire it (revise `status`)."
+        )
+
+
+def check_revert(role: str, actor: str, memory: Memory) -> None:
+    """A revert may change what a memory says, which another's memory changes only through
+    a supersede: an editor or agent reverts what it owns or what no one owns."""
+    if role != "owner" and memory.owner not in (None, actor):
+        raise Forbidden(
+            f"{memory.id} belongs to {memory.owner}: you may revert only your own or ownerless "
+            "memories. To change what it says, revise it with `supersede` set."
         )
