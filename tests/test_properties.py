@@ -54,6 +54,7 @@ from hypothesis.stateful import (
 from palimpsest.errors import PalimpsestError
 from palimpsest.model import Memory, format_time
 from palimpsest.service import Service
+from palimpsest.service.roles import Principal
 from palimpsest.store import EventFilter, StoreReader, open_store
 
 from .conftest import POSTGRES_URL, needs_postgres
@@ -162,6 +163,16 @@ class MemoryMachine(RuleBasedStateMachine):
         self.scan_bytes = False
         self.checks = 0
         self.disputes: dict[str, DisputeModel] = {}
+        # Several people: the local owner (`service`), an editor and, refused their writes,
+        # a viewer and a workspace key. Each memory is changed by whoever owns it.
+        self.ana = self.service.acting_as(Principal("user:ana", "editor", "k_" + "a" * 20))
+        self.viewer = self.service.acting_as(Principal("user:vic", "viewer", "k_" + "b" * 20))
+        self.agent = self.service.acting_as(Principal("agent:ci", "agent", "k_" + "c" * 20))
+        self.owners: dict[str, str | None] = {}  # memory id -> who owns it
+
+    def by(self, memory_id: str) -> Service:
+        """The service acting as the memory's owner (the local owner for an ownerless one)."""
+        return self.ana if self.owners[memory_id] == self.ana.actor else self.service
 
     def teardown(self) -> None:
         self.store.close()
@@ -274,6 +285,7 @@ class MemoryMachine(RuleBasedStateMachine):
         tags=st.none() | tag_lists,
         key=st.none() | st.sampled_from(KEYS),
         supersedes=st.lists(picks, max_size=2),
+        by_ana=st.booleans(),
     )
     def remember(
         self,
@@ -283,9 +295,10 @@ class MemoryMachine(RuleBasedStateMachine):
         tags: list[str] | None,
         key: str | None,
         supersedes: list[int],
+        by_ana: bool,
     ) -> None:
         old_ids = list(dict.fromkeys(self.pick(n) for n in supersedes)) if self.current else []
-        self.file_memory(notebook, kind, text, tags, key, old_ids)
+        self.file_memory(notebook, kind, text, tags, key, old_ids, self.ana if by_ana else None)
 
     @precondition(lambda self: self.current)
     @rule(n=picks, recase=st.booleans(), elsewhere=st.sampled_from((None, *NOTEBOOKS)))
@@ -303,7 +316,9 @@ class MemoryMachine(RuleBasedStateMachine):
         tags: list[str] | None,
         key: str | None,
         old_ids: list[str],
+        filer: Service | None = None,
     ) -> None:
+        filer = filer or self.service
         args = {"notebook": notebook, "kind": kind, "text": text, "tags": tags, "key": key}
         if old_ids:
             args["supersedes"] = old_ids
@@ -316,23 +331,23 @@ class MemoryMachine(RuleBasedStateMachine):
             and norm(s.text) == norm(text)
         ]
         if same and old_ids:  # filing nothing new cannot supersede anything
-            self.refused("validation", self.service.remember, **args)
+            self.refused("validation", filer.remember, **args)
             return
         if same:
-            result = self.call(0, self.service.remember, **args)
+            result = self.call(0, filer.remember, **args)
             assert result["duplicate_of"] == min(same), (result, same)
             assert result["written"] is False
             return
         if any(self.current[i].status != "active" for i in old_ids):
-            self.refused("validation", self.service.remember, **args)
+            self.refused("validation", filer.remember, **args)
             return
         if self.key_taken(notebook, key, "", set(old_ids)):
-            self.refused("validation", self.service.remember, **args)
+            self.refused("validation", filer.remember, **args)
             return
         created = notebook not in self.notebooks
         withdrawn = self.open_disputes_of(old_ids)
         events = int(created) + len(old_ids) + 1 + len(withdrawn)
-        result = self.call(events, self.service.remember, **args)
+        result = self.call(events, filer.remember, **args)
         new_id = result["id"]
         assert result["version"] == 1
         assert [r["id"] for r in result["superseded"]] == old_ids
@@ -343,6 +358,7 @@ class MemoryMachine(RuleBasedStateMachine):
         self.notebooks.add(notebook)
         self.order.append(new_id)
         self.put(new_id, Snap(notebook, kind, text, dedupe(tags or []), key))
+        self.owners[new_id] = filer.actor
 
     @precondition(lambda self: self.current)
     @rule(
@@ -381,11 +397,11 @@ class MemoryMachine(RuleBasedStateMachine):
         if clear:
             args["clear"] = clear
         if edit is None and tags is None and key is None:
-            self.refused("validation", self.service.revise, **args)
+            self.refused("validation", self.by(memory_id).revise, **args)
             return
         text = self.apply_text_edit(old.text, edit)
         if text is None:
-            self.refused("validation", self.service.revise, **args)
+            self.refused("validation", self.by(memory_id).revise, **args)
             return
         new = replace(
             old,
@@ -398,15 +414,15 @@ class MemoryMachine(RuleBasedStateMachine):
             and (old.key, old.notebook) != (new.key, new.notebook)
             and self.key_taken(new.notebook, new.key, memory_id, set())
         ):
-            self.refused("validation", self.service.revise, **args)
+            self.refused("validation", self.by(memory_id).revise, **args)
             return
         if new.same_content(old):
-            result = self.call(0, self.service.revise, **args)
+            result = self.call(0, self.by(memory_id).revise, **args)
             assert result["results"] == [
                 {"id": memory_id, "version": old.version, "unchanged": True}
             ]
             return
-        result = self.call(1, self.service.revise, **args)
+        result = self.call(1, self.by(memory_id).revise, **args)
         new = replace(new, version=old.version + 1)
         assert result["results"][0]["version"] == new.version
         self.put(memory_id, new)
@@ -418,12 +434,12 @@ class MemoryMachine(RuleBasedStateMachine):
         old = self.current[memory_id]
         args = {"id": memory_id, "status": status, "note": note}
         if old.status != "active":
-            result = self.call(0, self.service.revise, **args)
+            result = self.call(0, self.by(memory_id).revise, **args)
             assert result["results"] == []
             assert [u["target"] for u in result["unmatched"]] == [memory_id]
             return
         withdrawn = self.open_disputes_of([memory_id])
-        result = self.call(1 + len(withdrawn), self.service.revise, **args)
+        result = self.call(1 + len(withdrawn), self.by(memory_id).revise, **args)
         self.put(memory_id, self.bump(memory_id, status=status, status_note=note))
         assert result["results"][0]["version"] == self.current[memory_id].version
         self.withdraw(memory_id)
@@ -435,14 +451,14 @@ class MemoryMachine(RuleBasedStateMachine):
         old = self.current[memory_id]
         args = {"id": memory_id, "status": "active", "note": note}
         if old.status == "active":
-            result = self.call(0, self.service.revise, **args)
+            result = self.call(0, self.by(memory_id).revise, **args)
             assert result["results"] == []
             assert [u["target"] for u in result["unmatched"]] == [memory_id]
             return
         if self.key_taken(old.notebook, old.key, memory_id, set()):
-            self.refused("validation", self.service.revise, **args)
+            self.refused("validation", self.by(memory_id).revise, **args)
             return
-        self.call(1, self.service.revise, **args)
+        self.call(1, self.by(memory_id).revise, **args)
         self.put(
             memory_id,
             self.bump(memory_id, status="active", status_note=note, superseded_by=None),
@@ -454,14 +470,14 @@ class MemoryMachine(RuleBasedStateMachine):
         memory_id = self.pick(n)
         old = self.current[memory_id]
         if old.status != "active":
-            result = self.call(0, self.service.revise, id=memory_id, status="verified")
+            result = self.call(0, self.by(memory_id).revise, id=memory_id, status="verified")
             assert [u["target"] for u in result["unmatched"]] == [memory_id]
             return
         if old.verified_at == self.stamp:
-            result = self.call(0, self.service.revise, id=memory_id, status="verified")
+            result = self.call(0, self.by(memory_id).revise, id=memory_id, status="verified")
             assert result["results"][0].get("unchanged") is True
             return
-        self.call(1, self.service.revise, id=memory_id, status="verified")
+        self.call(1, self.by(memory_id).revise, id=memory_id, status="verified")
         self.put(memory_id, self.bump(memory_id, verified_at=self.stamp))
 
     @precondition(lambda self: self.current)
@@ -469,7 +485,7 @@ class MemoryMachine(RuleBasedStateMachine):
     def feedback(self, n: int, mark: str) -> None:
         """A usefulness mark: one event, and the memory's content and version stay."""
         memory_id = self.pick(n)
-        result = self.call(1, self.service.revise, id=memory_id, feedback=mark)
+        result = self.call(1, self.by(memory_id).revise, id=memory_id, feedback=mark)
         assert result["results"][0]["version"] == self.current[memory_id].version
 
     @precondition(lambda self: self.current)
@@ -479,14 +495,14 @@ class MemoryMachine(RuleBasedStateMachine):
         old = self.current[memory_id]
         args = {"id": memory_id, "move_to": notebook}
         if old.notebook == notebook:
-            result = self.call(0, self.service.revise, **args)
+            result = self.call(0, self.by(memory_id).revise, **args)
             assert result["results"][0].get("unchanged") is True
             return
         if old.status == "active" and self.key_taken(notebook, old.key, memory_id, set()):
-            self.refused("validation", self.service.revise, **args)
+            self.refused("validation", self.by(memory_id).revise, **args)
             return
         created = notebook not in self.notebooks
-        self.call(int(created) + 1, self.service.revise, **args)
+        self.call(int(created) + 1, self.by(memory_id).revise, **args)
         self.notebooks.add(notebook)
         self.put(memory_id, self.bump(memory_id, notebook=notebook))
 
@@ -519,10 +535,10 @@ class MemoryMachine(RuleBasedStateMachine):
             or text is None
             or self.key_taken(old.notebook, new_key, memory_id, set())
         ):
-            self.refused("validation", self.service.revise, **args)
+            self.refused("validation", self.by(memory_id).revise, **args)
             return
         withdrawn = self.open_disputes_of([memory_id])
-        result = self.call(2 + len(withdrawn), self.service.revise, **args)
+        result = self.call(2 + len(withdrawn), self.by(memory_id).revise, **args)
         successor = result["results"][0]["id"]
         assert successor not in self.history
         assert result["results"][0]["superseded"]["id"] == memory_id
@@ -533,6 +549,7 @@ class MemoryMachine(RuleBasedStateMachine):
         self.withdraw(memory_id)
         self.order.append(successor)
         self.put(successor, Snap(old.notebook, old.kind, text, old.tags, new_key))
+        self.owners[successor] = self.by(memory_id).actor
 
     @precondition(lambda self: self.current)
     @rule(n=picks, v=picks, past=st.booleans())
@@ -545,11 +562,11 @@ class MemoryMachine(RuleBasedStateMachine):
             version = v % (old.version + 1) + 1  # sometimes one past the last: not found
         args = {"id": memory_id, "version": version}
         if version > old.version:
-            self.refused("not_found", self.service.revert, **args)
+            self.refused("not_found", self.by(memory_id).revert, **args)
             return
         then = self.history[memory_id][version]
         if then is None:
-            self.refused("validation", self.service.revert, **args)
+            self.refused("validation", self.by(memory_id).revert, **args)
             return
         new = replace(old, kind=then.kind, text=then.text, tags=then.tags, key=then.key)
         if (
@@ -557,13 +574,13 @@ class MemoryMachine(RuleBasedStateMachine):
             and new.key != old.key
             and self.key_taken(new.notebook, new.key, memory_id, set())
         ):
-            self.refused("validation", self.service.revert, **args)
+            self.refused("validation", self.by(memory_id).revert, **args)
             return
         if new.same_content(old):
-            result = self.call(0, self.service.revert, **args)
+            result = self.call(0, self.by(memory_id).revert, **args)
             assert result["results"][0].get("unchanged") is True
             return
-        self.call(1, self.service.revert, **args)
+        self.call(1, self.by(memory_id).revert, **args)
         self.put(memory_id, replace(new, version=old.version + 1))
 
     @precondition(lambda self: self.current)
@@ -575,7 +592,7 @@ class MemoryMachine(RuleBasedStateMachine):
         for changes in ({"append": "oak"}, {"status": "retracted"}, {"supersede": True}):
             self.refused(
                 "conflict",
-                self.service.revise,
+                self.by(memory_id).revise,
                 id=memory_id,
                 expected_version=expected,
                 **changes,
@@ -619,7 +636,7 @@ class MemoryMachine(RuleBasedStateMachine):
         """A dry run checks and answers but writes nothing, whatever the operation."""
         memory_id = self.pick(n)
         old = self.current[memory_id]
-        result = self.call(0, self.service.revise, id=memory_id, append=word, dry_run=True)
+        result = self.call(0, self.by(memory_id).revise, id=memory_id, append=word, dry_run=True)
         assert result["results"][0]["version"] == old.version + 1
         self.call(0, self.service.forget, id=memory_id, because="test", dry_run=True)
         first = self.history[memory_id][1]
@@ -628,7 +645,49 @@ class MemoryMachine(RuleBasedStateMachine):
             or first.key == old.key
             or not self.key_taken(old.notebook, first.key, memory_id, set())
         ):
-            self.call(0, self.service.revert, id=memory_id, version=1, dry_run=True)
+            self.call(0, self.by(memory_id).revert, id=memory_id, version=1, dry_run=True)
+
+    # -- people and roles --------------------------------------------------------------
+
+    @precondition(lambda self: self.current)
+    @rule(n=picks, attempt=st.sampled_from(["remember", "append", "retire", "forget", "revert",
+                                            "mark", "others_forget", "others_revert",
+                                            "override"]))  # fmt: skip
+    def a_weaker_role_is_refused(self, n: int, attempt: str) -> None:
+        """A viewer writes nothing; an editor forgets and reverts only what it owns; a
+        workspace key never overrides. Each refusal writes nothing."""
+        memory_id = self.pick(n)
+        theirs = [i for i in self.live() if self.owners[i] == self.service.actor]
+        viewer = self.viewer
+        calls: dict[str, tuple[Any, dict[str, Any]]] = {
+            "remember": (viewer.remember, {"notebook": "ops", "kind": "fact", "text": "oak"}),
+            "append": (viewer.revise, {"id": memory_id, "append": "oak"}),
+            "retire": (viewer.revise, {"id": memory_id, "status": "retracted"}),
+            "forget": (viewer.forget, {"id": memory_id, "because": "test"}),
+            "revert": (viewer.revert, {"id": memory_id, "version": 1}),
+            "mark": (viewer.revise, {"id": memory_id, "feedback": "noise"}),
+        }
+        if theirs:  # the local owner's own: not the editor's, nor the agent's
+            other = theirs[n % len(theirs)]
+            calls["others_forget"] = (self.ana.forget, {"id": other, "because": "test"})
+            calls["others_revert"] = (self.ana.revert, {"id": other, "version": 1})
+            calls["override"] = (self.agent.revise, {"id": other, "tags": ["oak"],
+                                                     "override_reason": "test",
+                                                     "override_confirm": True})  # fmt: skip
+        if attempt in calls:
+            fn, args = calls[attempt]
+            self.refused("forbidden", fn, **args)
+
+    @rule()
+    def remove_ana(self) -> None:
+        """Removing a user leaves each memory they own ownerless: one new version each."""
+        hers = [i for i in self.live() if self.owners[i] == self.ana.actor]
+        self.service.add_user(name="ana", role="editor")  # one event (a role kept: still one)
+        result = self.call(1 + len(hers), self.service.remove_user, name="ana")
+        assert sorted(result["ownerless"]) == sorted(hers)
+        for memory_id in hers:
+            self.put(memory_id, self.bump(memory_id))
+            self.owners[memory_id] = None
 
     # -- disputes ------------------------------------------------------------------------
 
