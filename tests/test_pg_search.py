@@ -128,7 +128,8 @@ def store_before_010() -> Iterator[str]:
         with psycopg.connect(schema.url) as conn:  # as the release before 010 left it
             conn.execute("DROP TABLE search_terms")
             # and without what later migrations made (011 and after run again on opening)
-            conn.execute("DROP TABLE seen_commands, agent_sessions, users, access_keys")
+            later = "seen_commands, agent_sessions, users, access_keys, failed_auth"
+            conn.execute(f"DROP TABLE {later}")
             conn.execute("DROP INDEX events_feedback, workspaces_name")
             conn.execute("ALTER TABLE events DROP COLUMN key_id")
             conn.execute("ALTER TABLE workspaces DROP COLUMN name")
