@@ -63,6 +63,15 @@ def _seconds(low: float, high: float) -> Callable[[Any], float]:
     return read
 
 
+def _yes_no(value: Any) -> bool:
+    if isinstance(value, str):
+        value = {"true": True, "yes": True, "1": True, "false": False, "no": False,
+                 "0": False}.get(value.strip().lower(), value)  # fmt: skip
+    if isinstance(value, bool):
+        return value
+    raise ValueError("true or false")
+
+
 def _text(what: str) -> Callable[[Any], str]:
     def read(value: Any) -> str:
         if isinstance(value, str) and value.strip() and "\0" not in value:
@@ -168,6 +177,9 @@ KEYS: Mapping[str, Key] = {
         Key("http.check_dirs", (), _directories,
             "the directories `check` (and anchors) may read over HTTP, with those below; none "
             "by default (the CLI and a stdio server read their working directory)"),
+        Key("http.stateless", False, _yes_no,
+            "answer each HTTP request on its own, keeping no MCP session: for several "
+            "processes behind one address (a reverse proxy)", "--stateless"),
         Key("http.calls_per_minute", 600, _whole(1, 100_000),
             "tool calls a key may make a minute, in a burst or spread (per server process); "
             "past it a call is answered `retryable` with `retry_after`"),
@@ -217,6 +229,10 @@ class Config:
     @property
     def http_port(self) -> int:
         return int(self.values["http.port"])
+
+    @property
+    def http_stateless(self) -> bool:
+        return bool(self.values["http.stateless"])
 
     @property
     def embedder(self) -> str:

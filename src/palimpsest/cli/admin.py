@@ -125,8 +125,17 @@ def reindex(env: Env, /) -> None:
     help="With --http: the address to listen on (default 127.0.0.1); beyond this machine "
     "only once the store has keys.",
 )
+@click.option(
+    "--stateless",
+    is_flag=True,
+    default=None,
+    help="With --http: keep no MCP session, so that several processes can serve one "
+    "address behind a reverse proxy.",
+)
 @pass_env
-def serve(env: Env, /, http: bool, port: int | None, host: str | None) -> None:
+def serve(
+    env: Env, /, http: bool, port: int | None, host: str | None, stateless: bool | None
+) -> None:
     """Serve the memory to MCP clients (agents): over stdio, or streamable HTTP at /mcp.
 
     Without --http the client starts this command and speaks MCP on its standard input
@@ -135,15 +144,15 @@ def serve(env: Env, /, http: bool, port: int | None, host: str | None) -> None:
     standard error (as JSON with --json). The port, host and limits may also come from the
     configuration (`palimpsest config`).
     """
-    if not http and (port is not None or host is not None):
+    if not http and (port is not None or host is not None or stateless):
         raise ValidationError(
-            "`--port` and `--host` are for `--http`: without it the server speaks over stdio. "
-            "Add it, or leave them out.",
-            field="port" if port is not None else "host",
+            "`--port`, `--host` and `--stateless` are for `--http`: without it the server "
+            "speaks over stdio. Add it, or leave them out.",
+            field="port" if port is not None else "host" if host is not None else "stateless",
         )
     from ..mcp import PATH, serve  # the SDK is only loaded when serving
 
-    config = env.config(**{"http.port": port, "http.host": host})
+    config = env.config(**{"http.port": port, "http.host": host, "http.stateless": stateless})
     service = env.service()
     pending = service.pending_scrubs()
     if pending:  # reported only: a rewrite locks tables, so a server never starts one
@@ -169,7 +178,8 @@ def serve(env: Env, /, http: bool, port: int | None, host: str | None) -> None:
             click.echo(json.dumps({"url": url, "store": store_label(env.db)}), err=True)
         else:
             click.echo(f"Palimpsest MCP at {url} (store: {store_label(env.db)})", err=True)
-    serve(service, http=http, host=config.http_host, port=config.http_port, limits=config.limits)
+    serve(service, http=http, host=config.http_host, port=config.http_port, limits=config.limits,
+          stateless=config.http_stateless)  # fmt: skip
 
 
 def _check_port_free(host: str, port: int) -> None:

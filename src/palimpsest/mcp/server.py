@@ -253,8 +253,10 @@ def serve(
     host: str = HOST,
     port: int = DEFAULT_PORT,
     limits: Limits = DEFAULT_LIMITS,
+    stateless: bool = False,
 ) -> None:
-    """Serve until the client hangs up (stdio) or the process is stopped (HTTP)."""
+    """Serve until the client hangs up (stdio) or the process is stopped (HTTP).
+    `stateless`: HTTP keeps no MCP session, so any of several processes may answer."""
     server = build_server(
         service,
         threads=limits.store_threads,
@@ -265,8 +267,9 @@ def serve(
         if http:
             prepare_in_background(service)
             run = functools.partial(
-                serve_http, server, host=host, port=port, path=PATH, limits=limits
-            )
+                serve_http, server, host=host, port=port, path=PATH, limits=limits,
+                stateless=stateless,
+            )  # fmt: skip
             anyio.run(run)
         else:  # once the client has its first answer, which the model must not delay
             anyio.run(serve_stdio, server, functools.partial(prepare_in_background, service))

@@ -347,9 +347,16 @@ class GuardedH11Protocol(H11Protocol):
 
 
 async def serve_http(
-    server: MCPServer[Any], *, host: str, port: int, path: str, limits: Limits = DEFAULT_LIMITS
+    server: MCPServer[Any],
+    *,
+    host: str,
+    port: int,
+    path: str,
+    limits: Limits = DEFAULT_LIMITS,
+    stateless: bool = False,
 ) -> None:
-    """What the SDK's `run("streamable-http")` does, on guarded connections."""
+    """What the SDK's `run("streamable-http")` does, on guarded connections. `stateless`:
+    no MCP session is kept, so a request may reach any of several processes."""
     import uvicorn
 
     # The protocol class is uvicorn's to build, per connection: the limits ride on it.
@@ -357,7 +364,10 @@ async def serve_http(
     protocol = type("GuardedH11Protocol", (GuardedH11Protocol,), bounds)
 
     app = server.streamable_http_app(
-        streamable_http_path=path, host=host, max_request_body_size=MAX_BODY_BYTES
+        streamable_http_path=path,
+        host=host,
+        max_request_body_size=MAX_BODY_BYTES,
+        stateless_http=stateless,
     )
     config = uvicorn.Config(
         KeylessMeansLocal(AnsweringUnreadableBodies(app, path)),
