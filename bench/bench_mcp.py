@@ -9,10 +9,11 @@ Run on demand, not by pytest:
 
 Fills a store with seeded memories through the service directly (fast), then starts the
 real `palimpsest serve` process and times calls made with the official MCP client: over
-stdio, then over streamable HTTP. Each figure is one full call as an agent makes it:
-request, JSON-RPC framing, argument validation, the service call in a worker thread, and
-the structured answer. The same calls made on the service in process are the baseline,
-so the difference is what MCP costs.
+stdio, then over streamable HTTP, then over HTTP again once the store has a key (each
+request carries it and the server checks it against the store). Each figure is one full
+call as an agent makes it: request, JSON-RPC framing, argument validation, the service
+call in a worker thread, and the structured answer. The same calls made on the service
+in process are the baseline, so the difference is what MCP costs.
 """
 
 from __future__ import annotations
@@ -27,12 +28,15 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
 from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 from palimpsest.embed import DEFAULT_EMBEDDER, load_embedder
 from palimpsest.service import Service
@@ -170,7 +174,33 @@ async def over_stdio(db: Path, calls: int, rng: random.Random) -> dict[str, list
         return await measure(client, calls, rng)
 
 
-async def over_http(db: Path, calls: int, rng: random.Random) -> dict[str, list[float]]:
+def make_key(db: Path) -> str:
+    """A user and a personal key: from now on every HTTP request must carry one."""
+    service = opened(db)
+    try:
+        service.add_user(name="bench", role="editor")
+        return str(service.create_key(user="bench")["key"])
+    finally:
+        service.close()
+
+
+@asynccontextmanager
+async def http_client(url: str, key: str | None) -> AsyncIterator[Client]:
+    if key is None:
+        async with Client(url) as client:
+            yield client
+        return
+    headers = {"Authorization": f"Bearer {key}"}
+    async with (
+        create_mcp_http_client(headers=headers) as http,
+        Client(streamable_http_client(url, http_client=http)) as client,
+    ):
+        yield client
+
+
+async def over_http(
+    db: Path, calls: int, rng: random.Random, key: str | None = None
+) -> dict[str, list[float]]:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -187,7 +217,7 @@ async def over_http(db: Path, calls: int, rng: random.Random) -> dict[str, list[
                 if time.monotonic() > deadline or process.poll() is not None:
                     raise SystemExit("the HTTP server did not start") from None
                 await anyio.sleep(0.05)
-        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+        async with http_client(f"http://127.0.0.1:{port}/mcp", key) as client:
             return await measure(client, calls, rng)
     finally:
         process.terminate()
@@ -204,6 +234,7 @@ def main() -> None:
                         "of filling one (filling 5,000 with the model takes minutes)")  # fmt: skip
     args = parser.parse_args()
     os.environ["PALIMPSEST_EMBEDDER"] = args.embedder  # for the servers started too
+    os.environ["PALIMPSEST_HTTP_CALLS_PER_MINUTE"] = "100000"  # time calls, not the bound
     folder = Path(tempfile.mkdtemp(prefix="palimpsest-bench-mcp-"))
     try:
         db = folder / "bench.db"
@@ -222,6 +253,9 @@ def main() -> None:
             "MCP stdio": anyio.run(over_stdio, db, args.calls, random.Random(args.seed + 2)),
             "MCP HTTP": anyio.run(over_http, db, args.calls, random.Random(args.seed + 3)),
         }
+        # The same over HTTP with a key: each request reads and checks it in the store.
+        key = make_key(db)
+        runs["HTTP + key"] = anyio.run(over_http, db, args.calls, random.Random(args.seed + 4), key)
         for transport, results in runs.items():
             for operation, samples in results.items():
                 print(f"{transport:<11} {operation:<10} {percentiles(samples)}")
