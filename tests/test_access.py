@@ -459,3 +459,14 @@ def test_an_editor_reverts_only_what_it_owns_and_a_revert_keeps_the_owner(
     service.remove_user(name="ana")  # hers becomes ownerless (version 3)
     service.revert(id=mine, version=1, because="the shorter text")
     assert service.inspect(id=mine)["memory"]["owner"] is None  # not hers again
+
+
+@pytest.mark.anyio
+async def test_without_keys_http_acts_as_the_servers_own_actor(
+    db_path: Path, env: dict[str, str]
+) -> None:
+    with http_server(db_path, {**env, "PALIMPSEST_ACTOR": "agent:nightly"}) as (url, _):
+        async with Client(url) as client:
+            filed = await call(client, "remember", notebook="n", kind="fact", text="As before")
+    memory = cli(db_path, env, "inspect", str(filed["id"]))["memory"]
+    assert (memory["author"], memory["owner"]) == ("agent:nightly", "agent:nightly")  # type: ignore[index]

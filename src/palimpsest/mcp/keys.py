@@ -24,9 +24,10 @@ from mcp.server.auth.settings import AuthSettings
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..service import Service
-from ..service.roles import LOCAL_OWNER, Principal
+from ..service.roles import Principal
 
 KEYLESS = "palimpsest-keyless"  # stands for "no key given"; never a key of ours
+LOCAL = Principal("local", "owner")  # a keyless request: the server acts as it was started
 
 
 FLUSH_SECONDS = 5.0  # failed authentications reach the store at most this often
@@ -53,6 +54,8 @@ class KeyVerifier:
         if principal is None:
             await anyio.to_thread.run_sync(self._count_failure, token)
             return None
+        if principal is LOCAL:  # no claims: the server's own actor, as before keys
+            return AccessToken(token="", client_id="local", scopes=[], claims={})
         claims = {"actor": principal.actor, "role": principal.role,
                   "workspace": principal.workspace}  # fmt: skip
         return AccessToken(
@@ -61,7 +64,7 @@ class KeyVerifier:
 
     def _principal(self, token: str) -> Principal | None:
         if token == KEYLESS:
-            return None if self.service.has_keys() else LOCAL_OWNER
+            return None if self.service.has_keys() else LOCAL
         return self.service.authenticate(token)
 
     def _count_failure(self, token: str) -> None:

@@ -31,9 +31,6 @@ class Principal:
     workspace: str | None = None  # the key's workspace (None: the one the server was given)
 
 
-LOCAL_OWNER = Principal("user:local", "owner")
-
-
 def check_write(op: str, role: str) -> None:
     """Refuse a write the role may not make (forget's own-or-anyone's rule is forget's)."""
     if role == "viewer":
