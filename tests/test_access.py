@@ -144,8 +144,8 @@ def test_removing_a_user_leaves_what_they_owned_ownerless_for_anyone_to_claim(
     theirs = service.remember(notebook="n", kind="fact", text="Someone else's fact")["id"]
     removed = service.remove_user(name="ana")
     assert sorted(removed["ownerless"]) == sorted(owned) and service.authenticate(key) is None
-    latest = events(service)[-4:]
-    assert [e["op"] for e in latest] == ["user.remove", "disown", "disown", "disown"]
+    latest = events(service)[-5:]
+    assert [e["op"] for e in latest] == ["user.remove", "key.revoke", "disown", "disown", "disown"]
     assert len({e["op_id"] for e in latest}) == 1  # one operation
     for memory_id in owned:
         memory = service.inspect(id=memory_id)["memory"]
@@ -470,3 +470,13 @@ async def test_without_keys_http_acts_as_the_servers_own_actor(
             filed = await call(client, "remember", notebook="n", kind="fact", text="As before")
     memory = cli(db_path, env, "inspect", str(filed["id"]))["memory"]
     assert (memory["author"], memory["owner"]) == ("agent:nightly", "agent:nightly")  # type: ignore[index]
+
+
+def test_a_removed_users_keys_stay_revoked_when_the_name_comes_back(service: Service) -> None:
+    service.add_user(name="tmp", role="editor")
+    key = service.create_key(user="tmp")
+    service.remove_user(name="tmp")
+    listed = {k["id"]: k for k in service.list_keys()["keys"]}
+    assert listed[key["id"]]["revoked_at"] is not None  # `key list` says so
+    service.add_user(name="tmp", role="owner")
+    assert service.authenticate(key["key"]) is None

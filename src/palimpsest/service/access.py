@@ -54,7 +54,7 @@ class AccessOps(ServiceBase):
         return self._write("user.add", {"name": name, "role": role}, None, False, body)
 
     def remove_user(self, *, name: str) -> dict[str, Any]:
-        """Take a user out of the workspace: their keys stop working, and every memory they
+        """Take a user out of the workspace: their keys are revoked, and every memory they
         owned becomes ownerless (one event each, under one operation id), for anyone to
         `claim`. What they wrote stays, with their name as its author."""
         name = check_name(name)
@@ -65,13 +65,21 @@ class AccessOps(ServiceBase):
                 raise NotFound(f"There is no user {actor} here (`palimpsest user list`).")
             tx.drop_user(name)
             seq = self._event(tx, "user.remove", op_id, now, ("user", actor))
+            revoked = []  # for good: a user added again by that name gets new keys
+            for key in tx.access_keys():
+                if key.holder == actor and key.revoked_at is None:
+                    tx.revoke_access_key(key.id, now)
+                    self._event(tx, "key.revoke", op_id, now, ("key", key.id),
+                                data={"holder": actor})  # fmt: skip
+                    revoked.append(key.id)
             released = []
             for memory in tx.owned_by(actor):
                 new = memory.replace(owner=None, version=memory.version + 1)
                 self._memory_event(tx, "disown", op_id, now, memory, new,
                                    note=f"{actor} was removed from the workspace")  # fmt: skip
                 released.append(memory.id)
-            return {"user": actor, "removed": True, "ownerless": released, "seq": seq}
+            return {"user": actor, "removed": True, "revoked": revoked, "ownerless": released,
+                    "seq": seq}  # fmt: skip
 
         return self._write("user.remove", {"name": name}, None, False, body)
 
