@@ -480,3 +480,11 @@ def test_a_removed_users_keys_stay_revoked_when_the_name_comes_back(service: Ser
     assert listed[key["id"]]["revoked_at"] is not None  # `key list` says so
     service.add_user(name="tmp", role="owner")
     assert service.authenticate(key["key"]) is None
+
+
+def test_a_viewers_guarded_commands_are_not_kept(service: Service) -> None:
+    viewer = service.acting_as(Principal("user:vic", "viewer", "k_" + "6" * 20))
+    assert viewer.guard(command="ls -la")["decision"] == "allow"
+    editor = service.acting_as(Principal("user:ed", "editor", "k_" + "8" * 20))
+    editor.guard(command="ls -l")
+    assert [c["command"] for c in service.seen()["commands"]] == ["ls -l"]

@@ -31,9 +31,10 @@ async def test_the_guard_tool_names_the_refusing_rule(client: Client, service: S
     deadline = time.monotonic() + 30  # kept on a store thread after the answer
     while len(service.seen()["commands"]) < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert {c["command"] for c in service.seen()["commands"]} == {
-        "sudo git push origin +main", "echo 'git push --force'"
-    }  # fmt: skip
+    time.sleep(0.3)  # a second keep of either, had there been one, lands meanwhile
+    assert sorted(c["command"] for c in service.seen()["commands"]) == [
+        "echo 'git push --force'", "sudo git push origin +main"
+    ]  # each kept once  # fmt: skip
 
 
 async def test_remember_over_mcp_takes_the_trials_answers(client: Client, service: Service) -> None:

@@ -446,7 +446,10 @@ class PalimpsestTools:
         ] = None,
         notebook: Annotated[str | None, describe("Use this notebook's rules instead.")] = None,
     ) -> GuardResult:
-        answer = await self._run(GuardResult, self.service.guard, {**locals(), "keep": False})
+        # Not kept by the judging call: `_given` leaves out a false `keep`, as any false value.
+        arguments = {"command": command, "dir": dir, "notebook": notebook}
+        judge = functools.partial(self.service.guard, keep=False)
+        answer = await self._run(GuardResult, judge, arguments)
         # Kept for trials after answering, on a store thread: a busy store never delays it.
         keep = functools.partial(self.service.keep_seen, command, answer["decision"],
                                  answer.get("notebook"), None)  # fmt: skip

@@ -138,7 +138,10 @@ class GuardOps(ServiceBase):
     ) -> str | None:
         """Keep a command the guard judged where `notebook`'s rules apply, credentials
         redacted; its id, or None when it could not be kept (a busy store, a full disk):
-        the guard's answer stands anyway."""
+        the guard's answer stands anyway. A viewer's commands are not kept: a viewer
+        writes nothing, and trials count what the workspace's writers run."""
+        if self.role == "viewer":
+            return None
         try:
             # Redacted whole, then cut (enough for trials): a credential cut first could
             # pass the gate as a harmless fragment.
