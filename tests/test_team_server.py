@@ -168,6 +168,12 @@ async def test_the_readmes_team_server_answers_through_its_reverse_proxy(
                     assert [h["id"] for h in hits] == [filed["id"]]
             # A client of an earlier protocol keeps a session: it too may reach either one.
             assert session_statuses(proxy, key) == [200, 202, 200, 200, 200]
+            # Clients reach it by the proxy's own name, not a loopback one.
+            by_name = httpx2.post(proxy, headers={
+                "Host": "memory.example.org", "Authorization": f"Bearer {key}",
+                "Accept": "application/json, text/event-stream"},
+                json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, timeout=30)  # fmt: skip
+            assert by_name.status_code == 200, by_name.text
             assert status_of(proxy, None) == 401
             cli(team_store, env, *team, "key", "revoke", str(made["id"]))
             assert status_of(proxy, key) == 401
