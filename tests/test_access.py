@@ -7,6 +7,7 @@ import json
 import shutil
 import sqlite3
 import subprocess
+import threading
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -488,3 +489,32 @@ def test_a_viewers_guarded_commands_are_not_kept(service: Service) -> None:
     editor = service.acting_as(Principal("user:ed", "editor", "k_" + "8" * 20))
     editor.guard(command="ls -l")
     assert [c["command"] for c in service.seen()["commands"]] == ["ls -l"]
+
+
+def test_two_creating_one_workspace_name_at_once_get_it_and_a_conflict(service: Service) -> None:
+    name = unique("race")
+    barrier = threading.Barrier(2)
+    outcomes: list[str] = []
+
+    def create() -> None:
+        barrier.wait()
+        try:
+            service.create_workspace(name=name)
+            outcomes.append("made")
+        except Conflict:
+            outcomes.append("conflict")
+
+    threads = [threading.Thread(target=create) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(outcomes) == ["conflict", "made"]
+    assert [w["name"] for w in service.workspaces()["workspaces"]].count(name) == 1
+
+
+def test_a_workspace_name_cannot_hide_another(service: Service) -> None:
+    made = service.create_workspace(name=unique("first"))["workspace"]
+    for hiding in (made["id"], made["name"].upper(), "Default", "w_" + "1" * 20):
+        with pytest.raises((Conflict, ValidationError)):
+            service.create_workspace(name=hiding)

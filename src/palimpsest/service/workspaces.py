@@ -10,11 +10,12 @@ or renames one; over HTTP a request's key decides its workspace.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Self
 
 from ..errors import Conflict, NotFound, ValidationError
 from ..ids import new_id
-from ..store import StoreWriter, Workspace
+from ..store import StoreReader, StoreWriter, Workspace
 from .access import check_name
 from .base import DEFAULT_WORKSPACE, ServiceBase
 
@@ -42,10 +43,10 @@ class WorkspaceOps(ServiceBase):
     def create_workspace(self, *, name: str) -> dict[str, Any]:
         """A new, empty workspace named `name`; its first event records who made it."""
         name = _workspace_name(name)
-        self._refuse_taken(name)
         created = self.with_workspace(new_id("w"))
 
         def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
+            _refuse_taken(tx, name)  # in the write: two at once cannot both take it
             tx.name_workspace(name)
             seq = created._event(tx, "workspace.create", op_id, now, ("workspace", tx.workspace),
                                  data={"name": name})  # fmt: skip
@@ -60,9 +61,9 @@ class WorkspaceOps(ServiceBase):
         before = self._current_name()
         if name == before:
             return {"workspace": {"id": self.workspace, "name": name}, "unchanged": True}
-        self._refuse_taken(name)
 
         def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
+            _refuse_taken(tx, name, self.workspace)
             tx.name_workspace(name)
             seq = self._event(tx, "workspace.rename", op_id, now, ("workspace", tx.workspace),
                               data={"name": [before, name]})  # fmt: skip
@@ -91,17 +92,25 @@ class WorkspaceOps(ServiceBase):
         return next((w.name for w in self._all_workspaces() if w.id == self.workspace),
                     self.workspace)  # fmt: skip
 
-    def _refuse_taken(self, name: str) -> None:
-        if any(w.name == name for w in self._all_workspaces()):
+
+def _refuse_taken(tx: StoreReader, name: str, renaming: str | None = None) -> None:
+    """A name is taken when another workspace has it, whatever its case, or has it as
+    its id (`--workspace` reads a name first, so it would hide that workspace)."""
+    for other in tx.workspaces():
+        if other.id != renaming and name.casefold() in (other.name.casefold(), other.id):
             raise Conflict(f"A workspace is already named {name!r}: choose another name.",
                            field="name")  # fmt: skip
 
 
 def _workspace_name(name: object, *, renaming: str | None = None) -> str:
     checked = check_name(name)
-    # `default` always means the store's first workspace, so no other may take the name.
-    if checked == DEFAULT_WORKSPACE and renaming != DEFAULT_WORKSPACE:
+    # `default` always means the store's first workspace, so no other may take the name;
+    # nor a name shaped like an id, which could be another store's workspace once copied.
+    taken = checked.casefold() == DEFAULT_WORKSPACE and renaming != DEFAULT_WORKSPACE
+    if taken or re.fullmatch(r"w_[0-9a-z]{20}", checked.casefold()):
         raise ValidationError(
-            "`default` names the store's first workspace: choose another name.", field="name"
+            f"{checked!r} cannot name a workspace: `default` names the store's first, and "
+            "w_ and 20 letters or digits is the shape of an id. Choose another name.",
+            field="name",
         )
     return checked

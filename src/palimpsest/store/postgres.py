@@ -30,7 +30,7 @@ from ..errors import PalimpsestError, Retryable, ValidationError
 from . import Found, Rewrite, SearchQuery, pg_rewrite, pg_search, pg_vectors, shown
 from .migrations import migrations, refuse_newer, statements
 from .rows import Row, found_from_row
-from .session import SqlSession, key_race
+from .session import SqlSession, key_race, name_race
 from .terms import index_terms, query_terms
 from .vector_search import Vectors
 
@@ -217,6 +217,8 @@ def _translated() -> Iterator[None]:
     except pg_errors.UniqueViolation as exc:
         if exc.diag.constraint_name == "versions_active_key":
             raise key_race() from exc
+        if exc.diag.constraint_name == "workspaces_name":
+            raise name_race() from exc
         raise
     except psycopg.DataError as exc:
         # The service refuses NULs naming the field; this is the net under it, so that a

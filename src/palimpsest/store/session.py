@@ -868,6 +868,12 @@ ID_KEYS = frozenset({"id", "ids", "duplicate_of", "superseded", "notebook"})
 DERIVED = frozenset({"search", "search_counts", "search_length"})
 
 
+def name_race() -> Conflict:
+    """The unique name index refused a workspace's name: another took it meanwhile."""
+    return Conflict("Another workspace took that name meanwhile: choose another name.",
+                    field="name")  # fmt: skip
+
+
 def key_race() -> Conflict:
     """The unique key index refused a write: another writer took the key meanwhile."""
     return Conflict(

@@ -21,7 +21,7 @@ from ..errors import PalimpsestError, Retryable, ValidationError
 from . import Found, Rewrite, SearchQuery
 from .migrations import migrations, refuse_newer, statements
 from .rows import FOUND_COLUMNS, Row, found_from_row
-from .session import SqlSession, key_race
+from .session import SqlSession, key_race, name_race
 from .terms import index_text, query_terms
 
 # numpy, and the modules that search vectors with it, are imported where a vector is read:
@@ -227,6 +227,8 @@ def _translated() -> Iterator[None]:
         unique = exc.sqlite_errorname == "SQLITE_CONSTRAINT_UNIQUE"
         if unique and "memory_versions.notebook_id, memory_versions.key" in str(exc):
             raise key_race() from exc
+        if unique and "workspaces.name" in str(exc):
+            raise name_race() from exc
         raise
     except sqlite3.OperationalError as exc:
         if exc.sqlite_errorname.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
