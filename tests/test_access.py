@@ -518,3 +518,25 @@ def test_a_workspace_name_cannot_hide_another(service: Service) -> None:
     for hiding in (made["id"], made["name"].upper(), "Default", "w_" + "1" * 20):
         with pytest.raises((Conflict, ValidationError)):
             service.create_workspace(name=hiding)
+
+
+def test_a_workspace_is_copied_by_its_name_and_keeps_it(tmp_path: Path) -> None:
+    from palimpsest.service import copy_between
+    from palimpsest.store import open_store
+
+    source, target = tmp_path / "here.db", tmp_path / "there.db"
+    store = open_store(str(source))
+    try:
+        lab = Service(store).in_workspace(
+            Service(store).create_workspace(name="lab")["workspace"]["id"]
+        )
+        filed = lab.remember(notebook="n", kind="fact", text="Only the lab knows")["id"]
+    finally:
+        store.close()
+    assert copy_between(str(source), str(target), "lab")["name"] == "lab"
+    copied = open_store(str(target))
+    try:
+        there = Service(copied).in_workspace("lab")
+        assert there.workspace == lab.workspace and there.inspect(id=filed)["memory"]["id"] == filed
+    finally:
+        copied.close()

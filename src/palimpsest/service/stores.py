@@ -40,7 +40,8 @@ def open_store_for(location: str, actor: str, *, create: bool = True) -> Store:
 
 
 def copy_workspace(source: Store, target: Store, workspace: str) -> dict[str, Any]:
-    """Copy `workspace` from `source` into `target`, where it must not exist yet."""
+    """Copy `workspace` (its id) from `source` into `target`, where it must not exist yet;
+    it keeps its name there."""
     with source.read(workspace) as reading, target.write(workspace) as writing:
         if not writing.is_empty():
             raise Conflict(
@@ -48,9 +49,25 @@ def copy_workspace(source: Store, target: Store, workspace: str) -> dict[str, An
                 "target store; copy into an empty store (or workspace) so that nothing there is "
                 "mixed or overwritten."
             )
+        name = next((w.name for w in reading.workspaces() if w.id == workspace), workspace)
+        if any(w.name == name and w.id != workspace for w in writing.workspaces()):
+            raise Conflict(f"The target store has another workspace named {name!r}: rename "
+                           "one of them first (`palimpsest workspace rename`).")  # fmt: skip
+        writing.name_workspace(name)
         counts = writing.load(reading.dump())
     target.scrub(workspace)
-    return {"workspace": workspace, "copied": counts}
+    return {"workspace": workspace, "name": name, "copied": counts}
+
+
+def workspace_id(store: Store, ref: str) -> str:
+    """The id of the workspace `ref` names in `store` (by name first, then by id); `ref`
+    itself when none does (an empty workspace, which the caller refuses)."""
+    with store.read(ref) as tx:
+        found = tx.workspaces()
+    for match in ([w for w in found if w.name == ref], [w for w in found if w.id == ref]):
+        if match:
+            return match[0].id
+    return ref
 
 
 def copy_between(source_url: str, target_url: str, workspace: str) -> dict[str, Any]:
@@ -64,6 +81,7 @@ def copy_between(source_url: str, target_url: str, workspace: str) -> dict[str, 
         raise NotFound("No store exists at the path given in `from`: check it.", field="from")
     source = open_store(source_url)
     try:
+        workspace = workspace_id(source, workspace)
         with source.read(workspace) as reading:
             if reading.is_empty():
                 raise NotFound(
