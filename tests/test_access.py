@@ -95,6 +95,8 @@ def test_bad_users_and_keys_are_refused_and_change_nothing(service: Service) -> 
         service.create_key(agent="ci", expires="2001-01-01")
     with pytest.raises(NotFound):
         service.revoke_key(id="k_" + "0" * 20)
+    with pytest.raises(ValidationError):
+        service.create_key(agent="ci", note="  ")
     assert events(service) == [] and service.list_keys() == {"keys": []}
 
 

@@ -103,6 +103,9 @@ class AccessOps(ServiceBase):
             raise ValidationError("Give either `user` (a personal key) or `agent`.", field="user")
         holder = f"user:{check_name(user)}" if user is not None else f"agent:{check_name(agent)}"
         expires_at = parse_time_arg(expires, "expires")
+        if note is not None and not (isinstance(note, str) and note.strip()):
+            raise ValidationError("`note` is empty: say what the key is for, or leave it out.",
+                                  field="note")  # fmt: skip
         if note is not None:
             gate.screen("note", note)
         key_id, secret = new_id("k"), secrets.token_hex(24)
