@@ -28,8 +28,6 @@ from ..service.roles import Principal
 
 KEYLESS = "palimpsest-keyless"  # stands for "no key given"; never a key of ours
 LOCAL = Principal("local", "owner")  # a keyless request: the server acts as it was started
-
-
 FLUSH_SECONDS = 5.0  # failed authentications reach the store at most this often
 
 
