@@ -542,3 +542,18 @@ def test_a_workspace_is_copied_by_its_name_and_keeps_it(tmp_path: Path) -> None:
         assert there.workspace == lab.workspace and there.inspect(id=filed)["memory"]["id"] == filed
     finally:
         copied.close()
+
+
+def test_what_another_workspace_holds_moves_no_score_here(service: Service) -> None:
+    """Full-text scores count this workspace's memories alone: filing many that hold the
+    same word elsewhere leaves every hit's score as it was."""
+    filler = [{"kind": "fact", "text": f"Backup number {n} ran at night"} for n in range(30)]
+    service.remember(notebook="ops", items=filler)
+    for text in ("The pools hold forty connections", "Pools drain"):
+        service.remember(notebook="ops", kind="fact", text=text)
+    before = [(h["id"], h["score"]) for h in service.recall(query="pools")["hits"]]
+    assert all(score > 0.1 for _, score in before), before  # a score that could move
+    other = service.in_workspace(service.create_workspace(name=unique("noisy"))["workspace"]["id"])
+    other.remember(notebook="ops", items=[{"kind": "fact", "text": f"Pools number {n}"}
+                                          for n in range(40)])  # fmt: skip
+    assert [(h["id"], h["score"]) for h in service.recall(query="pools")["hits"]] == before

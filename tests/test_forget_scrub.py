@@ -186,3 +186,18 @@ def test_idempotent_answers_keep_no_copy_of_forgotten_text(service: Service, fol
     assert answer["unmatched"]
     service.forget(ids=[a, b], because="personal data")
     assert on_disk(folder, word) == []
+
+
+def test_forget_in_another_workspace_leaves_the_word_in_no_file(
+    service: Service, folder: Path
+) -> None:
+    """Each workspace has a full-text table of its own: a forget scrubs that one too."""
+    lab = service.in_workspace(service.create_workspace(name="lab")["workspace"]["id"])
+    word = secret_word()
+    fill(lab)
+    mid = lab.remember(notebook="nb1", kind="note", text=f"The hint was {word} once")["id"]
+    fill(lab, 40, start=1000)
+    assert on_disk(folder, word) and search_hits(lab, word) == [mid]
+    assert search_hits(service, word) == []  # and only there
+    assert lab.forget(id=mid, because="a hint pasted by mistake")["scrub_pending"] is False
+    assert on_disk(folder, word) == [] and search_hits(lab, word) == []

@@ -400,8 +400,8 @@ class SqlSession(OrientRows, GuardRows, AccessRows, ABC):
         last = 0
         while True:
             rows = self._rows(
-                "SELECT rowid, text, title, why, tags_text, notebook_id FROM memory_versions "
-                "WHERE scrubbed = 0 AND rowid > ? ORDER BY rowid LIMIT 1000",
+                "SELECT rowid, workspace, text, title, why, tags_text, notebook_id "
+                "FROM memory_versions WHERE scrubbed = 0 AND rowid > ? ORDER BY rowid LIMIT 1000",
                 (last,),
             )
             if not rows:

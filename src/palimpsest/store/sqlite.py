@@ -7,6 +7,7 @@ free pages; the FTS index is merged after a forget so no segment keeps the words
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import sqlite3
@@ -40,7 +41,7 @@ SCRUB_WAIT_MS = 1_000
 CANDIDATES = 500
 WINDOW = 4_000
 # Migrations after whose SQL every version is indexed anew by store/terms.py's rules.
-REINDEX_AFTER = frozenset({5})
+REINDEX_AFTER = frozenset({5, 11})
 # Vectors: below this many in a workspace every search is exact; from it on, the
 # unfiltered question goes through the cache (store/vector_cache.py): the CANDIDATE_VECTORS
 # nearest by their signs are ranked by their int8 copies, and the RESCORED best of those
@@ -493,6 +494,22 @@ class SqliteSession(SqlSession):
 
     # -- full text: a contentless FTS5 table of store/terms.py's terms, kept by hand -----
 
+    # Each workspace has a table of its own, so that BM25's counts (how many versions hold a
+    # word, how long they are) are its own: a shared table would let a score tell how
+    # common a word is in other workspaces. `default`'s is memory_fts, made by migrations;
+    # another's is made by its first write.
+
+    @property
+    def _fts_table(self) -> str:
+        return fts_table(self.workspace)
+
+    def ensure_workspace(self) -> None:
+        super().ensure_workspace()
+        make_fts_table(self.conn, self._fts_table)
+
+    def _has_fts_table(self) -> bool:
+        return has_table(self.conn, self._fts_table)
+
     def _indexed(self, rowid: int, columns: Row) -> None:
         self._fts("insert", rowid, columns)
 
@@ -504,14 +521,22 @@ class SqliteSession(SqlSession):
         self._fts("delete", row["rowid"], row)
 
     def _after_scrub(self) -> None:
-        # Deleted words linger in older segments until they are merged: merge them all now.
-        self._run("INSERT INTO memory_fts(memory_fts) VALUES ('optimize')")
+        # Deleted words linger in older segments until they are merged: merge them all now,
+        # in every workspace's table (a scrub finishes the forgets of all of them).
+        for table in fts_tables(self.conn):
+            self._run(f"INSERT INTO {table}({table}) VALUES ('optimize')")
 
     def _fts(self, action: str, rowid: int, values: Row) -> None:
-        command = "" if action == "insert" else "memory_fts, "
+        # The row's own workspace: a migration's reindex walks every workspace at once.
+        # (`keys()`: `in` on a sqlite3.Row looks among its values)
+        workspace = values["workspace"] if "workspace" in values.keys() else self.workspace  # noqa: SIM118
+        table = fts_table(workspace)
+        if workspace != self.workspace:
+            make_fts_table(self.conn, table)
+        command = "" if action == "insert" else f"{table}, "
         head = "" if action == "insert" else "'delete', "
         self._run(
-            f"INSERT INTO memory_fts({command}rowid, {', '.join(_FTS_COLUMNS)}) "
+            f"INSERT INTO {table}({command}rowid, {', '.join(_FTS_COLUMNS)}) "
             f"VALUES ({head}?, {', '.join('?' for _ in _FTS_COLUMNS)})",
             (rowid, *(index_text(values[c]) for c in _SEARCHED), values["notebook_id"]),
         )
@@ -523,6 +548,8 @@ class SqliteSession(SqlSession):
             return []
         if not terms:
             return self.recent(where, args, query.limit)
+        if not self._has_fts_table():  # a workspace nothing was ever written to
+            return []
         # Memories holding every word rank first; any word fills the rest.
         found: dict[str, tuple[Found, float]] = {}
         for joiner in (" AND ", " OR ")[: 2 if len(terms) > 1 else 1]:
@@ -559,7 +586,8 @@ class SqliteSession(SqlSession):
     def _window_start(self, match: str) -> int | None:
         """The rowid below which matches fall outside the newest WINDOW, if there are more."""
         row = self._row(
-            "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rowid DESC "
+            f"SELECT rowid FROM {self._fts_table} WHERE {self._fts_table} MATCH ? "
+            "ORDER BY rowid DESC "
             "LIMIT 1 OFFSET ?",
             (match, WINDOW),
         )
@@ -567,7 +595,8 @@ class SqliteSession(SqlSession):
 
     def _count(self, match: str, lowest: int | None, most: int) -> int:
         row = self._row(
-            "SELECT count(*) AS n FROM (SELECT 1 FROM memory_fts WHERE memory_fts MATCH ? "
+            f"SELECT count(*) AS n FROM (SELECT 1 FROM {self._fts_table} "
+            f"WHERE {self._fts_table} MATCH ? "
             "AND rowid > ? LIMIT ?)",
             (match, lowest or 0, most),
         )
@@ -582,7 +611,8 @@ class SqliteSession(SqlSession):
         cap: int | None,
         lowest: int | None,
     ) -> list[Row]:
-        candidates = "SELECT rowid, rank FROM memory_fts WHERE memory_fts MATCH ? AND rowid > ?"
+        table = self._fts_table
+        candidates = f"SELECT rowid, rank FROM {table} WHERE {table} MATCH ? AND rowid > ?"
         if cap is not None:
             candidates += f" ORDER BY rank LIMIT {cap}"
         sql = (
@@ -591,6 +621,41 @@ class SqliteSession(SqlSession):
             "ORDER BY c.rank, v.from_seq DESC LIMIT ?"
         )
         return self._rows(sql, [match, lowest or 0, *args, limit])
+
+
+# As 005_search_terms.sql makes memory_fts, `default`'s.
+FTS_SCHEMA = "text, title, why, tags_text, notebook_id, content = '', tokenize = 'ascii'"
+RANK = "bm25(1.0, 0.6, 0.4, 0.4, 0.0)"
+
+
+def fts_table(workspace: str) -> str:
+    """The full-text table of `workspace` (a name SQL can take, whatever the id holds)."""
+    if workspace == "default":
+        return "memory_fts"
+    return "memory_fts_" + hashlib.sha256(workspace.encode()).hexdigest()[:16]
+
+
+def has_table(conn: sqlite3.Connection, table: str) -> bool:
+    return (
+        conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).fetchone() is not None
+    )
+
+
+def make_fts_table(conn: sqlite3.Connection, table: str) -> None:
+    """Make `table` unless it exists (in the caller's transaction: a rollback undoes it)."""
+    if has_table(conn, table):
+        return
+    conn.execute(f"CREATE VIRTUAL TABLE {table} USING fts5({FTS_SCHEMA})")
+    # Rank by BM25 weighting the text over title, why and tags; the notebook id counts nothing.
+    conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('rank', '{RANK}')")
+
+
+def fts_tables(conn: sqlite3.Connection) -> list[str]:
+    rows = conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%'"
+        " AND (name = 'memory_fts' OR name LIKE 'memory\\_fts\\_%' ESCAPE '\\')"
+    ).fetchall()
+    return [row[0] for row in rows]
 
 
 _SEARCHED = ("text", "title", "why", "tags_text")  # indexed as terms, weighted in that order

@@ -36,3 +36,7 @@ CREATE TABLE failed_auth (
     last_at     TEXT NOT NULL,
     PRIMARY KEY (workspace, hour)
 );
+-- Each workspace gets a full-text table of its own (store/sqlite.py, fts_table), so that
+-- BM25's counts are its own; memory_fts stays `default`'s. Emptied here, every version is
+-- then indexed anew in its workspace's table (sqlite.REINDEX_AFTER).
+INSERT INTO memory_fts(memory_fts) VALUES ('delete-all');
