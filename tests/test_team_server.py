@@ -11,12 +11,15 @@ import os
 import shutil
 import subprocess
 import time
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import ExitStack, asynccontextmanager, contextmanager
 from pathlib import Path
 
 import httpx2
 import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 from .conftest import needs_postgres, own_postgres_database
 from .mcp_helpers import call
@@ -129,6 +132,21 @@ def nginx(folder: Path, ports: list[int], listen: int) -> Iterator[str]:
         process.communicate(timeout=10)
 
 
+@asynccontextmanager
+async def readme_client(proxy: str, key: str) -> AsyncIterator[Client]:
+    """A client configured as the README's team server section shows (its `headers`)."""
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    block = readme.split("### A team server", 1)[1].split("```json\n", 1)[1].split("```", 1)[0]
+    server = json.loads(block)["mcpServers"]["palimpsest"]
+    assert server["type"] == "http" and server["url"].endswith("/mcp")
+    headers = {k: v.replace("palimpsest_k_...", key) for k, v in server["headers"].items()}
+    async with (
+        create_mcp_http_client(headers=headers) as http,
+        Client(streamable_http_client(proxy, http_client=http)) as client,
+    ):
+        yield client
+
+
 def session_statuses(url: str, key: str) -> list[int]:
     """What a client speaking protocol 2025-06-18 gets: it opens a session (its id in the
     `Mcp-Session-Id` header) and sends that id with every later request."""
@@ -166,6 +184,9 @@ async def test_the_readmes_team_server_answers_through_its_reverse_proxy(
                 for _ in range(4):
                     hits = (await call(client, "recall", query="pool connections"))["hits"]
                     assert [h["id"] for h in hits] == [filed["id"]]
+            # The README's client configuration, with this key in it, as a client reads it.
+            async with readme_client(proxy, key) as client:
+                assert (await call(client, "recall", query="pool"))["hits"]
             # A client of an earlier protocol keeps a session: it too may reach either one.
             assert session_statuses(proxy, key) == [200, 202, 200, 200, 200]
             # Clients reach it by the proxy's own name, not a loopback one.
