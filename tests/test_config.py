@@ -65,6 +65,7 @@ def test_without_a_file_every_value_is_a_default(env: dict[str, str], tmp_path: 
     assert shown["keys"]["db"]["value"] == str(tmp_path / "home" / "palimpsest.db")
     assert shown["keys"]["http.port"]["value"] == 8765
     assert shown["keys"]["actor"]["value"].startswith("user:")
+    assert shown["keys"]["workspace"]["value"] == "default"
 
 
 def test_a_flag_beats_the_environment_which_beats_the_file(

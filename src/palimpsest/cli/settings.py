@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from ..service import default_store_path
+from ..service import DEFAULT_WORKSPACE, default_store_path
 from .app import (
     JSON_OPTION,
     Env,
@@ -32,7 +32,8 @@ def config(env: Env, /) -> None:
     A value comes from a flag, else the environment, else the configuration file, else
     the default; a password in a postgresql:// URL is never shown. See docs/configuration.md.
     """
-    fallbacks = {"db": str(default_store_path(data_dir())), "actor": default_actor()}
+    fallbacks = {"db": str(default_store_path(data_dir())), "actor": default_actor(),
+                 "workspace": DEFAULT_WORKSPACE}  # fmt: skip
     emit(env.config().described(fallbacks), _show_config)
 
 
