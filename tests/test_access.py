@@ -13,6 +13,7 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 from unittest.mock import ANY
 
 import httpx2
@@ -228,7 +229,13 @@ def test_nothing_of_one_workspace_is_visible_from_another(service: Service) -> N
 
 @asynccontextmanager
 async def keyed(url: str, key: str) -> AsyncIterator[Client]:
-    headers = {"Authorization": f"Bearer {key}"}
+    async with sending(url, {"Authorization": f"Bearer {key}"}) as client:
+        yield client
+
+
+@asynccontextmanager
+async def sending(url: str, headers: dict[str, str]) -> AsyncIterator[Client]:
+    """The official client over HTTP, sending `headers` with every request."""
     async with (
         create_mcp_http_client(headers=headers) as http,
         Client(streamable_http_client(url, http_client=http)) as client,
@@ -244,10 +251,11 @@ def status_of(url: str, key: str | None) -> int:
     return httpx2.post(url, json=body, headers=headers, timeout=30).status_code
 
 
-def cli(db: Path, env: dict[str, str], *args: str) -> dict[str, object]:
-    done = subprocess.run(command(db, *args, "--json"), env=env, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    answer: dict[str, object] = json.loads(done.stdout)
+def cli(store: Path | str, env: dict[str, str], *args: str) -> dict[str, Any]:
+    """`palimpsest --db STORE ARGS --json` (a SQLite file or a PostgreSQL URL): its answer."""
+    done = subprocess.run(command(store, *args, "--json"), env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    answer: dict[str, Any] = json.loads(done.stdout)
     return answer
 
 
@@ -298,7 +306,7 @@ async def test_over_http_the_key_decides_the_workspace(db_path: Path, env: dict[
             text = refused.content[0].text  # type: ignore[union-attr]
             assert refused.is_error and '"not_found"' in text and "Bo" not in text
     lab_hits = cli(db_path, env, *lab, "recall", "pool")["hits"]
-    assert [h["id"] for h in lab_hits] == [filed["id"]]  # type: ignore[union-attr]
+    assert [h["id"] for h in lab_hits] == [filed["id"]]
 
 
 def test_listening_beyond_loopback_starts_once_keys_exist_and_asks_for_one(
@@ -323,10 +331,10 @@ def test_the_cli_acts_in_the_workspace_a_flag_or_the_environment_names(
     cli(db_path, env, "workspace", "create", "lab")
     filed = cli(db_path, env, "--workspace", "lab", "remember", "-n", "n", "-k", "fact", "In lab")
     in_lab = cli(db_path, {**env, "PALIMPSEST_WORKSPACE": "lab"}, "recall", "lab")
-    assert [h["id"] for h in in_lab["hits"]] == [filed["id"]]  # type: ignore[union-attr]
+    assert [h["id"] for h in in_lab["hits"]] == [filed["id"]]
     assert cli(db_path, env, "recall", "lab")["hits"] == []
     listed = cli(db_path, env, "workspace", "list", "--workspace", "lab")["workspaces"]
-    assert [(w["name"], w["current"]) for w in listed] == [("default", False), ("lab", True)]  # type: ignore[index]
+    assert [(w["name"], w["current"]) for w in listed] == [("default", False), ("lab", True)]
     done = subprocess.run(command(db_path, "--workspace", "lbа", "recall", "x", "--json"),
                           env=env, capture_output=True, text=True)  # fmt: skip
     refusal = json.loads(done.stdout)
@@ -390,7 +398,7 @@ async def test_over_http_calls_past_a_keys_bound_are_retryable_and_reach_no_tool
             assert 0 < body["retry_after"] <= 30
         async with keyed(url, bo) as client:
             assert (await call(client, "recall", query="fact"))["hits"]
-    assert [h["text"] for h in cli(db_path, env, "recall", "many")["hits"]] == []  # type: ignore[union-attr]
+    assert [h["text"] for h in cli(db_path, env, "recall", "many")["hits"]] == []
 
 
 @pytest.mark.anyio
@@ -415,7 +423,7 @@ async def test_failed_authentications_are_counted_and_doctor_shows_each_its_own(
 
         def counted(*workspace: str) -> object:
             found = cli(db_path, env, *workspace, "doctor").get("failed_authentications")
-            return found and found["last_24_hours"]  # type: ignore[index]
+            return found and found["last_24_hours"]
 
         deadline = time.monotonic() + FLUSH_SECONDS + 20
         while counted() != 2:  # whoever opens the store sees those of no workspace too
@@ -472,7 +480,7 @@ async def test_without_keys_http_acts_as_the_servers_own_actor(
         async with Client(url) as client:
             filed = await call(client, "remember", notebook="n", kind="fact", text="As before")
     memory = cli(db_path, env, "inspect", str(filed["id"]))["memory"]
-    assert (memory["author"], memory["owner"]) == ("agent:nightly", "agent:nightly")  # type: ignore[index]
+    assert (memory["author"], memory["owner"]) == ("agent:nightly", "agent:nightly")
 
 
 def test_a_removed_users_keys_stay_revoked_when_the_name_comes_back(service: Service) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 import subprocess
 import time
 from collections.abc import Iterator
@@ -25,7 +26,7 @@ from mcp import Client
 from palimpsest.model import format_time
 
 from .conftest import needs_postgres, own_postgres_database
-from .test_access import keyed
+from .test_access import cli, keyed
 from .test_mcp_e2e import command, free_port, serving
 
 # Tables a refused call may still touch by design: failed authentications are counted.
@@ -44,34 +45,20 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
 
 def fingerprint(url: str) -> str:
     """A hash of every row of every table but the logs, in a fixed order."""
-    digest = hashlib.sha256()
     if url.startswith("postgresql"):
-        with psycopg.connect(url) as conn:
-            tables = [r[0] for r in conn.execute(
-                "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() "
-                "ORDER BY tablename")]  # fmt: skip
-            for table in tables:
-                if table not in LOGS:
-                    rows = conn.execute(f"SELECT * FROM {table}").fetchall()
-                    digest.update(table.encode() + repr(sorted(map(repr, rows))).encode())
-        return digest.hexdigest()
-    import sqlite3
-
-    with sqlite3.connect(url) as conn:
-        tables = [r[0] for r in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]  # fmt: skip
-        for table in tables:
+        conn: Any = psycopg.connect(url)
+        listing = "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
+    else:
+        conn = sqlite3.connect(url)
+        listing = "SELECT name FROM sqlite_master WHERE type = 'table'"
+    digest = hashlib.sha256()
+    with conn:
+        for (table,) in sorted(conn.execute(listing).fetchall()):
             if table not in LOGS:
                 rows = conn.execute(f'SELECT * FROM "{table}"').fetchall()
                 digest.update(table.encode() + repr(sorted(map(repr, rows))).encode())
+    conn.close()
     return digest.hexdigest()
-
-
-def cli(url: str, env: dict[str, str], *args: str) -> dict[str, Any]:
-    done = subprocess.run(command(url, *args, "--json"), env=env, capture_output=True, text=True)  # type: ignore[arg-type]
-    assert done.returncode == 0, done.stdout + done.stderr
-    answer: dict[str, Any] = json.loads(done.stdout)
-    return answer
 
 
 class World:
@@ -146,7 +133,7 @@ async def test_every_tool_refuses_what_the_caller_may_not_do_and_changes_nothing
     world = World(store_url, env)
     port = free_port()
     process = subprocess.Popen(
-        command(store_url, "serve", "--http", "--port", str(port)),  # type: ignore[arg-type]
+        command(store_url, "serve", "--http", "--port", str(port)),
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     with serving(process, port):

@@ -31,7 +31,8 @@ pytestmark = pytest.mark.anyio
 STARTUP_SECONDS = 30
 
 
-def command(db: Path, *args: str) -> list[str]:
+def command(db: Path | str, *args: str) -> list[str]:
+    """`palimpsest --db DB ARGS` as a process runs it (DB: a SQLite file or a URL)."""
     return [sys.executable, "-m", "palimpsest", "--db", str(db), *args]
 
 

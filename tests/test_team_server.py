@@ -18,12 +18,10 @@ from pathlib import Path
 import httpx2
 import pytest
 from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 
 from .conftest import needs_postgres, own_postgres_database
 from .mcp_helpers import call
-from .test_access import keyed, status_of
+from .test_access import cli, keyed, sending, status_of
 from .test_mcp_e2e import accepts_connections, command, free_port, serving
 
 
@@ -31,13 +29,6 @@ from .test_mcp_e2e import accepts_connections, command, free_port, serving
 def team_store() -> Iterator[str]:
     with own_postgres_database("team") as url:
         yield url
-
-
-def cli(url: str, env: dict[str, str], *args: str) -> dict[str, object]:
-    done = subprocess.run(command(url, *args, "--json"), env=env, capture_output=True, text=True)  # type: ignore[arg-type]
-    assert done.returncode == 0, done.stdout + done.stderr
-    answer: dict[str, object] = json.loads(done.stdout)
-    return answer
 
 
 @contextmanager
@@ -48,7 +39,7 @@ def servers(url: str, env: dict[str, str], count: int, *flags: str) -> Iterator[
         for _ in range(count):
             port = free_port()
             process = subprocess.Popen(
-                command(url, "serve", "--http", "--port", str(port), *flags),  # type: ignore[arg-type]
+                command(url, "serve", "--http", "--port", str(port), *flags),
                 env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
             )  # fmt: skip
             stack.enter_context(serving(process, port))
@@ -140,10 +131,7 @@ async def readme_client(proxy: str, key: str) -> AsyncIterator[Client]:
     server = json.loads(block)["mcpServers"]["palimpsest"]
     assert server["type"] == "http" and server["url"].endswith("/mcp")
     headers = {k: v.replace("palimpsest_k_...", key) for k, v in server["headers"].items()}
-    async with (
-        create_mcp_http_client(headers=headers) as http,
-        Client(streamable_http_client(proxy, http_client=http)) as client,
-    ):
+    async with sending(proxy, headers) as client:
         yield client
 
 
