@@ -59,15 +59,14 @@ def copy_workspace(source: Store, target: Store, workspace: str) -> dict[str, An
     return {"workspace": workspace, "name": name, "copied": counts}
 
 
-def workspace_id(store: Store, ref: str) -> str:
-    """The id of the workspace `ref` names in `store` (by name first, then by id); `ref`
-    itself when none does (an empty workspace, which the caller refuses)."""
+def named_workspace(store: Store, ref: str) -> str | None:
+    """The id of the workspace `ref` names in `store`: by name first, then by id."""
     with store.read(ref) as tx:
         found = tx.workspaces()
     for match in ([w for w in found if w.name == ref], [w for w in found if w.id == ref]):
         if match:
             return match[0].id
-    return ref
+    return None
 
 
 def copy_between(source_url: str, target_url: str, workspace: str) -> dict[str, Any]:
@@ -81,7 +80,8 @@ def copy_between(source_url: str, target_url: str, workspace: str) -> dict[str, 
         raise NotFound("No store exists at the path given in `from`: check it.", field="from")
     source = open_store(source_url)
     try:
-        workspace = workspace_id(source, workspace)
+        # `workspace` itself when none has it: the emptiness check below refuses it
+        workspace = named_workspace(source, workspace) or workspace
         with source.read(workspace) as reading:
             if reading.is_empty():
                 raise NotFound(

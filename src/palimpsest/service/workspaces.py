@@ -18,6 +18,7 @@ from ..ids import new_id
 from ..store import StoreReader, StoreWriter, Workspace
 from .access import check_name
 from .base import DEFAULT_WORKSPACE, ServiceBase
+from .stores import named_workspace
 
 
 class WorkspaceOps(ServiceBase):
@@ -77,12 +78,9 @@ class WorkspaceOps(ServiceBase):
             return tx.workspaces()
 
     def _named(self, ref: str, fallback: str | None) -> str:
-        found = self._all_workspaces()
-        for match in ([w for w in found if w.name == ref], [w for w in found if w.id == ref]):
-            if match:
-                return match[0].id
-        if fallback is not None:
-            return fallback
+        found = named_workspace(self.store, ref) or fallback
+        if found is not None:
+            return found
         raise NotFound(
             f"This store has no workspace {ref!r}: `palimpsest workspace list` names them, "
             f"`palimpsest workspace create {ref}` makes it."
