@@ -109,10 +109,6 @@ class Env:
     def actor(self) -> str:
         return self.config().actor or default_actor()
 
-    @actor.setter
-    def actor(self, value: str) -> None:
-        self.flags["actor"] = value
-
     def service(self, *, create: bool = True) -> Service:
         """The service over the chosen store; a read (`create=False`) of a SQLite file
         that does not exist is refused rather than making an empty store of a typo."""
@@ -170,25 +166,16 @@ def _set_json(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
     return value
 
 
-def _set_db(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
-    if value is not None:  # given after the subcommand: it wins over the group's
-        env = ctx.find_object(Env)
-        assert env is not None
-        env.db = value
+def _sets_flag(name: str) -> Callable[[click.Context, click.Parameter, str | None], None]:
+    """The callback of a group option given again after the subcommand: it wins there."""
 
+    def given(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+        if value is not None:
+            env = ctx.find_object(Env)
+            assert env is not None
+            env.flags[name] = value
 
-def _set_actor(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
-    if value is not None:
-        env = ctx.find_object(Env)
-        assert env is not None
-        env.actor = value
-
-
-def _set_workspace(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
-    if value is not None:
-        env = ctx.find_object(Env)
-        assert env is not None
-        env.flags["workspace"] = value
+    return given
 
 
 def _set_config(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
@@ -234,7 +221,7 @@ def shared_options(fn: Callable[..., Any]) -> list[click.Option]:
             ["--db"],
             metavar="PATH|URL",
             expose_value=False,
-            callback=_set_db,
+            callback=_sets_flag("db"),
             help="The store, as before the command (see palimpsest --help).",
         ),
         click.Option(
@@ -248,13 +235,15 @@ def shared_options(fn: Callable[..., Any]) -> list[click.Option]:
             ["--workspace"],
             metavar="NAME",
             expose_value=False,
-            callback=_set_workspace,
+            callback=_sets_flag("workspace"),
             help="The workspace, as before the command.",
         ),
     ]
     if not _has_option(fn, "--actor"):
         shared.append(
-            click.Option(["--actor"], expose_value=False, callback=_set_actor, help=ACTOR_HELP)
+            click.Option(
+                ["--actor"], expose_value=False, callback=_sets_flag("actor"), help=ACTOR_HELP
+            )
         )
     return shared
 
