@@ -21,6 +21,7 @@ from .notebooks import NotebookOps
 from .recall import RecallOps
 from .sessions import SessionOps
 from .settings import SettingsOps
+from .transfer import TransferOps
 from .stores import copy_between, default_store_path, open_store_for, store_label
 from .vectors import Progress, reindex
 from .workspaces import WorkspaceOps
@@ -51,10 +52,11 @@ class Service(
     DisputeOps,
     SessionOps,
     GuardOps,
+    TransferOps,
 ):
     """remember, recall, revise, revert, forget, inspect, history, notebooks, links, doctor,
-    settings, disputes, projects, checks, orient, the session hooks, guard, and the
-    workspace's users, keys and workspaces."""
+    settings, disputes, projects, checks, orient, the session hooks, guard, the
+    workspace's users, keys and workspaces, and export and import."""
 
     def schema_version(self) -> int:
         """The store's schema version (opening it migrated it to the newest this code knows)."""

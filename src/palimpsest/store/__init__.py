@@ -9,7 +9,7 @@ default) and, later, PostgreSQL.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -199,6 +199,14 @@ class StoreReader(Protocol):
 
     def dump(self) -> Iterator[tuple[str, dict[str, Any]]]:
         """Every row of the workspace, table by table, for a lossless copy."""
+        ...
+
+    def table_rows(self, table: str) -> Iterator[Mapping[str, Any]]:
+        """The workspace's rows of one table, in copy order, streamed (an export's)."""
+        ...
+
+    def ids_held(self, table: str, column: str, ids: Sequence[str]) -> dict[str, str]:
+        """Which of `ids` the store holds in `column` of `table`, each with its workspace."""
         ...
 
     # Disputes (DESIGN section 2): each as it stood at event `at_seq` (None: now).

@@ -710,6 +710,27 @@ class SqlSession(OrientRows, GuardRows, AccessRows, ABC):
             counts[table] = counts.get(table, 0) + 1
         return counts
 
+    def table_rows(self, table: str) -> Iterator[Row]:
+        """Every row of this workspace in `table` (one of COPY_ORDER's), in its copy order,
+        streamed."""
+        order = dict(COPY_ORDER)[table]
+        return self._cursor(
+            f"SELECT * FROM {table} WHERE workspace = ? ORDER BY {order}", (self.workspace,)
+        )
+
+    def ids_held(self, table: str, column: str, ids: Sequence[str]) -> dict[str, str]:
+        """Which of `ids` `column` of `table` holds already, in any workspace of the store:
+        id -> that workspace (ids are unique store-wide)."""
+        held: dict[str, str] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            rows = self._rows(
+                f"SELECT {column} AS id, workspace FROM {table} WHERE {column} IN ({marks(chunk)})",
+                chunk,
+            )
+            held.update({row["id"]: row["workspace"] for row in rows})
+        return held
+
     def is_empty(self) -> bool:
         return self.last_event() is None and not self.list_notebooks()
 

@@ -1,0 +1,890 @@
+"""Export and import of a workspace (DESIGN section 2; the file format: formats/native.py).
+
+    export        the workspace, or some notebooks, as canonical JSON lines, streamed
+    import_file   a file of ours, or of another memory server (formats/), in two ways:
+
+restore  into an empty workspace, a file of ours lands verbatim: every event with its
+         actor and time, every version, tombstone, link and dispute, in one transaction.
+merge    into a workspace that holds something (or from another server's files), each
+         memory's current state is filed as a new event `import` by the importer, naming
+         its source: nobody can write history in another's name.
+
+The unit is a memory with its whole history: one refused (a secret, a damaged record,
+an id another workspace holds, a tombstone here) is reported by line and field, never
+echoed, and the rest goes on; `strict` refuses the whole file instead. The same id with
+other content is a conflict; importing the same file again changes nothing. Both ways
+read the file twice (check, then write), so a refusal never leaves half a memory.
+Vectors are derived: after a restore `reindex` embeds in batches; a merge embeds each
+batch before its transaction, as a batch remember does.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from .. import gate
+from ..errors import Conflict, InternalError, NotFound, PalimpsestError, ValidationError
+from ..formats import native
+from ..formats.records import Incoming, IncomingLink, Record, Unmapped
+from ..ids import new_id
+from ..model import KINDS, LINK_TYPES, STATUSES, Link, Memory, normalize_text
+from ..revise import Unmatched, check_rule_fields, parse_fields
+from ..revise.decide import duplicate_of
+from ..revise.edit import validate
+from ..revise.screen import record_fields
+from ..store import StoreReader, StoreWriter
+from ..store.rows import memory_from_row
+from .base import ServiceBase, notebook_name
+from .roles import ROLES, check_owner, check_write
+from .vectors import embedding_text, reindex
+
+BATCH = 256  # memories filed per transaction of a merge
+# (step, done, total): steps are "checking", "writing" and "embedding"; total 0: unknown
+Steps = Callable[[str, int, int], None]
+LISTED = 100  # refusals, conflicts and unmapped parts listed one by one; the rest counted
+IMPORTED_ID = "m_"  # prefix of the ids derived from another server's references
+
+
+@dataclass
+class Report:
+    """What an import did (or, in a dry run, would do)."""
+
+    mode: str
+    source: dict[str, Any]
+    dry_run: bool
+    counts: Counter[str] = field(default_factory=Counter)
+    listed: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+    def note(self, section: str, entry: dict[str, Any]) -> None:
+        self.counts[section] += 1
+        shown = self.listed.setdefault(section, [])
+        if len(shown) < LISTED:
+            shown.append(entry)
+
+    def refuse(self, where: str, exc: PalimpsestError, memory_id: str | None = None) -> None:
+        entry = {"where": where, **exc.to_dict()}
+        section = "conflicts" if isinstance(exc, Conflict) else "refused"
+        self.note(section, {"id": memory_id, **entry} if memory_id else entry)
+
+    def answer(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"mode": self.mode, "source": self.source}
+        body["counts"] = dict(sorted(self.counts.items()))
+        for section, entries in self.listed.items():
+            body[section] = entries
+            if self.counts[section] > len(entries):
+                body[f"{section}_more"] = self.counts[section] - len(entries)
+        if self.dry_run:
+            body["dry_run"] = True
+        return body
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A memory as a merge files it: its id, notebook's name and first version's fields."""
+
+    where: str
+    memory: Memory  # workspace, notebook and times are the importer's, set when filed
+    notebook: str
+
+
+class TransferOps(ServiceBase):
+    # -- export ---------------------------------------------------------------------------
+
+    def export(self, out: TextIO, *, notebooks: list[str] | None = None) -> dict[str, Any]:
+        """Write the workspace (or the notebooks named) to `out` as JSON lines: a header,
+        then every record. One read transaction: the file is one moment of the store."""
+        check_owner("export", self.role)
+        with self.store.read(self.workspace) as tx:
+            chosen = self._chosen_notebooks(tx, notebooks)
+            counts = Counter(native.PLURAL[kind] for kind, _ in _exported(tx, chosen))
+            name = next((w.name for w in tx.workspaces() if w.id == self.workspace),
+                        self.workspace)  # fmt: skip
+            names = None if chosen is None else sorted(chosen.values())
+            head = native.header({"id": self.workspace, "name": name}, names, counts,
+                                 self.clock())  # fmt: skip
+            out.write(native.line(head) + "\n")
+            ranks = native.Ranks()
+            for kind, row in _exported(tx, chosen):
+                try:
+                    out.write(native.line(native.record_of(kind, row, ranks)) + "\n")
+                except LookupError:
+                    raise InternalError(f"A {kind} names an event the export left out.") from None
+        return {"workspace": name, "notebooks": names, "counts": dict(counts)}
+
+    def export_markdown(self, directory: Path, *, notebooks: list[str] | None = None
+                        ) -> dict[str, Any]:  # fmt: skip
+        """Write the notebooks' current memories (retired ones too) as markdown files in
+        `directory`, a file per memory named by its id (formats/markdown_out.py)."""
+        from ..formats.markdown_out import write_markdown
+
+        check_owner("export", self.role)
+        with self.store.read(self.workspace) as tx:
+            chosen = self._chosen_notebooks(tx, notebooks)
+            shown = [nb for nb in tx.list_notebooks() if chosen is None or nb.id in chosen]
+            ids = {nb.id for nb in shown}
+            memories = [m for m in tx.memories_at(None) if m.notebook_id in ids]
+            counts = write_markdown(directory, shown, memories, tx.links)
+        return {"directory": str(directory), **counts}
+
+    def _chosen_notebooks(self, tx: StoreReader, refs: list[str] | None) -> dict[str, str] | None:
+        if not refs:
+            return None
+        chosen = {}
+        for ref in refs:
+            found = tx.get_notebook(ref) or tx.get_notebook(notebook_name(ref))
+            if found is None:
+                raise NotFound(
+                    f"No notebook {gate.shown_reference(ref)} in this workspace: "
+                    "`palimpsest notebooks` lists them.",
+                    field="notebook",
+                )
+            chosen[found.id] = found.name
+        return chosen
+
+    # -- import ---------------------------------------------------------------------------
+
+    def import_file(
+        self,
+        path: Path,
+        *,
+        source_format: str = "palimpsest",
+        notebook: str = "imported",
+        dry_run: bool = False,
+        strict: bool = False,
+        progress: Steps | None = None,
+    ) -> dict[str, Any]:
+        """Import `path` (a file of ours, or of another server: formats/). Answers what was
+        imported, left unchanged, refused and found in conflict, by line, never by text."""
+        check_write("import", self.role)
+        if source_format != "palimpsest":
+            return self._import_foreign(path, source_format, notebook_name(notebook), dry_run,
+                                        strict, progress)  # fmt: skip
+        with _lines(path) as first:
+            head = native.read_header(next(first, ""))
+        source = {"format": native.FORMAT, "file": _shown_file(path),
+                  "workspace": head.workspace["name"], "exported_at": head.exported_at}  # fmt: skip
+        with self.store.read(self.workspace) as tx:
+            empty = tx.is_empty()
+        total = sum(head.counts.values())
+        if empty:
+            return self._restore(path, Report("restore", source, dry_run), strict, total, progress)
+        report = Report("merge", source, dry_run)
+        return self._merge(lambda: _native_candidates(path, report), lambda: _native_links(path),
+                           report, strict, progress)  # fmt: skip
+
+    # -- restore: a file of ours, verbatim, into an empty workspace -------------------------
+
+    def _restore(
+        self, path: Path, report: Report, strict: bool, total: int, progress: Steps | None
+    ) -> dict[str, Any]:
+        plan = _RestorePlan(report)
+        for count, (number, text) in enumerate(_numbered(path), start=1):
+            plan.read(number, text)
+            if progress is not None and count % 1000 == 0:
+                progress("checking", count, total)
+        with self.store.read(self.workspace) as tx:
+            plan.check_held(tx, self.workspace)
+        plan.finish()
+        _refuse_if_strict(report, strict)
+        if report.dry_run:
+            report.counts.update(plan.would)
+            return report.answer()
+
+        def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
+            del now, op_id  # a restore writes the file's own events, not new ones
+            counts = tx.load(plan.rows(path, progress, total))
+            return {"loaded": counts}
+
+        loaded = self._write("import", {"file": str(path)}, None, False, body)["loaded"]
+        self.store.scrub(self.workspace)
+        report.counts.update(_by_kind(loaded))
+        answer = report.answer()
+        embedding = None if progress is None else functools.partial(progress, "embedding")
+        answer["vectors"] = reindex(self.store, self.workspace, self.vectors, embedding)
+        return answer
+
+    # -- merge: the current state, filed anew by the importer -------------------------------
+
+    def _merge(
+        self,
+        candidates: Callable[[], Iterator[Candidate]],
+        links: Callable[[], Iterator[tuple[str, IncomingLink]]],
+        report: Report,
+        strict: bool,
+        progress: Steps | None,
+    ) -> dict[str, Any]:
+        if strict or report.dry_run:  # everything checked before anything is written
+            seen: dict[str, str] = {}
+            for chunk in _chunks(candidates(), BATCH):
+                with self.store.read(self.workspace) as tx:
+                    for candidate in chunk:
+                        self._plan_one(tx, candidate, seen, report)
+            _refuse_if_strict(report, strict)
+            if report.dry_run:
+                self._links(links(), report, planned=seen)
+                return report.answer()
+            report.counts.clear()
+            report.listed.clear()
+        done = 0
+        for chunk in _chunks(candidates(), BATCH):
+            self._file_chunk(chunk, report)
+            done += len(chunk)
+            if progress is not None:
+                progress("writing", done, 0)
+        self._links(links(), report)
+        return report.answer()
+
+    def _plan_one(
+        self, tx: StoreReader, candidate: Candidate, seen: dict[str, str], report: Report
+    ) -> None:
+        memory = candidate.memory
+        digest = _content_digest(memory)
+        if memory.id in seen:
+            report.counts["unchanged" if seen[memory.id] == digest else "conflicts"] += 1
+            return
+        seen[memory.id] = digest
+        try:
+            outcome = self._outcome(tx, candidate)
+        except PalimpsestError as exc:
+            seen[memory.id] = "refused"
+            report.refuse(candidate.where, exc, memory.id)
+            return
+        report.counts[outcome] += 1
+
+    def _outcome(self, tx: StoreReader, candidate: Candidate) -> str:
+        """`imported`, `unchanged` or `duplicates` for a candidate; a refusal raises."""
+        memory = candidate.memory
+        if tx.get_tombstone(memory.id) is not None:
+            raise ValidationError(
+                f"{memory.id} was forgotten in this workspace; a forgotten memory never comes "
+                "back.",
+                field="id",
+            )
+        here = tx.get_memory(memory.id)
+        if here is not None:
+            if _content_digest(here) == _content_digest(memory):
+                return "unchanged"
+            raise Conflict(
+                f"{memory.id} is here with other content: revise it here, or forget it here "
+                "first, to take the file's.",
+                field="id",
+            )
+        held = tx.ids_held("memories", "id", [memory.id])
+        if held:
+            raise Conflict(
+                f"{memory.id} belongs to another workspace of this store: import into another "
+                "store, or into that workspace.",
+                field="id",
+            )
+        nb = tx.get_notebook(candidate.notebook)
+        if nb is not None:
+            text = normalize_text(memory.text)
+            if duplicate_of(tx.find_by_text(nb.id, text), memory.kind) is not None:
+                return "duplicates"
+            if memory.status == "active" and memory.key is not None:
+                holder = tx.key_holder(nb.id, memory.key)
+                if holder is not None and holder.id != memory.id:
+                    raise Conflict(
+                        f"The key of {memory.id} is held by {holder.id} in notebook "
+                        f"{nb.name}: revise one of them.",
+                        field="key",
+                    )
+        return "imported"
+
+    def _file_chunk(self, chunk: list[Candidate], report: Report) -> None:
+        texts = [embedding_text(c.memory, None) for c in chunk]
+        embedded = self.vectors.embedded(texts)
+        outcomes: list[tuple[Candidate, str | PalimpsestError]] = []
+
+        def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
+            outcomes.clear()
+            for candidate in chunk:
+                outcome: str | PalimpsestError
+                try:
+                    outcome = self._outcome(tx, candidate)
+                    if outcome == "imported":
+                        self._file_candidate(tx, candidate, now, op_id, report.source)
+                except Unmatched as exc:
+                    outcome = Conflict(f"Refused: {exc.reason}.", field="key")
+                except PalimpsestError as exc:
+                    outcome = exc
+                outcomes.append((candidate, outcome))
+            return {}
+
+        with self.vectors.holding(embedded):
+            self._write("import", {"chunk": [c.memory.id for c in chunk]}, None, False, body)
+        for candidate, outcome in outcomes:
+            if isinstance(outcome, PalimpsestError):
+                report.refuse(candidate.where, outcome, candidate.memory.id)
+            else:
+                report.counts[outcome] += 1
+
+    def _file_candidate(
+        self, tx: StoreWriter, candidate: Candidate, now: str, op_id: str, source: dict[str, Any]
+    ) -> None:
+        nb = self._open_notebook(tx, candidate.notebook, now, op_id)
+        memory = candidate.memory.replace(workspace=self.workspace, notebook_id=nb.id,
+                                          recorded_at=now)  # fmt: skip
+        self._check_key(tx, None, memory)
+        data = {"source": {**source, "where": candidate.where}}
+        self._memory_event(tx, "import", op_id, now, None, memory, data=data)
+
+    def _links(
+        self,
+        links: Iterable[tuple[str, IncomingLink]],
+        report: Report,
+        planned: dict[str, str] | None = None,
+    ) -> None:
+        """Each link whose two ends are here (or, in a dry run, would be): made once."""
+        for chunk in _chunks(iter(links), BATCH):
+            if planned is not None:
+                with self.store.read(self.workspace) as tx:
+                    for source_id, link in chunk:
+                        ends = (source_id, link.target_ref)
+                        if all(planned.get(e, "refused") != "refused" or tx.get_memory(e)
+                               for e in ends):  # fmt: skip
+                            report.counts["links"] += 1
+                        else:
+                            report.note("links_left_out", _link_gap(link))
+                continue
+            for link, outcome in self._link_chunk(chunk, report.source):
+                if outcome == "left_out":
+                    report.note("links_left_out", _link_gap(link))
+                else:
+                    report.counts[outcome] += 1
+
+    def _link_chunk(
+        self, chunk: list[tuple[str, IncomingLink]], source: dict[str, Any]
+    ) -> list[tuple[IncomingLink, str]]:
+        """One transaction's links, each `links`, `links_unchanged` or `left_out`."""
+        outcomes: list[tuple[IncomingLink, str]] = []
+
+        def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
+            outcomes.clear()  # a retried transaction starts again
+            for source_id, link in chunk:
+                outcome = self._link_one(tx, source_id, link, now, op_id, source)
+                outcomes.append((link, outcome))
+            return {}
+
+        self._write("import", {"links": len(chunk)}, None, False, body)
+        return outcomes
+
+    def _link_one(
+        self,
+        tx: StoreWriter,
+        source_id: str,
+        link: IncomingLink,
+        now: str,
+        op_id: str,
+        source: dict[str, Any],
+    ) -> str:
+        first, second = tx.get_memory(source_id), tx.get_memory(link.target_ref)
+        if first is None or second is None or first.id == second.id:
+            return "left_out"
+        if any((ln.source_id, ln.target_id, ln.type) == (source_id, link.target_ref, link.type)
+               for ln in tx.links(source_id)):  # fmt: skip
+            return "links_unchanged"
+        made = Link(new_id("ln"), self.workspace, source_id, link.target_ref, link.type, now,
+                    self.actor)  # fmt: skip
+        tx.add_link(made)
+        data = {"link": made.to_dict(), "source": {**source, "where": link.where}}
+        for end in (first, second):
+            self._memory_event(tx, "link", op_id, now, end, end.replace(version=end.version + 1),
+                               None, data)  # fmt: skip
+        return "links"
+
+    # -- another server's files -------------------------------------------------------------
+
+    def _import_foreign(
+        self,
+        path: Path,
+        source_format: str,
+        notebook: str,
+        dry_run: bool,
+        strict: bool,
+        progress: Steps | None,
+    ) -> dict[str, Any]:
+        reader = _reader(source_format)
+        source = {"format": source_format, "file": _shown_file(path)}
+        report = Report("merge", source, dry_run)
+
+        def records() -> Iterator[Record]:
+            return reader(path, notebook)
+
+        def candidates() -> Iterator[Candidate]:
+            for record in records():
+                if isinstance(record, Unmapped):
+                    entry = {"where": record.where, "reason": record.reason}
+                    report.note("unmapped", {**entry, "field": record.field}
+                                if record.field else entry)  # fmt: skip
+                elif isinstance(record, Incoming):
+                    try:
+                        yield self._foreign_candidate(source_format, record)
+                    except PalimpsestError as exc:
+                        report.refuse(record.where, exc, _derived_id(source_format, record.ref))
+
+        def links() -> Iterator[tuple[str, IncomingLink]]:
+            for record in records():
+                if isinstance(record, IncomingLink):
+                    if record.type not in LINK_TYPES:
+                        gap = {"where": record.where, "reason": "not a link type of ours"}
+                        report.note("links_left_out", gap)
+                        continue
+                    target = _derived_id(source_format, record.target_ref)
+                    yield (
+                        _derived_id(source_format, record.source_ref),
+                        IncomingLink(record.source_ref, target, record.type, record.where),
+                    )
+
+        return self._merge(candidates, links, report, strict, progress)
+
+    def _foreign_candidate(self, source_format: str, record: Incoming) -> Candidate:
+        values = parse_fields(record.fields)
+        for required in ("kind", "text"):
+            if required not in values:
+                raise ValidationError(f"`{required}` is required.", field=required)
+        check_rule_fields(values["kind"], values)
+        if record.status not in STATUSES:
+            raise ValidationError("`status` is not one of ours.", field="status")
+        memory = Memory(
+            id=_derived_id(source_format, record.ref),
+            workspace=self.workspace,
+            notebook_id="",
+            version=1,
+            recorded_at="",
+            author=record.author or self.actor,
+            owner=record.author,  # unknown author: ownerless, so `claim` applies
+            status=record.status,
+            **values,
+        )
+        _screened(memory)
+        return Candidate(record.where, memory, notebook_name(record.notebook))
+
+
+# -- what an export holds, and in which order ---------------------------------------------
+
+
+def _exported(tx: StoreReader, chosen: dict[str, str] | None) -> Iterator[tuple[str, Any]]:
+    """(record kind, row) for the whole workspace, or only `chosen` notebooks' memories
+    with their events, links and disputes among them (then no users, settings or
+    workspace-wide events: those belong to the whole workspace)."""
+    members = None if chosen is None else _members(tx, set(chosen))
+    for kind, (table, _) in native.RECORDS.items():
+        for row in tx.table_rows(table):
+            if members is None or _belongs(kind, row, set(chosen or ()), members):
+                yield kind, row
+
+
+def _members(tx: StoreReader, notebooks: set[str]) -> set[str]:
+    """The memories that ever were in one of `notebooks`."""
+    return {row["memory_id"] for row in tx.table_rows("memory_versions")
+            if row["notebook_id"] in notebooks}  # fmt: skip
+
+
+def _belongs(kind: str, row: Any, notebooks: set[str], members: set[str]) -> bool:
+    if kind == "notebook":
+        return bool(row["id"] in notebooks)
+    if kind == "memory":
+        return bool(row["id"] in members)
+    if kind == "event":
+        return bool(row["target_id"] in (members if row["target_type"] == "memory" else notebooks))
+    if kind == "version":
+        return bool(row["memory_id"] in members)
+    if kind == "link":
+        return bool(row["source_id"] in members and row["target_id"] in members)
+    if kind == "dispute":
+        return bool(row["first_id"] in members and row["second_id"] in members)
+    return False
+
+
+# -- restore ------------------------------------------------------------------------------
+
+
+class _RestorePlan:
+    """The first reading of a file to restore: every record checked, and what a refusal
+    takes with it (a memory's events, versions, links and disputes; a notebook's memories)."""
+
+    def __init__(self, report: Report):
+        self.report = report
+        self.refused_memories: set[str] = set()
+        self.refused_notebooks: set[str] = set()
+        self.dropped: set[int] = set()  # lines left out on their own (a user, a link...)
+        self.event_targets: dict[int, str] = {}  # an event's number in the file -> target
+        self.in_notebook: dict[str, set[str]] = {}
+        self.ids: dict[str, list[tuple[str, int]]] = {"memories": [], "notebooks": [],
+                                                      "links": [], "disputes": []}  # fmt: skip
+        self.would: Counter[str] = Counter()
+
+    def read(self, number: int, text: str) -> None:
+        where = f"line {number}"
+        try:
+            record = native.parse_record(text)
+        except ValidationError as exc:
+            owners = _owners(text)
+            if not owners:
+                raise ValidationError(
+                    f"Line {number} of the file is damaged and names no memory ({exc.message}) "
+                    "nothing was imported: export the workspace again.",
+                    field="file",
+                ) from None
+            for owner in owners:
+                self._refuse_memory(owner, where, exc)
+            return
+        kind = record["record"]
+        if kind == "event":
+            if record["seq"] <= max(self.event_targets, default=0):
+                raise ValidationError(
+                    f"Line {number}: the events are not numbered in order; the file was "
+                    "changed by hand: export the workspace again.",
+                    field="seq",
+                )
+            self.event_targets[record["seq"]] = record["target_id"]
+        try:
+            self._check(kind, record)
+        except PalimpsestError as exc:
+            self._refuse_record(kind, record, number, exc)
+            return
+        self.would[native.PLURAL[kind]] += 1
+        if kind == "version":
+            self.in_notebook.setdefault(record["memory_id"], set()).add(record["notebook_id"])
+            for span in (record["from_seq"], record["to_seq"]):
+                if span is not None and self._event_target(span) != record["memory_id"]:
+                    wrong = "A version names an event that is not its memory's."
+                    refusal = ValidationError(wrong, field="from_seq")
+                    self._refuse_memory(record["memory_id"], where, refusal)
+        elif kind == "dispute":
+            ends = (record["first_id"], record["second_id"])
+            if any(s is not None and self._event_target(s) not in ends
+                   for s in (record["from_seq"], record["to_seq"])):  # fmt: skip
+                wrong = "A dispute names an event that is not its memories'."
+                self._refuse_record(kind, record, number, ValidationError(wrong, field="from_seq"))
+        held = {"memory": "memories", "notebook": "notebooks", "link": "links"}.get(kind)
+        if held:
+            self.ids[held].append((record["id"], number))
+        elif kind == "dispute":
+            self.ids["disputes"].append((record["dispute_id"], number))
+
+    def _event_target(self, rank: int) -> str | None:
+        return self.event_targets.get(rank)
+
+    def _check(self, kind: str, record: dict[str, Any]) -> None:
+        for column, text in native.strings(record):
+            gate.check_storable(column, text)
+            if column in gate.LIMITS:
+                gate.check_length(column, text)
+            gate.screen_record([(column, text)])
+        if kind == "version" and not record["scrubbed"]:
+            if record["kind"] not in KINDS or record["status"] not in STATUSES:
+                raise ValidationError("A version's `kind` or `status` is not one of ours.",
+                                      field="kind")  # fmt: skip
+            try:
+                memory = memory_from_row({**native.row_of(record), "workspace": ""})
+            except (KeyError, TypeError, ValueError):
+                raise ValidationError("A version's fields do not make a memory.",
+                                      field="version") from None  # fmt: skip
+            gate.screen_record(record_fields(memory))
+        elif kind == "user" and record["role"] not in ROLES:
+            raise ValidationError("A user's `role` is not one of ours.", field="role")
+
+    def _refuse_record(self, kind: str, record: dict[str, Any], number: int,
+                       exc: PalimpsestError) -> None:  # fmt: skip
+        where = f"line {number}"
+        owners = _owners_of(kind, record)
+        if kind == "notebook":
+            self.refused_notebooks.add(record["id"])
+            self.report.refuse(where, exc)
+        elif owners and kind not in ("link", "dispute"):
+            for owner in owners:
+                self._refuse_memory(owner, where, exc)
+        else:
+            self.dropped.add(number)
+            self.report.refuse(where, exc)
+
+    def _refuse_memory(self, memory_id: str, where: str, exc: PalimpsestError) -> None:
+        if memory_id not in self.refused_memories:
+            self.refused_memories.add(memory_id)
+            self.report.refuse(where, exc, memory_id)
+
+    def check_held(self, tx: StoreReader, workspace: str) -> None:
+        """Ids are unique store-wide: one another workspace holds refuses its record."""
+        columns = {
+            "memories": ("memories", "id"),
+            "notebooks": ("notebooks", "id"),
+            "links": ("links", "id"),
+            "disputes": ("dispute_versions", "dispute_id"),
+        }
+        for name, listed in self.ids.items():
+            table, column = columns[name]
+            held = tx.ids_held(table, column, [i for i, _ in listed])
+            for found_id, number in listed:
+                if found_id in held and held[found_id] != workspace:
+                    exc = Conflict(f"{found_id} belongs to another workspace of this store: "
+                                   "restore into another store.", field="id")  # fmt: skip
+                    if name == "memories":
+                        self._refuse_memory(found_id, f"line {number}", exc)
+                    elif name == "notebooks":
+                        self.refused_notebooks.add(found_id)
+                        self.report.refuse(f"line {number}", exc)
+                    else:
+                        self.dropped.add(number)
+                        self.report.refuse(f"line {number}", exc)
+
+    def finish(self) -> None:
+        """A refused notebook takes every memory that was ever in it."""
+        for memory_id, notebooks in self.in_notebook.items():
+            if notebooks & self.refused_notebooks:
+                self._refuse_memory(memory_id, "notebook", ValidationError(
+                    "Its notebook was refused.", field="notebook_id"))  # fmt: skip
+        self.in_notebook.clear()
+
+    def rows(
+        self, path: Path, progress: Steps | None, total: int
+    ) -> Iterator[tuple[str, dict[str, Any]]]:
+        """The second reading: what is kept, as rows `load` replays."""
+        kept_events: set[int] = set()
+        for count, (number, text) in enumerate(_numbered(path), start=1):
+            if progress is not None and count % 1000 == 0:
+                progress("writing", count, total)
+            if number in self.dropped:
+                continue
+            try:
+                record = native.parse_record(text)
+            except ValidationError:
+                continue  # its memories were refused by the first reading
+            kind = record["record"]
+            owners = _owners_of(kind, record)
+            if (
+                owners & self.refused_memories
+                or (
+                    kind in ("notebook", "notebook_tombstone")
+                    and record["id"] in self.refused_notebooks
+                )
+                or (kind == "event" and record["target_id"] in self.refused_notebooks)
+            ):
+                continue
+            if kind == "dispute" and not all(
+                s is None or s in kept_events for s in (record["from_seq"], record["to_seq"])
+            ):
+                continue
+            row = native.row_of(record)
+            if kind == "event":
+                kept_events.add(record["seq"])
+            elif kind in ("version", "dispute"):
+                row["rowid"] = number  # a row's name in this file: `load` maps it to its own
+            yield native.RECORDS[kind][0], row
+        if progress is not None:
+            progress("writing", total, total)
+
+
+def _owners_of(kind: str, record: dict[str, Any]) -> set[str]:
+    """The memories a record belongs to: refusing one of them leaves the record out."""
+    if kind == "memory":
+        return {record["id"]}
+    if kind == "version":
+        return {record["memory_id"]}
+    if kind == "event":
+        return {record["target_id"]} if record["target_type"] == "memory" else set()
+    if kind == "link":
+        return {record["source_id"], record["target_id"]}
+    if kind == "dispute":
+        return {record["first_id"], record["second_id"]}
+    return set()
+
+
+def _owners(text: str) -> set[str]:
+    """The memories a line that failed its checks still names, if it is JSON at all."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return set()
+    if not isinstance(value, dict) or value.get("record") not in native.RECORDS:
+        return set()
+    found = set()
+    for column in ("memory_id", "source_id", "target_id", "first_id", "second_id", "id"):
+        candidate = value.get(column)
+        if not isinstance(candidate, str) or not native.ID_SHAPE.fullmatch(candidate):
+            continue
+        if column == "id" and value["record"] != "memory":
+            continue  # a notebook's or a link's own id
+        if column == "target_id" and value.get("target_type", "memory") != "memory":
+            continue
+        found.add(candidate)
+    return found
+
+
+# -- merge of a file of ours ----------------------------------------------------------------
+
+
+def _native_candidates(path: Path, report: Report) -> Iterator[Candidate]:
+    """The current version of each memory of the file, as a merge files it."""
+    notebooks: dict[str, str] = {}
+    forgotten: set[str] = set()
+    for number, text in _numbered(path):
+        where = f"line {number}"
+        try:
+            record = native.parse_record(text)
+        except ValidationError as exc:
+            report.refuse(where, exc)
+            continue
+        kind = record["record"]
+        if kind == "notebook":
+            notebooks[record["id"]] = record["name"]
+        elif kind == "memory" and record["forgotten_at"] is not None:
+            forgotten.add(record["id"])
+            report.counts["forgotten_in_source"] += 1
+        elif kind == "version" and record["to_seq"] is None and not record["scrubbed"]:
+            if record["memory_id"] in forgotten:
+                continue
+            try:
+                memory = memory_from_row({**native.row_of(record), "workspace": ""})
+                if memory.kind not in KINDS or memory.status not in STATUSES:
+                    raise ValidationError("A version's `kind` or `status` is not one of ours.",
+                                          field="kind")  # fmt: skip
+                _screened(memory)
+                name = notebooks.get(record["notebook_id"] or "")
+                if name is None:
+                    raise ValidationError("The version's notebook is not in the file.",
+                                          field="notebook_id")  # fmt: skip
+            except PalimpsestError as exc:
+                report.refuse(where, exc, record["memory_id"])
+                continue
+            except (KeyError, TypeError, ValueError):
+                report.refuse(where, ValidationError("A version's fields do not make a memory.",
+                              field="version"), record["memory_id"])  # fmt: skip
+                continue
+            yield Candidate(where, memory.replace(version=1), name)
+        elif kind in ("event", "dispute", "user", "setting", "notebook_tombstone"):
+            report.counts[f"{native.PLURAL[kind]}_not_merged"] += 1
+
+
+def _native_links(path: Path) -> Iterator[tuple[str, IncomingLink]]:
+    for number, text in _numbered(path):
+        if '"record":"link"' not in text:
+            continue
+        try:
+            record = native.parse_record(text)
+        except ValidationError:
+            continue
+        if record["record"] == "link" and record["type"] in LINK_TYPES:
+            yield (
+                record["source_id"],
+                IncomingLink(
+                    record["source_id"], record["target_id"], record["type"], f"line {number}"
+                ),
+            )
+
+
+# -- small parts ----------------------------------------------------------------------------
+
+
+def _screened(memory: Memory) -> None:
+    """The write gate on a memory an import would file, as remember's."""
+    for name, value in record_fields(memory):
+        gate.check_storable(name, value)
+        if name in gate.LIMITS or name == "tags":
+            gate.check_length(name, value, limit_name="tag" if name == "tags" else None)
+    validate(memory)
+    gate.screen_record(record_fields(memory))
+
+
+def _content_digest(memory: Memory) -> str:
+    """What a memory says and where it stands: the same for the same content, wherever and
+    whenever it was filed (times of filing, owner and version aside)."""
+    content = {**memory.content(), "status": memory.status}
+    return hashlib.sha256(json.dumps(content, sort_keys=True, default=repr).encode()).hexdigest()
+
+
+def _derived_id(source_format: str, ref: str) -> str:
+    """A memory id made from another server's reference: the same reference, the same id."""
+    digest = int.from_bytes(hashlib.sha256(f"{source_format}\0{ref}".encode()).digest()[:13])
+    alphabet = "0123456789abcdefghjkmnpqrstvwxyz"
+    chars = []
+    for _ in range(20):
+        digest, digit = divmod(digest, 32)
+        chars.append(alphabet[digit])
+    return IMPORTED_ID + "".join(chars)
+
+
+def _link_gap(link: IncomingLink) -> dict[str, Any]:
+    return {"where": link.where, "reason": "an end of the link is not here (refused or missing)"}
+
+
+def _refuse_if_strict(report: Report, strict: bool) -> None:
+    refused = report.counts["refused"] + report.counts["conflicts"]
+    if strict and refused:
+        first = (report.listed.get("refused") or report.listed.get("conflicts") or [{}])[0]
+        raise ValidationError(
+            f"{refused} records would be refused (the first at {first.get('where')}: "
+            f"{first.get('message')}); with `strict` nothing was imported. Run a dry run "
+            "to see each, or import without `strict` to bring the rest.",
+            field=first.get("field"),
+        )
+
+
+def _by_kind(loaded: dict[str, int]) -> dict[str, int]:
+    plural = {table: native.PLURAL[kind] for kind, (table, _) in native.RECORDS.items()}
+    return {plural.get(table, table): n for table, n in loaded.items()}
+
+
+def _shown_file(path: Path) -> str:
+    return gate.check_storable("file", path.name)
+
+
+class _lines:
+    """A file's lines, UTF-8, without their ends; a missing file is not_found."""
+
+    def __init__(self, path: Path):
+        try:
+            self.handle = path.open(encoding="utf-8", newline="")
+        except FileNotFoundError:
+            raise NotFound(f"No file {path}: check the path.", field="file") from None
+        except IsADirectoryError:
+            raise ValidationError(
+                f"{path} is a folder: give the export file.", field="file"
+            ) from None
+
+    def __enter__(self) -> Iterator[str]:
+        return (text.rstrip("\r\n") for text in self.handle)
+
+    def __exit__(self, *_: object) -> None:
+        self.handle.close()
+
+
+def _numbered(path: Path) -> Iterator[tuple[int, str]]:
+    """The records of an export file with their line numbers, the header skipped."""
+    with _lines(path) as lines:
+        try:
+            for number, text in enumerate(lines, start=1):
+                if number > 1 and text.strip():
+                    yield number, text
+        except UnicodeDecodeError:
+            raise ValidationError("The file is not UTF-8 text.", field="file") from None
+
+
+def _chunks(items: Iterator[Any], size: int) -> Iterator[list[Any]]:
+    chunk: list[Any] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _reader(source_format: str) -> Callable[[Path, str], Iterator[Record]]:
+    from ..formats import markdown_notes, mcp_memory, mem0
+
+    readers = {"mcp-memory": mcp_memory.read, "markdown": markdown_notes.read, "mem0": mem0.read}
+    if source_format not in readers:
+        raise ValidationError(
+            f"`from` must be one of palimpsest, {', '.join(readers)}.", field="from"
+        )
+    return readers[source_format]
