@@ -3,11 +3,12 @@ stores. Each row's operations run as a user of that role; a cell says `yes` (eve
 succeeds), `no` (every one is `forbidden` and changes nothing) or `own` (an editor's
 forget: their own memories, not another's).
 
-Export and import, the table's last row, arrive with issue 13.
 """
 
 from __future__ import annotations
 
+import io
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from palimpsest.errors import Forbidden
 from palimpsest.projects import Places
 from palimpsest.service import Service
 from palimpsest.service.roles import Principal
-from palimpsest.store import EventFilter
+from palimpsest.store import EventFilter, open_store
 
 KEY = "k_" + "7" * 20  # the key the role's calls come through: on every event they write
 
@@ -107,6 +108,23 @@ WORKSPACE: list[Step] = [
 ]
 
 
+def import_a_file(c: Cast) -> object:
+    """Import what another store exported into this workspace, which holds a memory: so
+    the import files events of its own (into an empty one it restores the file's)."""
+    c.theirs()
+    with tempfile.TemporaryDirectory() as folder:
+        other = Service(open_store(str(Path(folder) / "other.db")))
+        other.remember(notebook="ops", kind="fact", text="Filed in another store")
+        file = Path(folder) / "other.jsonl"
+        with file.open("w", encoding="utf-8") as out:
+            other.export(out)
+        other.close()
+        return c.me.import_file(file)
+
+
+TRANSFER: list[Step] = [lambda c: c.me.export(io.StringIO()), import_a_file]
+
+
 def revised(c: Cast) -> str:
     mine = c.mine()
     c.prepare.revise(id=mine, append="connections")
@@ -121,6 +139,7 @@ ROWS: dict[str, list[Step]] = {
     "forget anyone's memory; forget a notebook field": FORGET_ANYONES,
     "create/edit notebooks": NOTEBOOKS,
     "merge_domains, settings, users, keys": WORKSPACE,
+    "export, import": TRANSFER,
 }
 TABLE = {  # row -> (viewer, editor, owner)
     "recall, inspect, history, orient, check, guard, doctor": ("yes", "yes", "yes"),
@@ -130,6 +149,7 @@ TABLE = {  # row -> (viewer, editor, owner)
     "forget anyone's memory; forget a notebook field": ("no", "no", "yes"),
     "create/edit notebooks": ("no", "yes", "yes"),
     "merge_domains, settings, users, keys": ("no", "no", "yes"),
+    "export, import": ("no", "no", "yes"),
 }
 CELLS = [
     (row, role, allowed)

@@ -176,8 +176,9 @@ class TransferOps(ServiceBase):
         if empty:
             return self._restore(path, Report("restore", source, dry_run), strict, total, progress)
         report = Report("merge", source, dry_run)
-        return self._merge(lambda: _native_candidates(path, report), lambda: _native_links(path),
-                           report, strict, progress)  # fmt: skip
+        candidates = functools.partial(_native_candidates, path, report)
+        links = functools.partial(_native_links, path, report)
+        return self._merge(candidates, links, report, strict, progress)
 
     # -- restore: a file of ours, verbatim, into an empty workspace -------------------------
 
@@ -764,15 +765,21 @@ def _native_candidates(path: Path, report: Report) -> Iterator[Candidate]:
             report.counts[f"{native.PLURAL[kind]}_not_merged"] += 1
 
 
-def _native_links(path: Path) -> Iterator[tuple[str, IncomingLink]]:
+def _native_links(path: Path, report: Report) -> Iterator[tuple[str, IncomingLink]]:
+    """The file's links; one to a memory the source forgot is counted, not made."""
+    forgotten: set[str] = set()
     for number, text in _numbered(path):
-        if '"record":"link"' not in text:
+        if '"record":"link"' not in text and '"record":"memory"' not in text:
             continue
         try:
             record = native.parse_record(text)
         except ValidationError:
             continue
-        if record["record"] == "link" and record["type"] in LINK_TYPES:
+        if record["record"] == "memory" and record["forgotten_at"] is not None:
+            forgotten.add(record["id"])
+        elif record["record"] == "link" and {record["source_id"], record["target_id"]} & forgotten:
+            report.counts["links_to_forgotten"] += 1
+        elif record["record"] == "link" and record["type"] in LINK_TYPES:
             yield (
                 record["source_id"],
                 IncomingLink(
