@@ -84,8 +84,8 @@ notes = st.none() | st.sampled_from(NOTES)
 
 # What importing a file a second time may say: nothing new, nothing refused.
 MERGE_LEAVES_ALONE = {
-    "unchanged", "links_unchanged", "links_to_forgotten", "forgotten_in_source", "events_not_merged",
-    "disputes_not_merged", "users_not_merged", "settings_not_merged",
+    "unchanged", "links_unchanged", "links_to_forgotten", "forgotten_in_source",
+    "events_not_merged", "disputes_not_merged", "users_not_merged", "settings_not_merged",
     "notebook_tombstones_not_merged",
 }  # fmt: skip
 

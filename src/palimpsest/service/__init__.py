@@ -21,8 +21,8 @@ from .notebooks import NotebookOps
 from .recall import RecallOps
 from .sessions import SessionOps
 from .settings import SettingsOps
-from .transfer import TransferOps
 from .stores import copy_between, default_store_path, open_store_for, store_label
+from .transfer import TransferOps
 from .vectors import Progress, reindex
 from .workspaces import WorkspaceOps
 
