@@ -77,6 +77,20 @@ REQUIRED: dict[str, frozenset[str]] = {
     "user": frozenset({"name", "role", "added_at"}),
 }  # fmt: skip
 ID_SHAPE = re.compile(r"[a-z]{1,8}_[0-9a-z]{1,40}")  # what every id of ours looks like
+TIME_SHAPE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?Z")
+# Columns that hold an id, a time or a word of ours are checked for that shape, so no
+# text (nor a secret) can hide in them; actors are checked as every actor is. The gate
+# then reads only the columns left: the free texts.
+SHAPES = {
+    **dict.fromkeys(("id", "memory_id", "dispute_id", "source_id", "first_id", "second_id",
+                     "notebook_id", "superseded_by", "op_id", "key_id", "holds"), ID_SHAPE),
+    **dict.fromkeys(("at", "created_at", "forgotten_at", "recorded_at", "occurred_at",
+                     "expires_at", "verified_at", "opened_at", "ruled_at", "added_at"),
+                    TIME_SHAPE),
+    **dict.fromkeys(("op", "target_type", "kind", "status", "type", "role", "severity",
+                     "scope"), re.compile(r"[a-z][a-z_.]{0,39}")),
+}  # fmt: skip
+ACTORS = frozenset({"actor", "forgotten_by", "opened_by", "ruled_by", "owner", "author"})
 
 
 def line(record: Mapping[str, Any]) -> str:
@@ -217,14 +231,13 @@ def parse_record(text: str) -> dict[str, Any]:
         if not ok:
             raise ValidationError(f"`{column}` of a {kind} record has the wrong type.",
                                   field=column)  # fmt: skip
-    for column in ("id", "memory_id", "dispute_id", "source_id", "first_id", "second_id"):
-        if column in record and not ID_SHAPE.fullmatch(record[column]):
-            raise ValidationError(f"`{column}` of a {kind} record is not an id.", field=column)
-    if (
-        kind == "event"
-        and record["target_type"] == "memory"
-        and not ID_SHAPE.fullmatch(record["target_id"])
-    ):
+    for column, shape in SHAPES.items():
+        value = record.get(column)
+        if isinstance(value, str) and not shape.fullmatch(value):
+            raise ValidationError(f"`{column}` of a {kind} record is not what it holds "
+                                  "(an id, a time or a word of ours).", field=column)  # fmt: skip
+    target = record.get("target_id") if record.get("target_type") in ("memory", "notebook") else ""
+    if kind == "event" and target and not ID_SHAPE.fullmatch(target):
         raise ValidationError("`target_id` of an event is not an id.", field="target_id")
     return record
 
@@ -243,10 +256,19 @@ def row_of(record: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def strings(record: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
-    """Every text a record carries, with its column, for the secret gate (JSON walked)."""
+    """The free texts a record carries, with their columns, for the secret gate (JSON
+    walked); the columns of SHAPES were checked for their shape, actors are not here."""
     for column, value in record.items():
-        if column != "record":
-            yield from ((column, text) for text in _texts(value))
+        if column == "record" or column in SHAPES or column in ACTORS:
+            continue
+        if column == "target_id" and record.get("target_type") in ("memory", "notebook"):
+            continue
+        yield from ((column, text) for text in _texts(value))
+
+
+def actors(record: Mapping[str, Any]) -> Iterator[str]:
+    """The actors a record names (each checked by the gate's `check_actor`)."""
+    return (record[c] for c in ACTORS if isinstance(record.get(c), str))
 
 
 def _texts(value: Any) -> Iterator[str]:

@@ -300,8 +300,9 @@ class TransferOps(ServiceBase):
         return "imported"
 
     def _file_chunk(self, chunk: list[Candidate], report: Report) -> None:
-        texts = [embedding_text(c.memory, None) for c in chunk]
-        embedded = self.vectors.embedded(texts)
+        with self.store.read(self.workspace) as tx:  # embed only what will be filed
+            new = [c for c in chunk if _quietly(lambda c=c: self._outcome(tx, c)) == "imported"]
+        embedded = self.vectors.embedded([embedding_text(c.memory, None) for c in new])
         outcomes: list[tuple[Candidate, str | PalimpsestError]] = []
 
         def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
@@ -522,6 +523,7 @@ class _RestorePlan:
         self.ids: dict[str, list[tuple[str, int]]] = {"memories": [], "notebooks": [],
                                                       "links": [], "disputes": []}  # fmt: skip
         self.would: Counter[str] = Counter()
+        self.actors: set[str] = set()  # those checked already: a file names few, often
 
     def read(self, number: int, text: str) -> None:
         where = f"line {number}"
@@ -576,6 +578,10 @@ class _RestorePlan:
         return self.event_targets.get(rank)
 
     def _check(self, kind: str, record: dict[str, Any]) -> None:
+        for actor in native.actors(record):
+            if actor not in self.actors:
+                gate.check_actor(actor)
+                self.actors.add(actor)
         for column, text in native.strings(record):
             gate.check_storable(column, text)
             if column in gate.LIMITS:
@@ -817,6 +823,14 @@ def _derived_id(source_format: str, ref: str) -> str:
         digest, digit = divmod(digest, 32)
         chars.append(alphabet[digit])
     return IMPORTED_ID + "".join(chars)
+
+
+def _quietly(outcome: Callable[[], str]) -> str | None:
+    """The outcome, or None where it is a refusal (the write reports it)."""
+    try:
+        return outcome()
+    except PalimpsestError:
+        return None
 
 
 def _link_gap(link: IncomingLink) -> dict[str, Any]:

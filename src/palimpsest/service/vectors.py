@@ -38,6 +38,7 @@ USES_NOTEBOOK = False
 CACHE_TEXTS = 256  # texts embedded ahead of their transaction (remember), newest kept
 # Versions embedded per step of a reindex: one batch of the model, then one short write.
 REINDEX_BATCH = 64
+REINDEX_RECENT = 4096  # texts a reindex keeps embedded, for versions that repeat them
 
 Progress = Callable[[int, int], None]  # (versions done, versions to do)
 
@@ -198,13 +199,22 @@ def reindex(
         total = tx.stale_vector_count(vectors.model)
     answer["stale"] = total
     done = 0
+    recent: OrderedDict[str, Vectors] = OrderedDict()
     while done < total:  # versions written meanwhile have their vectors already
         with store.read(workspace) as tx:
             batch = tx.stale_vectors(vectors.model, REINDEX_BATCH)
         if not batch:
             break
         texts = [embedding_text(memory, None) for memory in batch]
-        made = vectors.embedder.embed(texts)
+        # A version often says what an earlier one said (a link, a retirement, a tag):
+        # each text is embedded once per batch, and a recent one not again.
+        missing = [t for t in dict.fromkeys(texts) if t not in recent]
+        if missing:
+            for text, vector in zip(missing, vectors.embedder.embed(missing), strict=True):
+                recent[text] = vector
+        made = [recent[text] for text in texts]
+        while len(recent) > REINDEX_RECENT:
+            recent.popitem(last=False)
         with store.write(workspace) as tx:
             tx.reindexed_vectors(list(zip(batch, made, strict=True)), vectors.model)
         done += len(batch)
