@@ -11,8 +11,12 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import signal
+import sqlite3
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from palimpsest.errors import Forbidden, NotFound, ValidationError
+from palimpsest.errors import Forbidden, NotFound, PalimpsestError, ValidationError
 from palimpsest.service import Service
 from palimpsest.service.roles import Principal
 from palimpsest.store import EventFilter, Store, open_store
@@ -339,3 +343,100 @@ def test_the_cli_exports_to_a_file_and_imports_it(tmp_path: Path, env: dict[str,
     assert cli(target, "import", str(out), "--dry-run")["dry_run"] is True
     assert cli(target, "import", str(out))["counts"]["memories"] == 1
     assert cli(target, "recall", "webhooks")["hits"]
+
+
+def test_a_file_cut_short_or_naming_what_it_lacks_is_refused(
+    service: Service, tmp_path: Path
+) -> None:
+    ids = everything(service)
+    file = tmp_path / "w.jsonl"
+    export(service, file)
+    lines = file.read_text(encoding="utf-8").splitlines()
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text("\n".join(lines[: len(lines) // 2]) + "\n", encoding="utf-8")
+    with fresh_stores(tmp_path) as stores:
+        target = Service(stores[0])
+        with pytest.raises(ValidationError, match="cut short"):
+            target.import_file(cut)
+        # A version of a memory the file does not hold (its memory line swapped for another
+        # memory's, so the counts still agree): that version's memory is refused, the rest
+        # restored, and the store is whole.
+        orphan = [t.replace(ids["c"], "m_" + "9" * 20) if '"record":"memory"' in t else t
+                  for t in lines]  # fmt: skip
+        bad = tmp_path / "orphan.jsonl"
+        bad.write_text("\n".join(orphan) + "\n", encoding="utf-8")
+        answer = target.import_file(bad)
+        assert {entry.get("id") for entry in answer["refused"]} >= {ids["c"]}
+        assert target.inspect(id=ids["a"])["memory"]["kind"] == "decision"
+        with pytest.raises(NotFound):
+            target.inspect(id=ids["c"])
+
+
+def test_two_restores_at_once_land_the_file_once(service: Service, tmp_path: Path) -> None:
+    everything(service)
+    file = tmp_path / "w.jsonl"
+    export(service, file)
+    target = tmp_path / "both.db"
+    open_store(str(target)).close()
+    answers: list[Any] = []
+
+    def restore() -> None:
+        store = open_store(str(target))
+        try:
+            answers.append(Service(store).import_file(file))
+        except PalimpsestError as exc:
+            answers.append(exc)
+        finally:
+            store.close()
+
+    workers = [threading.Thread(target=restore) for _ in range(2)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert all(isinstance(a, dict) or a.error_class == "conflict" for a in answers), answers
+    again = tmp_path / "again.jsonl"
+    store = open_store(str(target))
+    try:
+        export(Service(store), again)
+    finally:
+        store.close()
+    assert canonical(again) == canonical(file)
+
+
+def test_a_merge_killed_half_way_finishes_when_run_again(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    source = Service(open_store(str(tmp_path / "source.db")))
+    for start in range(0, 3000, 500):
+        items = [{"kind": "fact", "text": f"Service {n} answers on port {9000 + n}"}
+                 for n in range(start, start + 500)]  # fmt: skip
+        source.remember(items=items, notebook="ports")
+    file = tmp_path / "w.jsonl"
+    export(source, file)
+    source.close()
+    target = tmp_path / "target.db"
+    mine = Service(open_store(str(target)))
+    mine.remember(notebook="mine", kind="fact", text="Mine")
+    mine.close()
+    command = [sys.executable, "-m", "palimpsest", "--db", str(target), "import", str(file)]
+    running = subprocess.Popen(
+        command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and imported(target) == 0:
+        time.sleep(0.02)
+    running.send_signal(signal.SIGKILL)  # after a batch committed, before the last
+    running.wait()
+    assert 0 < imported(target) < 3000
+    done = subprocess.run([*command, "--json"], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    assert answer["counts"]["imported"] + answer["counts"]["unchanged"] == 3000
+    assert imported(target) == 3000  # each memory once
+
+
+def imported(db: Path) -> int:
+    """The memories an import filed in the SQLite file `db` so far."""
+    with sqlite3.connect(db) as conn:
+        return int(conn.execute("SELECT count(*) FROM events WHERE op = 'import'").fetchone()[0])

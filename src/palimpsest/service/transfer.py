@@ -168,6 +168,7 @@ class TransferOps(ServiceBase):
                                         strict, progress)  # fmt: skip
         with _lines(path) as first:
             head = native.read_header(next(first, ""))
+        _check_complete(path, head)
         source = {"format": native.FORMAT, "file": _shown_file(path),
                   "workspace": head.workspace["name"], "exported_at": head.exported_at}  # fmt: skip
         with self.store.read(self.workspace) as tx:
@@ -200,6 +201,12 @@ class TransferOps(ServiceBase):
 
         def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
             del now, op_id  # a restore writes the file's own events, not new ones
+            if not tx.is_empty():
+                raise Conflict(
+                    "Something was written to this workspace while the file was checked (an "
+                    "import at the same time?): import again, and the file is merged.",
+                    field="file",
+                )
             counts = tx.load(plan.rows(path, progress, total))
             return {"loaded": counts}
 
@@ -301,7 +308,7 @@ class TransferOps(ServiceBase):
 
     def _file_chunk(self, chunk: list[Candidate], report: Report) -> None:
         with self.store.read(self.workspace) as tx:  # embed only what will be filed
-            new = [c for c in chunk if _quietly(lambda c=c: self._outcome(tx, c)) == "imported"]
+            new = [c for c in chunk if _quietly(self._outcome, tx, c) == "imported"]
         embedded = self.vectors.embedded([embedding_text(c.memory, None) for c in new])
         outcomes: list[tuple[Candidate, str | PalimpsestError]] = []
 
@@ -475,19 +482,27 @@ class TransferOps(ServiceBase):
 
 def _exported(tx: StoreReader, chosen: dict[str, str] | None) -> Iterator[tuple[str, Any]]:
     """(record kind, row) for the whole workspace, or only `chosen` notebooks' memories
-    with their events, links and disputes among them (then no users, settings or
-    workspace-wide events: those belong to the whole workspace)."""
-    members = None if chosen is None else _members(tx, set(chosen))
+    with their events, links and disputes among them, and every notebook they were ever
+    in (then no users, settings or workspace-wide events: those are the workspace's)."""
+    if chosen is None:
+        for kind, (table, _) in native.RECORDS.items():
+            yield from ((kind, row) for row in tx.table_rows(table))
+        return
+    members, notebooks = _members(tx, set(chosen))
     for kind, (table, _) in native.RECORDS.items():
         for row in tx.table_rows(table):
-            if members is None or _belongs(kind, row, set(chosen or ()), members):
+            if _belongs(kind, row, notebooks, members):
                 yield kind, row
 
 
-def _members(tx: StoreReader, notebooks: set[str]) -> set[str]:
-    """The memories that ever were in one of `notebooks`."""
-    return {row["memory_id"] for row in tx.table_rows("memory_versions")
-            if row["notebook_id"] in notebooks}  # fmt: skip
+def _members(tx: StoreReader, chosen: set[str]) -> tuple[set[str], set[str]]:
+    """The memories that ever were in one of `chosen`, and every notebook they were in."""
+    memories: dict[str, set[str]] = {}
+    for row in tx.table_rows("memory_versions"):
+        memories.setdefault(row["memory_id"], set()).add(row["notebook_id"])
+    members = {m for m, notebooks in memories.items() if notebooks & chosen}
+    notebooks = set().union(*(memories[m] for m in members)) | chosen
+    return members, notebooks - {None}
 
 
 def _belongs(kind: str, row: Any, notebooks: set[str], members: set[str]) -> bool:
@@ -524,6 +539,8 @@ class _RestorePlan:
                                                       "links": [], "disputes": []}  # fmt: skip
         self.would: Counter[str] = Counter()
         self.actors: set[str] = set()  # those checked already: a file names few, often
+        self.memories: set[str] = set()  # the memory and notebook records read so far
+        self.notebooks: set[str] = set()
 
     def read(self, number: int, text: str) -> None:
         where = f"line {number}"
@@ -554,6 +571,20 @@ class _RestorePlan:
         except PalimpsestError as exc:
             self._refuse_record(kind, record, number, exc)
             return
+        missing = _owners_of(kind, record) - self.memories if kind != "memory" else set()
+        if missing:
+            refusal = ValidationError(f"A {kind} names a memory the file does not hold.",
+                                      field="memory_id")  # fmt: skip
+            self._refuse_record(kind, record, number, refusal)
+            return
+        if kind == "memory":
+            self.memories.add(record["id"])
+        elif kind == "notebook":
+            self.notebooks.add(record["id"])
+        elif kind == "version" and record["notebook_id"] not in self.notebooks | {None}:
+            refusal = ValidationError("A version's notebook is not in the file.",
+                                      field="notebook_id")  # fmt: skip
+            self._refuse_memory(record["memory_id"], where, refusal)
         self.would[native.PLURAL[kind]] += 1
         if kind == "version":
             self.in_notebook.setdefault(record["memory_id"], set()).add(record["notebook_id"])
@@ -825,16 +856,40 @@ def _derived_id(source_format: str, ref: str) -> str:
     return IMPORTED_ID + "".join(chars)
 
 
-def _quietly(outcome: Callable[[], str]) -> str | None:
+def _quietly(outcome: Callable[[StoreReader, Candidate], str], tx: StoreReader,
+             candidate: Candidate) -> str | None:  # fmt: skip
     """The outcome, or None where it is a refusal (the write reports it)."""
     try:
-        return outcome()
+        return outcome(tx, candidate)
     except PalimpsestError:
         return None
 
 
 def _link_gap(link: IncomingLink) -> dict[str, Any]:
     return {"where": link.where, "reason": "an end of the link is not here (refused or missing)"}
+
+
+def _check_complete(path: Path, head: native.Header) -> None:
+    """Refuse a file that holds other records than its header counts (cut short, or
+    changed by hand), before anything is read into the store."""
+    found: Counter[str] = Counter()
+    for number, text in _numbered(path):
+        try:
+            kind = json.loads(text).get("record")
+        except (ValueError, AttributeError):
+            continue  # a damaged line: the checks name it
+        if kind not in native.PLURAL:
+            raise ValidationError(f"Line {number} is not a record of this format.", field="file")
+        found[native.PLURAL[kind]] += 1
+    if found != Counter(head.counts):
+        differ = sorted(
+            k for k in set(found) | set(head.counts) if found[k] != head.counts.get(k, 0)
+        )
+        raise ValidationError(
+            f"The file holds other {', '.join(differ)} than its header counts: it was cut "
+            "short or changed. Nothing was imported; export the workspace again.",
+            field="file",
+        )
 
 
 def _refuse_if_strict(report: Report, strict: bool) -> None:
