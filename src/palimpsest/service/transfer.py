@@ -423,6 +423,7 @@ class TransferOps(ServiceBase):
         reader = _reader(source_format)
         source = {"format": source_format, "file": _shown_file(path)}
         report = Report("merge", source, dry_run)
+        derived = functools.partial(_derived_id, self.workspace, source_format)
 
         def records() -> Iterator[Record]:
             return reader(path, notebook)
@@ -435,9 +436,9 @@ class TransferOps(ServiceBase):
                                 if record.field else entry)  # fmt: skip
                 elif isinstance(record, Incoming):
                     try:
-                        yield self._foreign_candidate(source_format, record)
+                        yield self._foreign_candidate(derived(record.ref), record)
                     except PalimpsestError as exc:
-                        report.refuse(record.where, exc, _derived_id(source_format, record.ref))
+                        report.refuse(record.where, exc, derived(record.ref))
 
         def links() -> Iterator[tuple[str, IncomingLink]]:
             for record in records():
@@ -446,15 +447,13 @@ class TransferOps(ServiceBase):
                         gap = {"where": record.where, "reason": "not a link type of ours"}
                         report.note("links_left_out", gap)
                         continue
-                    target = _derived_id(source_format, record.target_ref)
-                    yield (
-                        _derived_id(source_format, record.source_ref),
-                        IncomingLink(record.source_ref, target, record.type, record.where),
-                    )
+                    target = derived(record.target_ref)
+                    link = IncomingLink(record.source_ref, target, record.type, record.where)
+                    yield derived(record.source_ref), link
 
         return self._merge(candidates, links, report, strict, progress)
 
-    def _foreign_candidate(self, source_format: str, record: Incoming) -> Candidate:
+    def _foreign_candidate(self, memory_id: str, record: Incoming) -> Candidate:
         values = parse_fields(record.fields)
         for required in ("kind", "text"):
             if required not in values:
@@ -463,7 +462,7 @@ class TransferOps(ServiceBase):
         if record.status not in STATUSES:
             raise ValidationError("`status` is not one of ours.", field="status")
         memory = Memory(
-            id=_derived_id(source_format, record.ref),
+            id=memory_id,
             workspace=self.workspace,
             notebook_id="",
             version=1,
@@ -845,9 +844,11 @@ def _content_digest(memory: Memory) -> str:
     return hashlib.sha256(json.dumps(content, sort_keys=True, default=repr).encode()).hexdigest()
 
 
-def _derived_id(source_format: str, ref: str) -> str:
-    """A memory id made from another server's reference: the same reference, the same id."""
-    digest = int.from_bytes(hashlib.sha256(f"{source_format}\0{ref}".encode()).digest()[:13])
+def _derived_id(workspace: str, source_format: str, ref: str) -> str:
+    """A memory id made from another server's reference: the same reference imported into
+    the same workspace, the same id (ids are unique store-wide, so the workspace counts)."""
+    named = f"{workspace}\0{source_format}\0{ref}".encode()
+    digest = int.from_bytes(hashlib.sha256(named).digest()[:13])
     alphabet = "0123456789abcdefghjkmnpqrstvwxyz"
     chars = []
     for _ in range(20):
