@@ -421,6 +421,12 @@ class TransferOps(ServiceBase):
         progress: Steps | None,
     ) -> dict[str, Any]:
         reader = _reader(source_format)
+        if not path.exists():
+            raise NotFound(f"No file or folder {path}: check the path.", field="file")
+        if path.is_dir() != (source_format == "markdown"):
+            wanted = "a folder of notes" if source_format == "markdown" else "a file"
+            raise ValidationError(f"`--from {source_format}` reads {wanted}; {path} is not.",
+                                  field="file")  # fmt: skip
         source = {"format": source_format, "file": _shown_file(path)}
         report = Report("merge", source, dry_run)
         derived = functools.partial(_derived_id, self.workspace, source_format)
@@ -451,7 +457,15 @@ class TransferOps(ServiceBase):
                     link = IncomingLink(record.source_ref, target, record.type, record.where)
                     yield derived(record.source_ref), link
 
-        return self._merge(candidates, links, report, strict, progress)
+        answer = self._merge(candidates, links, report, strict, progress)
+        if report.counts["unmapped"] and report.counts.keys() <= {"unmapped", "links_left_out"}:
+            first = report.listed["unmapped"][0]
+            raise ValidationError(  # nothing was read, so nothing was written
+                f"Nothing in {path.name} reads as `{source_format}` ({first['where']}: "
+                f"{first['reason']}): check `--from`.",
+                field="file",
+            )
+        return answer
 
     def _foreign_candidate(self, memory_id: str, record: Incoming) -> Candidate:
         values = parse_fields(record.fields)
