@@ -1,0 +1,179 @@
+"""Palimpsest's markdown export: a folder that people read, diff and keep in git.
+
+    DIR/README.md                  the index: per notebook, its memories by title
+    DIR/NOTEBOOK/MEMORY_ID.md      one memory: YAML front matter for its fields, then its text
+
+A notebook's folder is its name when that is a plain file name (`_FOLDER`) no other notebook
+takes in another case, else its id. The body is the memory's text and nothing else; every
+other field, its notebook's name and the links it makes (`links: [{type, to}]`) are in the
+front matter, so `palimpsest import DIR --from markdown` reads the folder back
+(formats/markdown_notes.py). Files are named by id, not title: a retitled memory changes one
+line of its file, not its name.
+
+The same memories always give the same bytes. Exporting again into the folder rewrites only
+the files whose bytes change and removes only stale files of its own (a `MEMORY_ID.md` whose
+front matter opens with that id); anything else in the folder is left alone. Each file is
+written beside its name and renamed, so an interrupted export leaves whole files only.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..errors import ValidationError
+from ..model import Link, Memory, Notebook, to_json
+
+INDEX = "README.md"
+INDEX_MARK = {"palimpsest": "markdown export"}  # the reader skips the index by this mark
+_FOLDER = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._-]{0,99}")
+_FIELDS = (
+    "kind", "title", "status", "tags", "key", "why", "occurred_at", "expires_at", "source",
+    "severity", "falsifier", "scope", "anchors", "check", "bindings", "status_note",
+    "superseded_by", "verified_at", "author", "owner", "version", "recorded_at",
+)  # fmt: skip
+
+
+def write_markdown(
+    directory: Path,
+    notebooks: list[Notebook],
+    memories: list[Memory],
+    links: Callable[[str], list[Link]],
+) -> dict[str, int]:
+    """Write `memories` under `directory`; `links(id)` gives a memory's links. Answers the
+    counts of notebooks and memories, and of files written, unchanged and removed."""
+    if directory.exists() and not directory.is_dir():
+        raise ValidationError(
+            f"{directory} is a file: give --markdown a folder (it is made if missing).",
+            field="markdown",
+        )
+    folders = _folders(notebooks)
+    names = {nb.id: nb.name for nb in notebooks}
+    wanted: dict[Path, str] = {}
+    listed: dict[str, list[Memory]] = {nb.id: [] for nb in notebooks}
+    for memory in sorted(memories, key=lambda m: m.id):
+        made = [link for link in links(memory.id) if link.source_id == memory.id]
+        path = Path(folders[memory.notebook_id], f"{memory.id}.md")
+        wanted[path] = _memory_file(memory, names[memory.notebook_id], made)
+        listed[memory.notebook_id].append(memory)
+    wanted[Path(INDEX)] = _index(notebooks, folders, listed)
+    counts = {"notebooks": len(notebooks), "memories": len(memories), "written": 0,
+              "unchanged": 0, "removed": 0}  # fmt: skip
+    for path, text in wanted.items():
+        changed = _write(directory / path, text)
+        counts["written" if changed else "unchanged"] += 1
+    counts["removed"] = _remove_stale(directory, set(wanted))
+    return counts
+
+
+def _folders(notebooks: list[Notebook]) -> dict[str, str]:
+    """Each notebook's folder: its name if plain and not taken (case ignored), else its id."""
+    taken: set[str] = {INDEX.casefold()}
+    chosen = {}
+    for nb in sorted(notebooks, key=lambda nb: nb.id):
+        plain = _FOLDER.fullmatch(nb.name) and not nb.name.endswith((" ", "."))
+        name = nb.name if plain and nb.name.casefold() not in taken else nb.id
+        taken.add(name.casefold())
+        chosen[nb.id] = name
+    return chosen
+
+
+def _memory_file(memory: Memory, notebook: str, links: list[Link]) -> str:
+    meta: dict[str, Any] = {"id": memory.id, "notebook": notebook}
+    for name in _FIELDS:
+        value = to_json(getattr(memory, name))
+        if value is not None and value != []:
+            meta[name] = value
+    if links:
+        ordered = sorted(links, key=lambda link: (link.type, link.target_id))
+        meta["links"] = [{"type": link.type, "to": link.target_id} for link in ordered]
+    return f"---\n{_yaml(meta)}---\n\n{memory.text}\n"
+
+
+def _index(
+    notebooks: list[Notebook], folders: dict[str, str], listed: dict[str, list[Memory]]
+) -> str:
+    lines = [f"---\n{_yaml(INDEX_MARK)}---\n", "# Memory", ""]
+    lines.append("Written by `palimpsest export --markdown`: a file per memory, a folder per "
+                 "notebook. Edits here are not read back until imported.")  # fmt: skip
+    for nb in sorted(notebooks, key=lambda nb: nb.name):
+        shown = listed[nb.id]
+        lines += ["", f"## {_escaped(nb.name)} ({len(shown)})", ""]
+        lines += [f"- {_entry(m, folders[nb.id])}" for m in _by_title(shown)]
+    return "\n".join(lines) + "\n"
+
+
+def _by_title(memories: Iterable[Memory]) -> list[Memory]:
+    return sorted(memories, key=lambda m: (m.status != "active", _title(m).casefold(), m.id))
+
+
+def _entry(memory: Memory, folder: str) -> str:
+    link = f"[{_escaped(_title(memory))}]({_url(folder)}/{memory.id}.md)"
+    if memory.status != "active":
+        return f"~~{link}~~ — {memory.kind}, {memory.status}"
+    return f"{link} — {memory.kind}"
+
+
+def _title(memory: Memory) -> str:
+    if memory.title:
+        return memory.title
+    first = " ".join(memory.text.split())
+    return first if len(first) <= 60 else first[:59].rstrip() + "…"
+
+
+def _escaped(text: str) -> str:
+    """Text that markdown shows as it is, on one line."""
+    flat = " ".join(text.split())
+    return re.sub(r"([\\`*_\[\]<>#|~])", r"\\\1", flat)
+
+
+def _url(folder: str) -> str:
+    return folder.replace(" ", "%20")
+
+
+def _yaml(value: dict[str, Any]) -> str:
+    return yaml.safe_dump(value, sort_keys=False, allow_unicode=True, width=1_000_000)
+
+
+def _write(path: Path, text: str) -> bool:
+    """Write `text` to `path` unless it holds those bytes already; whether it wrote."""
+    data = text.encode("utf-8")
+    try:
+        if path.is_file() and not path.is_symlink() and path.read_bytes() == data:
+            return False
+    except OSError:
+        pass  # unreadable: written anew below, or the error says why
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.partial")
+    temporary.write_bytes(data)
+    os.replace(temporary, path)  # replaces a link at `path`, never writes through it
+    return True
+
+
+def _remove_stale(directory: Path, wanted: set[Path]) -> int:
+    """Remove memory files of ours that `wanted` no longer holds, and folders they leave
+    empty."""
+    removed = 0
+    for folder in sorted(p for p in directory.iterdir() if p.is_dir() and not p.is_symlink()):
+        stale = [path for path in sorted(folder.glob("*.md"))
+                 if path.relative_to(directory) not in wanted and _ours(path)]  # fmt: skip
+        for path in stale:
+            path.unlink()
+        removed += len(stale)
+        if stale and not any(folder.iterdir()):
+            folder.rmdir()
+    return removed
+
+
+def _ours(path: Path) -> bool:
+    """Whether `path` is a memory file this module wrote: it opens with its own id."""
+    if path.is_symlink() or not path.is_file():
+        return False
+    with path.open("rb") as opened:
+        start = opened.read(64)
+    return start.startswith(f"---\nid: {path.stem}\n".encode())

@@ -1,0 +1,149 @@
+"""The markdown export (issue 13): a folder per notebook and a file per memory, on both
+stores. Its files hold a memory's text as the body and every other field in front matter;
+exporting again rewrites only what changed and removes only its own stale files; and
+`import --from markdown` reads the folder back into another store."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from palimpsest.errors import ValidationError
+from palimpsest.service import Service
+
+from .test_transfer import fresh_stores
+
+
+def notes(service: Service) -> dict[str, str]:
+    service.create_notebook(name="web", summary="the shop")
+    remember = service.remember
+    pay = remember(notebook="web", kind="decision", title="Payments", text="We use Stripe.",
+                   why="it does refunds", tags=["money", "vendors"], key="pay")["id"]  # fmt: skip
+    hooks = remember(notebook="web", kind="fact", text="Webhooks live at /hooks\n\n---\nv2 soon")
+    service.link(source=pay, target=hooks["id"], type="depends_on")
+    old = remember(notebook="ops", kind="fact", title="Queue size", text="The queue holds 100")
+    service.revise(id=old["id"], status="superseded", note="raised to 200")
+    return {"pay": pay, "hooks": hooks["id"], "old": old["id"]}
+
+
+def front(path: Path) -> tuple[dict[str, Any], str]:
+    """(front matter, body) of a file the export wrote."""
+    _, meta, body = path.read_text(encoding="utf-8").split("---\n", 2)
+    return yaml.safe_load(meta), body
+
+
+def files(directory: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(directory)): p.read_bytes() for p in directory.rglob("*")
+            if p.is_file()}  # fmt: skip
+
+
+def test_each_memory_is_a_file_with_its_fields_in_front_matter(
+    service: Service, tmp_path: Path
+) -> None:
+    ids = notes(service)
+    out = tmp_path / "memory"
+    answer = service.export_markdown(out)
+    assert answer | {"directory": None} == {"directory": None, "notebooks": 2, "memories": 3,
+                                            "written": 4, "unchanged": 0, "removed": 0}  # fmt: skip
+    meta, body = front(out / "web" / f"{ids['pay']}.md")
+    assert body == "\nWe use Stripe.\n"
+    assert meta["id"] == ids["pay"] and meta["notebook"] == "web"
+    assert (meta["kind"], meta["title"], meta["why"]) == ("decision", "Payments", "it does refunds")
+    assert meta["tags"] == ["money", "vendors"] and meta["key"] == "pay"
+    assert meta["author"] == service.actor and meta["version"] == 2  # linked: version 2
+    assert meta["links"] == [{"type": "depends_on", "to": ids["hooks"]}]
+    _, body = front(out / "web" / f"{ids['hooks']}.md")
+    assert body == "\nWebhooks live at /hooks\n\n---\nv2 soon\n"  # a rule in the text is text
+    meta, _ = front(out / "ops" / f"{ids['old']}.md")
+    assert (meta["status"], meta["status_note"]) == ("superseded", "raised to 200")
+    index = (out / "README.md").read_text(encoding="utf-8")
+    assert f"[Payments](web/{ids['pay']}.md) — decision" in index
+    assert f"~~[Queue size](ops/{ids['old']}.md)~~ — fact, superseded" in index
+
+
+def test_exporting_again_rewrites_only_what_changed(service: Service, tmp_path: Path) -> None:
+    ids = notes(service)
+    out = tmp_path / "memory"
+    service.export_markdown(out)
+    before = files(out)
+    again = service.export_markdown(out)
+    assert (again["written"], again["unchanged"], again["removed"]) == (0, 4, 0)
+    assert files(out) == before  # the same memories, the same bytes
+    (out / "web" / "draft.md").write_text("my own note\n", encoding="utf-8")
+    (out / "web" / "m_00000000000000000000.md").write_text("not ours\n", encoding="utf-8")
+    service.revise(id=ids["hooks"], append="v2 is out")
+    service.forget(id=ids["old"], because="noise")
+    third = service.export_markdown(out)
+    assert (third["written"], third["removed"]) == (2, 1)  # the file and the index
+    assert not (out / "ops").exists()  # its only memory was forgotten
+    assert (out / "web" / "draft.md").exists()
+    assert (out / "web" / "m_00000000000000000000.md").exists()
+    assert "v2 is out" in (out / "web" / f"{ids['hooks']}.md").read_text(encoding="utf-8")
+    assert not list(out.rglob(".*.partial"))
+
+
+def test_a_notebook_alone_and_awkward_names(service: Service, tmp_path: Path) -> None:
+    notes(service)
+    for name in ("a/b", "..", "Web"):
+        service.remember(notebook=name, kind="fact", text=f"filed in {name}")
+    out = tmp_path / "memory"
+    assert service.export_markdown(out, notebooks=["ops"])["memories"] == 1
+    assert sorted(p.name for p in out.iterdir()) == ["README.md", "ops"]
+    everything = tmp_path / "all"
+    service.export_markdown(everything)
+    folders = {p.name for p in everything.iterdir() if p.is_dir()}
+    assert {"ops", "web"} <= folders and len(folders) == 5  # "Web" takes its id
+    assert all(not name.startswith(".") and "/" not in name for name in folders)
+
+
+def test_a_file_where_the_folder_goes_is_refused(service: Service, tmp_path: Path) -> None:
+    notes(service)
+    taken = tmp_path / "memory"
+    taken.write_text("something else", encoding="utf-8")
+    with pytest.raises(ValidationError) as refused:
+        service.export_markdown(taken)
+    assert refused.value.field == "markdown"
+    assert taken.read_text(encoding="utf-8") == "something else"
+
+
+def test_the_folder_imports_back_into_another_store(service: Service, tmp_path: Path) -> None:
+    ids = notes(service)
+    out = tmp_path / "memory"
+    service.export_markdown(out)
+    with fresh_stores(tmp_path) as stores:
+        for store in stores:
+            other = Service(store)
+            answer = other.import_file(out, source_format="markdown")
+            assert answer["counts"]["imported"] == 3 and "refused" not in answer
+            assert answer["counts"]["links"] == 1
+            [pay] = other.recall(query="Stripe")["hits"]
+            shown = other.inspect(id=pay["id"])
+            memory = shown["memory"]
+            assert (memory["notebook"], memory["kind"], memory["title"]) == (
+                "web", "decision", "Payments")  # fmt: skip
+            assert (memory["why"], memory["tags"], memory["key"]) == (
+                "it does refunds", ["money", "vendors"], "pay")  # fmt: skip
+            assert memory["author"] == service.actor
+            assert [link["type"] for link in shown["links"]] == ["depends_on"]
+            [old] = other.recall(query="queue", include_retired=True)["hits"]
+            assert old["status"] == "superseded"
+            assert ids["pay"] != pay["id"]  # ids derive from the file: never another's
+
+
+def test_the_cli_writes_the_folder(tmp_path: Path, env: dict[str, str]) -> None:
+    db, out = tmp_path / "a.db", tmp_path / "memory"
+    run = [sys.executable, "-m", "palimpsest", "--db", str(db)]
+    subprocess.run([*run, "remember", "-n", "web", "--kind", "fact", "Webhooks at /hooks"],
+                   env=env, check=True, capture_output=True)  # fmt: skip
+    done = subprocess.run([*run, "export", "--markdown", str(out), "--json"], env=env,
+                          capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["memories"] == 1
+    [file] = (out / "web").glob("m_*.md")
+    assert file.read_text(encoding="utf-8").endswith("\n\nWebhooks at /hooks\n")
