@@ -29,7 +29,9 @@ def notes(service: Service) -> dict[str, str]:
     service.link(source=pay, target=hooks["id"], type="depends_on")
     old = remember(notebook="ops", kind="fact", title="Queue size", text="The queue holds 100")
     service.revise(id=old["id"], status="superseded", note="raised to 200")
-    return {"pay": pay, "hooks": hooks["id"], "old": old["id"]}
+    with service.store.read(service.workspace) as tx:
+        folders = {nb.name: nb.id for nb in tx.list_notebooks()}
+    return {"pay": pay, "hooks": hooks["id"], "old": old["id"], **folders}
 
 
 def front(path: Path) -> tuple[dict[str, Any], str]:
@@ -51,20 +53,21 @@ def test_each_memory_is_a_file_with_its_fields_in_front_matter(
     answer = service.export_markdown(out)
     assert answer | {"directory": None} == {"directory": None, "notebooks": 2, "memories": 3,
                                             "written": 4, "unchanged": 0, "removed": 0}  # fmt: skip
-    meta, body = front(out / "web" / f"{ids['pay']}.md")
+    meta, body = front(out / ids["web"] / f"{ids['pay']}.md")
     assert body == "\nWe use Stripe.\n"
     assert meta["id"] == ids["pay"] and meta["notebook"] == "web"
     assert (meta["kind"], meta["title"], meta["why"]) == ("decision", "Payments", "it does refunds")
     assert meta["tags"] == ["money", "vendors"] and meta["key"] == "pay"
     assert meta["author"] == service.actor and meta["version"] == 2  # linked: version 2
     assert meta["links"] == [{"type": "depends_on", "to": ids["hooks"]}]
-    _, body = front(out / "web" / f"{ids['hooks']}.md")
+    _, body = front(out / ids["web"] / f"{ids['hooks']}.md")
     assert body == "\nWebhooks live at /hooks\n\n---\nv2 soon\n"  # a rule in the text is text
-    meta, _ = front(out / "ops" / f"{ids['old']}.md")
+    meta, _ = front(out / ids["ops"] / f"{ids['old']}.md")
     assert (meta["status"], meta["status_note"]) == ("superseded", "raised to 200")
     index = (out / "README.md").read_text(encoding="utf-8")
-    assert f"[Payments](web/{ids['pay']}.md) — decision" in index
-    assert f"~~[Queue size](ops/{ids['old']}.md)~~ — fact, superseded" in index
+    assert f"## web (2, in {ids['web']}/)" in index
+    assert f"[Payments]({ids['web']}/{ids['pay']}.md) — decision" in index
+    assert f"~~[Queue size]({ids['ops']}/{ids['old']}.md)~~ — fact, superseded" in index
 
 
 def test_exporting_again_rewrites_only_what_changed(service: Service, tmp_path: Path) -> None:
@@ -75,31 +78,32 @@ def test_exporting_again_rewrites_only_what_changed(service: Service, tmp_path: 
     again = service.export_markdown(out)
     assert (again["written"], again["unchanged"], again["removed"]) == (0, 4, 0)
     assert files(out) == before  # the same memories, the same bytes
-    (out / "web" / "draft.md").write_text("my own note\n", encoding="utf-8")
-    (out / "web" / "m_00000000000000000000.md").write_text("not ours\n", encoding="utf-8")
+    (out / ids["web"] / "draft.md").write_text("my own note\n", encoding="utf-8")
+    (out / ids["web"] / "m_00000000000000000000.md").write_text("not ours\n", encoding="utf-8")
     service.revise(id=ids["hooks"], append="v2 is out")
     service.forget(id=ids["old"], because="noise")
     third = service.export_markdown(out)
     assert (third["written"], third["removed"]) == (2, 1)  # the file and the index
-    assert not (out / "ops").exists()  # its only memory was forgotten
-    assert (out / "web" / "draft.md").exists()
-    assert (out / "web" / "m_00000000000000000000.md").exists()
-    assert "v2 is out" in (out / "web" / f"{ids['hooks']}.md").read_text(encoding="utf-8")
+    assert not (out / ids["ops"]).exists()  # its only memory was forgotten
+    assert (out / ids["web"] / "draft.md").exists()
+    assert (out / ids["web"] / "m_00000000000000000000.md").exists()
+    assert "v2 is out" in (out / ids["web"] / f"{ids['hooks']}.md").read_text(encoding="utf-8")
     assert not list(out.rglob(".*.partial"))
 
 
-def test_a_notebook_alone_and_awkward_names(service: Service, tmp_path: Path) -> None:
-    notes(service)
-    for name in ("a/b", "..", "Web"):
-        service.remember(notebook=name, kind="fact", text=f"filed in {name}")
+def test_names_come_from_ids_never_from_text(service: Service, tmp_path: Path) -> None:
+    ids = notes(service)
+    for name in ("../../escape", "..", "Web", "README.md"):
+        service.remember(notebook=name, kind="fact", title="../../x", text=f"filed in {name}")
     out = tmp_path / "memory"
     assert service.export_markdown(out, notebooks=["ops"])["memories"] == 1
-    assert sorted(p.name for p in out.iterdir()) == ["README.md", "ops"]
+    assert sorted(p.name for p in out.iterdir()) == sorted(["README.md", ids["ops"]])
     everything = tmp_path / "all"
     service.export_markdown(everything)
-    folders = {p.name for p in everything.iterdir() if p.is_dir()}
-    assert {"ops", "web"} <= folders and len(folders) == 5  # "Web" takes its id
-    assert all(not name.startswith(".") and "/" not in name for name in folders)
+    written = [p.relative_to(everything) for p in everything.rglob("*") if p.is_file()]
+    assert all(p.name == "README.md" or (p.parent.name.startswith("nb_")
+               and p.name.startswith("m_")) for p in written)  # fmt: skip
+    assert {"all", "memory"} == {p.name for p in tmp_path.iterdir() if p.is_dir()}
 
 
 def test_a_file_where_the_folder_goes_is_refused(service: Service, tmp_path: Path) -> None:
@@ -145,5 +149,5 @@ def test_the_cli_writes_the_folder(tmp_path: Path, env: dict[str, str]) -> None:
                           capture_output=True, text=True)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["memories"] == 1
-    [file] = (out / "web").glob("m_*.md")
+    [file] = out.glob("nb_*/m_*.md")
     assert file.read_text(encoding="utf-8").endswith("\n\nWebhooks at /hooks\n")

@@ -1,14 +1,13 @@
 """Palimpsest's markdown export: a folder that people read, diff and keep in git.
 
     DIR/README.md                  the index: per notebook, its memories by title
-    DIR/NOTEBOOK/MEMORY_ID.md      one memory: YAML front matter for its fields, then its text
+    DIR/NOTEBOOK_ID/MEMORY_ID.md   one memory: YAML front matter for its fields, then its text
 
-A notebook's folder is its name when that is a plain file name (`_FOLDER`) no other notebook
-takes in another case, else its id. The body is the memory's text and nothing else; every
-other field, its notebook's name and the links it makes (`links: [{type, to}]`) are in the
-front matter, so `palimpsest import DIR --from markdown` reads the folder back
-(formats/markdown_notes.py). Files are named by id, not title: a retitled memory changes one
-line of its file, not its name.
+Names come from ids, never from text: no name or title can make a path, and a retitled
+memory or renamed notebook changes a line of a file, not its name. The body is the
+memory's text and nothing else; every other field, its notebook's name and the links it
+makes (`links: [{type, to}]`) are in the front matter, so `palimpsest import DIR --from
+markdown` reads the folder back (formats/markdown_notes.py).
 
 The same memories always give the same bytes. Exporting again into the folder rewrites only
 the files whose bytes change and removes only stale files of its own (a `MEMORY_ID.md` whose
@@ -31,7 +30,6 @@ from ..model import Link, Memory, Notebook, to_json
 
 INDEX = "README.md"
 INDEX_MARK = {"palimpsest": "markdown export"}  # the reader skips the index by this mark
-_FOLDER = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._-]{0,99}")
 _FIELDS = (
     "kind", "title", "status", "tags", "key", "why", "occurred_at", "expires_at", "source",
     "severity", "falsifier", "scope", "anchors", "check", "bindings", "status_note",
@@ -52,16 +50,15 @@ def write_markdown(
             f"{directory} is a file: give --markdown a folder (it is made if missing).",
             field="markdown",
         )
-    folders = _folders(notebooks)
     names = {nb.id: nb.name for nb in notebooks}
     wanted: dict[Path, str] = {}
     listed: dict[str, list[Memory]] = {nb.id: [] for nb in notebooks}
     for memory in sorted(memories, key=lambda m: m.id):
         made = [link for link in links(memory.id) if link.source_id == memory.id]
-        path = Path(folders[memory.notebook_id], f"{memory.id}.md")
+        path = Path(memory.notebook_id, f"{memory.id}.md")
         wanted[path] = _memory_file(memory, names[memory.notebook_id], made)
         listed[memory.notebook_id].append(memory)
-    wanted[Path(INDEX)] = _index(notebooks, folders, listed)
+    wanted[Path(INDEX)] = _index(notebooks, listed)
     counts = {"notebooks": len(notebooks), "memories": len(memories), "written": 0,
               "unchanged": 0, "removed": 0}  # fmt: skip
     for path, text in wanted.items():
@@ -69,18 +66,6 @@ def write_markdown(
         counts["written" if changed else "unchanged"] += 1
     counts["removed"] = _remove_stale(directory, set(wanted))
     return counts
-
-
-def _folders(notebooks: list[Notebook]) -> dict[str, str]:
-    """Each notebook's folder: its name if plain and not taken (case ignored), else its id."""
-    taken: set[str] = {INDEX.casefold()}
-    chosen = {}
-    for nb in sorted(notebooks, key=lambda nb: nb.id):
-        plain = _FOLDER.fullmatch(nb.name) and not nb.name.endswith((" ", "."))
-        name = nb.name if plain and nb.name.casefold() not in taken else nb.id
-        taken.add(name.casefold())
-        chosen[nb.id] = name
-    return chosen
 
 
 def _memory_file(memory: Memory, notebook: str, links: list[Link]) -> str:
@@ -95,16 +80,14 @@ def _memory_file(memory: Memory, notebook: str, links: list[Link]) -> str:
     return f"---\n{_yaml(meta)}---\n\n{memory.text}\n"
 
 
-def _index(
-    notebooks: list[Notebook], folders: dict[str, str], listed: dict[str, list[Memory]]
-) -> str:
+def _index(notebooks: list[Notebook], listed: dict[str, list[Memory]]) -> str:
     lines = [f"---\n{_yaml(INDEX_MARK)}---\n", "# Memory", ""]
     lines.append("Written by `palimpsest export --markdown`: a file per memory, a folder per "
                  "notebook. Edits here are not read back until imported.")  # fmt: skip
     for nb in sorted(notebooks, key=lambda nb: nb.name):
         shown = listed[nb.id]
-        lines += ["", f"## {_escaped(nb.name)} ({len(shown)})", ""]
-        lines += [f"- {_entry(m, folders[nb.id])}" for m in _by_title(shown)]
+        lines += ["", f"## {_escaped(nb.name)} ({len(shown)}, in {nb.id}/)", ""]
+        lines += [f"- {_entry(m)}" for m in _by_title(shown)]
     return "\n".join(lines) + "\n"
 
 
@@ -112,8 +95,8 @@ def _by_title(memories: Iterable[Memory]) -> list[Memory]:
     return sorted(memories, key=lambda m: (m.status != "active", _title(m).casefold(), m.id))
 
 
-def _entry(memory: Memory, folder: str) -> str:
-    link = f"[{_escaped(_title(memory))}]({_url(folder)}/{memory.id}.md)"
+def _entry(memory: Memory) -> str:
+    link = f"[{_escaped(_title(memory))}]({memory.notebook_id}/{memory.id}.md)"
     if memory.status != "active":
         return f"~~{link}~~ — {memory.kind}, {memory.status}"
     return f"{link} — {memory.kind}"
@@ -130,10 +113,6 @@ def _escaped(text: str) -> str:
     """Text that markdown shows as it is, on one line."""
     flat = " ".join(text.split())
     return re.sub(r"([\\`*_\[\]<>#|~])", r"\\\1", flat)
-
-
-def _url(folder: str) -> str:
-    return folder.replace(" ", "%20")
 
 
 def _yaml(value: dict[str, Any]) -> str:
