@@ -25,10 +25,11 @@ ALLOWED = {
     "revise": {"model", "errors", "gate"},
     "projects": {"errors"},  # the file binding a directory to a notebook
     "checks": {"model"},  # a check run against files: no store
+    "formats": {"model", "errors"},  # files of ours and of other servers, read and written
     "store": {"model", "errors"},
     "embed": {"errors"},  # text to vectors; the store keeps vectors as plain arrays
     "guard": {"model", "errors"},  # reading commands and matching patterns: pure
-    "service": DOMAIN | {"store", "embed", "projects", "guard"},
+    "service": DOMAIN | {"store", "embed", "projects", "guard", "formats"},
     "config": {"errors", "gate", "service"},  # the process's configuration, for adapters
     "mcp": DOMAIN | {"service", "config"},
     "cli": DOMAIN | {"service", "config", "mcp", "hook_guard"},
