@@ -9,10 +9,11 @@ is a plain link.
 How a note maps (its ref: `id:ID` for a note of ours, `permalink:P` when it has one,
 else `path:RELATIVE/PATH.md`):
 
-    title            title (else the file's stem)
+    title            title (else the file's stem; a note of ours without one has none)
     kind or type     kind, when it names one of ours (a rule or orientation only with its
                      falsifier); otherwise `note`, with the type kept as a tag
-    tags             tags (a list, or words separated by commas; a leading # dropped)
+    tags             tags (a list, or words separated by commas; a leading # dropped,
+                     except in a note of ours)
     occurred_at, created, date
                      occurred_at (the first given), when it is an ISO date or time
     key, why, source, expires_at, anchors, check; severity, falsifier, scope,
@@ -37,18 +38,18 @@ A link target is found by permalink, then relative path, then title, then file s
 first note in path order when several match; case and a `|alias` or `#heading` ignored).
 A note's notebook is its folder's relative path (`projects/auth`); notes at the top go to
 the caller's notebook. A note of ours (front matter with `id` and `kind`) is its fields and
-text only: nothing is read out of its body.
+text only, the text exactly as the export wrote it: nothing is read out of its body.
 
 Reported (`Unmapped`) rather than brought: a link naming no note of the folder; a note
 that is not UTF-8, larger than MAX_NOTE_BYTES, not a regular file, whose front matter is
 not YAML that `yaml.safe_load` reads (a tag such as `!!python/object` is refused), is not
 a mapping, or holds more than MAX_FRONT_MATTER_VALUES values; a note repeating another's id
-or permalink; a symbolic link leading out of the folder (no link is followed: one inside
-it is read at its own place); a front matter value that is not what its field takes; and,
-once per key with a count, front matter keys with no place here (basic-memory's
-`modified`, `schema`, custom keys; our `version`) and files that are not `.md`. Hidden
-files and folders (`.obsidian`, `.git`) are skipped, and so is the index of our markdown
-export (front matter `palimpsest: markdown export`). Fenced code is not read for
+or permalink; a symbolic link leading out of the folder or in a loop (no link is
+followed: one inside it is read at its own place); a front matter value that is not what
+its field takes; and, once per key with a count, front matter keys with no place here
+(basic-memory's `modified`, `schema`, custom keys; our `version`) and files that are not
+`.md`. Hidden files and folders (`.obsidian`, `.git`) are skipped, and so is the index of
+our markdown export (front matter `palimpsest: markdown export`). Fenced code is not read for
 observations or links.
 
 The folder is read twice, one note at a time: first for the titles, permalinks and paths
@@ -209,10 +210,16 @@ def _walk(root: Path) -> tuple[list[str], list[Unmapped]]:
 
 
 def _link(path: Path, root: Path, reports: list[Unmapped]) -> bool:
-    """True for a symbolic link (never followed); one leading outside is reported."""
+    """True for a symbolic link (never followed); one leading outside or in a loop is
+    reported."""
     if not path.is_symlink():
         return False
-    if not path.resolve().is_relative_to(root):
+    try:
+        inside = path.resolve().is_relative_to(root)
+    except (OSError, RuntimeError):  # a loop of links (RuntimeError before Python 3.13)
+        reports.append(Unmapped(_relative(path, root), "a symbolic link in a loop; not followed"))
+        return True
+    if not inside:
         reason = "a symbolic link leading outside the folder; not followed"
         reports.append(Unmapped(_relative(path, root), reason))
     return True
@@ -331,10 +338,11 @@ def _notebook(note: _Note, default: str) -> str:
 
 def _note(note: _Note, notebook: str, index: _Index, left_out: Tally) -> Iterator[Record]:
     meta, rel = note.meta, note.rel
-    fields: dict[str, Any] = {"title": note.title}
+    untitled = note.ours and "title" not in meta  # of ours: no title made from the file name
+    fields: dict[str, Any] = {} if untitled else {"title": note.title}
     reports: list[Unmapped] = []
     fields["kind"], kind_tag = _kind(meta, reports, rel)
-    tags = _tags(meta.get("tags"), reports, rel)
+    tags = _tags(meta.get("tags"), reports, rel, note.ours)
     tags += [kind_tag] if kind_tag and kind_tag not in tags else []
     if tags:
         fields["tags"] = tags
@@ -352,7 +360,7 @@ def _note(note: _Note, notebook: str, index: _Index, left_out: Tally) -> Iterato
     for key in meta:
         if key not in _USED and key not in _TIME_KEYS:
             left_out.add(plain_name(key), rel)
-    fields["text"] = _text(note.body) or note.title
+    fields["text"] = _text(note.body, note.ours) or note.title
     yield Incoming(note.ref, rel, notebook, fields, author=author, status=status)
     yield from reports
     if note.ours:
@@ -378,7 +386,7 @@ def _kind(meta: dict[Any, Any], reports: list[Unmapped], rel: str) -> tuple[str,
     return (kind, None) if kind else ("note", given.strip())
 
 
-def _tags(value: Any, reports: list[Unmapped], rel: str) -> list[str]:
+def _tags(value: Any, reports: list[Unmapped], rel: str, ours: bool) -> list[str]:
     if value is None:
         return []
     items = value.split(",") if isinstance(value, str) else value
@@ -387,7 +395,8 @@ def _tags(value: Any, reports: list[Unmapped], rel: str) -> list[str]:
     ):
         reports.append(Unmapped(rel, "the tags are not a list of words; left out", "tags"))
         return []
-    cleaned = (str(t).strip().lstrip("#").strip() for t in items)
+    # Obsidian's `#tag` is the tag `tag`; a tag of ours is kept as it was written
+    cleaned = (str(t).strip() if ours else str(t).strip().lstrip("#").strip() for t in items)
     return list(dict.fromkeys(t for t in cleaned if t))
 
 
@@ -443,8 +452,11 @@ def _author(value: Any, reports: list[Unmapped], rel: str) -> str | None:
     return made
 
 
-def _text(body: str) -> str:
-    """The body without the blank lines around it."""
+def _text(body: str, ours: bool = False) -> str:
+    """The body without the blank lines around it; a note of ours exactly as the export
+    framed it (a blank line before the text, a newline after), spaces and all."""
+    if ours and body.startswith("\n") and body.endswith("\n") and body.strip():
+        return body[1:-1]
     lines = body.split("\n")
     while lines and not lines[0].strip():
         lines.pop(0)
@@ -589,7 +601,10 @@ def _observation(content: str) -> _Observation | None:
     """`[category] text #tag (context)` (basic-memory's observation), or None."""
     if content.startswith(("[ ]", "[x]", "[X]", "[-]")):
         return None  # a task
-    if re.fullmatch(r"\[.*?\]\(.*?\)", content) or re.fullmatch(r"\[\[.*?\]\]", content):
+    # `[text](url)` tested by hand: re.fullmatch(r"\[.*?\]\(.*?\)") is quadratic on a
+    # long line of `](`
+    whole_link = content.startswith("[") and content.endswith(")") and "](" in content[1:-1]
+    if whole_link or re.fullmatch(r"\[\[.*?\]\]", content):
         return None  # a link
     match = _CATEGORY.match(content)
     if match and (_TIMESTAMP.fullmatch(match[1].strip()) or _task_mark(match[1].strip())):
