@@ -40,13 +40,13 @@ from palimpsest.store import open_store
 def fill(db: str, memories: int) -> None:
     corpus = Corpus(seed=13)
     service = Service(open_store(db), actor="user:bench", embedder=load_embedder("none"))
-    filed: list[str] = []
-    while len(filed) < memories:
-        batch = [corpus.memory() for _ in range(min(256, memories - len(filed)))]
-        file_batch(service, batch)
-        with service.store.read(service.workspace) as tx:
-            filed = [m.id for m in tx.memories_at(None)]
-    for memory_id in filed[::10]:
+    filed = 0
+    while filed < memories:
+        batch = [corpus.memory() for _ in range(min(256, memories - filed))]
+        filed += file_batch(service, batch)
+    with service.store.read(service.workspace) as tx:
+        ids = [m.id for m in tx.memories_at(None)]
+    for memory_id in ids[::10]:
         service.revise(id=memory_id, append="(checked again)")
     service.close()
 
