@@ -7,7 +7,7 @@ Run on demand, not by pytest (each run is a fresh process, so the load is cold):
 It prints the time to import the package and to load the model (the first embed), the
 resident memory before and after, and sentences per second for short texts (~8 words)
 and paragraphs (~110 words) given to `embed` one at a time (batch 1) and 32 at a time
-(which `embed` runs in batches of its own size, `minilm.BATCH_SIZE`).
+(which `embed` still runs one by one: its vectors never depend on their companions).
 """
 
 from __future__ import annotations

