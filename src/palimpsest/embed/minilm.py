@@ -35,9 +35,11 @@ MODEL_PACKAGE_VERSION = "1.0.0"
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model
 DIMENSIONS = 384
-# Measured on a busy 2-core machine (bench/bench_embed.py): 2 threads embed 10-50% more
-# texts per second than 1; with spinning off (below) an idle thread costs nothing.
-THREADS = min(2, os.cpu_count() or 1)
+# One text at a time on integer products, one thread is the faster (bench/bench_embed.py
+# --threads, 2 cores with one busy: a sentence 2.3 ms against 2.9 with two threads, a
+# paragraph 8.3 against 9.6): handing a small product to a second thread costs more than
+# it saves, and the other core stays free for the server and its client.
+THREADS = 1
 _M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter (malloc.h)
 TOKENIZER_FILE = Path(__file__).with_name("tokenizer") / "tokenizer.json"
 
