@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import hashlib
 import importlib.util
 import os
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,6 +42,9 @@ DIMENSIONS = 384
 # paragraph 8.3 against 9.6): handing a small product to a second thread costs more than
 # it saves, and the other core stays free for the server and its client.
 THREADS = 1
+# Texts given together run side by side, each alone on a core of its own (so its vector is
+# still what it gets alone): a batch embeds up to this many times faster.
+WORKERS = min(2, os.cpu_count() or 1)
 _M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter (malloc.h)
 TOKENIZER_FILE = Path(__file__).with_name("tokenizer") / "tokenizer.json"
 
@@ -63,6 +68,8 @@ class MiniLMEmbedder:
         self._threads = threads
         self._runtime: _Runtime | None = None
         self._lock = threading.Lock()
+        # threads start on the first batch, not here
+        self._workers = ThreadPoolExecutor(WORKERS, thread_name_prefix="palimpsest-embed")
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         if isinstance(texts, str):  # a str is a Sequence[str]: one vector per character
@@ -73,10 +80,9 @@ class MiniLMEmbedder:
             return np.zeros((0, DIMENSIONS), dtype=np.float32)
         runtime = self._loaded()
         pieces = [encoding.ids for encoding in runtime.tokenizer.encode_batch(list(texts))]
-        out = np.empty((len(texts), DIMENSIONS), dtype=np.float32)
-        for row, text_pieces in enumerate(pieces):
-            out[row] = _embed_one(runtime.session, text_pieces)
-        return out
+        embed_one = functools.partial(_embed_one, runtime.session)
+        rows = self._workers.map(embed_one, pieces) if len(pieces) > 1 else map(embed_one, pieces)
+        return np.stack(list(rows))
 
     def load(self) -> None:
         """Load now rather than on the first embed (a server may warm up in the background)."""
