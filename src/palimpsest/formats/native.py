@@ -93,6 +93,26 @@ SHAPES = {
 ACTORS = frozenset({"actor", "forgotten_by", "opened_by", "ruled_by", "owner", "author"})
 
 
+MAX_DEPTH = 32  # how deep a record's JSON may nest (ours nest 4 deep at most)
+
+
+def loads(text: str) -> Any:
+    """A line's JSON value; ValueError for what is not JSON, or nests deeper than any record
+    of ours (a line nested thousands deep exhausts the parser's recursion)."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise ValueError("nested too deep") from None
+    pending, depth = [value], 0
+    while pending:  # breadth first, a level at a time: no recursion of our own
+        depth += 1
+        if depth > MAX_DEPTH:
+            raise ValueError("nested too deep")
+        pending = [item for node in pending if isinstance(node, (dict, list))
+                   for item in (node.values() if isinstance(node, dict) else node)]  # fmt: skip
+    return value
+
+
 def line(record: Mapping[str, Any]) -> str:
     """One record as its canonical line (no newline)."""
     return json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
@@ -164,7 +184,7 @@ class Header:
 def read_header(first: str) -> Header:
     """The file's first line, refused unless it is a header of a version this code reads."""
     try:
-        value = json.loads(first)
+        value = loads(first)
     except ValueError:
         value = None
     if not isinstance(value, dict) or value.get("record") != "header":
@@ -186,7 +206,10 @@ def read_header(first: str) -> Header:
         or not all(isinstance(workspace.get(k), str) for k in ("id", "name"))
         or not isinstance(counts, dict)
         or not all(isinstance(v, int) for v in counts.values())
-        or not (notebooks is None or all(isinstance(n, str) for n in notebooks))
+        or not (
+            notebooks is None
+            or (isinstance(notebooks, list) and all(isinstance(n, str) for n in notebooks))
+        )
         or not isinstance(value.get("exported_at"), str)
     ):
         raise ValidationError(
@@ -201,9 +224,9 @@ def parse_record(text: str) -> dict[str, Any]:
     """One line checked against its record's columns and their types; refusals name the
     column (never its value)."""
     try:
-        record = json.loads(text)
+        record = loads(text)
     except ValueError:
-        raise ValidationError("The line is not JSON.", field="line") from None
+        raise ValidationError("The line is not JSON (or nests too deep).", field="line") from None
     if not isinstance(record, dict) or record.get("record") not in RECORDS:
         raise ValidationError(
             f"The line is not a record of this format (one of {', '.join(RECORDS)}).",

@@ -167,7 +167,10 @@ class TransferOps(ServiceBase):
             return self._import_foreign(path, source_format, notebook_name(notebook), dry_run,
                                         strict, progress)  # fmt: skip
         with _lines(path) as first:
-            head = native.read_header(next(first, ""))
+            try:
+                head = native.read_header(next(first, ""))
+            except UnicodeDecodeError:
+                raise ValidationError("The file is not UTF-8 text.", field="file") from None
         _check_complete(path, head)
         source = {"format": native.FORMAT, "file": _shown_file(path),
                   "workspace": head.workspace["name"], "exported_at": head.exported_at}  # fmt: skip
@@ -752,7 +755,7 @@ def _owners_of(kind: str, record: dict[str, Any]) -> set[str]:
 def _owners(text: str) -> set[str]:
     """The memories a line that failed its checks still names, if it is JSON at all."""
     try:
-        value = json.loads(text)
+        value = native.loads(text)
     except ValueError:
         return set()
     if not isinstance(value, dict) or value.get("record") not in native.RECORDS:
@@ -890,7 +893,7 @@ def _check_complete(path: Path, head: native.Header) -> None:
     found: Counter[str] = Counter()
     for number, text in _numbered(path):
         try:
-            kind = json.loads(text).get("record")
+            kind = native.loads(text).get("record")
         except (ValueError, AttributeError):
             continue  # a damaged line: the checks name it
         if kind not in native.PLURAL:

@@ -1,0 +1,235 @@
+"""Export and import under attack: hand-edited files, hidden secrets, odd paths.
+
+Each test is an attack that once broke a promise of docs/export.md, other-servers.md or
+markdown-export.md: a file changed by hand is refused with a structured error (or its
+memory reported), never a crash or a half-written store; a secret in any field is refused
+by line and field and never echoed nor stored; a markdown export never writes outside its
+folder.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from palimpsest.errors import PalimpsestError
+from palimpsest.formats import native
+from palimpsest.service import Service
+from palimpsest.store import EventFilter, open_store
+
+from .test_transfer import everything, export
+
+SECRET = "AKIA" + "Q3EGRJ7PLXK2M4NB"  # an AWS access key id's shape (made up)
+
+Records = list[dict[str, Any]]
+
+
+def source(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """A file exported from a workspace with every kind of record, and its memories' ids
+    (a SQLite source of its own: a test restores its ids into its own target)."""
+    store = open_store(str(tmp_path / "source.db"))
+    try:
+        exported = Service(store)
+        ids = everything(exported)
+        file = tmp_path / "w.jsonl"
+        export(exported, file)
+    finally:
+        store.close()
+    return file, ids
+
+
+def edited(file: Path, change: Callable[[Records], Records | None], name: str = "bad") -> Path:
+    """The file with its records changed by hand, and its header's counts made to agree
+    (so the change is not refused as a file cut short)."""
+    records = [json.loads(text) for text in file.read_text(encoding="utf-8").splitlines()]
+    changed = change(records)
+    records = records if changed is None else changed
+    head, rest = records[0], records[1:]
+    head["counts"] = dict(Counter(native.PLURAL[r["record"]] for r in rest))
+    out = file.with_name(f"{name}.jsonl")
+    out.write_text("\n".join(json.dumps(r) for r in [head, *rest]) + "\n", encoding="utf-8")
+    return out
+
+
+def current(records: Records, memory_id: str) -> dict[str, Any]:
+    [found] = [r for r in records if r["record"] == "version"
+               and r["memory_id"] == memory_id and r["to_seq"] is None]  # fmt: skip
+    return found
+
+
+def state(service: Service) -> tuple[int, list[tuple[str, int]]]:
+    """What a user sees of a workspace: its events, and each memory's id and version."""
+    with service.store.read(service.workspace) as tx:
+        events = len(tx.events(EventFilter(limit=100_000)))
+        memories = sorted((m.id, m.version) for m in tx.memories_at(None))
+    return events, memories
+
+
+def attempt(service: Service, file: Path) -> dict[str, Any] | PalimpsestError:
+    """The import's answer or its refusal; anything else (a crash) fails the test."""
+    try:
+        return service.import_file(file)
+    except PalimpsestError as exc:
+        assert exc.error_class != "internal", exc.message
+        return exc
+
+
+# -- a file changed by hand -----------------------------------------------------------------
+
+
+def _memory_twice(ids: dict[str, str]) -> Callable[[Records], Records]:
+    def change(records: Records) -> Records:
+        line = next(r for r in records if r["record"] == "memory" and r["id"] == ids["c"])
+        return [*records, dict(line)]
+
+    return change
+
+
+def _version_twice(ids: dict[str, str]) -> Callable[[Records], Records]:
+    return lambda records: [*records, dict(current(records, ids["c"]))]
+
+
+def _two_current(ids: dict[str, str]) -> Callable[[Records], Records]:
+    def change(records: Records) -> Records:
+        other = {**current(records, ids["c"]), "version": 2, "text": "Refunds take a year"}
+        return [*records, other]
+
+    return change
+
+
+def _huge_version(ids: dict[str, str]) -> Callable[[Records], None]:
+    return lambda records: current(records, ids["c"]).update(version=10**30)
+
+
+def _forgotten_with_content(ids: dict[str, str]) -> Callable[[Records], None]:
+    def change(records: Records) -> None:
+        template = current(records, ids["c"])
+        for record in records:
+            if record["record"] == "version" and record["memory_id"] == ids["gone"]:
+                kept = {k: template[k] for k in native.RECORDS["version"][1]
+                        if k not in ("memory_id", "version", "from_seq", "to_seq")}  # fmt: skip
+                record.update(kept, scrubbed=0, text="Ana's phone is 555 0101")
+
+    return change
+
+
+def _same_notebook_name(ids: dict[str, str]) -> Callable[[Records], None]:
+    def change(records: Records) -> None:
+        notebooks = [r for r in records if r["record"] == "notebook"]
+        notebooks[1]["name"] = notebooks[0]["name"]
+
+    return change
+
+
+def _link_twice(ids: dict[str, str]) -> Callable[[Records], Records]:
+    def change(records: Records) -> Records:
+        link = next(r for r in records if r["record"] == "link")
+        return [*records, {**link, "id": "ln_" + "7" * 20}]
+
+    return change
+
+
+def _user_twice(ids: dict[str, str]) -> Callable[[Records], Records]:
+    return lambda records: [*records, next(dict(r) for r in records if r["record"] == "user")]
+
+
+HAND_EDITS = {
+    "a memory twice": _memory_twice,
+    "a version twice": _version_twice,
+    "two current versions": _two_current,
+    "a version number too large for a store": _huge_version,
+    "a forgotten memory with content in its versions": _forgotten_with_content,
+    "two notebooks of one name": _same_notebook_name,
+    "a link twice under two ids": _link_twice,
+    "a user twice": _user_twice,
+}
+
+
+@pytest.mark.parametrize("edit", HAND_EDITS)
+@pytest.mark.parametrize("into", ["empty", "holding"])
+def test_a_hand_edited_file_is_refused_or_reported_never_a_crash(
+    service: Service, tmp_path: Path, edit: str, into: str
+) -> None:
+    file, ids = source(tmp_path)
+    bad = edited(file, HAND_EDITS[edit](ids))
+    if into == "holding":
+        service.remember(notebook="mine", kind="fact", text="Already here")
+    answer = attempt(service, bad)
+    # Whatever lands is whole: a memory's versions run 1..n, the last current, and no
+    # text of a memory forgotten in the file comes back.
+    with service.store.read(service.workspace) as tx:
+        for memory in tx.memories_at(None):
+            versions = [v.version for v in tx.memory_versions(memory.id)]
+            assert versions == list(range(1, memory.version + 1)), (memory.id, versions)
+        assert tx.get_memory(ids["gone"]) is None
+        assert not [v for v in tx.memory_versions(ids["gone"]) if v.memory is not None]
+    if isinstance(answer, dict) and answer["mode"] == "restore":
+        # What was refused is named; the untouched memories came in.
+        assert service.inspect(id=ids["a"])["memory"]["text"] == "We use Stripe and refunds"
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        pytest.param(b"\xff\xfe{}\n", id="a header that is not UTF-8"),
+        pytest.param(b"[" * 100_000 + b"]" * 100_000 + b"\n", id="a header nested too deep"),
+    ],
+)
+def test_a_header_that_cannot_be_read_is_refused(
+    service: Service, tmp_path: Path, content: bytes
+) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(content)
+    answer = attempt(service, bad)
+    assert isinstance(answer, PalimpsestError) and answer.error_class == "validation"
+    assert answer.to_dict()["field"] == "file"
+
+
+@pytest.mark.parametrize("into", ["empty", "holding"])
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(lambda lines: [lines[0].replace('"notebooks": null', '"notebooks": 5'),
+                                    *lines[1:]], id="a header whose notebooks are a number"),
+        pytest.param(lambda lines: [*lines[:4], "[" * 100_000 + "]" * 100_000, *lines[4:]],
+                     id="a line nested too deep"),
+        pytest.param(lambda lines: [*lines[:4], '{"record":"event","data":' + "[" * 5_000
+                                    + "]" * 5_000 + "}", *lines[4:]],
+                     id="a record nested deep"),
+    ],
+)  # fmt: skip
+def test_a_damaged_line_is_a_structured_refusal_never_a_crash(
+    service: Service, tmp_path: Path, damage: Callable[[list[str]], list[str]], into: str
+) -> None:
+    file, _ = source(tmp_path)
+    lines = [json.dumps(json.loads(t)) for t in file.read_text(encoding="utf-8").splitlines()]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join(damage(lines)) + "\n", encoding="utf-8")
+    if into == "holding":
+        service.remember(notebook="mine", kind="fact", text="Already here")
+    before = state(service)
+    answer = attempt(service, bad)
+    if isinstance(answer, PalimpsestError):  # a restore: nothing, and why
+        assert answer.error_class == "validation" and state(service) == before
+    else:  # a merge: the line reported, the rest in
+        assert answer["mode"] == "merge" and answer["counts"]["imported"] == 7
+        assert [r["where"] for r in answer["refused"]] == ["line 5"]
+
+
+def test_bytes_that_are_not_utf8_inside_the_file_are_refused(
+    service: Service, tmp_path: Path
+) -> None:
+    file, _ = source(tmp_path)
+    data = file.read_bytes().split(b"\n")
+    data[3] = data[3].replace(b'"record":"memory"', b'"record":"memory","x":"\xff"')
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b"\n".join(data))
+    answer = attempt(service, bad)
+    assert isinstance(answer, PalimpsestError) and answer.error_class == "validation"
+    with service.store.read(service.workspace) as tx:
+        assert tx.is_empty()
