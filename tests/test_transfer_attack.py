@@ -170,7 +170,37 @@ def test_a_hand_edited_file_is_refused_or_reported_never_a_crash(
         assert not [v for v in tx.memory_versions(ids["gone"]) if v.memory is not None]
     if isinstance(answer, dict) and answer["mode"] == "restore":
         # What was refused is named; the untouched memories came in.
+        assert answer["refused"] and all(r["where"] for r in answer["refused"])
         assert service.inspect(id=ids["a"])["memory"]["text"] == "We use Stripe and refunds"
+
+
+def _memory_line_missing(ids: dict[str, str]) -> Callable[[Records], Records]:
+    return lambda records: [r for r in records
+                            if not (r["record"] == "memory" and r["id"] == ids["c"])]  # fmt: skip
+
+
+def _memory_line_after_its_versions(ids: dict[str, str]) -> Callable[[Records], Records]:
+    def change(records: Records) -> Records:
+        line = next(r for r in records if r["record"] == "memory" and r["id"] == ids["c"])
+        return [r for r in records if r is not line] + [line]
+
+    return change
+
+
+@pytest.mark.parametrize("edit", [_memory_line_missing, _memory_line_after_its_versions])
+@pytest.mark.parametrize("into", ["empty", "holding"])
+def test_a_version_whose_memory_the_file_lacks_is_refused_in_both_ways(
+    service: Service, tmp_path: Path, edit: Callable[..., Any], into: str
+) -> None:
+    file, ids = source(tmp_path)
+    bad = edited(file, edit(ids))
+    if into == "holding":
+        service.remember(notebook="mine", kind="fact", text="Already here")
+    answer = service.import_file(bad)
+    assert ids["c"] in {r.get("id") for r in answer["refused"]}
+    assert service.inspect(id=ids["a"])["memory"]["text"] == "We use Stripe and refunds"
+    with service.store.read(service.workspace) as tx:
+        assert tx.get_memory(ids["c"]) is None
 
 
 @pytest.mark.parametrize(

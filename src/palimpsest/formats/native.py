@@ -60,6 +60,7 @@ PLURAL = {"notebook": "notebooks", "notebook_tombstone": "notebook_tombstones",
           "dispute": "disputes", "setting": "settings", "user": "users"}  # fmt: skip
 JSON_COLUMNS = frozenset({"tags", "fields", "data", "anchors", "check_json", "bindings"})
 SEQ_COLUMNS = ("seq", "from_seq", "to_seq")
+MAX_INT = 2**31 - 1  # a version or a rank in the file: what every store's columns hold
 INT_COLUMNS = frozenset({"seq", "from_seq", "to_seq", "version", "scrubbed", "retired_version",
                          "linked"})  # fmt: skip
 # Columns that may be empty (NULL); the rest are always given.
@@ -246,7 +247,7 @@ def parse_record(text: str) -> dict[str, Any]:
             record[column] = None
             continue
         if column in INT_COLUMNS:
-            ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+            ok = isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_INT
         elif column in JSON_COLUMNS:
             ok = isinstance(value, list if column in ("tags", "fields", "anchors") else dict)
         else:

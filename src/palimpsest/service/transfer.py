@@ -557,6 +557,10 @@ class _RestorePlan:
         self.actors: set[str] = set()  # those checked already: a file names few, often
         self.memories: set[str] = set()  # the memory and notebook records read so far
         self.notebooks: set[str] = set()
+        self.forgotten: set[str] = set()  # memories the file holds as tombstones
+        self.unique: dict[str, set[Any]] = {}  # what the store holds once, as read so far
+        # memory -> its versions: (version, from_seq, to_seq, scrubbed, line)
+        self.histories: dict[str, list[tuple[int, int, int | None, int, int]]] = {}
 
     def read(self, number: int, text: str) -> None:
         where = f"line {number}"
@@ -593,8 +597,19 @@ class _RestorePlan:
                                       field="memory_id")  # fmt: skip
             self._refuse_record(kind, record, number, refusal)
             return
+        for what, unique in _unique_keys(kind, record):
+            seen = self.unique.setdefault(what, set())
+            if unique in seen:
+                twice = ValidationError(f"The file holds {what} twice (the second at "
+                                        f"line {number}); a store holds it once.",
+                                        field=kind)  # fmt: skip
+                self._refuse_record(kind, record, number, twice)
+                return
+            seen.add(unique)
         if kind == "memory":
             self.memories.add(record["id"])
+            if record["forgotten_at"] is not None:
+                self.forgotten.add(record["id"])
         elif kind == "notebook":
             self.notebooks.add(record["id"])
         elif kind == "version" and record["notebook_id"] not in self.notebooks | {None}:
@@ -604,6 +619,8 @@ class _RestorePlan:
         self.would[native.PLURAL[kind]] += 1
         if kind == "version":
             self.in_notebook.setdefault(record["memory_id"], set()).add(record["notebook_id"])
+            span = (record["version"], record["from_seq"], record["to_seq"], record["scrubbed"])
+            self.histories.setdefault(record["memory_id"], []).append((*span, number))
             for span in (record["from_seq"], record["to_seq"]):
                 if span is not None and self._event_target(span) != record["memory_id"]:
                     wrong = "A version names an event that is not its memory's."
@@ -691,12 +708,22 @@ class _RestorePlan:
                         self.report.refuse(f"line {number}", exc)
 
     def finish(self) -> None:
-        """A refused notebook takes every memory that was ever in it."""
+        """A refused notebook takes every memory that was ever in it, and a memory whose
+        versions do not make one history (numbered 1..n, each span ending where the next
+        begins, the last current, or all without content when it was forgotten) is refused:
+        restored, it would show a state its events never made."""
         for memory_id, notebooks in self.in_notebook.items():
             if notebooks & self.refused_notebooks:
                 self._refuse_memory(memory_id, "notebook", ValidationError(
                     "Its notebook was refused.", field="notebook_id"))  # fmt: skip
         self.in_notebook.clear()
+        for memory_id in sorted(self.memories - self.refused_memories):
+            versions = sorted(self.histories.get(memory_id, []))
+            problem = _history_problem(versions, memory_id in self.forgotten)
+            if problem is not None:
+                where = f"line {versions[-1][4]}" if versions else "memory"
+                self._refuse_memory(memory_id, where, ValidationError(problem, field="version"))
+        self.histories.clear()
 
     def rows(
         self, path: Path, progress: Steps | None, total: int
@@ -735,6 +762,48 @@ class _RestorePlan:
             yield native.RECORDS[kind][0], row
         if progress is not None:
             progress("writing", total, total)
+
+
+def _unique_keys(kind: str, record: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+    """What a record holds that a store holds once (its unique columns), each named."""
+    if kind in ("notebook", "notebook_tombstone", "memory", "link"):
+        yield f"the {kind} {record['id']}", record["id"]
+    if kind == "notebook":
+        yield "a notebook's name", record["name"]
+    elif kind == "link":
+        yield "a link", (record["source_id"], record["target_id"], record["type"])
+    elif kind == "version":
+        yield f"a version of {record['memory_id']}", (record["memory_id"], record["version"])
+        if record["to_seq"] is None and record["status"] == "active" and record["key"]:
+            yield "an active memory's key in a notebook", (record["notebook_id"], record["key"])
+    elif kind == "dispute":
+        yield "a version of a dispute", (record["dispute_id"], record["version"])
+        if record["to_seq"] is None and record["status"] == "open":
+            yield "an open dispute", (record["first_id"], record["second_id"])
+    elif kind in ("setting", "user"):
+        yield f"a {kind}", record["name"]
+
+
+def _history_problem(versions: list[tuple[int, int, int | None, int, int]],
+                     forgotten: bool) -> str | None:  # fmt: skip
+    """Why a memory's versions (version, from_seq, to_seq, scrubbed, line), in order, are
+    not one history; None when they are."""
+    if not versions:
+        return None if forgotten else "A memory of the file has no version."
+    if [v[0] for v in versions] != list(range(1, len(versions) + 1)):
+        return "A memory's versions are not numbered 1, 2, 3... without a gap."
+    for (_, start, end, _, _), following in zip(versions, [*versions[1:], None], strict=True):
+        if end is not None and end <= start:
+            return "A version's span ends before it begins."
+        if following is not None and end != following[1]:
+            return "A version's span does not end where the next version's begins."
+    _, _, last_end, last_scrubbed, _ = versions[-1]
+    if forgotten:
+        if last_end is None or any(not v[3] for v in versions):
+            return "A memory forgotten in the file still has content or a current version."
+    elif last_end is not None or last_scrubbed:
+        return "A memory's last version is not its current one (or has no content)."
+    return None
 
 
 def _owners_of(kind: str, record: dict[str, Any]) -> set[str]:
@@ -780,6 +849,7 @@ def _native_candidates(path: Path, report: Report) -> Iterator[Candidate]:
     """The current version of each memory of the file, as a merge files it."""
     notebooks: dict[str, str] = {}
     forgotten: set[str] = set()
+    memories: set[str] = set()  # the memory records read so far: each before its versions
     for number, text in _numbered(path):
         where = f"line {number}"
         try:
@@ -790,13 +860,18 @@ def _native_candidates(path: Path, report: Report) -> Iterator[Candidate]:
         kind = record["record"]
         if kind == "notebook":
             notebooks[record["id"]] = record["name"]
-        elif kind == "memory" and record["forgotten_at"] is not None:
-            forgotten.add(record["id"])
-            report.counts["forgotten_in_source"] += 1
+        elif kind == "memory":
+            memories.add(record["id"])
+            if record["forgotten_at"] is not None:
+                forgotten.add(record["id"])
+                report.counts["forgotten_in_source"] += 1
         elif kind == "version" and record["to_seq"] is None and not record["scrubbed"]:
             if record["memory_id"] in forgotten:
                 continue
             try:
+                if record["memory_id"] not in memories:
+                    raise ValidationError("A version names a memory the file does not hold "
+                                          "(before it).", field="memory_id")  # fmt: skip
                 memory = memory_from_row({**native.row_of(record), "workspace": ""})
                 if memory.kind not in KINDS or memory.status not in STATUSES:
                     raise ValidationError("A version's `kind` or `status` is not one of ours.",
