@@ -10,6 +10,8 @@ folder.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -52,7 +54,8 @@ def edited(file: Path, change: Callable[[Records], Records | None], name: str = 
     head, rest = records[0], records[1:]
     head["counts"] = dict(Counter(native.PLURAL[r["record"]] for r in rest))
     out = file.with_name(f"{name}.jsonl")
-    out.write_text("\n".join(json.dumps(r) for r in [head, *rest]) + "\n", encoding="utf-8")
+    lines = (json.dumps(r, ensure_ascii=False) for r in [head, *rest])
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return out
 
 
@@ -263,3 +266,183 @@ def test_bytes_that_are_not_utf8_inside_the_file_are_refused(
     assert isinstance(answer, PalimpsestError) and answer.error_class == "validation"
     with service.store.read(service.workspace) as tx:
         assert tx.is_empty()
+
+
+# -- a secret in every field a file carries -------------------------------------------------
+
+GITHUB = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"  # a GitHub token's shape (made up)
+PEM = ("-----BEGIN RSA PRIVATE KEY-----\n" + "\n".join(
+    "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun"[i:] + "Q" * i
+    for i in range(6)) + "\n-----END RSA PRIVATE KEY-----")  # fmt: skip
+PASSWORD = "hunter2pass"  # in postgres://user:hunter2pass@host/db
+
+
+def _first(kind: str, records: Records) -> dict[str, Any]:
+    return next(r for r in records if r["record"] == kind)
+
+
+def _event(records: Records) -> dict[str, Any]:
+    return [r for r in records if r["record"] == "event" and r["target_type"] == "memory"][2]
+
+
+def _zero_width(value: str) -> str:
+    return "\u200b".join(value)
+
+
+def _fullwidth(value: str) -> str:
+    return "".join(chr(ord(c) + 0xFEE0) if c.isalnum() else c for c in value)
+
+
+def _in_version(column: str, value: Any) -> Callable[[Records, dict[str, str]], None]:
+    return lambda records, ids: current(records, ids["c"]).update({column: value})
+
+
+def _split(first: str, second: str, owner: Callable[[Records, dict[str, str]], dict[str, Any]]
+           ) -> Callable[[Records, dict[str, str]], None]:  # fmt: skip
+    def change(records: Records, ids: dict[str, str]) -> None:
+        record = owner(records, ids)
+        record[first], record[second] = GITHUB[:20], GITHUB[20:]
+
+    return change
+
+
+# (how the secret gets in, the part of it that must never show)
+HIDDEN: dict[str, tuple[Callable[[Records, dict[str, str]], None], str]] = {
+    "text": (_in_version("text", f"The key is {SECRET}"), SECRET),
+    "title": (_in_version("title", SECRET), SECRET),
+    "why": (_in_version("why", f"because {GITHUB}"), GITHUB),
+    "tags": (_in_version("tags", ["ok", SECRET]), SECRET),
+    "source": (_in_version("source", f"postgres://user:{PASSWORD}@host/db"), PASSWORD),
+    "anchors": (_in_version("anchors", [{"path": f"src/{SECRET}.py", "hash": None}]), SECRET),
+    "falsifier": (_in_version("falsifier", f"if {SECRET} fails"), SECRET),
+    "status_note": (_in_version("status_note", f"retired: {SECRET}"), SECRET),
+    "key": (_in_version("key", SECRET), SECRET),
+    "check literal": (
+        _in_version("check_json", {"kind": "grep", "path": "a.txt", "literal": SECRET}),
+        SECRET,
+    ),
+    "author": (_in_version("author", f"user:{SECRET}"), SECRET),
+    "owner": (_in_version("owner", f"user:{SECRET}"), SECRET),
+    "a PEM key in the text": (_in_version("text", PEM), PEM.splitlines()[2]),
+    "zero-width characters": (_in_version("text", _zero_width(SECRET)), _zero_width(SECRET)),
+    "fullwidth letters": (_in_version("text", _fullwidth(SECRET)), _fullwidth(SECRET)),
+    "split across title and text": (
+        _split("title", "text", lambda rs, ids: current(rs, ids["c"])),
+        GITHUB[20:],
+    ),
+    "an event's note": (lambda rs, ids: _event(rs).update(note=SECRET), SECRET),
+    "an event's data": (lambda rs, ids: _event(rs).update(data={"x": [SECRET]}), SECRET),
+    "an event's data key": (lambda rs, ids: _event(rs).update(data={SECRET: 1}), SECRET),
+    "an event's actor": (lambda rs, ids: _event(rs).update(actor=f"agent:{SECRET}"), SECRET),
+    "split across an event's fields and note": (
+        lambda rs, ids: _event(rs).update(fields=[GITHUB[:20]], note=GITHUB[20:]),
+        GITHUB[20:],
+    ),
+    "a dispute's reason": (lambda rs, ids: _first("dispute", rs).update(reason=SECRET), SECRET),
+    "a dispute's evidence": (
+        lambda rs, ids: _first("dispute", rs).update(evidence=SECRET),
+        SECRET,
+    ),
+    "a ruling": (
+        lambda rs, ids: [r for r in rs if r["record"] == "dispute"][-1].update(
+            ruling_reason=SECRET
+        ),
+        SECRET,
+    ),
+    "split across a dispute's reason and evidence": (
+        _split("reason", "evidence", lambda rs, ids: _first("dispute", rs)),
+        GITHUB[20:],
+    ),
+    "a notebook's name": (lambda rs, ids: _first("notebook", rs).update(name=SECRET), SECRET),
+    "a notebook's summary": (
+        lambda rs, ids: _first("notebook", rs).update(summary=SECRET),
+        SECRET,
+    ),
+    "a notebook's tags": (lambda rs, ids: _first("notebook", rs).update(tags=[SECRET]), SECRET),
+    "split across a notebook's name and summary": (
+        _split("name", "summary", lambda rs, ids: _first("notebook", rs)),
+        GITHUB[20:],
+    ),
+    "a setting's value": (
+        lambda rs, ids: _first("setting", rs).update(value=json.dumps(SECRET)),
+        SECRET,
+    ),
+    "a user's name": (lambda rs, ids: _first("user", rs).update(name=SECRET), SECRET),
+    "a forget's reason": (
+        lambda rs, ids: next(r for r in rs if r["record"] == "memory" and r["forgotten_at"]).update(
+            forget_reason=SECRET
+        ),
+        SECRET,
+    ),
+    "a link's actor": (lambda rs, ids: _first("link", rs).update(actor=f"user:{SECRET}"), SECRET),
+    "a column's name": (lambda rs, ids: current(rs, ids["c"]).update({SECRET: 1}), SECRET),
+    "the header's workspace name": (lambda rs, ids: rs[0]["workspace"].update(name=SECRET), SECRET),
+    "the header's export time": (lambda rs, ids: rs[0].update(exported_at=SECRET), SECRET),
+}
+
+
+def leaked(service: Service, secret: str, tmp_path: Path) -> list[str]:
+    """Where `secret` is in the store now: the SQLite file and its WAL, and (both stores)
+    everything an export of the workspace shows."""
+    found = []
+    if service.store.url.endswith(".db"):
+        for part in Path(service.store.url).parent.glob(Path(service.store.url).name + "*"):
+            if secret.encode() in part.read_bytes():
+                found.append(part.name)
+    out = tmp_path / "after.jsonl"
+    export(service, out)
+    if secret in out.read_text(encoding="utf-8"):
+        found.append("export")
+    return found
+
+
+@pytest.mark.parametrize("hiding", HIDDEN)
+@pytest.mark.parametrize("into", ["empty", "holding"])
+def test_a_secret_anywhere_in_the_file_is_refused_by_field_and_never_echoed_nor_stored(
+    service: Service, tmp_path: Path, hiding: str, into: str
+) -> None:
+    file, ids = source(tmp_path)
+    change, shown = HIDDEN[hiding]
+    bad = edited(file, lambda records: change(records, ids))
+    assert shown in bad.read_text(encoding="utf-8")
+    if into == "holding":
+        service.remember(notebook="mine", kind="fact", text="Already here")
+    answer = attempt(service, bad)
+    said = json.dumps(answer if isinstance(answer, dict) else answer.to_dict(), ensure_ascii=False)
+    assert shown not in said and SECRET not in said and GITHUB not in said
+    if isinstance(answer, dict):
+        if answer["mode"] == "restore" or hiding not in NOT_MERGED:
+            assert answer["refused"] and all(r["where"].startswith("line ") and r["field"]
+                                             for r in answer["refused"])  # fmt: skip
+    else:
+        assert answer.error_class == "validation" and answer.to_dict()["field"]
+    assert leaked(service, shown, tmp_path) == []
+
+
+# What a merge leaves in the file (events, disputes, users, settings: counted, not merged).
+NOT_MERGED = {name for name in HIDDEN if name.startswith(("an event", "a dispute", "a ruling",
+              "split across an event", "split across a dispute", "a setting", "a user",
+              "a forget", "a link", "a notebook's summary", "a notebook's tags",
+              "the header", "split across a notebook"))}  # fmt: skip
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_the_cli_names_the_refused_field_and_never_prints_the_secret(
+    tmp_path: Path, env: dict[str, str], strict: bool
+) -> None:
+    file, ids = source(tmp_path)
+    bad = edited(file, lambda records: HIDDEN["a column's name"][0](records, ids))
+    bad = edited(bad, lambda records: HIDDEN["status_note"][0](records, ids), name="worse")
+    target = tmp_path / "target.db"
+    command = [sys.executable, "-m", "palimpsest", "--db", str(target), "import", str(bad)]
+    done = subprocess.run([*command, *(["--strict"] if strict else []), "--json"], env=env,
+                          capture_output=True, text=True)  # fmt: skip
+    assert SECRET not in done.stdout + done.stderr
+    answer = json.loads(done.stdout or done.stderr)
+    if strict:
+        assert done.returncode != 0 and answer["error_class"] == "validation"
+    else:
+        assert done.returncode == 0, done.stderr
+        assert {r["id"] for r in answer["refused"]} == {ids["c"]}
+    for part in tmp_path.glob("target.db*"):
+        assert SECRET.encode() not in part.read_bytes()

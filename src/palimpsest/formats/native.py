@@ -195,9 +195,12 @@ def read_header(first: str) -> Header:
             field="file",
         )
     if value.get("format") != FORMAT or value.get("version") != VERSION:
+        named, number = value.get("format"), value.get("version")
+        shown = repr(named) if isinstance(named, str) and _FORMAT_NAME.fullmatch(named) else "?"
+        numbered = number if isinstance(number, int) and 0 <= number < 10**6 else "?"
         raise ValidationError(
-            f"This file is {value.get('format')!r} version {value.get('version')!r}; this "
-            f"Palimpsest reads {FORMAT!r} version {VERSION}: upgrade Palimpsest to read it.",
+            f"This file is {shown} version {numbered}; this Palimpsest reads {FORMAT!r} "
+            f"version {VERSION}: upgrade Palimpsest to read it.",
             field="file",
         )
     workspace, counts = value.get("workspace"), value.get("counts")
@@ -212,6 +215,7 @@ def read_header(first: str) -> Header:
             or (isinstance(notebooks, list) and all(isinstance(n, str) for n in notebooks))
         )
         or not isinstance(value.get("exported_at"), str)
+        or not TIME_SHAPE.fullmatch(value["exported_at"])
     ):
         raise ValidationError(
             "The export header is damaged (workspace, counts, notebooks or exported_at): "
@@ -219,6 +223,10 @@ def read_header(first: str) -> Header:
             field="file",
         )
     return Header(workspace, notebooks, counts, value["exported_at"])
+
+
+_COLUMN_NAME = re.compile(r"[a-z][a-z_]{0,39}")  # what our columns look like
+_FORMAT_NAME = re.compile(r"[a-z][a-z0-9.-]{0,39}")
 
 
 def parse_record(text: str) -> dict[str, Any]:
@@ -236,9 +244,10 @@ def parse_record(text: str) -> dict[str, Any]:
     kind = record["record"]
     _, columns = RECORDS[kind]
     unknown = sorted(set(record) - {"record", *columns})
-    if unknown:
-        raise ValidationError(f"A {kind} record has no column `{unknown[0][:40]}`.",
-                              field=unknown[0][:40])  # fmt: skip
+    if unknown:  # named only when it has a column's shape: a key may be the secret pasted
+        named = unknown[0] if _COLUMN_NAME.fullmatch(unknown[0]) else None
+        shown = f"`{named}`" if named else "(a name not repeated)"
+        raise ValidationError(f"A {kind} record has no column {shown}.", field=named or kind)
     for column in columns:
         value = record.get(column)
         if value is None:
@@ -281,9 +290,12 @@ def row_of(record: Mapping[str, Any]) -> dict[str, Any]:
 
 def strings(record: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
     """The free texts a record carries, with their columns, for the secret gate (JSON
-    walked); the columns of SHAPES were checked for their shape, actors are not here."""
-    for column, value in record.items():
-        if column == "record" or column in SHAPES or column in ACTORS:
+    walked), in the order of the table's columns (the order the write paths screen them
+    in: a name before its summary, a reason before its evidence, a note before its data);
+    the columns of SHAPES were checked for their shape, actors are not here."""
+    for column in RECORDS[record["record"]][1]:
+        value = record.get(column)
+        if column in SHAPES or column in ACTORS:
             continue
         if column == "target_id" and record.get("target_type") in ("memory", "notebook"):
             continue

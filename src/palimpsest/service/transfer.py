@@ -172,6 +172,7 @@ class TransferOps(ServiceBase):
             except UnicodeDecodeError:
                 raise ValidationError("The file is not UTF-8 text.", field="file") from None
         _check_complete(path, head)
+        _screen_header(head)
         source = {"format": native.FORMAT, "file": _shown_file(path),
                   "workspace": head.workspace["name"], "exported_at": head.exported_at}  # fmt: skip
         with self.store.read(self.workspace) as tx:
@@ -646,11 +647,12 @@ class _RestorePlan:
             if actor not in self.actors:
                 gate.check_actor(actor)
                 self.actors.add(actor)
-        for column, text in native.strings(record):
+        texts = list(native.strings(record))
+        for column, text in texts:
             gate.check_storable(column, text)
             if column in gate.LIMITS:
                 gate.check_length(column, text)
-            gate.screen_record([(column, text)])
+        gate.screen_record(texts)  # together: half a key in each of two fields is one key
         if kind == "version" and not record["scrubbed"]:
             if record["kind"] not in KINDS or record["status"] not in STATUSES:
                 raise ValidationError("A version's `kind` or `status` is not one of ours.",
@@ -920,13 +922,29 @@ def _native_links(path: Path, report: Report) -> Iterator[tuple[str, IncomingLin
 
 
 def _screened(memory: Memory) -> None:
-    """The write gate on a memory an import would file, as remember's."""
-    for name, value in record_fields(memory):
+    """The write gate on a memory an import would file, as remember's, and on what a file
+    brings that remember's caller does not: a status note, anchors, author and owner."""
+    fields = record_fields(memory)
+    if memory.status_note:
+        fields.append(("status_note", memory.status_note))
+    for anchor in memory.anchors:
+        fields += [("anchors", part) for part in (anchor.path, anchor.hash) if part]
+    for name, value in fields:
         gate.check_storable(name, value)
-        if name in gate.LIMITS or name == "tags":
-            gate.check_length(name, value, limit_name="tag" if name == "tags" else None)
+        if name in gate.LIMITS or name in ("tags", "status_note"):
+            limit = {"tags": "tag", "status_note": "note"}.get(name)
+            gate.check_length(name, value, limit_name=limit)
+    for actor in {memory.author, memory.owner} - {None}:
+        gate.check_actor(actor)
     validate(memory)
-    gate.screen_record(record_fields(memory))
+    gate.screen_record(fields)
+
+
+def _screen_header(head: native.Header) -> None:
+    """The header's workspace is repeated in every answer and merged event: screened."""
+    for part in ("id", "name"):
+        gate.check_storable("workspace", head.workspace[part])
+        gate.screen_record([("workspace", head.workspace[part])])
 
 
 def _content_digest(memory: Memory) -> str:
