@@ -446,3 +446,54 @@ def test_the_cli_names_the_refused_field_and_never_prints_the_secret(
         assert {r["id"] for r in answer["refused"]} == {ids["c"]}
     for part in tmp_path.glob("target.db*"):
         assert SECRET.encode() not in part.read_bytes()
+
+
+# -- other servers' files: names and keys that hold a secret --------------------------------
+
+
+def _notes_named_by_secrets(folder: Path) -> Path:
+    folder.mkdir()
+    (folder / f"{SECRET}.md").write_text("A note whose file name is a key\n", encoding="utf-8")
+    (folder / GITHUB).mkdir()
+    (folder / GITHUB / "inside.md").write_text("A note in a folder named by a token\n")
+    (folder / "plain.md").write_text(f"---\ntitle: Plain\n{SECRET}: 1\n---\nA plain note\n")
+    return folder
+
+
+def _mem0_with_secret_names(folder: Path) -> Path:
+    folder.mkdir()
+    items = [
+        {"id": "1", "memory": "The deploy runs at noon", SECRET: "x", "user_id": GITHUB},
+        {"id": "2", "memory": "The queue holds 100 jobs", "metadata": {SECRET: 1}},
+    ]
+    file = folder / f"{SECRET}.json"
+    file.write_text(json.dumps({"results": items}), encoding="utf-8")
+    return file
+
+
+def _graph_named_by_a_secret(folder: Path) -> Path:
+    folder.mkdir()
+    file = folder / f"{SECRET}.jsonl"
+    lines = [{"type": "entity", "name": "Billing", "entityType": "service",
+              "observations": ["Runs on Fridays"], SECRET: 1}]  # fmt: skip
+    file.write_text("\n".join(json.dumps(line) for line in lines) + "\n", encoding="utf-8")
+    return file
+
+
+@pytest.mark.parametrize(
+    ("source_format", "make"),
+    [
+        ("markdown", _notes_named_by_secrets),
+        ("mem0", _mem0_with_secret_names),
+        ("mcp-memory", _graph_named_by_a_secret),
+    ],
+)
+def test_a_secret_in_another_servers_names_is_never_echoed_nor_stored(
+    service: Service, tmp_path: Path, source_format: str, make: Callable[[Path], Path]
+) -> None:
+    path = make(tmp_path / "from")
+    answer = service.import_file(path, source_format=source_format)
+    said = json.dumps(answer, ensure_ascii=False)
+    assert SECRET not in said and GITHUB not in said
+    assert answer["counts"].get("imported", 0) >= 1  # the rest came in
+    assert leaked(service, SECRET, tmp_path) == [] and leaked(service, GITHUB, tmp_path) == []

@@ -25,7 +25,7 @@ import hashlib
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -440,25 +440,28 @@ class TransferOps(ServiceBase):
 
         def candidates() -> Iterator[Candidate]:
             for record in records():
+                where = _shown_where(record.where)
                 if isinstance(record, Unmapped):
-                    entry = {"where": record.where, "reason": record.reason}
-                    report.note("unmapped", {**entry, "field": record.field}
+                    entry = {"where": where, "reason": record.reason}
+                    report.note("unmapped", {**entry, "field": gate.shown_name(record.field)}
                                 if record.field else entry)  # fmt: skip
                 elif isinstance(record, Incoming):
                     try:
-                        yield self._foreign_candidate(derived(record.ref), record)
+                        yield self._foreign_candidate(derived(record.ref),
+                                                      replace(record, where=where))  # fmt: skip
                     except PalimpsestError as exc:
-                        report.refuse(record.where, exc, derived(record.ref))
+                        report.refuse(where, exc, derived(record.ref))
 
         def links() -> Iterator[tuple[str, IncomingLink]]:
             for record in records():
                 if isinstance(record, IncomingLink):
+                    where = _shown_where(record.where)
                     if record.type not in LINK_TYPES:
-                        gap = {"where": record.where, "reason": "not a link type of ours"}
+                        gap = {"where": where, "reason": "not a link type of ours"}
                         report.note("links_left_out", gap)
                         continue
                     target = derived(record.target_ref)
-                    link = IncomingLink(record.source_ref, target, record.type, record.where)
+                    link = IncomingLink(record.source_ref, target, record.type, where)
                     yield derived(record.source_ref), link
 
         answer = self._merge(candidates, links, report, strict, progress)
@@ -1021,7 +1024,21 @@ def _by_kind(loaded: dict[str, int]) -> dict[str, int]:
 
 
 def _shown_file(path: Path) -> str:
-    return gate.check_storable("file", path.name)
+    """The file's name as answers and every merged event's source repeat it."""
+    return _shown_where(path.name)
+
+
+def _shown_where(where: str) -> str:
+    """Where in a file or folder something was (a file name, a folder, a line), fit to
+    repeat in an answer and to store in an event: a name holding a secret is not repeated,
+    nor one no store can hold."""
+    try:
+        gate.check_storable("where", where)
+    except ValidationError:
+        return "(a name that is not text)"
+    if gate.record_flagged([("where", where)]):
+        return "(a name not repeated: it looks like a secret)"
+    return where
 
 
 class _lines:
