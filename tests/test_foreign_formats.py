@@ -593,3 +593,16 @@ def test_our_export_reads_back_exactly(tmp_path: Path) -> None:
     assert [(r.author, r.status) for r in back.values()] == [
         ("user:ana", "active"), ("user:ana", "superseded")]  # fmt: skip
     assert links(records) == {("id:m_1", "id:m_2", "depends_on")}
+
+
+def test_graph_fields_the_server_does_not_write_are_reported_once_per_name(
+    tmp_path: Path,
+) -> None:
+    lines = [{**entity("Billing", "Runs on Fridays"), "createdAt": "2026-01-01"},
+             {**entity("Ana"), "createdAt": "2026-01-02", "an odd key!": 1},
+             {**relation("Ana", "works_on", "Billing"), "weight": 2}]  # fmt: skip
+    records = read(mcp_memory.read, jsonl(tmp_path, *lines))
+    assert {"entity:Billing", "entity:Ana"} <= set(brought(records))
+    left = [(r.field, r.reason) for r in records if isinstance(r, Unmapped)]
+    assert sorted(f or "" for f, _ in left) == ["", "createdAt", "weight"]
+    assert next(reason for f, reason in left if f == "createdAt").count("2 entities") == 1

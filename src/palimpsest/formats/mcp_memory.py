@@ -44,9 +44,13 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..model import LINK_TYPES
+from .mem0 import Tally, plain_name
 from .records import Incoming, IncomingLink, Record, Records, Unmapped
 
 MAX_LINE = 1_000_000  # bytes of one line: longer is no line the server writes
+# The fields the server writes; any other (a fork's `createdAt`, say) is reported.
+_KEYS = {"entity": frozenset({"type", "name", "entityType", "observations"}),
+         "relation": frozenset({"type", "from", "to", "relationType"})}  # fmt: skip
 
 # Words for a link type of ours that mean it plainly, once read as snake_case.
 _SYNONYMS = {"related_to": "relates_to", "depends_upon": "depends_on"}
@@ -80,15 +84,19 @@ def read(path: Path, notebook: str) -> Records:
     entities: dict[str, tuple[int, str | None]] = {}  # name -> (its first line, its type)
     brought: set[str] = set()  # refs of observations already yielded
     relations: list[_Relation] = []
+    left_out = {"entity": Tally("entity", "entities"), "relation": Tally("relation", "relations")}
     with path.open("rb") as handle:
         for number, raw in _lines(handle):
             where = f"{path.name}:{number}"
             item = _item(number, raw, where)
             if isinstance(item, Unmapped):
                 yield item
+                continue
             elif item is None:
                 continue
-            elif item["type"] == "entity":
+            for key in sorted(set(item) - _KEYS[item["type"]], key=str):
+                left_out[item["type"]].add(plain_name(key), where)
+            if item["type"] == "entity":
                 yield from _entity(item, number, where, notebook, entities, brought)
             else:
                 relation = _relation(item, number)
@@ -101,6 +109,10 @@ def read(path: Path, notebook: str) -> Records:
                 else:
                     relations.append(relation)
     yield from _relations(relations, path.name, notebook, set(entities))
+    for kind, tally in left_out.items():
+        yield from tally.reports(f"a field of an {kind} with no place in Palimpsest"
+                                 if kind == "entity" else f"a field of a {kind} with no place "
+                                 "in Palimpsest", "(fields that are not plain words)")  # fmt: skip
 
 
 def _lines(handle: IO[bytes]) -> Iterator[tuple[int, bytes | None]]:
