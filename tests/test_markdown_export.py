@@ -151,3 +151,34 @@ def test_the_cli_writes_the_folder(tmp_path: Path, env: dict[str, str]) -> None:
     assert json.loads(done.stdout)["memories"] == 1
     [file] = out.glob("nb_*/m_*.md")
     assert file.read_text(encoding="utf-8").endswith("\n\nWebhooks at /hooks\n")
+
+
+def test_a_link_in_place_of_a_notebook_folder_is_refused_and_nothing_written_through_it(
+    service: Service, tmp_path: Path
+) -> None:
+    ids = notes(service)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    out = tmp_path / "md"
+    out.mkdir()
+    (out / ids["web"]).symlink_to(outside, target_is_directory=True)
+    with pytest.raises(ValidationError) as refused:
+        service.export_markdown(out)
+    assert refused.value.to_dict()["field"] == "markdown"
+    assert list(outside.iterdir()) == []
+    assert not (out / "README.md").exists()  # refused before anything is written
+
+
+def test_a_link_where_the_export_writes_its_temporary_file_is_not_written_through(
+    service: Service, tmp_path: Path
+) -> None:
+    ids = notes(service)
+    out = tmp_path / "md"
+    (out / ids["web"]).mkdir(parents=True)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious", encoding="utf-8")
+    (out / ids["web"] / f".{ids['pay']}.md.partial").symlink_to(victim)
+    (out / ".README.md.partial").symlink_to(victim)
+    service.export_markdown(out)
+    assert victim.read_text(encoding="utf-8") == "precious"
+    assert front(out / ids["web"] / f"{ids['pay']}.md")[0]["id"] == ids["pay"]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,15 @@ def write_markdown(
             f"{directory} is a file: give --markdown a folder (it is made if missing).",
             field="markdown",
         )
+    for nb in notebooks:  # a link there would take the files out of the folder
+        if (directory / nb.id).is_symlink() or (
+            (directory / nb.id).exists() and not (directory / nb.id).is_dir()
+        ):
+            raise ValidationError(
+                f"{directory / nb.id} is a symbolic link or a file where the export writes "
+                "a notebook's folder; nothing was written: remove it and export again.",
+                field="markdown",
+            )
     names = {nb.id: nb.name for nb in notebooks}
     wanted: dict[Path, str] = {}
     listed: dict[str, list[Memory]] = {nb.id: [] for nb in notebooks}
@@ -128,10 +138,25 @@ def _write(path: Path, text: str) -> bool:
     except OSError:
         pass  # unreadable: written anew below, or the error says why
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.partial")
-    temporary.write_bytes(data)
-    os.replace(temporary, path)  # replaces a link at `path`, never writes through it
+    # A new file of a name no one chose (O_EXCL): a link left where a fixed temporary
+    # name would be is never written through.
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.",
+                                         suffix=".partial")  # fmt: skip
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.chmod(temporary, 0o666 & ~_umask())  # the mode a plain write gives
+        os.replace(temporary, path)  # replaces a link at `path`, never writes through it
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
     return True
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def _remove_stale(directory: Path, wanted: set[Path]) -> int:
