@@ -497,3 +497,78 @@ def test_a_secret_in_another_servers_names_is_never_echoed_nor_stored(
     assert SECRET not in said and GITHUB not in said
     assert answer["counts"].get("imported", 0) >= 1  # the rest came in
     assert leaked(service, SECRET, tmp_path) == [] and leaked(service, GITHUB, tmp_path) == []
+
+
+# -- two imports at once, in two processes --------------------------------------------------
+
+
+def _many(tmp_path: Path, count: int) -> Path:
+    store = open_store(str(tmp_path / "many.db"))
+    try:
+        many = Service(store)
+        items = [{"kind": "fact", "text": f"Service {n} answers on port {9000 + n}"}
+                 for n in range(count)]  # fmt: skip
+        for start in range(0, count, 250):
+            many.remember(items=items[start : start + 250], notebook="ports")
+        file = tmp_path / "many.jsonl"
+        export(many, file)
+    finally:
+        store.close()
+    return file
+
+
+@pytest.mark.parametrize("into", ["empty", "holding"])
+def test_two_imports_at_once_in_two_processes_file_each_memory_once(
+    service: Service, tmp_path: Path, env: dict[str, str], into: str
+) -> None:
+    file = _many(tmp_path, 700)
+    if into == "holding":
+        service.remember(notebook="mine", kind="fact", text="Already here")
+    with service.store.write(service.workspace):
+        pass  # the workspace exists, empty, for the command line to name it
+    with service.store.read(service.workspace) as tx:
+        name = next((w.name for w in tx.workspaces() if w.id == service.workspace),
+                    service.workspace)  # fmt: skip
+    command = [sys.executable, "-m", "palimpsest", "--db", service.store.url, "--workspace",
+               name, "--json", "import", str(file)]  # fmt: skip
+    running = [subprocess.Popen(command, env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True) for _ in range(2)]  # fmt: skip
+    outcomes = [(p.wait(timeout=300), *p.communicate()) for p in running]
+    for code, out, err in outcomes:
+        answer = json.loads(out or err)
+        assert code == 0 or answer["error_class"] == "conflict", (out, err)
+    with service.store.read(service.workspace) as tx:
+        memories = tx.memories_at(None)
+        events = tx.events(EventFilter(limit=100_000))
+    assert len([m for m in memories if m.text.startswith("Service ")]) == 700
+    filed = Counter(e.target_id for e in events if e.op in ("import", "remember"))
+    assert set(filed.values()) == {1}  # each memory filed once, by one of the two
+
+
+# -- restore or merge -----------------------------------------------------------------------
+
+
+def test_a_workspace_just_created_for_the_file_is_restored_into_with_its_history(
+    service: Service, tmp_path: Path
+) -> None:
+    file, ids = source(tmp_path)
+    made = service.create_workspace(name=f"team-{service.workspace[-6:]}")["workspace"]
+    team = service.with_workspace(made["id"])
+    answer = team.import_file(file)
+    assert answer["mode"] == "restore" and "refused" not in answer
+    first = team.history(id=ids["a"])["events"][0]
+    assert (first["op"], first["actor"]) == ("remember", "user:local")  # not an import
+    again = tmp_path / "again.jsonl"
+    export(team, again)
+    lines = again.read_text(encoding="utf-8").splitlines()
+    made_event = [t for t in lines if '"op":"workspace.create"' in t]
+    assert len(made_event) == 1  # the team's own making, kept, before the file's history
+    assert team.import_file(file)["mode"] == "merge"  # and now it holds the file
+
+
+def test_a_workspace_holding_a_notebook_alone_is_merged_into(
+    service: Service, tmp_path: Path
+) -> None:
+    file, _ = source(tmp_path)
+    service.create_notebook(name="mine")
+    assert service.import_file(file)["mode"] == "merge"

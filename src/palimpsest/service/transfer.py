@@ -39,7 +39,7 @@ from ..revise import Unmatched, check_rule_fields, parse_fields
 from ..revise.decide import duplicate_of
 from ..revise.edit import validate
 from ..revise.screen import record_fields
-from ..store import StoreReader, StoreWriter
+from ..store import EventFilter, StoreReader, StoreWriter
 from ..store.rows import memory_from_row
 from .base import ServiceBase, notebook_name
 from .roles import ROLES, check_owner, check_write
@@ -176,7 +176,7 @@ class TransferOps(ServiceBase):
         source = {"format": native.FORMAT, "file": _shown_file(path),
                   "workspace": head.workspace["name"], "exported_at": head.exported_at}  # fmt: skip
         with self.store.read(self.workspace) as tx:
-            empty = tx.is_empty()
+            empty = _restorable(tx)
         total = sum(head.counts.values())
         if empty:
             return self._restore(path, Report("restore", source, dry_run), strict, total, progress)
@@ -205,7 +205,7 @@ class TransferOps(ServiceBase):
 
         def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
             del now, op_id  # a restore writes the file's own events, not new ones
-            if not tx.is_empty():
+            if not _restorable(tx):
                 raise Conflict(
                     "Something was written to this workspace while the file was checked (an "
                     "import at the same time?): import again, and the file is merged.",
@@ -948,6 +948,20 @@ def _screen_header(head: native.Header) -> None:
     for part in ("id", "name"):
         gate.check_storable("workspace", head.workspace[part])
         gate.screen_record([("workspace", head.workspace[part])])
+
+
+_MAKING = frozenset({"workspace.create", "workspace.rename"})  # a workspace's own making
+
+
+def _restorable(tx: StoreReader) -> bool:
+    """Whether a file of ours lands verbatim here: the workspace is empty, or holds only the
+    events of its own making (`palimpsest workspace create team`, to restore into it)."""
+    if tx.is_empty():
+        return True
+    if tx.list_notebooks():
+        return False
+    events = tx.events(EventFilter(limit=len(_MAKING) * 4))
+    return len(events) < len(_MAKING) * 4 and all(e.op in _MAKING for e in events)
 
 
 def _content_digest(memory: Memory) -> str:
