@@ -572,3 +572,19 @@ def test_a_workspace_holding_a_notebook_alone_is_merged_into(
     file, _ = source(tmp_path)
     service.create_notebook(name="mine")
     assert service.import_file(file)["mode"] == "merge"
+
+
+def test_a_restore_stopped_before_its_vectors_landed_gets_them_when_run_again(
+    service: Service, meaning: Service, tmp_path: Path
+) -> None:
+    # The restore committed, its embedding never ran (killed, or another model then): the
+    # same import run again finds everything unchanged, and embeds what lacks vectors.
+    file, _ = source(tmp_path)
+    assert service.import_file(file)["mode"] == "restore"
+    with meaning.store.read(meaning.workspace) as tx:
+        assert tx.stale_vector_count(meaning.vectors.model) > 0
+    answer = meaning.import_file(file)
+    assert answer["mode"] == "merge" and "imported" not in answer["counts"]
+    with meaning.store.read(meaning.workspace) as tx:
+        assert tx.stale_vector_count(meaning.vectors.model) == 0
+    assert meaning.recall(query="how are payments made")["hits"]

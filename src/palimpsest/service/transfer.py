@@ -183,7 +183,13 @@ class TransferOps(ServiceBase):
         report = Report("merge", source, dry_run)
         candidates = functools.partial(_native_candidates, path, report)
         links = functools.partial(_native_links, path, report)
-        return self._merge(candidates, links, report, strict, progress)
+        answer = self._merge(candidates, links, report, strict, progress)
+        if report.counts["unchanged"] and not dry_run:
+            # The file is here already: a restore run again after it committed but before
+            # its vectors landed (stopped, killed) finishes them now.
+            embedding = None if progress is None else functools.partial(progress, "embedding")
+            answer["vectors"] = reindex(self.store, self.workspace, self.vectors, embedding)
+        return answer
 
     # -- restore: a file of ours, verbatim, into an empty workspace -------------------------
 
