@@ -588,3 +588,45 @@ def test_a_restore_stopped_before_its_vectors_landed_gets_them_when_run_again(
     with meaning.store.read(meaning.workspace) as tx:
         assert tx.stale_vector_count(meaning.vectors.model) == 0
     assert meaning.recall(query="how are payments made")["hits"]
+
+
+# What a restore must refuse or it lands a workspace that every later read fails on.
+BRICKS = {
+    "a setting whose value is not JSON": lambda rs, ids: _first("setting", rs).update(
+        value="{not json"
+    ),
+    "a setting whose value is of the wrong type": lambda rs, ids: _first("setting", rs).update(
+        value='"thirty"'
+    ),
+    "a setting of a number written as text": lambda rs, ids: _first("setting", rs).update(
+        value='"30"'
+    ),
+    "a setting no Palimpsest has": lambda rs, ids: _first("setting", rs).update(name="no_such"),
+    "a current version in no notebook": lambda rs, ids: current(rs, ids["c"]).update(
+        notebook_id=None
+    ),
+    "a time that is no day of the calendar": lambda rs, ids: current(rs, ids["c"]).update(
+        recorded_at="2026-13-45T99:99:99.000000Z"
+    ),
+    "an event at a time that is no day": lambda rs, ids: _event(rs).update(
+        at="2026-02-30T10:00:00.000000Z"
+    ),
+}
+
+
+@pytest.mark.parametrize("brick", BRICKS)
+def test_a_restore_refuses_what_would_make_every_later_read_fail(
+    service: Service, tmp_path: Path, brick: str
+) -> None:
+    file, ids = source(tmp_path)
+    bad = edited(file, lambda records: BRICKS[brick](records, ids))
+    answer = attempt(service, bad)
+    if isinstance(answer, dict):
+        assert answer["refused"] and all(r["field"] for r in answer["refused"])
+    # Whatever landed, the workspace reads: no read fails on what the file held.
+    service.inspect(id=ids["moved"])
+    service.recall(query="refunds")
+    service.orient()
+    service.doctor()
+    service.settings()
+    service.history(id=ids["moved"])

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ValidationError
-from ..model import normalize_text
+from ..model import normalize_text, parse_time
 
 FORMAT = "palimpsest-export"
 VERSION = 1
@@ -269,6 +269,13 @@ def parse_record(text: str) -> dict[str, Any]:
         if isinstance(value, str) and not shape.fullmatch(value):
             raise ValidationError(f"`{column}` of a {kind} record is not what it holds "
                                   "(an id, a time or a word of ours).", field=column)  # fmt: skip
+        if isinstance(value, str) and shape is TIME_SHAPE:
+            try:
+                parse_time(value)  # the 30th of February has the shape of a time
+            except ValueError:
+                raise ValidationError(f"`{column}` of a {kind} record is no moment of the "
+                                      "calendar (or lies outside the years a store holds).",
+                                      field=column) from None  # fmt: skip
     target = record.get("target_id") if record.get("target_type") in ("memory", "notebook") else ""
     if kind == "event" and target and not ID_SHAPE.fullmatch(target):
         raise ValidationError("`target_id` of an event is not an id.", field="target_id")

@@ -663,6 +663,9 @@ class _RestorePlan:
                 gate.check_length(column, text)
         gate.screen_record(texts)  # together: half a key in each of two fields is one key
         if kind == "version" and not record["scrubbed"]:
+            if record["notebook_id"] is None:
+                raise ValidationError("A version with content needs its `notebook_id`.",
+                                      field="notebook_id")  # fmt: skip
             if record["kind"] not in KINDS or record["status"] not in STATUSES:
                 raise ValidationError("A version's `kind` or `status` is not one of ours.",
                                       field="kind")  # fmt: skip
@@ -674,6 +677,8 @@ class _RestorePlan:
             gate.screen_record(record_fields(memory))
         elif kind == "user" and record["role"] not in ROLES:
             raise ValidationError("A user's `role` is not one of ours.", field="role")
+        elif kind == "setting":
+            _check_setting(record["name"], record["value"])
 
     def _refuse_record(self, kind: str, record: dict[str, Any], number: int,
                        exc: PalimpsestError) -> None:  # fmt: skip
@@ -773,6 +778,24 @@ class _RestorePlan:
             yield native.RECORDS[kind][0], row
         if progress is not None:
             progress("writing", total, total)
+
+
+def _check_setting(name: str, value: str) -> None:
+    """A setting as the store keeps it: one of ours, its value JSON as `settings change`
+    would have stored it (every read of the workspace reads the settings)."""
+    from .settings import SETTINGS
+
+    if name not in SETTINGS:
+        raise ValidationError("A setting this Palimpsest does not have.", field="name")
+    try:
+        chosen = json.loads(value)
+        ok = SETTINGS[name].read(chosen) == chosen
+    except (ValueError, TypeError, RecursionError):
+        ok = False
+    if not ok:
+        raise ValidationError(f"The value of setting `{name}` is not one it takes "
+                              "(`palimpsest settings` lists what each takes).",
+                              field="value")  # fmt: skip
 
 
 def _unique_keys(kind: str, record: dict[str, Any]) -> Iterator[tuple[str, Any]]:
