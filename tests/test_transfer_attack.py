@@ -630,3 +630,44 @@ def test_a_restore_refuses_what_would_make_every_later_read_fail(
     service.doctor()
     service.settings()
     service.history(id=ids["moved"])
+
+
+# What the write gate refuses from remember, link and dispute, a file cannot bring either.
+OUT_OF_BOUNDS = {
+    "a tag longer than a tag may be": lambda rs, ids: current(rs, ids["c"]).update(
+        tags=["t" * 100]
+    ),
+    "more tags than a memory may hold": lambda rs, ids: current(rs, ids["c"]).update(
+        tags=[f"t{n}" for n in range(100)]
+    ),
+    "a rule without its falsifier": lambda rs, ids: current(rs, ids["c"]).update(kind="rule"),
+}
+NOT_OURS = {
+    "a link of a type we do not have": lambda rs, ids: _first("link", rs).update(type="owns"),
+    "a dispute in a state we do not have": lambda rs, ids: _first("dispute", rs).update(
+        status="hacked"
+    ),
+}
+
+
+@pytest.mark.parametrize("bound", [*OUT_OF_BOUNDS, *NOT_OURS])
+@pytest.mark.parametrize("into", ["empty", "holding"])
+def test_what_the_gate_refuses_elsewhere_a_file_cannot_bring(
+    service: Service, tmp_path: Path, bound: str, into: str
+) -> None:
+    file, ids = source(tmp_path)
+    change = {**OUT_OF_BOUNDS, **NOT_OURS}[bound]
+    bad = edited(file, lambda records: change(records, ids))
+    if into == "holding":
+        service.remember(notebook="mine", kind="fact", text="Already here")
+    answer = service.import_file(bad)
+    if bound in OUT_OF_BOUNDS:
+        assert ids["c"] in {r.get("id") for r in answer["refused"]}
+        with service.store.read(service.workspace) as tx:
+            assert tx.get_memory(ids["c"]) is None
+    elif answer["mode"] == "restore":
+        assert [r["field"] for r in answer["refused"]] in (["type"], ["status"])
+    with service.store.read(service.workspace) as tx:
+        assert not [link for m in tx.memories_at(None) for link in tx.links(m.id)
+                    if link.type == "owns"]  # fmt: skip
+        assert {d.status for d in tx.disputes()} <= {"open", "ruled", "withdrawn"}

@@ -34,7 +34,7 @@ from ..errors import Conflict, InternalError, NotFound, PalimpsestError, Validat
 from ..formats import native
 from ..formats.records import Incoming, IncomingLink, Record, Unmapped
 from ..ids import new_id
-from ..model import KINDS, LINK_TYPES, STATUSES, Link, Memory, normalize_text
+from ..model import DISPUTE_STATES, KINDS, LINK_TYPES, STATUSES, Link, Memory, normalize_text
 from ..revise import Unmatched, check_rule_fields, parse_fields
 from ..revise.decide import duplicate_of
 from ..revise.edit import validate
@@ -674,7 +674,11 @@ class _RestorePlan:
             except (KeyError, TypeError, ValueError):
                 raise ValidationError("A version's fields do not make a memory.",
                                       field="version") from None  # fmt: skip
-            gate.screen_record(record_fields(memory))
+            _screened(memory)  # the gate as remember's: bounds, a rule's falsifier, secrets
+        elif kind == "link" and record["type"] not in LINK_TYPES:
+            raise ValidationError("A link's `type` is not one of ours.", field="type")
+        elif kind == "dispute" and record["status"] not in DISPUTE_STATES:
+            raise ValidationError("A dispute's `status` is not one of ours.", field="status")
         elif kind == "user" and record["role"] not in ROLES:
             raise ValidationError("A user's `role` is not one of ours.", field="role")
         elif kind == "setting":
@@ -961,6 +965,9 @@ def _screened(memory: Memory) -> None:
         fields.append(("status_note", memory.status_note))
     for anchor in memory.anchors:
         fields += [("anchors", part) for part in (anchor.path, anchor.hash) if part]
+    if len(memory.tags) > gate.MAX_TAGS:
+        raise ValidationError(f"At most {gate.MAX_TAGS} tags; the memory has "
+                              f"{len(memory.tags)}.", field="tags")  # fmt: skip
     for name, value in fields:
         gate.check_storable(name, value)
         if name in gate.LIMITS or name in ("tags", "status_note"):
