@@ -24,7 +24,8 @@ from palimpsest.formats import native
 from palimpsest.service import Service
 from palimpsest.store import EventFilter, open_store
 
-from .test_transfer import everything, export
+from .test_copy import picture
+from .test_transfer import canonical, everything, export, fresh_stores
 
 SECRET = "AKIA" + "Q3EGRJ7PLXK2M4NB"  # an AWS access key id's shape (made up)
 
@@ -671,3 +672,32 @@ def test_what_the_gate_refuses_elsewhere_a_file_cannot_bring(
         assert not [link for m in tx.memories_at(None) for link in tx.links(m.id)
                     if link.type == "owns"]  # fmt: skip
         assert {d.status for d in tx.disputes()} <= {"open", "ruled", "withdrawn"}
+
+
+# -- the round trip, with what `everything` lacks ---------------------------------------------
+
+
+def test_a_round_trip_keeps_marks_an_undone_ruling_a_move_back_and_a_notebook_forgotten(
+    service: Service, tmp_path: Path
+) -> None:
+    ids = everything(service)
+    service.revise(id=ids["c"], feedback="helped", note="saved an hour")
+    service.revise(id=ids["a"], feedback="noise")
+    with service.store.read(service.workspace) as tx:
+        ruled = next(d.id for d in tx.disputes() if d.status == "ruled")
+    service.dispute(action="undo", dispute=ruled, reason="ruled too fast")
+    service.revise(id=ids["moved"], move_to="web")
+    service.create_notebook(name="scratch")
+    service.forget(notebook="scratch", because="not needed")
+    first = tmp_path / "first.jsonl"
+    export(service, first)
+    with fresh_stores(tmp_path) as stores:
+        for number, store in enumerate(stores):
+            restored = Service(store, workspace=service.workspace)
+            assert "refused" not in restored.import_file(first)
+            again = tmp_path / f"again-{number}.jsonl"
+            export(restored, again)
+            assert canonical(again) == canonical(first)
+            assert picture(store, service.workspace) == picture(service.store, service.workspace)
+            twice = restored.import_file(first)
+            assert twice["mode"] == "merge" and "imported" not in twice["counts"]
