@@ -182,3 +182,19 @@ def test_a_link_where_the_export_writes_its_temporary_file_is_not_written_throug
     service.export_markdown(out)
     assert victim.read_text(encoding="utf-8") == "precious"
     assert front(out / ids["web"] / f"{ids['pay']}.md")[0]["id"] == ids["pay"]
+
+
+def test_a_readme_of_ones_own_in_the_folder_is_never_overwritten(
+    service: Service, tmp_path: Path
+) -> None:
+    notes(service)
+    out = tmp_path / "repo"
+    out.mkdir()
+    mine = b"# My project\n\nHow to build it.\n"
+    (out / "README.md").write_bytes(mine)
+    with pytest.raises(ValidationError) as refused:
+        service.export_markdown(out)
+    assert refused.value.to_dict()["field"] == "markdown"
+    assert files(out) == {"README.md": mine}  # refused before anything was written
+    service.export_markdown(tmp_path / "memory")  # a folder of its own: the index is ours
+    service.export_markdown(tmp_path / "memory")  # and again: ours, rewritten in place

@@ -60,6 +60,13 @@ def write_markdown(
                 "a notebook's folder; nothing was written: remove it and export again.",
                 field="markdown",
             )
+    index = directory / INDEX
+    if index.is_symlink() or (index.exists() and not _our_index(index)):
+        raise ValidationError(
+            f"{index} is not the index of a markdown export (your own README?); nothing was "
+            "written: export into a folder of its own, such as memory/.",
+            field="markdown",
+        )
     names = {nb.id: nb.name for nb in notebooks}
     wanted: dict[Path, str] = {}
     listed: dict[str, list[Memory]] = {nb.id: [] for nb in notebooks}
@@ -172,6 +179,15 @@ def _remove_stale(directory: Path, wanted: set[Path]) -> int:
         if stale and not any(folder.iterdir()):
             folder.rmdir()
     return removed
+
+
+def _our_index(path: Path) -> bool:
+    """Whether `path` is an index this module wrote: it opens with its mark."""
+    if not path.is_file():
+        return False
+    with path.open("rb") as opened:
+        start = opened.read(64)
+    return start.startswith(f"---\n{_yaml(INDEX_MARK)}---\n".encode())
 
 
 def _ours(path: Path) -> bool:
