@@ -701,3 +701,45 @@ def test_a_round_trip_keeps_marks_an_undone_ruling_a_move_back_and_a_notebook_fo
             assert picture(store, service.workspace) == picture(service.store, service.workspace)
             twice = restored.import_file(first)
             assert twice["mode"] == "merge" and "imported" not in twice["counts"]
+
+
+@pytest.mark.parametrize("into", ["empty", "holding"])
+def test_a_line_larger_than_any_record_is_refused_without_being_held(
+    service: Service, tmp_path: Path, into: str
+) -> None:
+    file, _ = source(tmp_path)
+    lines = file.read_text(encoding="utf-8").splitlines()
+    huge = json.loads(lines[3])
+    huge["forget_reason"] = "x" * 40_000_000  # 40 MB on one line
+    bad = tmp_path / "huge.jsonl"
+    bad.write_text("\n".join([*lines[:3], json.dumps(huge), *lines[4:]]) + "\n")
+    if into == "holding":
+        service.remember(notebook="mine", kind="fact", text="Already here")
+    before = state(service)
+    answer = attempt(service, bad)
+    assert isinstance(answer, PalimpsestError) and answer.error_class == "validation"
+    assert answer.to_dict()["field"] == "file" and state(service) == before
+
+
+LONG = {
+    "a forget's reason": lambda rs, ids: next(
+        r for r in rs if r["record"] == "memory" and r["forgotten_at"]
+    ).update(forget_reason="x" * 5_000),
+    "a dispute's reason": lambda rs, ids: _first("dispute", rs).update(reason="x" * 5_000),
+    "a notebook's name": lambda rs, ids: _first("notebook", rs).update(name="x" * 500),
+    "a user's name": lambda rs, ids: _first("user", rs).update(name="x" * 500),
+    "a notebook's tag": lambda rs, ids: _first("notebook", rs).update(tags=["x" * 500]),
+}
+
+
+@pytest.mark.parametrize("field", LONG)
+def test_a_restore_holds_each_field_to_the_gates_length(
+    service: Service, tmp_path: Path, field: str
+) -> None:
+    file, ids = source(tmp_path)
+    bad = edited(file, lambda records: LONG[field](records, ids))
+    answer = service.import_file(bad)
+    assert answer["mode"] == "restore" and answer["refused"]
+    out = tmp_path / "after.jsonl"
+    export(service, out)
+    assert "x" * 500 not in out.read_text(encoding="utf-8")

@@ -49,6 +49,13 @@ BATCH = 256  # memories filed per transaction of a merge
 # (step, done, total): steps are "checking", "writing" and "embedding"; total 0: unknown
 Steps = Callable[[str, int, int], None]
 LISTED = 100  # refusals, conflicts and unmapped parts listed one by one; the rest counted
+MAX_LINE = 1_000_000  # characters of one line of ours (the longest record is far shorter)
+# The gate's limit of a column whose name is not its limit's (gate.LIMITS), by record kind.
+_LIMIT_OF = {("memory", "forget_reason"): "because", ("notebook_tombstone", "forget_reason"):
+             "because", ("dispute", "reason"): "note", ("dispute", "ruling_reason"): "note",
+             ("dispute", "evidence"): "note", ("version", "status_note"): "note",
+             ("user", "name"): "key", ("notebook", "name"): "notebook",
+             ("notebook", "tags"): "tag", ("version", "tags"): "tag"}  # fmt: skip
 IMPORTED_ID = "m_"  # prefix of the ids derived from another server's references
 
 
@@ -659,8 +666,9 @@ class _RestorePlan:
         texts = list(native.strings(record))
         for column, text in texts:
             gate.check_storable(column, text)
-            if column in gate.LIMITS:
-                gate.check_length(column, text)
+            limit = _LIMIT_OF.get((kind, column), column if column in gate.LIMITS else None)
+            if limit is not None:
+                gate.check_length(column, text, limit_name=limit)
         gate.screen_record(texts)  # together: half a key in each of two fields is one key
         if kind == "version" and not record["scrubbed"]:
             if record["notebook_id"] is None:
@@ -1105,7 +1113,19 @@ class _lines:
             ) from None
 
     def __enter__(self) -> Iterator[str]:
-        return (text.rstrip("\r\n") for text in self.handle)
+        return self._read()
+
+    def _read(self) -> Iterator[str]:
+        number = 0
+        while text := self.handle.readline(MAX_LINE + 1):
+            number += 1
+            if len(text) > MAX_LINE:
+                raise ValidationError(
+                    f"Line {number} is longer than any record of ours ({MAX_LINE:,} "
+                    "characters): the file was changed; nothing was imported.",
+                    field="file",
+                )
+            yield text.rstrip("\r\n")
 
     def __exit__(self, *_: object) -> None:
         self.handle.close()
