@@ -179,3 +179,18 @@ def test_a_cell_of_the_roles_table(
         assert written_through_the_key(service) == [], f"step {n} wrote though refused"
     if allowed == "yes" and row != "recall, inspect, history, orient, check, guard, doctor":
         assert written_through_the_key(service), "what the role did names its key"
+
+
+@pytest.mark.parametrize("role", ["editor", "agent"])
+def test_reverting_anothers_memory_to_a_forgotten_version_is_forbidden_before_all(
+    service: Service, role: str
+) -> None:
+    # Found by the property test: the refusal said `validation` (and that version 1 was
+    # forgotten) where the role may not revert another's memory at all.
+    owner = service.acting_as(Principal("user:olga", "owner"))
+    memory_id = owner.remember(notebook="ops", kind="fact", text="The pool holds forty")["id"]
+    owner.revise(id=memory_id, append="connections")
+    owner.forget(id=memory_id, version=1, because="a typo")
+    someone = service.acting_as(Principal(f"user:{role}-user", role, KEY))
+    with pytest.raises(Forbidden):
+        someone.revert(id=memory_id, version=1)

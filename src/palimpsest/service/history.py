@@ -115,6 +115,7 @@ class HistoryOps(NotebookOps, GuardOps):  # forget reaches notebooks, kept comma
         op_id: str,
     ) -> dict[str, Any]:
         current = self._get(tx, memory_id)
+        check_revert(self.role, self.actor, current)  # before what its versions say
         versions = {v.version: v.memory for v in tx.memory_versions(memory_id)}
         target = version_target(current, versions, version)
         return self._apply_revert(tx, current, target, because, now, op_id, {"to_version": version})
