@@ -668,6 +668,11 @@ def test_what_the_gate_refuses_elsewhere_a_file_cannot_bring(
             assert tx.get_memory(ids["c"]) is None
     elif answer["mode"] == "restore":
         assert [r["field"] for r in answer["refused"]] in (["type"], ["status"])
+    elif bound == "a link of a type we do not have":  # a merge: reported, not made
+        assert [g["where"] for g in answer["links_left_out"]] == [
+            next(f"line {n}" for n, t in enumerate(bad.read_text().splitlines(), 1)
+                 if '"owns"' in t)
+        ]  # fmt: skip
     with service.store.read(service.workspace) as tx:
         assert not [link for m in tx.memories_at(None) for link in tx.links(m.id)
                     if link.type == "owns"]  # fmt: skip
@@ -743,3 +748,20 @@ def test_a_restore_holds_each_field_to_the_gates_length(
     out = tmp_path / "after.jsonl"
     export(service, out)
     assert "x" * 500 not in out.read_text(encoding="utf-8")
+
+
+def test_a_file_rewritten_with_spaces_merges_its_links_too(
+    service: Service, tmp_path: Path
+) -> None:
+    # A hand edit through a tool that writes `"record": "link"` (Python's json.dumps) kept
+    # every memory and silently lost every link.
+    file, ids = source(tmp_path)
+    spaced = edited(file, lambda records: None)
+    assert '"record": "link"' in spaced.read_text(encoding="utf-8")
+    service.remember(notebook="mine", kind="fact", text="Already here")
+    answer = service.import_file(spaced)
+    assert answer["counts"]["links"] == 2 and "links_left_out" not in answer
+    with service.store.read(service.workspace) as tx:
+        assert [link.target_id for link in tx.links(ids["a"]) if link.type == "depends_on"] == [
+            ids["b"]
+        ]

@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -939,11 +940,14 @@ def _native_candidates(path: Path, report: Report) -> Iterator[Candidate]:
             report.counts[f"{native.PLURAL[kind]}_not_merged"] += 1
 
 
+_LINK_OR_MEMORY = re.compile(r'"record"\s*:\s*"(link|memory)"')  # spaced, if written by hand
+
+
 def _native_links(path: Path, report: Report) -> Iterator[tuple[str, IncomingLink]]:
     """The file's links; one to a memory the source forgot is counted, not made."""
     forgotten: set[str] = set()
     for number, text in _numbered(path):
-        if '"record":"link"' not in text and '"record":"memory"' not in text:
+        if not _LINK_OR_MEMORY.search(text):  # most lines: skipped unparsed
             continue
         try:
             record = native.parse_record(text)
@@ -953,7 +957,10 @@ def _native_links(path: Path, report: Report) -> Iterator[tuple[str, IncomingLin
             forgotten.add(record["id"])
         elif record["record"] == "link" and {record["source_id"], record["target_id"]} & forgotten:
             report.counts["links_to_forgotten"] += 1
-        elif record["record"] == "link" and record["type"] in LINK_TYPES:
+        elif record["record"] == "link" and record["type"] not in LINK_TYPES:
+            gap = {"where": f"line {number}", "reason": "not a link type of ours"}
+            report.note("links_left_out", gap)
+        elif record["record"] == "link":
             yield (
                 record["source_id"],
                 IncomingLink(
