@@ -142,7 +142,20 @@ def _user_twice(ids: dict[str, str]) -> Callable[[Records], Records]:
     return lambda records: [*records, next(dict(r) for r in records if r["record"] == "user")]
 
 
+def _notebook_also_forgotten(ids: dict[str, str]) -> Callable[[Records], Records]:
+    def change(records: Records) -> Records:
+        notebook = _first("notebook", records)
+        tombstone = {"record": "notebook_tombstone", "id": notebook["id"],
+                     "forgotten_at": notebook["created_at"], "forgotten_by": "user:local",
+                     "forget_reason": "not needed"}  # fmt: skip
+        at = records.index(notebook) + 1
+        return [*records[:at], tombstone, *records[at:]]
+
+    return change
+
+
 HAND_EDITS = {
+    "a notebook alive and forgotten": _notebook_also_forgotten,
     "a memory twice": _memory_twice,
     "a version twice": _version_twice,
     "two current versions": _two_current,

@@ -812,15 +812,17 @@ def _check_setting(name: str, value: str) -> None:
 
 
 def _unique_keys(kind: str, record: dict[str, Any]) -> Iterator[tuple[str, Any]]:
-    """What a record holds that a store holds once (its unique columns), each named."""
-    if kind in ("notebook", "notebook_tombstone", "memory", "link"):
-        yield f"the {kind} {record['id']}", record["id"]
+    """What a record holds that a store holds once (its unique columns): (what, value)."""
+    if kind in ("notebook", "notebook_tombstone"):  # a notebook is alive or forgotten
+        yield "a notebook's id", record["id"]
+    elif kind in ("memory", "link"):
+        yield f"a {kind}'s id", record["id"]
     if kind == "notebook":
         yield "a notebook's name", record["name"]
     elif kind == "link":
         yield "a link", (record["source_id"], record["target_id"], record["type"])
     elif kind == "version":
-        yield f"a version of {record['memory_id']}", (record["memory_id"], record["version"])
+        yield "a version of a memory", (record["memory_id"], record["version"])
         if record["to_seq"] is None and record["status"] == "active" and record["key"]:
             yield "an active memory's key in a notebook", (record["notebook_id"], record["key"])
     elif kind == "dispute":
