@@ -166,6 +166,12 @@ def test_half_a_key_in_one_field_and_half_in_the_next(
     fact(service, **{first: "each half alone passes", second: values[second]})
 
 
+def test_half_a_key_opening_a_field_the_field_before_it_ends_in_a_word(service: Service) -> None:
+    # read glued, "Deploy" + the key's start hid where the key begins
+    values = {"title": "Deploy", "text": TOKEN[:20], "why": f"{TOKEN[20:]} for CI"}
+    assert_refused_without_echo(service, TOKEN[20:], lambda: fact(service, **values), field="text")
+
+
 @pytest.mark.parametrize("joint", ["", " ", "\n"])
 def test_appending_the_rest_of_a_key_to_its_start(service: Service, joint: str) -> None:
     mid = fact(service, text=f"The CI key starts {TOKEN[:20]}")

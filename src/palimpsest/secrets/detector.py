@@ -131,26 +131,38 @@ def find_secrets(text: str) -> list[Finding]:
 def find_in_parts(parts: Sequence[str]) -> list[tuple[str, tuple[int, ...]]]:
     """Secrets in a record made of `parts` (its fields, or a text and what is appended).
 
-    Read two ways: joined by newlines (a title that names a credential, its value alone in
-    the text), and glued where the parts meet (half a key in each): of the glued reading
-    only secrets known by their shape that cross a meeting point count. Each answer is
-    (kind, indexes of the parts it touches).
+    Read as lines (a title that names a credential, its value alone in the text), and
+    glued where the parts meet (half a key in each): of a glued reading only secrets known
+    by their shape that cross a meeting point count. Gluing every meeting point at once
+    hides a key that opens a part when the part before ends in a word ("Deploy" + "ghp_..."
+    has no word boundary before the key), so with three parts or more the meeting points
+    are also glued every other one, the rest read as lines. Each answer is (kind, indexes
+    of the parts it touches).
     """
     found: list[tuple[str, tuple[int, ...]]] = []
-    for glued in (False, True):
+    meetings = len(parts) - 1
+    readings = [[False] * meetings, [True] * meetings]  # glued at each meeting point?
+    if meetings > 1:
+        readings += [[i % 2 == odd for i in range(meetings)] for odd in (0, 1)]
+    for glue in readings:
+        glued = any(glue)
         pieces = [p.strip() if glued else p for p in parts]
-        starts, pos = [], 0
-        for piece in pieces:
+        starts, pos, text = [], 0, ""
+        for index, piece in enumerate(pieces):
+            if index:
+                joint = "" if glue[index - 1] else "\n"
+                text += joint
+                pos += len(joint)
             starts.append(pos)
-            pos += len(piece) + (0 if glued else 1)
-        text = ("" if glued else "\n").join(pieces)
+            text += piece
+            pos += len(piece)
         for f in find_secrets(text):
             touched = tuple(
                 i for i, (a, p) in enumerate(zip(starts, pieces, strict=True))
                 if f.start < a + len(p) and a < f.end
             )  # fmt: skip
             if (f.kind, touched) in found:
-                continue  # a key cut at a line break: both readings find it
+                continue  # a key cut at a line break: more than one reading finds it
             if not glued or (len(touched) > 1 and f.kind not in _NAMED_KINDS):
                 found.append((f.kind, touched))
     return found
