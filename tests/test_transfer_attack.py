@@ -352,6 +352,10 @@ HIDDEN: dict[str, tuple[Callable[[Records, dict[str, str]], None], str]] = {
         lambda rs, ids: _event(rs).update(fields=[GITHUB[:20]], note=GITHUB[20:]),
         GITHUB[20:],
     ),
+    "split across an event's note and a value of its data": (
+        lambda rs, ids: _event(rs).update(note=GITHUB[:20], data={"x": GITHUB[20:]}),
+        GITHUB[20:],
+    ),
     "a dispute's reason": (lambda rs, ids: _first("dispute", rs).update(reason=SECRET), SECRET),
     "a dispute's evidence": (
         lambda rs, ids: _first("dispute", rs).update(evidence=SECRET),

@@ -318,9 +318,11 @@ def _texts(value: Any) -> Iterator[str]:
     if isinstance(value, str):
         yield value
     elif isinstance(value, dict):
-        for key, item in value.items():
-            yield str(key)
+        # the values first and side by side, so a key split between a note and a value
+        # (or two values) is read whole; the keys after them
+        for item in value.values():
             yield from _texts(item)
+        yield from (str(key) for key in value)
     elif isinstance(value, list):
         for item in value:
             yield from _texts(item)
