@@ -1,0 +1,125 @@
+"""What every import shares: its report, the lines of a file of ours, and the write gate
+on a memory it would file.
+
+    Report     what an import did or would do, by line and field, never by text
+    FileLines  a file's lines, each no longer than any record of ours
+    numbered   the records of an export file with their line numbers
+    screened   the gate as remember's, and on what a file brings that a caller does not
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import gate
+from ..errors import Conflict, NotFound, PalimpsestError, ValidationError
+from ..model import Memory
+from ..revise.edit import validate
+from ..revise.screen import record_fields
+
+# (step, done, total): steps are "checking", "writing" and "embedding"; total 0: unknown
+Steps = Callable[[str, int, int], None]
+LISTED = 100  # refusals, conflicts and unmapped parts listed one by one; the rest counted
+MAX_LINE = 1_000_000  # characters of one line of ours (the longest record is far shorter)
+
+
+@dataclass
+class Report:
+    """What an import did (or, in a dry run, would do)."""
+
+    mode: str
+    source: dict[str, Any]
+    dry_run: bool
+    counts: Counter[str] = field(default_factory=Counter)
+    listed: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+    def note(self, section: str, entry: dict[str, Any]) -> None:
+        self.counts[section] += 1
+        shown = self.listed.setdefault(section, [])
+        if len(shown) < LISTED:
+            shown.append(entry)
+
+    def refuse(self, where: str, exc: PalimpsestError, memory_id: str | None = None) -> None:
+        entry = {"where": where, **exc.to_dict()}
+        section = "conflicts" if isinstance(exc, Conflict) else "refused"
+        self.note(section, {"id": memory_id, **entry} if memory_id else entry)
+
+    def answer(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"mode": self.mode, "source": self.source}
+        body["counts"] = dict(sorted(self.counts.items()))
+        for section, entries in self.listed.items():
+            body[section] = entries
+            if self.counts[section] > len(entries):
+                body[f"{section}_more"] = self.counts[section] - len(entries)
+        if self.dry_run:
+            body["dry_run"] = True
+        return body
+
+
+def screened(memory: Memory) -> None:
+    """The write gate on a memory an import would file, as remember's, and on what a file
+    brings that remember's caller does not: a status note, anchors, author and owner."""
+    fields = record_fields(memory)
+    if memory.status_note:
+        fields.append(("status_note", memory.status_note))
+    for anchor in memory.anchors:
+        fields += [("anchors", part) for part in (anchor.path, anchor.hash) if part]
+    if len(memory.tags) > gate.MAX_TAGS:
+        raise ValidationError(f"At most {gate.MAX_TAGS} tags; the memory has "
+                              f"{len(memory.tags)}.", field="tags")  # fmt: skip
+    for name, value in fields:
+        gate.check_storable(name, value)
+        if name in gate.LIMITS or name in ("tags", "status_note"):
+            limit = {"tags": "tag", "status_note": "note"}.get(name)
+            gate.check_length(name, value, limit_name=limit)
+    for actor in {memory.author, memory.owner} - {None}:
+        gate.check_actor(actor)
+    validate(memory)
+    gate.screen_record(fields)
+
+
+class FileLines:
+    """A file's lines, UTF-8, without their ends; a missing file is not_found."""
+
+    def __init__(self, path: Path):
+        try:
+            self.handle = path.open(encoding="utf-8", newline="")
+        except FileNotFoundError:
+            raise NotFound(f"No file {path}: check the path.", field="file") from None
+        except IsADirectoryError:
+            raise ValidationError(
+                f"{path} is a folder: give the export file.", field="file"
+            ) from None
+
+    def __enter__(self) -> Iterator[str]:
+        return self._read()
+
+    def _read(self) -> Iterator[str]:
+        number = 0
+        while text := self.handle.readline(MAX_LINE + 1):
+            number += 1
+            if len(text) > MAX_LINE:
+                raise ValidationError(
+                    f"Line {number} is longer than any record of ours ({MAX_LINE:,} "
+                    "characters): the file was changed; nothing was imported.",
+                    field="file",
+                )
+            yield text.rstrip("\r\n")
+
+    def __exit__(self, *_: object) -> None:
+        self.handle.close()
+
+
+def numbered(path: Path) -> Iterator[tuple[int, str]]:
+    """The records of an export file with their line numbers, the header skipped."""
+    with FileLines(path) as read:
+        try:
+            for number, text in enumerate(read, start=1):
+                if number > 1 and text.strip():
+                    yield number, text
+        except UnicodeDecodeError:
+            raise ValidationError("The file is not UTF-8 text.", field="file") from None
