@@ -85,8 +85,21 @@ def fill(db: Path, count: int, rng: random.Random) -> None:
     service.store.close()
 
 
+# Questions as an agent asks them (issue 10 times recall on question-style queries).
+QUESTIONS = (
+    "why does the {a} {b} break the {c}?",
+    "what did we decide about the {a} {b}?",
+    "how do we fix the {a} {b} when the {c} fails?",
+    "which {a} uses the {b} in {c}?",
+    "when did the {a} {b} start to fail?",
+)
+
+
 def queries(rng: random.Random, count: int) -> list[str]:
-    return [" ".join(rng.sample(WORDS, rng.randint(1, 3))) for _ in range(count)]
+    return [
+        rng.choice(QUESTIONS).format(**{slot: rng.choice(WORDS) for slot in "abc"})
+        for _ in range(count)
+    ]
 
 
 def percentiles(samples: list[float]) -> str:
