@@ -63,8 +63,8 @@ def import_into(target: str, file: str, embedder: str, holding: str | None) -> d
     """Import `file` into `target`; `holding`: "same" (the file imported first, outside
     the timing) or "other" (one memory of its own)."""
     service = Service(open_store(target), actor="user:importer", embedder=load_embedder(embedder))
-    if holding == "same":
-        Service(service.store, embedder=load_embedder("none")).import_file(Path(file))
+    if holding == "same":  # with the same model: else the timed import embeds what it lacks
+        service.import_file(Path(file))
     elif holding == "other":
         service.remember(notebook="mine", kind="fact", text="Filed before the import")
     started = time.perf_counter()
