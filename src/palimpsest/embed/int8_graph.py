@@ -7,8 +7,8 @@ at load, so each embed reads 42 MB of float weights for a handful of word pieces
 - a `MatMul` by a weight scaled per column becomes `DynamicQuantizeMatMul` (onnxruntime's
   contrib op): the weight stays int8 and the activations are quantized to 8 bits per
   call, so the product runs on integer instructions. Measured (bench/bench_embed.py):
-  2-2.5 times faster, its vectors within 0.99 cosine of the float products', and recall
-  on LoCoMo unchanged (docs/recall.md);
+  2-3 times faster, its vectors within 0.98 cosine of the float products' (0.99 for any
+  text of more than a word), and recall on LoCoMo unchanged (docs/recall.md);
 - a `Gather` of rows of an embedding table scaled per row gathers the int8 rows and their
   scales, then dequantizes only those: the 30,522-row table is never made float
   (about 50 MiB less resident).
