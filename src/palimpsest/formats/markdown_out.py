@@ -161,6 +161,8 @@ def _write(path: Path, text: str) -> bool:
 
 
 def _umask() -> int:
+    """The process's umask (read by setting it: only the CLI exports markdown, in one
+    thread, so no other file is made in between)."""
     mask = os.umask(0o022)
     os.umask(mask)
     return mask

@@ -110,9 +110,9 @@ def read(path: Path, notebook: str) -> Records:
                     relations.append(relation)
     yield from _relations(relations, path.name, notebook, set(entities))
     for kind, tally in left_out.items():
-        yield from tally.reports(f"a field of an {kind} with no place in Palimpsest"
-                                 if kind == "entity" else f"a field of a {kind} with no place "
-                                 "in Palimpsest", "(fields that are not plain words)")  # fmt: skip
+        article = "an" if kind == "entity" else "a"
+        yield from tally.reports(f"a field of {article} {kind} with no place in Palimpsest",
+                                 "(fields that are not plain words)")  # fmt: skip
 
 
 def _lines(handle: IO[bytes]) -> Iterator[tuple[int, bytes | None]]:
