@@ -376,8 +376,10 @@ class VectorCache:
         chosen = np.arange(len(table.rowids)) if mask is None else np.flatnonzero(mask)
         every = keep >= len(chosen)
         if table.exact is not None:  # held: the best by the exact score, ties newest first
-            held = table.exact if mask is None else table.exact[chosen]
-            leaders = ranked(_scores(held, vector), table.rowids[chosen], keep)
+            # Every row scored by one product, then the passing ones picked: cheaper than
+            # copying the passing rows out first.
+            scores = np.matmul(table.exact, vector)
+            leaders = ranked(scores if mask is None else scores[chosen], table.rowids[chosen], keep)
             rowids = np.array([rowid for rowid, _ in leaders], dtype=np.int64)
             return Candidates(rowids, every, leaders)
         if count < len(chosen):
