@@ -289,14 +289,18 @@ FORGOTTEN_TEXT = "The zebra crossing by the school was repainted violet on {n}."
 
 
 def vector_prints(service: Service, memory_id: str) -> list[bytes]:
-    """The first 32 bytes of each version's float32 vector: what the files would hold."""
+    """The first 32 bytes of each version's float32 vector, as stored and as a cosine
+    index stores it: pgvector's HNSW normalises each vector again (in double precision),
+    which changes the last bits of some of ours."""
     with service.store.read(service.workspace) as tx:
         versions = [v.version for v in tx.memory_versions(memory_id)]
     prints = []
     for version in versions:
         vector = stored(service, memory_id, version)
         assert vector is not None
-        prints.append(vector_bytes(vector)[:32])
+        wide = vector.astype(np.float64)
+        renormalised = (wide / np.sqrt(wide @ wide)).astype(np.float32)
+        prints += [vector_bytes(vector)[:32], vector_bytes(renormalised)[:32]]
     return prints
 
 

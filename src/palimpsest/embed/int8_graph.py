@@ -26,6 +26,8 @@ a second of import (its ml_dtypes) on every first embed.
 from __future__ import annotations
 
 import functools
+import math
+import struct
 from typing import Any
 
 from ..errors import InternalError
@@ -33,6 +35,9 @@ from ..errors import InternalError
 # The pinned file's graph: 36 weights scaled per column under a MatMul, 2 tables scaled
 # per row under a Gather (words, positions).
 EXPECTED = {"MatMul": 36, "Gather": 2}
+# Then each of those products' bias is added by the product itself, and each GELU, spelt
+# out in five nodes, is one node.
+EXPECTED_FUSED = {"bias": 36, "Gelu": 6}
 CONTRIB = "com.microsoft"
 FLOAT, INT8 = 1, 3  # TensorProto.DataType
 ATTRIBUTE_INT = 2  # AttributeProto.AttributeType
@@ -96,6 +101,7 @@ def rewritten(model: bytes) -> bytes:
             f"the embedding model's graph is not the expected one (rewrote {made}, expected "
             f"{EXPECTED}): reinstall the pinned model package"
         )
+    nodes = _fused(messages, nodes, weights)
     del graph.node[:]
     graph.node.extend(nodes)
     _drop_unused(graph)
@@ -166,6 +172,61 @@ def _integer_rows(messages: dict[str, Any], node: Any, quantized: str, scale: st
         make(op_type="Cast", input=[f"{out}/int8"], output=[f"{out}/float"], attribute=[to_float]),
         make(op_type="Mul", input=[f"{out}/float", f"{out}/scale"], output=[out]),
     ]
+
+
+def _fused(messages: dict[str, Any], nodes: list[Any], weights: dict[str, Any]) -> list[Any]:
+    """`nodes` with fewer, larger steps: onnxruntime's own fusions look for `MatMul`, so
+    they miss the integer products, and a text of a few word pieces spends more time
+    passing from node to node than computing (measured: 2.3 -> 1.8 ms a sentence).
+
+    - `Add(DynamicQuantizeMatMul(..), bias)` becomes the product with its `bias` input;
+    - `x * 0.5 * (1 + erf(x / sqrt 2))` becomes onnxruntime's `Gelu(x)`, the same formula.
+    """
+    readers: dict[str, list[Any]] = {}
+    for node in nodes:
+        for name in node.input:
+            readers.setdefault(name, []).append(node)
+
+    def only_reader(name: str, op_type: str) -> Any:
+        found = readers.get(name, [])
+        return found[0] if len(found) == 1 and found[0].op_type == op_type else None
+
+    def constant(name: str, value: float) -> bool:
+        tensor = weights.get(name)
+        return bool(tensor is not None and tensor.data_type == FLOAT and not tensor.dims
+                    and abs(struct.unpack("<f", tensor.raw_data)[0] - value) < 1e-6)  # fmt: skip
+
+    gone: set[int] = set()
+    made = {"bias": 0, "Gelu": 0}
+    for node in nodes:
+        if node.op_type == "DynamicQuantizeMatMul":
+            add = only_reader(node.output[0], "Add")
+            bias = weights.get(add.input[1]) if add is not None else None
+            if bias is not None and add.input[0] == node.output[0] and bias.data_type == FLOAT \
+                    and len(bias.dims) == 1:  # fmt: skip
+                node.input.append(add.input[1])
+                node.output[0] = add.output[0]
+                gone.add(id(add))
+                made["bias"] += 1
+        elif node.op_type == "Div" and constant(node.input[1], math.sqrt(2)):
+            erf = only_reader(node.output[0], "Erf")
+            plus_one = erf and only_reader(erf.output[0], "Add")
+            half = plus_one and only_reader(plus_one.output[0], "Mul")
+            times_x = half and only_reader(half.output[0], "Mul")
+            x = node.input[0]
+            if times_x and constant(plus_one.input[1], 1.0) and constant(half.input[0], 0.5) \
+                    and list(times_x.input) == [x, half.output[0]]:  # fmt: skip
+                gone.update(map(id, (erf, plus_one, half, times_x)))
+                node.op_type, node.domain = "Gelu", CONTRIB
+                del node.input[1:]
+                node.output[0] = times_x.output[0]
+                made["Gelu"] += 1
+    if made != EXPECTED_FUSED:
+        raise InternalError(
+            f"the embedding model's graph is not the expected one (fused {made}, expected "
+            f"{EXPECTED_FUSED}): reinstall the pinned model package"
+        )
+    return [node for node in nodes if id(node) not in gone]
 
 
 def _drop_unused(graph: Any) -> None:
