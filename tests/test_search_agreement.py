@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from palimpsest.service import Service
 from palimpsest.store import Store, open_store
 from palimpsest.store.migrations import migrations, statements
-from palimpsest.store.terms import unicode_words, words
+from palimpsest.store.terms import MAX_TERM, index_terms, unicode_words, words
 
 from .conftest import POSTGRES_URL, needs_postgres, own_postgres_schema
 
@@ -286,6 +286,13 @@ def test_both_stores_rank_the_same_memories_in_the_same_order(db_path: Path) -> 
 @given(st.text(alphabet=st.characters(max_codepoint=127), max_size=80))
 def test_plain_ascii_text_makes_the_same_words_by_the_short_way(text: str) -> None:
     assert words(text) == unicode_words(text)
+
+
+@given(st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=1, max_size=20))
+def test_a_word_ending_in_a_digit_is_indexed_as_the_stemmer_would_make_it(word: str) -> None:
+    from snowballstemmer.english_stemmer import EnglishStemmer  # type: ignore[import-untyped]
+
+    assert index_terms(word + "7") == [EnglishStemmer().stemWord(word + "7")[:MAX_TERM]]
 
 
 @needs_postgres

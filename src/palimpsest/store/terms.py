@@ -100,8 +100,16 @@ def _word_pattern() -> re.Pattern[str]:
     return re.compile(f"(?:[^\\W_]|[{marks}])+")
 
 
-@lru_cache(maxsize=65_536)
 def _stem(word: str) -> str:
+    # Every English suffix is letters, so a word ending in a digit keeps its form: a port,
+    # a version or an id costs no stemming (20 us each in pure Python) and no cache room.
+    if word[-1].isdigit():
+        return word[:MAX_TERM]
+    return _stemmed(word)
+
+
+@lru_cache(maxsize=65_536)
+def _stemmed(word: str) -> str:
     stemmer = getattr(_stemmers, "english", None)
     if stemmer is None:
         # Imported on the first word, not with the store: the package imports the stemmers
