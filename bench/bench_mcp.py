@@ -6,6 +6,7 @@ Run on demand, not by pytest:
     .venv/bin/python bench/bench_mcp.py --memories 10000 --calls 300
     .venv/bin/python bench/bench_mcp.py --embedder none    # full text alone
     .venv/bin/python bench/bench_mcp.py --copy-of store.db  # a copy of a filled store
+    .venv/bin/python bench/bench_mcp.py --memories 5000 --servers 5  # p50 of each server
 
 Fills a store with seeded memories through the service directly (fast), then starts the
 real `palimpsest serve` process and times calls made with the official MCP client: over
@@ -242,6 +243,9 @@ def main() -> None:
     parser.add_argument("--memories", type=int, default=10_000)
     parser.add_argument("--calls", type=int, default=300, help="timed calls per operation")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--servers", type=int, default=1, help="stdio servers timed one after "
+                        "another (on a small VM a server's p50 varies by ~1 ms from one "
+                        "process to the next)")  # fmt: skip
     parser.add_argument("--embedder", default=DEFAULT_EMBEDDER, help="none: full text alone")
     parser.add_argument("--copy-of", type=Path, help="time a copy of this SQLite store instead "
                         "of filling one (filling 5,000 with the model takes minutes)")  # fmt: skip
@@ -261,9 +265,14 @@ def main() -> None:
             print(f"filled {args.memories:,} memories in {seconds:.1f} s (embedder "
                   f"{args.embedder}; remember answers with suggestions)")  # fmt: skip
         print(f"{args.calls} calls of each, one at a time, after 10 warm-up recalls\n")
+        baseline = in_process(db, args.calls, random.Random(args.seed + 1))
+        servers = [
+            anyio.run(over_stdio, db, args.calls, random.Random(args.seed + 2 + 10 * n))
+            for n in range(args.servers)
+        ]
         runs = {
-            "in process": in_process(db, args.calls, random.Random(args.seed + 1)),
-            "MCP stdio": anyio.run(over_stdio, db, args.calls, random.Random(args.seed + 2)),
+            "in process": baseline,
+            "MCP stdio": {name: [t for run in servers for t in run[name]] for name in servers[0]},
             "MCP HTTP": anyio.run(over_http, db, args.calls, random.Random(args.seed + 3)),
         }
         # The same over HTTP with a key: each request reads and checks it in the store.
@@ -272,6 +281,14 @@ def main() -> None:
         for transport, results in runs.items():
             for operation, samples in results.items():
                 print(f"{transport:<11} {operation:<10} {percentiles(samples)}")
+        if len(servers) > 1:
+            print(f"\np50 of each of the {len(servers)} stdio servers:")
+            for operation in servers[0]:
+                each = sorted(statistics.median(run[operation]) * 1000 for run in servers)
+                print(
+                    f"  {operation:<10} {each[0]:.2f} to {each[-1]:.2f} ms, median "
+                    f"{statistics.median(each):.2f}: {', '.join(f'{x:.2f}' for x in each)}"
+                )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
