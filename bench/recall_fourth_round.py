@@ -483,7 +483,7 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--data", type=Path, default=LOCOMO_DEV)
     parser.add_argument("--cache", type=Path, default=Path("/tmp/palimpsest-recall-research"))
-    grid = "also the 409 combinations, held out twice (minutes)"
+    grid = "also a grid of 216 combinations and today's, held out twice (minutes)"
     parser.add_argument("--grid", action="store_true", help=grid)
     args = parser.parse_args()
     args.cache.mkdir(parents=True, exist_ok=True)
