@@ -12,8 +12,9 @@ at load, so each embed reads 42 MB of float weights for a handful of word pieces
 - a `Gather` of rows of an embedding table scaled per row gathers the int8 rows and their
   scales, then dequantizes only those: the 30,522-row table is never made float
   (about 50 MiB less resident);
-- each product's bias is added by the product, and each GELU is onnxruntime's one node:
-  fewer steps for the many small tensors of a short text.
+- each product's bias is added by the product, each GELU is onnxruntime's one node, and
+  each layer's attention its one `MultiHeadAttention`: fewer steps for the many small
+  tensors of a short text.
 
 Quantizing the activations per call makes a vector depend on every text run with it (the
 range is the batch's), so the embedder runs each text alone. The rewrite expects exactly
@@ -40,8 +41,11 @@ EXPECTED = {"MatMul": 36, "Gather": 2}
 # Then each of those products' bias is added by the product itself, and each GELU, spelt
 # out in five nodes, is one node.
 EXPECTED_FUSED = {"bias": 36, "Gelu": 6}
+# Each layer's attention, some twenty nodes from the three products to the one that
+# gathers the heads, is onnxruntime's MultiHeadAttention: 12 heads of 32.
+LAYERS, HEADS, HEAD_SIZE = 6, 12, 32
 CONTRIB = "com.microsoft"
-FLOAT, INT8 = 1, 3  # TensorProto.DataType
+FLOAT, INT8, INT32 = 1, 3, 6  # TensorProto.DataType
 ATTRIBUTE_INT = 2  # AttributeProto.AttributeType
 
 # The fields of onnx.proto read or written here, with onnx.proto's numbers.
@@ -103,7 +107,7 @@ def rewritten(model: bytes) -> bytes:
             f"the embedding model's graph is not the expected one (rewrote {made}, expected "
             f"{EXPECTED}): reinstall the pinned model package"
         )
-    nodes = _fused(nodes, weights)
+    nodes = _attention(messages, _fused(nodes, weights), weights)
     del graph.node[:]
     graph.node.extend(nodes)
     _drop_unused(graph)
@@ -233,6 +237,73 @@ def _fused(nodes: list[Any], weights: dict[str, Any]) -> list[Any]:
         )
     gone_ids = {id(node) for node in gone}
     return [node for node in nodes if id(node) not in gone_ids]
+
+
+def _attention(messages: dict[str, Any], nodes: list[Any], weights: dict[str, Any]) -> list[Any]:
+    """`nodes` with each layer's attention as one `MultiHeadAttention` node.
+
+    The exported graph splits the heads, scales queries and keys by HEAD_SIZE ** -0.25
+    each, multiplies them, adds the mask, takes the softmax (guarded against a row that
+    is all mask), multiplies by the values and joins the heads again: the contrib node does
+    the same from the three products' outputs, with the mask as its key padding mask
+    (measured: a sentence 1.70 -> 1.55 ms, a paragraph of 147 word pieces 13.2 -> 9.6).
+    The nodes it replaces are left for `_drop_unused`.
+    """
+    made_by = {name: node for node in nodes for name in node.output}
+    readers: dict[str, list[Any]] = {}
+    for node in nodes:
+        for name in node.input:
+            readers.setdefault(name, []).append(node)
+
+    def refused(why: str) -> InternalError:
+        return InternalError(
+            f"the embedding model's graph is not the expected one ({why}): reinstall the "
+            "pinned model package"
+        )
+
+    def product_behind(name: str) -> str:
+        """The product whose heads `name` is: back through reshapes, transposes and the
+        scaling (which must be the one MultiHeadAttention applies)."""
+        while (node := made_by.get(name)) is not None and node.op_type != "DynamicQuantizeMatMul":
+            if node.op_type == "Mul":
+                scale = weights.get(node.input[1])
+                if scale is None or abs(struct.unpack("<f", scale.raw_data)[0]
+                                        - HEAD_SIZE**-0.25) > 1e-6:  # fmt: skip
+                    raise refused("attention scaled otherwise")
+            elif node.op_type not in ("Reshape", "Transpose"):
+                raise refused(f"{node.op_type} between a product and the attention")
+            name = node.input[0]
+        if node is None:
+            raise refused("attention on something other than a product")
+        return name
+
+    def only(name: str, op_type: str) -> Any:
+        found = [node for node in readers.get(name, []) if node.op_type == op_type]
+        if len(found) != 1:
+            raise refused(f"no single {op_type} after {name}")
+        return found[0]
+
+    mask = "attention_mask/int32"
+    to_int32 = messages["Attribute"](name="to", type=ATTRIBUTE_INT, i=INT32)
+    heads = messages["Attribute"](name="num_heads", type=ATTRIBUTE_INT, i=HEADS)
+    joined: dict[int, Any] = {}  # the node that joins a layer's heads (by id) -> its replacement
+    for softmax in [node for node in nodes if node.op_type == "Softmax"]:
+        masked = made_by[softmax.input[0]]
+        scores = made_by[masked.input[0]]
+        guarded = only(only(softmax.output[0], "IsNaN").output[0], "Where")
+        weighted = only(guarded.output[0], "MatMul")
+        join = only(only(weighted.output[0], "Transpose").output[0], "Reshape")
+        inputs = [product_behind(scores.input[0]), product_behind(scores.input[1]),
+                  product_behind(weighted.input[1]), "", mask]  # fmt: skip
+        joined[id(join)] = messages["Node"](
+            op_type="MultiHeadAttention", input=inputs, output=[join.output[0]],
+            domain=CONTRIB, attribute=[heads],
+        )  # fmt: skip
+    if len(joined) != LAYERS:
+        raise refused(f"{len(joined)} attentions, expected {LAYERS}")
+    cast = messages["Node"](op_type="Cast", input=["attention_mask"], output=[mask],
+                            attribute=[to_int32])  # fmt: skip
+    return [cast, *(joined.get(id(node), node) for node in nodes)]
 
 
 def _drop_unused(graph: Any) -> None:
