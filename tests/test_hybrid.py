@@ -12,8 +12,9 @@ from palimpsest.errors import ValidationError
 from palimpsest.model import Memory
 from palimpsest.service import Service
 from palimpsest.service.context import with_context
+from palimpsest.service.episodes import with_episodes
 from palimpsest.service.fusion import Fused, Weights, fuse, unmatched_score
-from palimpsest.store import SearchQuery, Store
+from palimpsest.store import Found, SearchQuery, Store
 
 CATS = "Our cat Misu sleeps on the radiator all winter."
 MAILS = "Login emails dropped by the provider since Tuesday."
@@ -184,3 +185,37 @@ def test_context_base_is_the_bound_fusion_gives_what_it_left_out() -> None:
     )
     assert unmatched_score([(memory("a"), 0.6), (memory("far"), 0.1)], weights) == 0.0
     assert unmatched_score([], weights) == 0.0
+
+
+def test_a_match_of_the_best_ones_notebook_and_day_rises_above_an_equal_one(
+    service: Service,
+) -> None:
+    """Episodes: of two equal matches, the one filed in the best match's notebook on the
+    day it happened comes first; another notebook's memory of that day does not gain; a
+    weight of 0 leaves fusion's order."""
+    monday, next_monday = "2026-03-02T09:00:00Z", "2026-03-09T09:00:00Z"
+    filed = [
+        ("best", "ops", "The release train left at nine.", monday),
+        ("other day", "ops", "Release notes live in the wiki.", next_monday),
+        ("other notebook", "home", "The train was late again.", monday),
+        ("same day", "ops", "Rollback plan: redeploy the last tag.", "2026-03-02T17:30:00Z"),
+    ]
+    ids = {
+        name: service.remember(notebook=nb, kind="note", text=text, occurred_at=when)["id"]
+        for name, nb, text, when in filed
+    }
+    with service.store.read(service.workspace) as tx:
+        unread = {m.id: m for m, _ in tx.search_found(SearchQuery(text="", limit=10))}
+        scores = {"best": 0.9, "other day": 0.5, "other notebook": 0.5, "same day": 0.5}
+        fused: list[Fused[Memory | Found]] = [
+            Fused(unread[ids[name]], score, "words") for name, score in scores.items()
+        ]
+        ranked = with_episodes(tx, fused, fused, 0.3)
+        unchanged = with_episodes(tx, fused, fused, 0.0)
+    by_id = {memory_id: name for name, memory_id in ids.items()}
+    assert [by_id[h.memory.id] for h in ranked] == [
+        "best", "same day", "other day", "other notebook",
+    ]  # fmt: skip
+    assert ranked[1].score == pytest.approx(0.5 + 0.3 * 0.9)
+    assert ranked[2].score == pytest.approx(0.5 + 0.3 * 0.5)
+    assert [by_id[h.memory.id] for h in unchanged] == list(scores)

@@ -47,6 +47,7 @@ class Weights:
     meaning: float
     min_similarity: float  # a cosine below this is no match by meaning
     context: float = 0.0  # the share of a hit's score its neighbours gain (context.py)
+    episode: float = 0.0  # the share of its episode's best score a hit gains (episodes.py)
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from ..views import hit_view, mark_disputed, mark_stale, rule_view
 from .base import MAX_LIMIT, ServiceBase, choices, parse_time_arg, refuse_nul
 from .checks import here, stale_by_evidence
 from .context import with_context
+from .episodes import with_episodes
 from .fusion import WORDS, Candidate, Fused, Weights, fuse, unmatched_score
 from .settings import current_settings, freshness_days
 from .usefulness import by_usefulness
@@ -150,7 +151,8 @@ class RecallOps(ServiceBase):
         weights = _weights(tx)
         fused = fuse(words, meaning, weights)
         base = unmatched_score(meaning, weights)
-        return with_context(tx, fused, search, weights.context, _passes, base)
+        hits = with_context(tx, fused, search, weights.context, _passes, base)
+        return with_episodes(tx, fused, hits, weights.episode)
 
     def _exact(self, tx: StoreReader, query: str, search: SearchQuery) -> list[Memory]:
         """Memories whose id or key is exactly the query and that pass the filters: first."""
@@ -195,6 +197,7 @@ def _weights(tx: StoreReader) -> Weights:
         meaning=values["recall.weight.meaning"],
         min_similarity=values["recall.min_similarity"],
         context=values["recall.weight.context"],
+        episode=values["recall.weight.episode"],
     )
 
 

@@ -85,6 +85,12 @@ SETTINGS: Mapping[str, Setting] = {
             share,
             "share of a hit's score lent to memories filed beside it",
         ),
+        Setting(
+            "recall.weight.episode",
+            0.3,
+            share,
+            "share of the best match of its notebook and day that each match gains",
+        ),
     ]
 }
 # More changes than any workspace makes to its settings: their history is read whole.

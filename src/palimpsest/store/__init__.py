@@ -161,6 +161,11 @@ class StoreReader(Protocol):
         """The versions a `Found` names, by row (in this transaction: each is there)."""
         ...
 
+    def days_of_rows(self, rowids: Sequence[int]) -> dict[int, tuple[str, str]]:
+        """The notebook id and day (`occurred_at`, else `recorded_at`, as YYYY-MM-DD) of
+        the versions a `Found` names, by row: recall's sessions."""
+        ...
+
     def nearest(
         self, vector: Vectors, query: SearchQuery, model: str
     ) -> list[tuple[Memory, float]]:

@@ -90,6 +90,17 @@ class SqlSession(OrientRows, GuardRows, AccessRows, ABC):
         )
         return {int(row["rowid"]): memory_from_row(row) for row in rows}
 
+    def days_of_rows(self, rowids: Sequence[int]) -> dict[int, tuple[str, str]]:
+        if not rowids:
+            return {}
+        rows = self._rows(
+            "SELECT v.rowid AS rowid, v.notebook_id AS notebook_id, "
+            "coalesce(v.occurred_at, v.recorded_at) AS happened FROM memory_versions v "
+            f"WHERE v.rowid IN ({', '.join('?' * len(rowids))})",
+            rowids,
+        )
+        return {int(row["rowid"]): (row["notebook_id"], row["happened"][:10]) for row in rows}
+
     def _read_found(self, found: list[tuple[Found, float]]) -> list[tuple[Memory, float]]:
         versions = self.versions_of_rows([version.rowid for version, _ in found])
         return [(versions[version.rowid], score) for version, score in found]
