@@ -163,7 +163,7 @@ class StoreReader(Protocol):
 
     def days_of_rows(self, rowids: Sequence[int]) -> dict[int, tuple[str, str]]:
         """The notebook id and day (`occurred_at`, else `recorded_at`, as YYYY-MM-DD) of
-        the versions a `Found` names, by row: recall's sessions."""
+        the versions a `Found` names, by row: recall's episodes."""
         ...
 
     def nearest(
