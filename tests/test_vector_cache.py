@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pytest
 
 from palimpsest.store.vector_cache import Table, VectorCache
 
@@ -60,3 +61,27 @@ def test_rows_added_one_at_a_time_make_the_copy_built_at_once() -> None:
             grown.add(part(grown, vectors, first, min(7, 3_000 - first)))
         assert same(grown.table, at_once.table), exact_up_to
         assert same(held, copy_of_held)  # what a reader held is as it was
+
+
+@pytest.mark.parametrize("rows", [12, 30, 31, 400])
+def test_the_same_vector_filed_many_times_scores_the_same_and_comes_newest_first(
+    rows: int,
+) -> None:
+    """One fact filed in several notebooks: each copy must score alike wherever its row
+    sits, so that ties go to the newest as on PostgreSQL (a BLAS product sums some rows of
+    a small table in blocks of other shapes and gave copies another last bit)."""
+    rng = np.random.default_rng(rows)
+    for _ in range(20):
+        vectors = rng.standard_normal((rows, DIMENSIONS)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        copies = sorted(rng.choice(rows, size=6, replace=False).tolist())
+        vectors[copies] = vectors[copies[0]]
+        cache = VectorCache(DIMENSIONS, vectors.mean(axis=0), seq=0, generation=0,
+                            exact_up_to=1_000)  # fmt: skip
+        cache.add(part(cache, vectors, 0, rows))
+        query = rng.standard_normal(DIMENSIONS).astype(np.float32)
+        found = cache.candidates(cache.table, query / np.linalg.norm(query), rows, rows, None)
+        assert found.exact is not None
+        scored = [(rowid, score) for rowid, score in found.exact if rowid in copies]
+        assert len({score for _, score in scored}) == 1
+        assert [rowid for rowid, _ in scored] == sorted(copies, reverse=True)

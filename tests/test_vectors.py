@@ -603,3 +603,27 @@ def test_a_small_sqlite_store_answers_filtered_questions_from_the_copy_exactly(
     finally:
         here.close()
         there.close()
+
+
+BACKUP = "The backup job runs nightly at two."
+
+
+def test_one_fact_filed_in_many_notebooks_comes_back_newest_first_now_and_as_of(
+    meaning: Service,
+) -> None:
+    """Equal scores go to the newest on both stores, from the copy of the vectors and from
+    an exact search of a past state alike (a BLAS product once gave copies of one vector
+    scores apart in the last bit, in an order of their own)."""
+    meaning.change_settings(changes={"recall.weight.context": 0, "recall.weight.episode": 0},
+                            because="only the vectors' order")  # fmt: skip
+    filed = []
+    for n in range(12):
+        for extra in range(n % 4):
+            meaning.remember(notebook="filler", kind="fact", text=f"Filler {n} {extra}: tea.")
+        again = meaning.remember(notebook=f"nb{n:02d}", kind="fact", text=BACKUP)
+        filed.append(again["id"])
+    meaning.remember(notebook="later", kind="note", text="Something else entirely.")
+    then = meaning.inspect(id=filed[-1])["memory"]["recorded_at"]
+    for as_of in (None, then):
+        hits = meaning.recall(query="when does the backup run", limit=12, as_of=as_of)["hits"]
+        assert [h["id"] for h in hits if h["id"] in filed] == filed[::-1], as_of

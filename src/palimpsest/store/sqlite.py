@@ -330,7 +330,7 @@ class SqliteSession(SqlSession):
 
         matrix = vector_search.from_blobs([row["vector"] for row in rows], len(vector))
         rowids = np.fromiter((row["rowid"] for row in rows), dtype=np.int64, count=len(rows))
-        return vector_search.ranked(matrix @ vector, rowids, limit)
+        return vector_search.ranked(vector_search.similarities(matrix, vector), rowids, limit)
 
     # -- the sign-code cache of a large workspace (store/vector_cache.py) ---------------
 

@@ -37,7 +37,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import SearchQuery
-from .vector_search import Vectors, ranked
+from .vector_search import Vectors, ranked, similarities
 
 Codes = npt.NDArray[np.uint64]
 RowIds = npt.NDArray[np.int64]
@@ -239,13 +239,6 @@ FACET_COLUMNS = (
 )
 
 
-def _scores(rows: npt.NDArray[Any], vector: Vectors) -> Vectors:
-    """`rows` (int8 or float32) times `vector`, in float32, without BLAS: an int8 matrix
-    is read as it is instead of copied to float32 first (four times the bytes)."""
-    scores: Vectors = np.einsum("ij,j->i", rows, vector, dtype=np.float32, casting="unsafe")
-    return scores
-
-
 @dataclass
 class VectorCache:
     """One workspace's current vectors of one model, as sign codes and int8."""
@@ -376,9 +369,9 @@ class VectorCache:
         chosen = np.arange(len(table.rowids)) if mask is None else np.flatnonzero(mask)
         every = keep >= len(chosen)
         if table.exact is not None:  # held: the best by the exact score, ties newest first
-            # Every row scored by one product, then the passing ones picked: cheaper than
-            # copying the passing rows out first.
-            scores = np.matmul(table.exact, vector)
+            # Every row scored, then the passing ones picked: cheaper than copying the
+            # passing rows out first.
+            scores = similarities(table.exact, vector)
             leaders = ranked(scores if mask is None else scores[chosen], table.rowids[chosen], keep)
             rowids = np.array([rowid for rowid, _ in leaders], dtype=np.int64)
             return Candidates(rowids, every, leaders)
@@ -389,7 +382,7 @@ class VectorCache:
                 part = word if mask is None else word[chosen]
                 distance += np.bitwise_count(part ^ bits)
             chosen = chosen[np.argpartition(distance, count - 1)[:count]]
-        estimate = _scores(table.small[chosen], vector) * table.scales[chosen]
+        estimate = similarities(table.small[chosen], vector) * table.scales[chosen]
         if keep < len(chosen):
             best = np.argpartition(-estimate, keep - 1)[:keep]
             chosen, estimate = chosen[best], estimate[best]

@@ -7,6 +7,8 @@ stores give the same order for the same vectors.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 
@@ -16,6 +18,15 @@ from . import SearchQuery
 # takes vectors as plain arrays and knows nothing of embedders.
 Vectors = npt.NDArray[np.float32]
 RowIds = npt.NDArray[np.int64]
+
+
+def similarities(rows: npt.NDArray[Any], vector: Vectors) -> Vectors:
+    """`rows` (int8 or float32) times `vector`, in float32, without BLAS. BLAS sums some
+    rows of a small matrix in blocks of other shapes, so two copies of one vector could
+    score apart in the last bit and a tie no longer go to the newer row; and an int8
+    matrix is read as it is instead of copied to float32 first (four times the bytes)."""
+    scores: Vectors = np.einsum("ij,j->i", rows, vector, dtype=np.float32, casting="unsafe")
+    return scores
 
 
 def from_blobs(blobs: list[bytes], dimensions: int) -> Vectors:
