@@ -8,8 +8,9 @@ is one day of one conversation): each candidate gaining 0.3 x the best fused sco
 the candidates of its notebook and day raised recall@5 from 0.657 to 0.671 (0.668 with the
 weight chosen on four conversations and scored on the fifth).
 
-The day is the version's `occurred_at`, else when it was recorded. Only candidates count
-and only candidates gain: no memory enters the list this way.
+The day is the version's `occurred_at`, else when it was recorded: a UTC day, as every
+time is stored. Fusion's candidates set each episode's best; every memory in the list
+gains (neighbouring context's newcomers too), and none enters it this way.
 """
 
 from __future__ import annotations
