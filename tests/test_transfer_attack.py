@@ -46,6 +46,16 @@ def source(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     return file, ids
 
 
+@pytest.fixture(params=["empty", "holding"])
+def into(request: pytest.FixtureRequest, service: Service) -> str:
+    """Each attack twice: on a workspace holding nothing, and on one holding a memory of
+    its own (the first written before the test's file is made: the file has a store of
+    its own)."""
+    if request.param == "holding":
+        service.remember(notebook="mine", kind="fact", text="Already here")
+    return str(request.param)
+
+
 def edited(file: Path, change: Callable[[Records], Records | None], name: str = "bad") -> Path:
     """The file with its records changed by hand, and its header's counts made to agree
     (so the change is not refused as a file cut short)."""
@@ -168,14 +178,11 @@ HAND_EDITS = {
 
 
 @pytest.mark.parametrize("edit", HAND_EDITS)
-@pytest.mark.parametrize("into", ["empty", "holding"])
 def test_a_hand_edited_file_is_refused_or_reported_never_a_crash(
     service: Service, tmp_path: Path, edit: str, into: str
 ) -> None:
     file, ids = source(tmp_path)
     bad = edited(file, HAND_EDITS[edit](ids))
-    if into == "holding":
-        service.remember(notebook="mine", kind="fact", text="Already here")
     answer = attempt(service, bad)
     # Whatever lands is whole: a memory's versions run 1..n, the last current, and no
     # text of a memory forgotten in the file comes back.
@@ -205,14 +212,11 @@ def _memory_line_after_its_versions(ids: dict[str, str]) -> Callable[[Records], 
 
 
 @pytest.mark.parametrize("edit", [_memory_line_missing, _memory_line_after_its_versions])
-@pytest.mark.parametrize("into", ["empty", "holding"])
 def test_a_version_whose_memory_the_file_lacks_is_refused_in_both_ways(
     service: Service, tmp_path: Path, edit: Callable[..., Any], into: str
 ) -> None:
     file, ids = source(tmp_path)
     bad = edited(file, edit(ids))
-    if into == "holding":
-        service.remember(notebook="mine", kind="fact", text="Already here")
     answer = service.import_file(bad)
     assert ids["c"] in {r.get("id") for r in answer["refused"]}
     assert service.inspect(id=ids["a"])["memory"]["text"] == "We use Stripe and refunds"
@@ -237,7 +241,6 @@ def test_a_header_that_cannot_be_read_is_refused(
     assert answer.to_dict()["field"] == "file"
 
 
-@pytest.mark.parametrize("into", ["empty", "holding"])
 @pytest.mark.parametrize(
     "damage",
     [
@@ -257,8 +260,6 @@ def test_a_damaged_line_is_a_structured_refusal_never_a_crash(
     lines = [json.dumps(json.loads(t)) for t in file.read_text(encoding="utf-8").splitlines()]
     bad = tmp_path / "bad.jsonl"
     bad.write_text("\n".join(damage(lines)) + "\n", encoding="utf-8")
-    if into == "holding":
-        service.remember(notebook="mine", kind="fact", text="Already here")
     before = state(service)
     answer = attempt(service, bad)
     if isinstance(answer, PalimpsestError):  # a restore: nothing, and why
@@ -415,7 +416,6 @@ def leaked(service: Service, secret: str, tmp_path: Path) -> list[str]:
 
 
 @pytest.mark.parametrize("hiding", HIDDEN)
-@pytest.mark.parametrize("into", ["empty", "holding"])
 def test_a_secret_anywhere_in_the_file_is_refused_by_field_and_never_echoed_nor_stored(
     service: Service, tmp_path: Path, hiding: str, into: str
 ) -> None:
@@ -423,8 +423,6 @@ def test_a_secret_anywhere_in_the_file_is_refused_by_field_and_never_echoed_nor_
     change, shown = HIDDEN[hiding]
     bad = edited(file, lambda records: change(records, ids))
     assert shown in bad.read_text(encoding="utf-8")
-    if into == "holding":
-        service.remember(notebook="mine", kind="fact", text="Already here")
     answer = attempt(service, bad)
     said = json.dumps(answer if isinstance(answer, dict) else answer.to_dict(), ensure_ascii=False)
     assert shown not in said and SECRET not in said and GITHUB not in said
@@ -535,13 +533,10 @@ def _many(tmp_path: Path, count: int) -> Path:
     return file
 
 
-@pytest.mark.parametrize("into", ["empty", "holding"])
 def test_two_imports_at_once_in_two_processes_file_each_memory_once(
     service: Service, tmp_path: Path, env: dict[str, str], into: str
 ) -> None:
     file = _many(tmp_path, 700)
-    if into == "holding":
-        service.remember(notebook="mine", kind="fact", text="Already here")
     with service.store.write(service.workspace):
         pass  # the workspace exists, empty, for the command line to name it
     with service.store.read(service.workspace) as tx:
@@ -669,15 +664,12 @@ NOT_OURS = {
 
 
 @pytest.mark.parametrize("bound", [*OUT_OF_BOUNDS, *NOT_OURS])
-@pytest.mark.parametrize("into", ["empty", "holding"])
 def test_what_the_gate_refuses_elsewhere_a_file_cannot_bring(
     service: Service, tmp_path: Path, bound: str, into: str
 ) -> None:
     file, ids = source(tmp_path)
     change = {**OUT_OF_BOUNDS, **NOT_OURS}[bound]
     bad = edited(file, lambda records: change(records, ids))
-    if into == "holding":
-        service.remember(notebook="mine", kind="fact", text="Already here")
     answer = service.import_file(bad)
     if bound in OUT_OF_BOUNDS:
         assert ids["c"] in {r.get("id") for r in answer["refused"]}
@@ -725,7 +717,6 @@ def test_a_round_trip_keeps_marks_an_undone_ruling_a_move_back_and_a_notebook_fo
             assert twice["mode"] == "merge" and "imported" not in twice["counts"]
 
 
-@pytest.mark.parametrize("into", ["empty", "holding"])
 def test_a_line_larger_than_any_record_is_refused_without_being_held(
     service: Service, tmp_path: Path, into: str
 ) -> None:
@@ -735,8 +726,6 @@ def test_a_line_larger_than_any_record_is_refused_without_being_held(
     huge["forget_reason"] = "x" * 40_000_000  # 40 MB on one line
     bad = tmp_path / "huge.jsonl"
     bad.write_text("\n".join([*lines[:3], json.dumps(huge), *lines[4:]]) + "\n")
-    if into == "holding":
-        service.remember(notebook="mine", kind="fact", text="Already here")
     before = state(service)
     answer = attempt(service, bad)
     assert isinstance(answer, PalimpsestError) and answer.error_class == "validation"
