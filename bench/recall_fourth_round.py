@@ -32,7 +32,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from palimpsest.store.terms import STOPWORDS, index_terms, query_terms
 from recall_research import (
     CATEGORIES,
-    LOCOMO_DEV,
     POOL,
     TODAY,
     Conversation,
@@ -40,11 +39,9 @@ from recall_research import (
     _questions,
     as_served,
     held_out,
+    loaded,
     plain,
-    question_vectors,
     score,
-    vectors,
-    words_ranked,
 )
 
 
@@ -134,7 +131,8 @@ def pipeline(c: Conversation, qv: np.ndarray, tv: np.ndarray, wlist: list[int],
              anchors: int = 30, meaning_pool: int = 100, floor: float = 0.25,
              cos: np.ndarray | None = None
              ) -> tuple[dict[int, float], dict[int, float], float]:  # fmt: skip
-    """served_scores with today's recipe, over a given full-text list: (fused, final, bound)."""
+    """served_scores with the recipe served before episodes, over a given full-text list:
+    (fused, final, bound)."""
     cos = tv @ qv if cos is None else cos
     order = np.argsort(-cos)[:meaning_pool]
     near = {int(t): float(cos[t]) for t in order if cos[t] >= floor}
@@ -225,8 +223,8 @@ def rm3_words(ix: Index, fb_docs: int = 5, fb_terms: int = 10, lam: float = 0.5,
               source: str = "words", use_idf: bool = True, every_first: bool = True,
               base: WordsFn | None = None, tv_cache: Any = None) -> WordsFn:  # fmt: skip
     """RM3 on the words side: the top `fb_docs` turns of full text (`source` words) or of
-    today's fused list (`fused`, needs the vectors: handed per call via tv_cache) give a
-    relevance model, each turn weighted by its score (scaled to sum 1), each term by its
+    the fused list served before episodes (`fused`, needs the vectors: handed per call via
+    tv_cache) give a relevance model, each turn weighted by its score (scaled to sum 1), each term by its
     share of the turn's terms (x its IDF with `use_idf`); stopwords and single characters
     left out. The query becomes (1 - lam) x the question's terms (each 1/n) + lam x the
     best `fb_terms` expansion terms (weights summing to 1), and BM25 ranks with those
@@ -428,7 +426,7 @@ def held_out_target(convs: list[Conversation], qvecs: list[np.ndarray],
                     ) -> tuple[dict[str, float], list[str]]:  # fmt: skip
     """Leave one conversation out, each fold choosing by the target: the highest lowest
     category recall@5 on the other four, among choices whose overall there is at least
-    that of `floor_name` (today's recipe); scored on the one left out."""
+    that of `floor_name` (the recipe before episodes); scored on the one left out."""
     per = {name: [_questions(convs[k], qvecs[k], tvecs[k], r) for k in range(len(convs))]
            for name, r in choices.items()}  # fmt: skip
     rows: list[dict[str, Any]] = []
@@ -481,18 +479,14 @@ def rescored_words(
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--data", type=Path, default=LOCOMO_DEV)
-    parser.add_argument("--cache", type=Path, default=Path("/tmp/palimpsest-recall-research"))
-    grid = "also a grid of 216 combinations and today's, held out twice (minutes)"
+    grid = (
+        "also a grid of 216 combinations and the recipe before episodes, held out twice (minutes)"
+    )
     parser.add_argument("--grid", action="store_true", help=grid)
-    args = parser.parse_args()
-    args.cache.mkdir(parents=True, exist_ok=True)
-    convs = words_ranked(args.data, args.cache)
-    qvecs = question_vectors(convs, args.cache)
-    tvecs = vectors(convs, args.cache, "plain")
+    args, convs, qvecs, tvecs = loaded(parser)
     ix = Index(convs)
     previous = with_neighbour_terms(ix, 0.2)
-    today = as_served(**TODAY)
+    served = as_served(**TODAY)  # the recipe before episodes
     rows: list[tuple[str, dict[str, float]]] = []
 
     def scored(label: str, ranker: Ranker) -> None:
@@ -510,12 +504,12 @@ def main() -> int:
         fused_list = rm3_words(ix, 5, 20, lam, "fused", tv_cache=_vectors_of(convs, qvecs, tvecs))
         return memo(fused_list) if lam else words()
 
-    scored("today (as served)", today)
+    scored("as served before episodes", served)
     scored("own BM25 in place of the service's", with_words(words()))
     held("BM25 b", {f"b {b}": with_words(words(b=b)) for b in (0.3, 0.5, 0.75)})
     held("session prior", {f"session {w}": combo(session=w) for w in (0, 0.1, 0.2, 0.3, 0.5)})
     held("speaker named", {f"speaker {w}": combo(speaker=w) for w in (0, 0.02, 0.05, 0.1, 0.15)})
-    held("speaker names dropped", {"kept": today, "dropped": with_words(words(dropped=True))})
+    held("speaker names dropped", {"kept": served, "dropped": with_words(words(dropped=True))})
     held(
         "previous turn indexed",
         {f"previous {a}": with_words(words(with_neighbour_terms(ix, a))) for a in (0.2, 0.4)}
@@ -541,7 +535,7 @@ def main() -> int:
     scored("  without the session prior", combo(best, 0.1, session=0.0))
     scored("  with b 0.75", combo(words(previous, dropped=True), 0.1, session=0.7))
     if args.grid:
-        choices = {"today": today}
+        choices = {"before episodes": served}
         for b, dropped, alpha in itertools.product((0.2, 0.3, 0.5), (False, True), (0, 0.2, 0.3)):
             index = with_neighbour_terms(ix, alpha) if alpha else ix
             listed = words(index, b=b, dropped=dropped)
@@ -551,7 +545,7 @@ def main() -> int:
                     listed, speaker, session=session
                 )
         held("the grid, best overall", choices)
-        figures, chose = held_out_target(convs, qvecs, tvecs, choices, "today")
+        figures, chose = held_out_target(convs, qvecs, tvecs, choices, "before episodes")
         rows.append(("the grid, best lowest category, held out", figures))
         print("by the lowest category: the folds chose " + "; ".join(chose), file=sys.stderr)
     columns = ["r@5", *(CATEGORIES[k] for k in sorted(CATEGORIES))]  # what held_out reports
@@ -559,9 +553,9 @@ def main() -> int:
     for label, figures in rows:
         print(f"{label:<62}" + "".join(f"{figures[n]:>10.3f}" for n in columns))
     for k, c in enumerate(convs):
-        before = statistics.fmean(r["r@5"] for r in _questions(c, qvecs[k], tvecs[k], today))
+        before = statistics.fmean(r["r@5"] for r in _questions(c, qvecs[k], tvecs[k], served))
         after = statistics.fmean(r["r@5"] for r in _questions(c, qvecs[k], tvecs[k], winner))
-        print(f"{c.name}: today {before:.3f}, the combination {after:.3f}")
+        print(f"{c.name}: before episodes {before:.3f}, the combination {after:.3f}")
     return 0
 
 

@@ -711,17 +711,25 @@ def _columns(grids: list[np.ndarray]) -> Ranker:
     return rank
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser()
+def loaded(
+    parser: argparse.ArgumentParser,
+) -> tuple[argparse.Namespace, list[Conversation], list[np.ndarray], list[np.ndarray]]:
+    """The command's arguments (with `--data` and `--cache` added), the conversations with
+    their full-text rankings, the questions' vectors and the turns' (`plain` text), each
+    made once and cached."""
     parser.add_argument("--data", type=Path, default=LOCOMO_DEV)
     parser.add_argument("--cache", type=Path, default=Path("/tmp/palimpsest-recall-research"))
-    only = "only the third round: rerankers and embedders from packages"
-    parser.add_argument("--third", action="store_true", help=only)
     args = parser.parse_args()
     args.cache.mkdir(parents=True, exist_ok=True)
     convs = words_ranked(args.data, args.cache)
-    qvecs = question_vectors(convs, args.cache)
-    plain = vectors(convs, args.cache, "plain")
+    return args, convs, question_vectors(convs, args.cache), vectors(convs, args.cache, "plain")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    only = "only the third round: rerankers and embedders from packages"
+    parser.add_argument("--third", action="store_true", help=only)
+    args, convs, qvecs, plain = loaded(parser)
     if args.third:
         third_round(convs, qvecs, plain, args.cache)
         return 0
