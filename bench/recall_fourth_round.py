@@ -224,11 +224,12 @@ def rm3_words(ix: Index, fb_docs: int = 5, fb_terms: int = 10, lam: float = 0.5,
               base: WordsFn | None = None, tv_cache: Any = None) -> WordsFn:  # fmt: skip
     """RM3 on the words side: the top `fb_docs` turns of full text (`source` words) or of
     the fused list served before episodes (`fused`, needs the vectors: handed per call via
-    tv_cache) give a relevance model, each turn weighted by its score (scaled to sum 1), each term by its
-    share of the turn's terms (x its IDF with `use_idf`); stopwords and single characters
-    left out. The query becomes (1 - lam) x the question's terms (each 1/n) + lam x the
-    best `fb_terms` expansion terms (weights summing to 1), and BM25 ranks with those
-    weights: turns holding every original term first (if `every_first`), then any term."""
+    tv_cache) give a relevance model, each turn weighted by its score (scaled to sum 1),
+    each term by its share of the turn's terms (x its IDF with `use_idf`); stopwords and
+    single characters left out. The query becomes (1 - lam) x the question's terms (each
+    1/n) + lam x the best `fb_terms` expansion terms (weights summing to 1), and BM25 ranks
+    with those weights: turns holding every original term first (if `every_first`), then
+    any term."""
     base = base or bm25_words(ix)
 
     def words_of(c: Conversation, i: int) -> tuple[list[int], list[float]]:
