@@ -219,3 +219,12 @@ def test_a_match_of_the_best_ones_notebook_and_day_rises_above_an_equal_one(
     assert ranked[1].score == pytest.approx(0.5 + 0.3 * 0.9)
     assert ranked[2].score == pytest.approx(0.5 + 0.3 * 0.5)
     assert [by_id[h.memory.id] for h in unchanged] == list(scores)
+
+
+def test_recall_adds_the_episode_share_and_its_setting_turns_it_off(hybrid: Service) -> None:
+    """Through recall itself: a lone match is the best of its own episode, so it scores
+    1 + recall.weight.episode times what it scores with episodes off."""
+    hybrid.remember(notebook="ops", kind="fact", text=CATS)
+    with_episodes_on = found(hybrid, "feline")[0]["score"]
+    hybrid.change_settings(changes={"recall.weight.episode": 0}, because="episodes off")
+    assert with_episodes_on == pytest.approx(1.3 * found(hybrid, "feline")[0]["score"], abs=1e-3)
