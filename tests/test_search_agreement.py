@@ -115,6 +115,25 @@ def test_words_in_the_text_rank_above_the_title_above_why_and_tags(service: Serv
     assert set(ranked[2:]) == {in_why, in_tags}
 
 
+def test_a_long_memory_saying_a_word_twice_outranks_a_short_one_saying_it_once(
+    service: Service,
+) -> None:
+    """Full text's best are re-ranked with BM25's b at 0.2 (store/bm25.py): FTS5's 0.75
+    ranked the short memory first for its length alone."""
+    for n in range(6):
+        service.remember(notebook="birds", kind="note", text=f"filler words number {n}")
+    service.remember(notebook="birds", kind="note", text="A kestrel overhead")
+    long = service.remember(
+        notebook="birds",
+        kind="note",
+        text="The kestrel we ringed last spring came back to the old barn by the river, and "
+        "this morning the kestrel hovered for a long minute over the wet meadow below the "
+        "ridge before it dropped",
+    )["id"]
+    hits = service.recall(query="kestrel", notebook="birds")["hits"]
+    assert len(hits) == 2 and hits[0]["id"] == long
+
+
 def test_a_tag_filter_narrows_a_search_by_stemmed_words(service: Service) -> None:
     tagged = service.remember(
         notebook="ops", kind="note", text="Roll back first", tags=["deploying-tips"]

@@ -21,9 +21,8 @@ from collections.abc import Callable
 
 from ..model import Memory
 from ..store import SearchQuery, StoreReader
-from .fusion import Candidate, Fused
+from .fusion import CONTEXT, Candidate, Fused
 
-CONTEXT = "context"
 SPAN = 2  # memories each side
 ANCHORS = 30  # hits that lend their score to their neighbours
 

@@ -29,6 +29,7 @@ from ..model import Memory
 from ..store import Found
 
 WORDS, MEANING, BOTH = "words", "meaning", "both"
+CONTEXT = "context"  # found through the memories filed beside it (context.py, store/bm25.py)
 
 
 class Identified(Protocol):
@@ -48,13 +49,14 @@ class Weights:
     min_similarity: float  # a cosine below this is no match by meaning
     context: float = 0.0  # the share of a hit's score its neighbours gain (context.py)
     episode: float = 0.0  # the share of its episode's best score a hit gains (episodes.py)
+    author: float = 0.0  # what a hit gains when the query names its author (authors.py)
 
 
 @dataclass(frozen=True)
 class Fused(Generic[M]):
     memory: M
     score: float
-    matched: str  # words, meaning, both (or context: context.py)
+    matched: str  # words, meaning, both or context
 
 
 def fuse(
@@ -72,11 +74,18 @@ def fuse(
             continue
         similarity = near.get(memory.id, lowest)
         score = weights.words * words_score + weights.meaning * max(similarity, 0.0)
-        fused[memory.id] = Fused(memory, score, BOTH if memory.id in near else WORDS)
+        fused[memory.id] = Fused(memory, score, _matched(memory, memory.id in near))
     for memory, similarity in meaning:
         if memory.id in near and memory.id not in fused:
             fused[memory.id] = Fused(memory, weights.meaning * similarity, MEANING)
     return sorted(fused.values(), key=lambda hit: -hit.score)
+
+
+def _matched(memory: Candidate, near: bool) -> str:
+    """How a full-text hit matched: by its words, or by those of the memory before it."""
+    if isinstance(memory, Found) and memory.borrowed:
+        return MEANING if near else CONTEXT
+    return BOTH if near else WORDS
 
 
 def unmatched_score(meaning: Sequence[tuple[Candidate, float]], weights: Weights) -> float:

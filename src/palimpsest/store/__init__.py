@@ -26,6 +26,7 @@ from ..model import (
     SeenCommand,
     Tombstone,
 )
+from .terms import query_terms
 
 if TYPE_CHECKING:  # numpy is imported by the stores that search vectors, when they do
     from .vector_search import Vectors
@@ -44,6 +45,13 @@ class SearchQuery:
     until: str | None = None
     at_seq: int | None = None  # None: the current state
     alive_at: str | None = None  # leave out memories expired at this time
+    without: frozenset[str] = frozenset()  # terms full text leaves out (recall's named authors)
+    beside: bool = False  # full text lends and draws words of memories filed beside (bm25.py)
+
+    def terms(self) -> list[str]:
+        """The full-text terms of `text`, less `without` (all of them if none is left)."""
+        terms = query_terms(self.text)
+        return [term for term in terms if term not in self.without] or terms
 
 
 class Found(NamedTuple):
@@ -53,6 +61,7 @@ class Found(NamedTuple):
 
     id: str  # the memory's id
     rowid: int  # its version's row: `versions_of_rows` reads it
+    borrowed: bool = False  # found by the words of the memory filed before it alone (bm25.py)
 
 
 @dataclass(frozen=True)
@@ -182,6 +191,10 @@ class StoreReader(Protocol):
     def stale_vectors(self, model: str, limit: int) -> list[Memory]:
         """Versions with content whose vector is missing or not tagged `model`, oldest
         first, at most `limit` (what `reindex` makes anew)."""
+        ...
+
+    def authors_of_rows(self, rowids: Sequence[int]) -> dict[int, str | None]:
+        """The author of each version row (recall's named authors)."""
         ...
 
     def filed_beside(self, memory_id: str, span: int, at_seq: int | None) -> list[tuple[str, int]]:

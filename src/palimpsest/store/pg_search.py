@@ -30,43 +30,38 @@ PostgreSQL's does not.
 from __future__ import annotations
 
 import json
-import math
-import re
 from typing import Any
 
+from . import bm25
 from .rows import FOUND_COLUMNS, Row
 from .terms import index_terms
 
-# Each searched column's tsvector weight and its weight in the ranking, as SQLite's
-# bm25(1.0, 0.6, 0.4, 0.4) weighs its columns.
-WEIGHTS = (("text", "A", 1.0), ("title", "B", 0.6), ("why", "C", 0.4), ("tags_text", "C", 0.4))
+# Each searched column's tsvector weight (bm25.WEIGHTS has their weights in the ranking).
+LETTERS = (("text", "A"), ("title", "B"), ("why", "C"), ("tags_text", "C"))
 BM25_K1 = 1.2
 BM25_B = 0.75
+# A term's weighted count in version v (the term a parameter).
+TERM_COUNT = "coalesce(CAST(v.search_counts ->> CAST(? AS text) AS float8), 0)"
 # PostgreSQL keeps positions up to 16,383, and 256 of them per lexeme.
 MAX_POSITION = 16_383
 MAX_POSITIONS = 256
 # As SQLite (store/sqlite.py): for words in most memories, the newest WINDOW matches are
 # ranked, and all of them only when fewer than the limit of those pass the filters.
 WINDOW = 4_000
-_ASCII_WORD = re.compile(r"[^\x00-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f]+")  # FTS5's ascii tokens
 
 
 def search_values(columns: Row) -> dict[str, Any]:
     """The search columns of a version with these content columns."""
     positions: dict[str, list[str]] = {}
-    counts: dict[str, float] = {}
-    length = 0
-    for column, letter, weight in WEIGHTS:
-        for term in index_terms(columns.get(column)):
-            length += 1
+    at = 0
+    for column, letter in LETTERS:
+        for term in index_terms(columns[column]):
+            at += 1
             kept = positions.setdefault(term, [])
             if len(kept) < MAX_POSITIONS:
-                kept.append(f"{min(length, MAX_POSITION)}{letter}")
-            counts[term] = round(counts.get(term, 0.0) + weight, 6)
-    # SQLite counts the notebook id's words in a row's length too (its column weighs 0).
-    length += len(_ASCII_WORD.findall(columns.get("notebook_id") or ""))
+                kept.append(f"{min(at, MAX_POSITION)}{letter}")
     vector = " ".join(f"{lexeme(term)}:{','.join(at)}" for term, at in positions.items())
-    return {"search": vector, "search_counts": json.dumps(counts), "search_length": length}
+    return {"search": vector, **bm25.stored_counts(columns)}
 
 
 EMPTY = {"search": None, "search_counts": None, "search_length": None}
@@ -121,23 +116,25 @@ def ranked_sql(
         f"{_real(BM25_K1)} * ({_real(1 - BM25_B)} + {_real(BM25_B)} * "
         f"CAST(v.search_length AS float8) / {_real(average)})"
     )
-    parts, held_terms = [], []
+    tf = TERM_COUNT
+    parts, held_terms, counts = [], [], []
     for i in range(len(terms)):
-        tf = "coalesce(CAST(v.search_counts ->> CAST(? AS text) AS float8), 0)"
-        idf = _real(_idf(versions, int(held[f"d{i}"] or 0)))
+        idf = _real(bm25.idf(versions, int(held[f"d{i}"] or 0)))
         parts.append(f"{idf} * (({tf} * {_real(BM25_K1 + 1)}) / ({tf} + {norm}))")
         held_terms.append("v.search_counts ->> CAST(? AS text) IS NOT NULL")
+        counts.append(f", {tf} AS tf{i}")
     # A constant where every match holds every term, or only any term counts.
     every_term = " AND ".join(held_terms) if every is None else "true"
     sql = (
-        f"SELECT {FOUND_COLUMNS}, ({every_term}) AS every_term, "
-        f"({' + '.join(parts)}) AS score FROM memory_versions v "
+        f"SELECT {FOUND_COLUMNS}, v.from_seq AS seq, v.search_length AS length, "
+        f"({every_term}) AS every_term, ({' + '.join(parts)}) AS score{''.join(counts)} "
+        "FROM memory_versions v "
         f"WHERE v.search @@ CAST(? AS tsquery) AND {' AND '.join(where)} "
         "ORDER BY every_term DESC, score DESC, v.from_seq DESC LIMIT ?"
     )
     params = [
         *(terms if every is None else []), *(t for term in terms for t in (term, term)),
-        match(terms, bool(every)), *args, limit,
+        *terms, match(terms, bool(every)), *args, limit,
     ]  # fmt: skip
     return sql, params
 
@@ -189,6 +186,17 @@ COUNT_EVERY_TERM = (
 )
 
 
-def _idf(n: int, df: int) -> float:
-    """FTS5's inverse document frequency of a term found in `df` of `n` versions."""
-    return max(math.log((n - df + 0.5) / (df + 0.5)), 1e-6)
+def counts_sql(terms: list[str], where: list[str], args: list[Any]) -> tuple[str, list[Any]]:
+    """The versions passing `where` (alias v) with what bm25.found_match reads of them."""
+    counts = "".join(f", {TERM_COUNT} AS tf{i}" for i in range(len(terms)))
+    sql = (
+        f"SELECT {FOUND_COLUMNS}, v.from_seq AS seq, v.search_length AS length{counts} "
+        f"FROM memory_versions v WHERE {' AND '.join(where)}"
+    )
+    return sql, [*terms, *args]
+
+
+def stats(held: Row, terms: list[str]) -> bm25.Stats:
+    """The figures of `held_sql` as bm25.py takes them."""
+    holding = {term: int(held[f"d{i}"] or 0) for i, term in enumerate(terms)}
+    return bm25.Stats(int(held["versions"] or 0), int(held["terms"] or 0), holding)

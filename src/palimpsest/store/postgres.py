@@ -27,11 +27,11 @@ from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ..errors import PalimpsestError, Retryable, ValidationError
-from . import Found, Rewrite, SearchQuery, pg_rewrite, pg_search, pg_vectors, shown
+from . import Found, Rewrite, SearchQuery, bm25, pg_rewrite, pg_search, pg_vectors, shown
 from .migrations import migrations, refuse_newer, statements
 from .rows import Row, found_from_row
 from .session import SqlSession, key_race, name_race
-from .terms import index_terms, query_terms
+from .terms import index_terms
 from .vector_search import Vectors
 
 POOL_SIZE = 10
@@ -354,40 +354,54 @@ class PostgresSession(SqlSession):
         if query.notebook_ids == ():
             return []
         where, args = self.filters(query)
-        terms = query_terms(query.text)
+        terms = query.terms()
         if not terms:
             return self.recent(where, args, query.limit)
         held = self._row(*pg_search.held_sql(terms, self.workspace))
         assert held is not None  # an aggregate: always one row
         narrowed = bool(query.notebook_ids) or any(index_terms(tag) for tag in query.tags)
+        # The best bm25.DEPTH by FTS5's ranking, every word first, re-ranked by bm25.py.
+        depth = max(query.limit, bm25.DEPTH)
         if narrowed or pg_search.window_walk(held, len(terms), False) is None:
-            rows = self._rows(*pg_search.ranked_sql(terms, held, where, args, query.limit))
-            return [(found_from_row(row), float(row["score"])) for row in rows]
-        # Words in many memories: SQLite's passes, all words then any, each ranking the
-        # newest matches first (and not scoring tens of thousands of them).
-        found: dict[str, tuple[Found, float]] = {}
-        for every in (True, False)[: 2 if len(terms) > 1 else 1]:
-            for row in self._best(terms, every, held, where, args, query.limit):
-                found.setdefault(row["memory_id"], (found_from_row(row), float(row["score"])))
-            if len(found) >= query.limit:
-                break
-        return list(found.values())[: query.limit]
+            rows = self._rows(*pg_search.ranked_sql(terms, held, where, args, depth))
+            every = [bm25.found_match(row, terms) for row in rows if row["every_term"]]
+            rest = [bm25.found_match(row, terms) for row in rows if not row["every_term"]]
+            if len(every) >= query.limit:
+                rest = []
+        else:
+            # Words in many memories: SQLite's passes, all words then any, each ranking
+            # the newest matches first (and not scoring tens of thousands of them).
+            passes: list[list[bm25.Match]] = []
+            for all_words in (True, False)[: 2 if len(terms) > 1 else 1]:
+                rows = self._best(terms, all_words, held, where, args, query.limit, depth)
+                passes.append([bm25.found_match(row, terms) for row in rows])
+                if len(passes[0]) >= query.limit:
+                    break
+            every, rest = passes[0], passes[1] if len(passes) > 1 else []
+        pool = bm25.pooled(every, rest, depth)
+        return self._ranked_words(pool, query, pg_search.stats(held, terms))
+
+    def _version_matches(
+        self, where: list[str], args: list[Any], terms: list[str]
+    ) -> list[bm25.Match]:
+        rows = self._rows(*pg_search.counts_sql(terms, where, args))
+        return [bm25.found_match(row, terms) for row in rows]
 
     def _best(
         self, terms: list[str], every: bool, held: Row, where: list[str], args: list[Any],
-        limit: int,
+        limit: int, depth: int,
     ) -> list[Row]:  # fmt: skip
-        """SQLite's `_best`: the best of the newest WINDOW matches passing the filters, or
-        of all matches when fewer than `limit` of those pass."""
+        """SQLite's `_best`: up to `depth` of the best of the newest WINDOW matches passing
+        the filters, or of all matches when fewer than `limit` of those pass."""
         walk = pg_search.window_walk(held, len(terms), every)
         if walk is not None:
             start = self._row(*pg_search.window_sql(terms, every, self.workspace, walk))
             if start is not None:
                 newest = ([*where, f"{pg_search.newer(walk)} > ?"], [*args, start["rowid"]])
-                rows = self._rows(*pg_search.ranked_sql(terms, held, *newest, limit, every))
+                rows = self._rows(*pg_search.ranked_sql(terms, held, *newest, depth, every))
                 if len(rows) >= limit:
                     return rows
-        return self._rows(*pg_search.ranked_sql(terms, held, where, args, limit, every))
+        return self._rows(*pg_search.ranked_sql(terms, held, where, args, depth, every))
 
 
 def _placeholders(sql: str) -> bytes:

@@ -10,11 +10,12 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import Conflict, InternalError
 from ..model import Dispute, Event, Link, Memory, MemoryVersion, Notebook, Tombstone, now_utc
-from . import EventFilter, Found, PendingScrub, SearchQuery, StoredResponse
+from . import EventFilter, Found, PendingScrub, SearchQuery, StoredResponse, bm25
 from .access_rows import AccessRows
 from .dispute_rows import (
     DISPUTE_EVENT_TEXTS,
@@ -101,9 +102,96 @@ class SqlSession(OrientRows, GuardRows, AccessRows, ABC):
         )
         return {int(row["rowid"]): (row["notebook_id"], row["happened"][:10]) for row in rows}
 
+    def authors_of_rows(self, rowids: Sequence[int]) -> dict[int, str | None]:
+        if not rowids:
+            return {}
+        rows = self._rows(
+            "SELECT v.rowid AS rowid, v.author AS author FROM memory_versions v "
+            f"WHERE v.rowid IN ({', '.join('?' * len(rowids))})",
+            rowids,
+        )
+        return {int(row["rowid"]): row["author"] for row in rows}
+
     def _read_found(self, found: list[tuple[Found, float]]) -> list[tuple[Memory, float]]:
         versions = self.versions_of_rows([version.rowid for version, _ in found])
         return [(versions[version.rowid], score) for version, score in found]
+
+    # -- full text's last steps (store/bm25.py), the same on every store ----------------
+
+    def _ranked_words(
+        self, pool: list[bm25.Match], query: SearchQuery, stats: bm25.Stats
+    ) -> list[tuple[Found, float]]:
+        """`pool` (full text's best as FTS5 ranks them) re-ranked by bm25.py, each of the
+        first LENDERS with the words of the memory filed just before it, and the memories
+        filed just after the first SUCCESSORS drawn in (unless `query.beside` is off)."""
+        terms = query.terms()
+        first = [m for m, _ in bm25.ranked(pool, terms, stats)]
+        lenders = first[: bm25.LENDERS] if query.beside else []
+        beside = self._filed_beside_each([m.found.id for m in lenders], query.at_seq)
+        before = self._matches_of([b for b, _ in beside.values() if b], query, terms, False)
+        drawn: dict[str, bm25.Match] = {}  # the memory filed just after a match -> it
+        for m in lenders[: bm25.SUCCESSORS]:
+            after_id = beside.get(m.found.id, (None, None))[1]
+            if after_id is not None:
+                drawn.setdefault(after_id, m)
+        after = self._matches_of(list(drawn), query, terms, True)
+        widened = {m.found.id: m for m in first}
+        for m in lenders:
+            lender = before.get(beside.get(m.found.id, (None, None))[0] or "")
+            if lender is not None:
+                widened[m.found.id] = bm25.lent(m, lender, terms)
+        for memory_id, m in after.items():
+            own = widened.get(memory_id)  # drawn in by the words before it alone, or not
+            found = m.found if own is not None else m.found._replace(borrowed=True)
+            widened[memory_id] = bm25.lent(replace(m, found=found), drawn[memory_id], terms)
+        best = bm25.ranked(widened.values(), terms, stats)[: query.limit]
+        return [(m.found, score) for m, score in best]
+
+    def _filed_beside_each(
+        self, memory_ids: list[str], at_seq: int | None
+    ) -> dict[str, tuple[str | None, str | None]]:
+        """For each memory, the memories filed just before and just after it in the
+        notebook it was filed in (as of event `at_seq`): `filed_beside` for many at once."""
+        if not memory_ids:
+            return {}
+        near = (
+            "(SELECT n.target_id FROM events n WHERE n.workspace = e.workspace "
+            "AND n.notebook_id = e.notebook_id AND n.version = 1 AND n.target_type = 'memory' "
+            "AND n.seq {} e.seq AND n.seq <= ? ORDER BY n.seq {} LIMIT 1)"
+        )
+        last = at_seq if at_seq is not None else 2**62
+        rows = self._rows(
+            f"SELECT e.target_id AS id, e.seq AS seq, {near.format('<', 'DESC')} AS before, "
+            f"{near.format('>', 'ASC')} AS after FROM events e WHERE e.workspace = ? "
+            "AND e.version = 1 AND e.target_type = 'memory' "
+            f"AND e.target_id IN ({marks(memory_ids)})",
+            [last, last, self.workspace, *memory_ids],
+        )  # (no ORDER BY: SQLite, unanalysed, then walked every event of the workspace)
+        beside: dict[str, tuple[str | None, str | None]] = {}
+        for row in sorted(rows, key=lambda row: int(row["seq"])):  # the first filing of each
+            beside.setdefault(row["id"], (row["before"], row["after"]))
+        return beside
+
+    def _matches_of(
+        self, memory_ids: list[str], query: SearchQuery, terms: list[str], filtered: bool
+    ) -> dict[str, bm25.Match]:
+        """The versions of `memory_ids` as of the query's time, as bm25.py scores them:
+        those passing the query's filters (`filtered`), or any with content."""
+        if not memory_ids:
+            return {}
+        if filtered:
+            where, args = self.filters(query)
+        else:
+            span, span_args = current_at(query.at_seq)
+            where, args = ["v.workspace = ?", span, "v.scrubbed = 0"], [self.workspace, *span_args]
+        where = [*where, f"v.memory_id IN ({marks(memory_ids)})"]
+        return {m.found.id: m for m in self._version_matches(where, [*args, *memory_ids], terms)}
+
+    @abstractmethod
+    def _version_matches(
+        self, where: list[str], args: list[Any], terms: list[str]
+    ) -> list[bm25.Match]:
+        """The versions passing `where` (alias v) as bm25.py scores them for `terms`."""
 
     @abstractmethod
     def _tag_condition(self) -> str:

@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import PalimpsestError, Retryable, ValidationError
-from . import Found, Rewrite, SearchQuery
+from . import Found, Rewrite, SearchQuery, bm25
 from .migrations import migrations, refuse_newer, statements
-from .rows import FOUND_COLUMNS, Row, found_from_row
+from .rows import FOUND_COLUMNS, Row
 from .session import SqlSession, key_race, name_race
-from .terms import index_text, query_terms
+from .terms import index_text
 
 # numpy, and the modules that search vectors with it, are imported where a vector is read:
 # a process that never searches by meaning (a command, `palimpsest serve` until its first
@@ -40,8 +40,10 @@ SCRUB_WAIT_MS = 1_000
 # and how many of the newest matches are ranked before all of them are.
 CANDIDATES = 500
 WINDOW = 4_000
-# Migrations after whose SQL every version is indexed anew by store/terms.py's rules.
+# Migrations after whose SQL every version is indexed anew by store/terms.py's rules, and
+# after which every version's term counts are written (bm25.py).
 REINDEX_AFTER = frozenset({5, 11})
+COUNT_AFTER = frozenset({12})
 # Vectors: below this many in a workspace every search is exact; from it on, the
 # unfiltered question goes through the cache (store/vector_cache.py): the CANDIDATE_VECTORS
 # nearest by their signs are ranked by their int8 copies, and the RESCORED best of those
@@ -116,6 +118,8 @@ class SqliteStore:
                         conn.execute(statement)
                     if number in REINDEX_AFTER:
                         SqliteSession(conn, "").reindex()
+                    if number in COUNT_AFTER:
+                        SqliteSession(conn, "").count_terms()
                     conn.execute(f"PRAGMA user_version = {number}")
             conn.execute("COMMIT")
         except BaseException:
@@ -257,6 +261,7 @@ class SqliteSession(SqlSession):
         # fills a cache only from the state committed before it began (`_committed`).
         self._writing = writing
         self._committed: tuple[int, int] = (0, 0)  # (last event, vector generation)
+        self._fts_written = False  # whether full text changed in this transaction
 
     def note_committed_state(self) -> None:
         """Called as the write transaction begins, before it writes anything."""
@@ -510,6 +515,9 @@ class SqliteSession(SqlSession):
     def _has_fts_table(self) -> bool:
         return has_table(self.conn, self._fts_table)
 
+    def _search_values(self, columns: dict[str, Any]) -> dict[str, Any]:
+        return bm25.stored_counts(columns)
+
     def _indexed(self, rowid: int, columns: Row) -> None:
         self._fts("insert", rowid, columns)
 
@@ -519,6 +527,30 @@ class SqliteSession(SqlSession):
     def _unindexed(self, row: Row) -> None:
         # A contentless table deletes by the terms it was given: the same function makes them.
         self._fts("delete", row["rowid"], row)
+        self._run(
+            "UPDATE memory_versions SET search_counts = NULL, search_length = NULL WHERE rowid = ?",
+            (row["rowid"],),
+        )
+
+    def count_terms(self) -> None:
+        """Write every version's term counts (a migration's last step, as `reindex`)."""
+        last = 0
+        while True:
+            rows = self._rows(
+                "SELECT rowid, text, title, why, tags_text, notebook_id FROM memory_versions "
+                "WHERE scrubbed = 0 AND rowid > ? ORDER BY rowid LIMIT 1000",
+                (last,),
+            )
+            if not rows:
+                return
+            for row in rows:
+                counted = bm25.stored_counts(row)
+                self._run(
+                    "UPDATE memory_versions SET search_counts = ?, search_length = ? "
+                    "WHERE rowid = ?",
+                    (counted["search_counts"], counted["search_length"], row["rowid"]),
+                )
+            last = int(rows[-1]["rowid"])
 
     def _after_scrub(self) -> None:
         # Deleted words linger in older segments until they are merged: merge them all now,
@@ -533,6 +565,7 @@ class SqliteSession(SqlSession):
         table = fts_table(workspace)
         if workspace != self.workspace:
             make_fts_table(self.conn, table)
+        self._fts_written = True
         command = "" if action == "insert" else f"{table}, "
         head = "" if action == "insert" else "'delete', "
         self._run(
@@ -543,25 +576,53 @@ class SqliteSession(SqlSession):
 
     def search_found(self, query: SearchQuery) -> list[tuple[Found, float]]:
         where, args = self.filters(query)
-        terms = query_terms(query.text)
+        terms = query.terms()
         if query.notebook_ids == ():
             return []
         if not terms:
             return self.recent(where, args, query.limit)
         if not self._has_fts_table():  # a workspace nothing was ever written to
             return []
-        # Memories holding every word rank first; any word fills the rest.
-        found: dict[str, tuple[Found, float]] = {}
+        # FTS5's best DEPTH (memories holding every word first, any word fills the rest),
+        # re-ranked by bm25.py.
+        depth = max(query.limit, bm25.DEPTH)
+        passes: list[list[bm25.Match]] = []
         for joiner in (" AND ", " OR ")[: 2 if len(terms) > 1 else 1]:
             match = _match_expression(joiner.join(f'"{t}"' for t in terms), query)
-            for row in self._best(match, where, args, query.limit):
-                found.setdefault(row["memory_id"], (found_from_row(row), float(row["score"])))
-            if len(found) >= query.limit:
+            rows = self._best(match, terms, where, args, query.limit, depth)
+            passes.append([bm25.found_match(row, terms) for row in rows])
+            if len(passes[0]) >= query.limit:
                 break
-        return list(found.values())[: query.limit]
+        pool = bm25.pooled(passes[0], passes[1] if len(passes) > 1 else [], depth)
+        return self._ranked_words(pool, query, self._search_stats(terms))
 
-    def _best(self, match: str, where: list[str], args: list[Any], limit: int) -> list[Row]:
-        """The best `limit` matches passing the filters, widening the search only as needed.
+    def _version_matches(
+        self, where: list[str], args: list[Any], terms: list[str]
+    ) -> list[bm25.Match]:
+        columns, paths = _counted(terms)
+        sql = f"SELECT {FOUND_COLUMNS}, {columns} FROM memory_versions v "
+        rows = self._rows(sql + f"WHERE {' AND '.join(where)}", [*paths, *args])
+        return [bm25.found_match(row, terms) for row in rows]
+
+    def _search_stats(self, terms: list[str]) -> bm25.Stats:
+        """The workspace's figures for BM25, as FTS5 keeps them: its count of rows and
+        their total length (the table's averages record), and each term's matches."""
+        table = self._fts_table
+        if self._fts_written:  # FTS5 saves the record when a savepoint opens, else at commit
+            self._run("SAVEPOINT fts_totals")
+            self._run("RELEASE fts_totals")
+        row = self._row(f"SELECT block FROM {table}_data WHERE id = 1")
+        versions, *lengths = (_varints(row["block"]) if row else []) or [0]  # none yet: empty
+        searched = " ".join(_SEARCHED)
+        holding = {term: self._count(f'{{{searched}}} : "{term}"', None, None) for term in terms}
+        return bm25.Stats(versions, sum(lengths), holding)
+
+    def _best(
+        self, match: str, terms: list[str], where: list[str], args: list[Any], limit: int,
+        depth: int,
+    ) -> list[Row]:  # fmt: skip
+        """Up to `depth` of the best matches passing the filters, widening the search only
+        while fewer than `limit` pass.
 
         BM25 must score every match it ranks, so words found in very many memories would
         cost a scan: the first passes rank the newest WINDOW matches only, and of those
@@ -569,7 +630,7 @@ class SqliteSession(SqlSession):
         did not cover every match is followed by a wider one.
         """
         start = self._window_start(match)
-        rows = self._matches(match, where, args, limit, CANDIDATES, start)
+        rows = self._matches(match, terms, where, args, depth, CANDIDATES, start)
         if len(rows) >= limit:
             return rows  # the common case: the window's best passed (no count needed)
         passes: list[tuple[int | None, int | None]] = []
@@ -578,7 +639,7 @@ class SqliteSession(SqlSession):
         if start is not None:
             passes.append((None, None))
         for cap, lowest in passes:
-            rows = self._matches(match, where, args, limit, cap, lowest)
+            rows = self._matches(match, terms, where, args, depth, cap, lowest)
             if len(rows) >= limit:
                 break
         return rows
@@ -593,18 +654,19 @@ class SqliteSession(SqlSession):
         )
         return None if row is None else int(row["rowid"])
 
-    def _count(self, match: str, lowest: int | None, most: int) -> int:
-        row = self._row(
-            f"SELECT count(*) AS n FROM (SELECT 1 FROM {self._fts_table} "
-            f"WHERE {self._fts_table} MATCH ? "
-            "AND rowid > ? LIMIT ?)",
-            (match, lowest or 0, most),
-        )
+    def _count(self, match: str, lowest: int | None, most: int | None) -> int:
+        """How many rows match (above the row id `lowest`; counting stops at `most`)."""
+        table = self._fts_table
+        matches = f"SELECT 1 FROM {table} WHERE {table} MATCH ? AND rowid > ?"
+        if most is not None:
+            matches += f" LIMIT {int(most)}"
+        row = self._row(f"SELECT count(*) AS n FROM ({matches})", (match, lowest or 0))
         return int(row["n"]) if row else 0
 
     def _matches(
         self,
         match: str,
+        terms: list[str],
         where: list[str],
         args: list[Any],
         limit: int,
@@ -615,12 +677,13 @@ class SqliteSession(SqlSession):
         candidates = f"SELECT rowid, rank FROM {table} WHERE {table} MATCH ? AND rowid > ?"
         if cap is not None:
             candidates += f" ORDER BY rank LIMIT {cap}"
+        columns, paths = _counted(terms)
         sql = (
-            f"SELECT {FOUND_COLUMNS}, -c.rank AS score FROM ({candidates}) c "
+            f"SELECT {FOUND_COLUMNS}, {columns} FROM ({candidates}) c "
             f"JOIN memory_versions v ON v.rowid = c.rowid WHERE {' AND '.join(where)} "
             "ORDER BY c.rank, v.from_seq DESC LIMIT ?"
         )
-        return self._rows(sql, [match, lowest or 0, *args, limit])
+        return self._rows(sql, [*paths, match, lowest or 0, *args, limit])
 
 
 # As 005_search_terms.sql makes memory_fts, `default`'s.
@@ -679,3 +742,32 @@ def _match_expression(words: str, query: SearchQuery) -> str:
 
 def _phrase(value: str) -> str:
     return '"' + value.replace('"', '""') + '"'
+
+
+def _counted(terms: list[str]) -> tuple[str, list[str]]:
+    """What bm25.found_match reads of version v, and the JSON paths it takes."""
+    counts = "".join(
+        f", coalesce(json_extract(v.search_counts, ?), 0) AS tf{i}" for i in range(len(terms))
+    )
+    return f"v.from_seq AS seq, v.search_length AS length{counts}", [
+        f'$."{term}"' for term in terms
+    ]
+
+
+def _varints(block: bytes) -> list[int]:
+    """The numbers of an FTS5 record: SQLite's varints, most significant 7 bits first,
+    the ninth byte whole."""
+    numbers, at = [], 0
+    while at < len(block):
+        value = 0
+        for i in range(9):
+            byte = block[at]
+            at += 1
+            if i == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        numbers.append(value)
+    return numbers

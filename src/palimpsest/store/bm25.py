@@ -1,0 +1,129 @@
+"""Full text's last steps, the same for every store: its best matches re-ranked by BM25
+with a gentler length penalty, each lent the words of the memory filed just before it.
+
+Both stores first rank matches as SQLite's FTS5 `bm25()` does (k1 1.2, b 0.75), memories
+holding every query term first. FTS5 cannot change b, so the best DEPTH of that list are
+scored again here with b 0.2, newest first on a tie. b 0.75 pushed a long memory far
+down for its length alone; on the LoCoMo dev conversations b 0.2-0.3 raised recall@5 in
+every conversation, and the best 100 re-scored gave the same figures as scoring every
+match (docs/recall.md, fourth round).
+
+Then the first LENDERS borrow the words of the memory filed just before each in its
+notebook, at SHARE of their weight, and the memories filed just after the first
+SUCCESSORS join with their own words and those of the match before them. An answer
+often holds none of the question's words while what it answers does ("Did you go to
+Lisbon?" - "Yes, in May"); scored as if SHARE of the memory before were its own text,
+LoCoMo's answers were found (docs/recall.md). Only the first few lend or draw: deeper
+ones gave no more.
+
+The figures a score needs are each store's: how many versions with content the workspace
+holds, their total length in terms, how many hold each query term.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from . import Found
+from .terms import index_terms
+
+K1 = 1.2
+B = 0.2
+DEPTH = 100  # matches re-scored: the research's depth (its figures were those of all)
+SHARE = 0.2  # the weight of the words of the memory filed just before
+LENDERS = 50  # the first matches scored with the words before them
+SUCCESSORS = 20  # the first matches whose next memory joins
+# Each searched column's weight, as SQLite's bm25(1.0, 0.6, 0.4, 0.4) weighs them.
+WEIGHTS = (("text", 1.0), ("title", 0.6), ("why", 0.4), ("tags_text", 0.4))
+_ASCII_WORD = re.compile(r"[^\x00-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f]+")  # FTS5's ascii tokens
+
+
+@dataclass(frozen=True)
+class Stats:
+    versions: int  # versions with content in the workspace (past ones too)
+    length: int  # their total length in terms
+    holding: Mapping[str, int]  # how many of them hold each query term
+
+
+@dataclass(frozen=True)
+class Match:
+    found: Found
+    seq: int  # the version's from_seq: the newer first on a tie
+    counts: Mapping[str, float]  # each term's count, weighted by its column
+    length: int  # terms in the version, the notebook id's words too
+
+
+def term_counts(columns: Mapping[str, str | None]) -> tuple[dict[str, float], int]:
+    """Each term's weighted count in a version with these content columns, and its
+    length as SQLite's index counts it (the notebook id's words too, though they weigh 0)."""
+    counts: dict[str, float] = {}
+    length = 0
+    for column, weight in WEIGHTS:
+        for term in index_terms(columns[column]):
+            length += 1
+            counts[term] = round(counts.get(term, 0.0) + weight, 6)
+    length += len(_ASCII_WORD.findall(columns["notebook_id"] or ""))
+    return counts, length
+
+
+def stored_counts(columns: Mapping[str, str | None]) -> dict[str, str | int]:
+    """The columns a store keeps beside a version's content: its term counts (JSON) and
+    length, read back by `found_match`."""
+    counts, length = term_counts(columns)
+    return {"search_counts": json.dumps(counts), "search_length": length}
+
+
+def found_match(row: Mapping[str, Any], terms: list[str]) -> Match:
+    """A version row with its `seq`, `length` and each term's count (`tf0`, `tf1`...)."""
+    counts = {term: float(row[f"tf{i}"]) for i, term in enumerate(terms)}
+    found = Found(row["memory_id"], int(row["rowid"]))
+    return Match(found, int(row["seq"]), counts, int(row["length"] or 0))  # NULL: none kept
+
+
+def pooled(every: list[Match], any_term: list[Match], depth: int) -> list[Match]:
+    """The `depth` best matches as both stores list them: every-term matches first, then
+    the best of the rest (`any_term`, matches holding any term, may repeat them), as one
+    ranked list would hold them."""
+    held = {m.found.id for m in every}
+    rest = [m for m in any_term if m.found.id not in held]
+    return every[:depth] + rest[: max(depth - len(every), 0)]
+
+
+def ranked(matches: Iterable[Match], terms: list[str], stats: Stats) -> list[tuple[Match, float]]:
+    """`matches` by BM25 with B, those holding every term first, newest first on a tie."""
+    average = stats.length / stats.versions if stats.versions else 1.0
+    weights = {term: idf(stats.versions, stats.holding.get(term, 0)) for term in terms}
+    scored = [(m, _score(m, weights, average)) for m in matches]
+    scored.sort(key=lambda pair: (
+        not all(pair[0].counts.get(term) for term in terms),
+        -pair[1], -pair[0].seq, -pair[0].found.rowid,
+    ))  # fmt: skip
+    return scored
+
+
+def lent(match: Match, before: Match, terms: list[str]) -> Match:
+    """`match` with SHARE of the words of `before` (the memory filed just before it)."""
+    counts = {
+        term: round(match.counts.get(term, 0.0) + SHARE * before.counts.get(term, 0.0), 6)
+        for term in terms
+    }
+    return Match(match.found, match.seq, counts, match.length + before.length)
+
+
+def _score(match: Match, weights: Mapping[str, float], average: float) -> float:
+    norm = K1 * (1 - B + B * match.length / average)
+    score = 0.0
+    for term, weight in weights.items():
+        tf = match.counts.get(term, 0.0)
+        score += weight * (tf * (K1 + 1)) / (tf + norm)
+    return score
+
+
+def idf(versions: int, holding: int) -> float:
+    """FTS5's inverse document frequency of a term held by `holding` of `versions`."""
+    return max(math.log((versions - holding + 0.5) / (holding + 0.5)), 1e-6)
