@@ -227,4 +227,4 @@ def test_recall_adds_the_episode_share_and_its_setting_turns_it_off(hybrid: Serv
     hybrid.remember(notebook="ops", kind="fact", text=CATS)
     with_episodes_on = found(hybrid, "feline")[0]["score"]
     hybrid.change_settings(changes={"recall.weight.episode": 0}, because="episodes off")
-    assert with_episodes_on == pytest.approx(1.3 * found(hybrid, "feline")[0]["score"], abs=1e-3)
+    assert with_episodes_on == pytest.approx(1.7 * found(hybrid, "feline")[0]["score"], abs=1e-3)

@@ -59,7 +59,8 @@ def test_every_setting_starts_at_its_default(service: Service) -> None:
         "recall.weight.meaning": 0.7,
         "recall.min_similarity": 0.25,
         "recall.weight.context": 0.3,
-        "recall.weight.episode": 0.3,
+        "recall.weight.episode": 0.7,
+        "recall.weight.author": 0.15,
     }
     assert not any(s["chosen"] for s in listed.values())
 

@@ -79,6 +79,12 @@ class ServiceBase:
         moved.workspace = workspace
         return moved
 
+    def with_actor(self, actor: str) -> Self:
+        """This service acting as another actor of the same role (refused as any actor is)."""
+        acting = copy.copy(self)
+        acting.actor = gate.check_actor(actor)
+        return acting
+
     def _write(
         self,
         op: str,

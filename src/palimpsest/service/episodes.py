@@ -6,7 +6,8 @@ neither words nor meaning with the question while a memory of the same day does.
 Measured on the LoCoMo dev conversations (docs/recall.md, fourth round; a LoCoMo session
 is one day of one conversation): each candidate gaining 0.3 x the best fused score among
 the candidates of its notebook and day raised recall@5 from 0.657 to 0.671 (0.668 with the
-weight chosen on four conversations and scored on the fifth).
+weight chosen on four conversations and scored on the fifth); with full text's later
+steps (store/bm25.py) and named authors (authors.py), 0.7 did best (0.702 -> 0.712).
 
 The day is the version's `occurred_at`, else when it was recorded: a UTC day, as every
 time is stored. Fusion's candidates set each episode's best; every memory in the list

@@ -7,7 +7,8 @@ turn a line: id, speaker, text, session, session_date_time) and `<id>.questions.
 (question, evidence: the dialog ids that answer it, category 1-5).
 
 Each turn is filed as one memory ("<speaker>: <text>", kind note, in a notebook named
-after the conversation, occurred_at the session's date); each question is asked in its
+after the conversation, occurred_at the session's date) by its speaker (`user:<speaker>`,
+as a team's members file their own memories); each question is asked in its
 conversation's notebook and scored against its evidence turns.
 """
 
@@ -100,6 +101,7 @@ def file_locomo(
     refused = 0
     filed_in: set[str] = set()
     turns = [(c.name, turn) for c in conversations for turn in c.turns]
+    speakers: dict[str, Service] = {}
     for notebook, turn in progress("filing", turns):
         fields: dict[str, Any] = {"notebook": notebook, "kind": "note"}
         fields["text"] = f"{turn.get('speaker', '')}: {turn.get('text', '')}"
@@ -107,7 +109,7 @@ def file_locomo(
         if when:
             fields["occurred_at"] = when
         try:
-            filed = service.remember(**fields)
+            filed = _speaker(service, turn.get("speaker"), speakers).remember(**fields)
         except ValidationError:  # the write gate's refusal: that turn cannot be found
             refused += 1
             continue
@@ -124,6 +126,17 @@ def file_locomo(
                 category = CATEGORIES.get(number, str(number)) if isinstance(number, int) else None
                 questions.append(Question(q["question"], evidence, category, c.name))
     return Filed(questions, dict(labels), refused, len(turns), unfiled)
+
+
+def _speaker(service: Service, speaker: Any, speakers: dict[str, Service]) -> Service:
+    """`service` acting as the turn's speaker; as itself for a name no actor may hold."""
+    name = str(speaker or "").strip()
+    if name not in speakers:
+        try:
+            speakers[name] = service.with_actor(f"user:{name}")
+        except ValidationError:
+            speakers[name] = service
+    return speakers[name]
 
 
 def check_filed(filed: Filed) -> None:

@@ -19,6 +19,7 @@ from ..model import STATUSES, Memory, Notebook
 from ..revise import parse_fields
 from ..store import Found, SearchQuery, StoreReader
 from ..views import hit_view, mark_disputed, mark_stale, rule_view
+from .authors import name_terms, named_authors, with_authors
 from .base import MAX_LIMIT, ServiceBase, choices, parse_time_arg, refuse_nul
 from .checks import here, stale_by_evidence
 from .context import with_context
@@ -141,18 +142,29 @@ class RecallOps(ServiceBase):
         None: full text alone), best first, before exact lookups; most not read yet."""
         if not search.text.strip():
             return [Fused[Candidate](m, s, LISTED) for m, s in tx.search_found(search)]
-        if not self.vectors.enabled:  # full text alone, as before vectors
+        if not self.vectors.enabled:  # full text alone: each match by its own words
             return [Fused[Candidate](m, s, WORDS) for m, s in tx.search_found(search)]
-        words = tx.search_found(replace(search, limit=max(search.limit, POOL)))
+        weights = _weights(tx)
+        # Context off: no memory comes in for being filed beside a match, by words either.
+        search = replace(search, beside=weights.context > 0)
+        pooled = replace(search, limit=max(search.limit, POOL))
+        words = tx.search_found(pooled)
         vector = vector_of()
         assert vector is not None  # the embedder embeds
         nearest = replace(search, limit=max(search.limit, MEANING_POOL))
         meaning = tx.nearest_found(vector, nearest, model_tag(self.embedder))
-        weights = _weights(tx)
+        named: set[str] = set()
+        if weights.author > 0:  # the words again, without the names of the authors named
+            rows = sorted({found.rowid for found, _ in words + meaning})
+            named = named_authors(tx.authors_of_rows(rows), search.terms())
+            if named:
+                names = frozenset().union(*map(name_terms, named))
+                words = tx.search_found(replace(pooled, without=names))
         fused = fuse(words, meaning, weights)
         base = unmatched_score(meaning, weights)
         hits = with_context(tx, fused, search, weights.context, _passes, base)
-        return with_episodes(tx, fused, hits, weights.episode)
+        hits = with_episodes(tx, fused, hits, weights.episode)
+        return with_authors(tx, hits, named, weights.author)
 
     def _exact(self, tx: StoreReader, query: str, search: SearchQuery) -> list[Memory]:
         """Memories whose id or key is exactly the query and that pass the filters: first."""
@@ -198,6 +210,7 @@ def _weights(tx: StoreReader) -> Weights:
         min_similarity=values["recall.min_similarity"],
         context=values["recall.weight.context"],
         episode=values["recall.weight.episode"],
+        author=values["recall.weight.author"],
     )
 
 

@@ -87,9 +87,15 @@ SETTINGS: Mapping[str, Setting] = {
         ),
         Setting(
             "recall.weight.episode",
-            0.3,
+            0.7,
             share,
             "share of the best match of its notebook and day that each match gains",
+        ),
+        Setting(
+            "recall.weight.author",
+            0.15,
+            share,
+            "what a match gains when the query names its author",
         ),
     ]
 }
