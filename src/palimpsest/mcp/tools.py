@@ -157,7 +157,8 @@ class PalimpsestTools:
         query: Annotated[
             str,
             describe(
-                "Words or a paraphrase; a memory id or key puts it first; empty: filters only."
+                "Words or a paraphrase; a person named (all of a user's name) puts their "
+                "memories first, an id or key its memory; empty: filters only."
             ),
         ] = "",
         notebook: Annotated[str | None, describe("Only this notebook.")] = None,
