@@ -6,7 +6,7 @@ of one decision, a fix and the error it fixed. Measured on the LoCoMo dev conver
 up to two places before and after it in its notebook (half the share at distance two)
 raised recall@5 by about 0.06 over fusion alone, more than any other idea tried.
 
-Only the best ANCHORS hits lend their score (each costs two indexed look-ups); a memory
+Only the best ANCHORS hits lend their score (their neighbours found in one statement); a memory
 that gains this way without matching the query itself is listed with `matched` context,
 scored what it gained plus `base`, the most fusion would have given it (fusion.py's
 `unmatched_score`): without that base it ranked below every candidate that gained as
@@ -41,8 +41,10 @@ def with_context(
     if share <= 0 or not hits:
         return hits
     gained: dict[str, float] = defaultdict(float)
-    for hit in hits[:ANCHORS]:
-        for other, distance in tx.filed_beside(hit.memory.id, SPAN, search.at_seq):
+    anchors = hits[:ANCHORS]
+    beside = tx.filed_beside([hit.memory.id for hit in anchors], SPAN, search.at_seq)
+    for hit in anchors:
+        for other, distance in beside.get(hit.memory.id, []):
             gained[other] += share / abs(distance) * hit.score
     found = {hit.memory.id: hit for hit in hits}
     rescored = [Fused(h.memory, h.score + gained.get(h.memory.id, 0.0), h.matched) for h in hits]

@@ -197,10 +197,12 @@ class StoreReader(Protocol):
         """The author of each version row (recall's named authors)."""
         ...
 
-    def filed_beside(self, memory_id: str, span: int, at_seq: int | None) -> list[tuple[str, int]]:
-        """The memories filed just before and after `memory_id` in the notebook it was
-        filed in, up to `span` each side (as of event `at_seq`, None: now), each with its
-        distance: -1 the one filed just before, 1 just after. Recall's neighbouring context."""
+    def filed_beside(
+        self, memory_ids: Sequence[str], span: int, at_seq: int | None
+    ) -> dict[str, list[tuple[str, int]]]:
+        """For each of `memory_ids`, the memories filed just before and after it in the
+        notebook it was filed in, up to `span` each side (as of event `at_seq`, None:
+        now), each with its distance: -1 the one filed just before, 1 just after."""
         ...
 
     def events(self, query: EventFilter) -> list[Event]: ...

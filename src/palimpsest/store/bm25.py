@@ -8,13 +8,12 @@ down for its length alone; on the LoCoMo dev conversations b 0.2-0.3 raised reca
 every conversation, and the best 100 re-scored gave the same figures as scoring every
 match (docs/recall.md, fourth round).
 
-Then the first LENDERS borrow the words of the memory filed just before each in its
-notebook, at SHARE of their weight, and the memories filed just after the first
-SUCCESSORS join with their own words and those of the match before them. An answer
-often holds none of the question's words while what it answers does ("Did you go to
-Lisbon?" - "Yes, in May"); scored as if SHARE of the memory before were its own text,
-LoCoMo's answers were found (docs/recall.md). Only the first few lend or draw: deeper
-ones gave no more.
+Then the first NEIGHBOURED borrow the words of the memory filed just before each in its
+notebook, at SHARE of their weight, and the memory filed just after each joins with its
+own words and those of the match before it. An answer often holds none of the
+question's words while what it answers does ("Did you go to Lisbon?" - "Yes, in May");
+scored as if SHARE of the memory before were its own text, LoCoMo's answers were found
+(docs/recall.md). Only the first few borrow or draw: deeper ones gave no more.
 
 The figures a score needs are each store's: how many versions with content the workspace
 holds, their total length in terms, how many hold each query term.
@@ -36,8 +35,7 @@ K1 = 1.2
 B = 0.2
 DEPTH = 100  # matches re-scored: the research's depth (its figures were those of all)
 SHARE = 0.2  # the weight of the words of the memory filed just before
-LENDERS = 50  # the first matches scored with the words before them
-SUCCESSORS = 20  # the first matches whose next memory joins
+NEIGHBOURED = 20  # the first matches that borrow those words and draw in the next memory
 # Each searched column's weight, as SQLite's bm25(1.0, 0.6, 0.4, 0.4) weighs them.
 WEIGHTS = (("text", 1.0), ("title", 0.6), ("why", 0.4), ("tags_text", 0.4))
 _ASCII_WORD = re.compile(r"[^\x00-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f]+")  # FTS5's ascii tokens
@@ -85,25 +83,33 @@ def found_match(row: Mapping[str, Any], terms: list[str]) -> Match:
     return Match(found, int(row["seq"]), counts, int(row["length"] or 0))  # NULL: none kept
 
 
-def pooled(every: list[Match], any_term: list[Match], depth: int) -> list[Match]:
+def pooled(every: list[Found], any_term: list[Found], depth: int) -> list[Found]:
     """The `depth` best matches as both stores list them: every-term matches first, then
     the best of the rest (`any_term`, matches holding any term, may repeat them), as one
     ranked list would hold them."""
-    held = {m.found.id for m in every}
-    rest = [m for m in any_term if m.found.id not in held]
+    held = {f.id for f in every}
+    rest = [f for f in any_term if f.id not in held]
     return every[:depth] + rest[: max(depth - len(every), 0)]
 
 
 def ranked(matches: Iterable[Match], terms: list[str], stats: Stats) -> list[tuple[Match, float]]:
     """`matches` by BM25 with B, those holding every term first, newest first on a tie."""
+    return ordered(scored(matches, terms, stats), terms)
+
+
+def scored(matches: Iterable[Match], terms: list[str], stats: Stats) -> list[tuple[Match, float]]:
+    """Each of `matches` with its BM25 score (b = B)."""
     average = stats.length / stats.versions if stats.versions else 1.0
     weights = {term: idf(stats.versions, stats.holding.get(term, 0)) for term in terms}
-    scored = [(m, _score(m, weights, average)) for m in matches]
-    scored.sort(key=lambda pair: (
+    return [(m, _score(m, weights, average)) for m in matches]
+
+
+def ordered(scored: list[tuple[Match, float]], terms: list[str]) -> list[tuple[Match, float]]:
+    """Scored matches holding every term first, then by score, newest first on a tie."""
+    return sorted(scored, key=lambda pair: (
         not all(pair[0].counts.get(term) for term in terms),
         -pair[1], -pair[0].seq, -pair[0].found.rowid,
     ))  # fmt: skip
-    return scored
 
 
 def lent(match: Match, before: Match, terms: list[str]) -> Match:

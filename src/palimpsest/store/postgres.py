@@ -378,7 +378,9 @@ class PostgresSession(SqlSession):
                 if len(passes[0]) >= query.limit:
                     break
             every, rest = passes[0], passes[1] if len(passes) > 1 else []
-        pool = bm25.pooled(every, rest, depth)
+        matches = {m.found.id: m for m in every + rest}
+        found = bm25.pooled([m.found for m in every], [m.found for m in rest], depth)
+        pool = [matches[f.id] for f in found]
         return self._ranked_words(pool, query, pg_search.stats(held, terms))
 
     def _version_matches(

@@ -121,55 +121,68 @@ class SqlSession(OrientRows, GuardRows, AccessRows, ABC):
     def _ranked_words(
         self, pool: list[bm25.Match], query: SearchQuery, stats: bm25.Stats
     ) -> list[tuple[Found, float]]:
-        """`pool` (full text's best as FTS5 ranks them) re-ranked by bm25.py, each of the
-        first LENDERS with the words of the memory filed just before it, and the memories
-        filed just after the first SUCCESSORS drawn in (unless `query.beside` is off)."""
+        """`pool` (full text's best as FTS5 ranks them) re-ranked by bm25.py, the first
+        NEIGHBOURED with the words of the memory filed just before each, and the memory
+        filed just after each drawn in (when `query.beside`)."""
         terms = query.terms()
-        first = [m for m, _ in bm25.ranked(pool, terms, stats)]
-        lenders = first[: bm25.LENDERS] if query.beside else []
-        beside = self._filed_beside_each([m.found.id for m in lenders], query.at_seq)
-        before = self._matches_of([b for b, _ in beside.values() if b], query, terms, False)
+        first = bm25.ranked(pool, terms, stats)
+        if not query.beside:
+            return [(m.found, score) for m, score in first[: query.limit]]
+        top = [m for m, _ in first[: bm25.NEIGHBOURED]]
+        beside = self.filed_beside([m.found.id for m in top], 1, query.at_seq)
+        just = {
+            m.found.id: dict((d, other) for other, d in beside.get(m.found.id, [])) for m in top
+        }
+        before = self._matches_of([j[-1] for j in just.values() if -1 in j], query, terms, False)
         drawn: dict[str, bm25.Match] = {}  # the memory filed just after a match -> it
-        for m in lenders[: bm25.SUCCESSORS]:
-            after_id = beside.get(m.found.id, (None, None))[1]
-            if after_id is not None:
-                drawn.setdefault(after_id, m)
+        for m in top:
+            if 1 in just[m.found.id]:
+                drawn.setdefault(just[m.found.id][1], m)
         after = self._matches_of(list(drawn), query, terms, True)
-        widened = {m.found.id: m for m in first}
-        for m in lenders:
-            lender = before.get(beside.get(m.found.id, (None, None))[0] or "")
+        pooled = {m.found.id for m in pool}
+        changed: dict[str, bm25.Match] = {}
+        for m in top:
+            lender = before.get(just[m.found.id].get(-1, ""))
             if lender is not None:
-                widened[m.found.id] = bm25.lent(m, lender, terms)
-        for memory_id, m in after.items():
-            own = widened.get(memory_id)  # drawn in by the words before it alone, or not
-            found = m.found if own is not None else m.found._replace(borrowed=True)
-            widened[memory_id] = bm25.lent(replace(m, found=found), drawn[memory_id], terms)
-        best = bm25.ranked(widened.values(), terms, stats)[: query.limit]
+                changed[m.found.id] = bm25.lent(m, lender, terms)
+        for memory_id, m in after.items():  # found by the words before it alone, or not
+            found = m.found if memory_id in pooled else m.found._replace(borrowed=True)
+            changed[memory_id] = bm25.lent(replace(m, found=found), drawn[memory_id], terms)
+        kept = [(m, score) for m, score in first if m.found.id not in changed]
+        rescored = bm25.scored(changed.values(), terms, stats)
+        best = bm25.ordered(kept + rescored, terms)[: query.limit]
         return [(m.found, score) for m, score in best]
 
-    def _filed_beside_each(
-        self, memory_ids: list[str], at_seq: int | None
-    ) -> dict[str, tuple[str | None, str | None]]:
-        """For each memory, the memories filed just before and just after it in the
-        notebook it was filed in (as of event `at_seq`): `filed_beside` for many at once."""
-        if not memory_ids:
+    def filed_beside(
+        self, memory_ids: Sequence[str], span: int, at_seq: int | None
+    ) -> dict[str, list[tuple[str, int]]]:
+        # Creation events (version 1) in the notebook each memory was filed in, by
+        # sequence: the events_notebook index (workspace, notebook_id, seq) serves each
+        # step, events_target finds the memories (no ORDER BY: SQLite, unanalysed, then
+        # walked every event of the workspace).
+        if not memory_ids or span < 1:
             return {}
         near = (
             "(SELECT n.target_id FROM events n WHERE n.workspace = e.workspace "
             "AND n.notebook_id = e.notebook_id AND n.version = 1 AND n.target_type = 'memory' "
-            "AND n.seq {} e.seq AND n.seq <= ? ORDER BY n.seq {} LIMIT 1)"
+            "AND n.seq {} e.seq AND n.seq <= ? ORDER BY n.seq {} LIMIT 1 OFFSET {}) AS {}{}"
         )
-        last = at_seq if at_seq is not None else 2**62
+        columns = [near.format(op, way, k, side, k) for op, way, side in
+                   (("<", "DESC", "b"), (">", "ASC", "a")) for k in range(span)]  # fmt: skip
+        last = at_seq if at_seq is not None else 2**62  # no bound: every later filing
         rows = self._rows(
-            f"SELECT e.target_id AS id, e.seq AS seq, {near.format('<', 'DESC')} AS before, "
-            f"{near.format('>', 'ASC')} AS after FROM events e WHERE e.workspace = ? "
-            "AND e.version = 1 AND e.target_type = 'memory' "
+            f"SELECT e.target_id AS id, e.seq AS seq, {', '.join(columns)} FROM events e "
+            "WHERE e.workspace = ? AND e.version = 1 AND e.target_type = 'memory' "
             f"AND e.target_id IN ({marks(memory_ids)})",
-            [last, last, self.workspace, *memory_ids],
-        )  # (no ORDER BY: SQLite, unanalysed, then walked every event of the workspace)
-        beside: dict[str, tuple[str | None, str | None]] = {}
+            [*[last] * len(columns), self.workspace, *memory_ids],
+        )
+        beside: dict[str, list[tuple[str, int]]] = {}
         for row in sorted(rows, key=lambda row: int(row["seq"])):  # the first filing of each
-            beside.setdefault(row["id"], (row["before"], row["after"]))
+            beside.setdefault(row["id"], [
+                (row[f"{side}{k}"], sign * (k + 1))
+                for side, sign in (("b", -1), ("a", 1)) for k in range(span)
+                if row[f"{side}{k}"] is not None
+            ])  # fmt: skip
         return beside
 
     def _matches_of(
@@ -184,8 +197,11 @@ class SqlSession(OrientRows, GuardRows, AccessRows, ABC):
         else:
             span, span_args = current_at(query.at_seq)
             where, args = ["v.workspace = ?", span, "v.scrubbed = 0"], [self.workspace, *span_args]
-        where = [*where, f"v.memory_id IN ({marks(memory_ids)})"]
-        return {m.found.id: m for m in self._version_matches(where, [*args, *memory_ids], terms)}
+        # Found by memory id: SQLite, unanalysed, walked the workspace's index instead.
+        assert where[0] == "v.workspace = ?"
+        where = [f"v.memory_id IN ({marks(memory_ids)})", f"{self.UNINDEXED}{where[0]}", *where[1:]]
+        matches = self._version_matches(where, [*memory_ids, *args], terms)
+        return {m.found.id: m for m in matches}
 
     @abstractmethod
     def _version_matches(
@@ -684,28 +700,6 @@ class SqlSession(OrientRows, GuardRows, AccessRows, ABC):
             [*args, query.limit],
         )
         return [event_from_row(row) for row in rows]
-
-    def filed_beside(self, memory_id: str, span: int, at_seq: int | None) -> list[tuple[str, int]]:
-        # Creation events (version 1) in the notebook the memory was filed in, by sequence:
-        # the events_notebook index (workspace, notebook_id, seq) serves every step.
-        first = self._row(
-            "SELECT seq, notebook_id FROM events WHERE workspace = ? AND target_id = ? "
-            "AND version = 1 AND target_type = 'memory' ORDER BY seq LIMIT 1",
-            (self.workspace, memory_id),
-        )
-        if first is None or first["notebook_id"] is None:
-            return []
-        seq, notebook_id = int(first["seq"]), first["notebook_id"]
-        last = at_seq if at_seq is not None else 2**62  # no bound: every later filing
-        near = "SELECT target_id, seq FROM events WHERE workspace = ? AND notebook_id = ? " \
-            "AND version = 1 AND target_type = 'memory' AND seq {} ? AND seq <= ? " \
-            "ORDER BY seq {} LIMIT ?"  # fmt: skip
-        args = (self.workspace, notebook_id, seq, last, span)
-        before = self._rows(near.format("<", "DESC"), args)
-        after = self._rows(near.format(">", "ASC"), args)
-        return [(row["target_id"], -d) for d, row in enumerate(before, 1)] + [
-            (row["target_id"], d) for d, row in enumerate(after, 1)
-        ]
 
     def seq_at(self, time: str) -> int:
         row = self._row(

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from ..errors import PalimpsestError, Retryable, ValidationError
 from . import Found, Rewrite, SearchQuery, bm25
 from .migrations import migrations, refuse_newer, statements
-from .rows import FOUND_COLUMNS, Row
+from .rows import FOUND_COLUMNS, Row, found_from_row
 from .session import SqlSession, key_race, name_race
 from .terms import index_text
 
@@ -586,14 +586,20 @@ class SqliteSession(SqlSession):
         # FTS5's best DEPTH (memories holding every word first, any word fills the rest),
         # re-ranked by bm25.py.
         depth = max(query.limit, bm25.DEPTH)
-        passes: list[list[bm25.Match]] = []
+        passes: list[list[Found]] = []
         for joiner in (" AND ", " OR ")[: 2 if len(terms) > 1 else 1]:
             match = _match_expression(joiner.join(f'"{t}"' for t in terms), query)
-            rows = self._best(match, terms, where, args, query.limit, depth)
-            passes.append([bm25.found_match(row, terms) for row in rows])
+            rows = self._best(match, where, args, query.limit, depth)
+            passes.append([found_from_row(row) for row in rows])
             if len(passes[0]) >= query.limit:
                 break
-        pool = bm25.pooled(passes[0], passes[1] if len(passes) > 1 else [], depth)
+        found = bm25.pooled(passes[0], passes[1] if len(passes) > 1 else [], depth)
+        # Their counts read once, for the pool alone (in the ranking query SQLite computed
+        # them for every candidate it sorted).
+        counted = {m.found.rowid: m for m in self._version_matches(
+            [f"v.rowid IN ({', '.join('?' * len(found))})"], [f.rowid for f in found], terms
+        )} if found else {}  # fmt: skip
+        pool = [counted[f.rowid] for f in found]
         return self._ranked_words(pool, query, self._search_stats(terms))
 
     def _version_matches(
@@ -618,9 +624,8 @@ class SqliteSession(SqlSession):
         return bm25.Stats(versions, sum(lengths), holding)
 
     def _best(
-        self, match: str, terms: list[str], where: list[str], args: list[Any], limit: int,
-        depth: int,
-    ) -> list[Row]:  # fmt: skip
+        self, match: str, where: list[str], args: list[Any], limit: int, depth: int
+    ) -> list[Row]:
         """Up to `depth` of the best matches passing the filters, widening the search only
         while fewer than `limit` pass.
 
@@ -630,7 +635,7 @@ class SqliteSession(SqlSession):
         did not cover every match is followed by a wider one.
         """
         start = self._window_start(match)
-        rows = self._matches(match, terms, where, args, depth, CANDIDATES, start)
+        rows = self._matches(match, where, args, depth, CANDIDATES, start)
         if len(rows) >= limit:
             return rows  # the common case: the window's best passed (no count needed)
         passes: list[tuple[int | None, int | None]] = []
@@ -639,7 +644,7 @@ class SqliteSession(SqlSession):
         if start is not None:
             passes.append((None, None))
         for cap, lowest in passes:
-            rows = self._matches(match, terms, where, args, depth, cap, lowest)
+            rows = self._matches(match, where, args, depth, cap, lowest)
             if len(rows) >= limit:
                 break
         return rows
@@ -666,7 +671,6 @@ class SqliteSession(SqlSession):
     def _matches(
         self,
         match: str,
-        terms: list[str],
         where: list[str],
         args: list[Any],
         limit: int,
@@ -677,13 +681,12 @@ class SqliteSession(SqlSession):
         candidates = f"SELECT rowid, rank FROM {table} WHERE {table} MATCH ? AND rowid > ?"
         if cap is not None:
             candidates += f" ORDER BY rank LIMIT {cap}"
-        columns, paths = _counted(terms)
         sql = (
-            f"SELECT {FOUND_COLUMNS}, {columns} FROM ({candidates}) c "
+            f"SELECT {FOUND_COLUMNS} FROM ({candidates}) c "
             f"JOIN memory_versions v ON v.rowid = c.rowid WHERE {' AND '.join(where)} "
             "ORDER BY c.rank, v.from_seq DESC LIMIT ?"
         )
-        return self._rows(sql, [*paths, match, lowest or 0, *args, limit])
+        return self._rows(sql, [match, lowest or 0, *args, limit])
 
 
 # As 005_search_terms.sql makes memory_fts, `default`'s.
