@@ -19,8 +19,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ..model import Memory
-from ..store import StoreReader
+from ..store import RowFacts, StoreReader
 from ..store.terms import index_terms
+from .episodes import known_facts
 from .fusion import Candidate, Fused
 
 NOT_A_NAME = "user:local"  # the default actor: the machine's own user
@@ -42,17 +43,20 @@ def named_authors(authors: Mapping[int, str | None], query_terms: list[str]) -> 
 
 
 def with_authors(
-    tx: StoreReader, hits: list[Fused[Candidate]], named: set[str], share: float
+    tx: StoreReader,
+    hits: list[Fused[Candidate]],
+    named: set[str],
+    share: float,
+    facts: dict[int, RowFacts] | None = None,
 ) -> list[Fused[Candidate]]:
-    """`hits` with each one by a named author gaining `share`, best first."""
+    """`hits` with each one by a named person gaining `share`, best first (`facts`: what
+    is known of the candidates' rows already)."""
     if share <= 0 or not named or not hits:
         return hits
-    authors = tx.authors_of_rows([h.memory.rowid for h in hits if not isinstance(h.memory, Memory)])
+    facts = known_facts(tx, hits, facts)
 
     def author(candidate: Candidate) -> str | None:
-        if isinstance(candidate, Memory):
-            return candidate.author
-        return authors.get(candidate.rowid)
+        return candidate.author if isinstance(candidate, Memory) else facts[candidate.rowid][2]
 
     rescored = [
         Fused(hit.memory, hit.score + (share if author(hit.memory) in named else 0.0), hit.matched)

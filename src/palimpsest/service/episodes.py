@@ -17,24 +17,28 @@ gains (neighbouring context's newcomers too), and none enters it this way.
 from __future__ import annotations
 
 from ..model import Memory
-from ..store import StoreReader
+from ..store import Found, RowFacts, StoreReader
 from .fusion import Candidate, Fused
 
 
 def with_episodes(
-    tx: StoreReader, fused: list[Fused[Candidate]], hits: list[Fused[Candidate]], share: float
+    tx: StoreReader,
+    fused: list[Fused[Candidate]],
+    hits: list[Fused[Candidate]],
+    share: float,
+    facts: dict[int, RowFacts] | None = None,
 ) -> list[Fused[Candidate]]:
     """`hits` (fusion's list after neighbouring context) with each one's gain: `share` x
-    the best score in `fused` (before context) among the candidates of its episode."""
+    the best score in `fused` (before context) among the candidates of its episode
+    (`facts`: what is known of the candidates' rows already)."""
     if share <= 0 or not hits:
         return hits
-    unread = [hit.memory.rowid for hit in hits if not isinstance(hit.memory, Memory)]
-    days = tx.days_of_rows(unread)
+    facts = known_facts(tx, hits, facts)
 
     def episode(candidate: Candidate) -> tuple[str, str]:
         if isinstance(candidate, Memory):
             return candidate.notebook_id, (candidate.occurred_at or candidate.recorded_at)[:10]
-        return days[candidate.rowid]
+        return facts[candidate.rowid][:2]
 
     best: dict[tuple[str, str], float] = {}
     for hit in fused:
@@ -45,3 +49,12 @@ def with_episodes(
         for hit in hits
     ]
     return sorted(rescored, key=lambda hit: -hit.score)
+
+
+def known_facts(
+    tx: StoreReader, hits: list[Fused[Candidate]], facts: dict[int, RowFacts] | None
+) -> dict[int, RowFacts]:
+    """`facts` with those of the hits' rows it lacks (hits read whole need none)."""
+    known = dict(facts or {})
+    unread = [h.memory.rowid for h in hits if isinstance(h.memory, Found)]
+    return known | tx.facts_of_rows([rowid for rowid in unread if rowid not in known])

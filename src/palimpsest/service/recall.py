@@ -153,18 +153,19 @@ class RecallOps(ServiceBase):
         assert vector is not None  # the embedder embeds
         nearest = replace(search, limit=max(search.limit, MEANING_POOL))
         meaning = tx.nearest_found(vector, nearest, model_tag(self.embedder))
+        facts = tx.facts_of_rows(sorted({found.rowid for found, _ in words + meaning}))
         named: set[str] = set()
-        if weights.author > 0:  # the words again, without the names of the authors named
-            rows = sorted({found.rowid for found, _ in words + meaning})
-            named = named_authors(tx.authors_of_rows(rows), search.terms())
+        if weights.author > 0:  # the words again, without the names of the people named
+            authors = {rowid: fact.author for rowid, fact in facts.items()}
+            named = named_authors(authors, search.terms())
             if named:
                 names = frozenset().union(*map(name_terms, named))
                 words = tx.search_found(replace(pooled, without=names))
         fused = fuse(words, meaning, weights)
         base = unmatched_score(meaning, weights)
         hits = with_context(tx, fused, search, weights.context, _passes, base)
-        hits = with_episodes(tx, fused, hits, weights.episode)
-        return with_authors(tx, hits, named, weights.author)
+        hits = with_episodes(tx, fused, hits, weights.episode, facts)
+        return with_authors(tx, hits, named, weights.author, facts)
 
     def _exact(self, tx: StoreReader, query: str, search: SearchQuery) -> list[Memory]:
         """Memories whose id or key is exactly the query and that pass the filters: first."""

@@ -64,6 +64,14 @@ class Found(NamedTuple):
     borrowed: bool = False  # found by the words of the memory filed before it alone (bm25.py)
 
 
+class RowFacts(NamedTuple):
+    """Of a version, what recall ranks by besides its words and vector."""
+
+    notebook_id: str
+    day: str  # occurred_at, else recorded_at, as YYYY-MM-DD (a UTC day)
+    author: str
+
+
 @dataclass(frozen=True)
 class EventFilter:
     target_id: str | None = None
@@ -170,9 +178,9 @@ class StoreReader(Protocol):
         """The versions a `Found` names, by row (in this transaction: each is there)."""
         ...
 
-    def days_of_rows(self, rowids: Sequence[int]) -> dict[int, tuple[str, str]]:
-        """The notebook id and day (`occurred_at`, else `recorded_at`, as YYYY-MM-DD) of
-        the versions a `Found` names, by row: recall's episodes."""
+    def facts_of_rows(self, rowids: Sequence[int]) -> dict[int, RowFacts]:
+        """What recall's episodes and named people read of the versions `Found`s name,
+        by row, in one statement."""
         ...
 
     def nearest(
@@ -191,10 +199,6 @@ class StoreReader(Protocol):
     def stale_vectors(self, model: str, limit: int) -> list[Memory]:
         """Versions with content whose vector is missing or not tagged `model`, oldest
         first, at most `limit` (what `reindex` makes anew)."""
-        ...
-
-    def authors_of_rows(self, rowids: Sequence[int]) -> dict[int, str | None]:
-        """The author of each version row (recall's named authors)."""
         ...
 
     def filed_beside(

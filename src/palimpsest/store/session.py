@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import Conflict, InternalError
 from ..model import Dispute, Event, Link, Memory, MemoryVersion, Notebook, Tombstone, now_utc
-from . import EventFilter, Found, PendingScrub, SearchQuery, StoredResponse, bm25
+from . import EventFilter, Found, PendingScrub, RowFacts, SearchQuery, StoredResponse, bm25
 from .access_rows import AccessRows
 from .dispute_rows import (
     DISPUTE_EVENT_TEXTS,
@@ -91,26 +91,19 @@ class SqlSession(OrientRows, GuardRows, AccessRows, ABC):
         )
         return {int(row["rowid"]): memory_from_row(row) for row in rows}
 
-    def days_of_rows(self, rowids: Sequence[int]) -> dict[int, tuple[str, str]]:
+    def facts_of_rows(self, rowids: Sequence[int]) -> dict[int, RowFacts]:
         if not rowids:
             return {}
         rows = self._rows(
-            "SELECT v.rowid AS rowid, v.notebook_id AS notebook_id, "
+            "SELECT v.rowid AS rowid, v.notebook_id AS notebook_id, v.author AS author, "
             "coalesce(v.occurred_at, v.recorded_at) AS happened FROM memory_versions v "
             f"WHERE v.rowid IN ({', '.join('?' * len(rowids))})",
             rowids,
         )
-        return {int(row["rowid"]): (row["notebook_id"], row["happened"][:10]) for row in rows}
-
-    def authors_of_rows(self, rowids: Sequence[int]) -> dict[int, str | None]:
-        if not rowids:
-            return {}
-        rows = self._rows(
-            "SELECT v.rowid AS rowid, v.author AS author FROM memory_versions v "
-            f"WHERE v.rowid IN ({', '.join('?' * len(rowids))})",
-            rowids,
-        )
-        return {int(row["rowid"]): row["author"] for row in rows}
+        return {
+            int(row["rowid"]): RowFacts(row["notebook_id"], row["happened"][:10], row["author"])
+            for row in rows
+        }
 
     def _read_found(self, found: list[tuple[Found, float]]) -> list[tuple[Memory, float]]:
         versions = self.versions_of_rows([version.rowid for version, _ in found])

@@ -617,10 +617,18 @@ class SqliteSession(SqlSession):
         if self._fts_written:  # FTS5 saves the record when a savepoint opens, else at commit
             self._run("SAVEPOINT fts_totals")
             self._run("RELEASE fts_totals")
-        row = self._row(f"SELECT block FROM {table}_data WHERE id = 1")
-        versions, *lengths = (_varints(row["block"]) if row else []) or [0]  # none yet: empty
+        held = "".join(
+            f", (SELECT count(*) FROM {table} WHERE {table} MATCH ?) AS d{i}"
+            for i in range(len(terms))
+        )
         searched = " ".join(_SEARCHED)
-        holding = {term: self._count(f'{{{searched}}} : "{term}"', None, None) for term in terms}
+        row = self._row(
+            f"SELECT (SELECT block FROM {table}_data WHERE id = 1) AS block{held}",
+            [f'{{{searched}}} : "{term}"' for term in terms],
+        )
+        assert row is not None  # a SELECT of subqueries: always one row
+        versions, *lengths = (_varints(row["block"]) if row["block"] else []) or [0]  # none yet
+        holding = {term: int(row[f"d{i}"]) for i, term in enumerate(terms)}
         return bm25.Stats(versions, sum(lengths), holding)
 
     def _best(
@@ -659,13 +667,13 @@ class SqliteSession(SqlSession):
         )
         return None if row is None else int(row["rowid"])
 
-    def _count(self, match: str, lowest: int | None, most: int | None) -> int:
-        """How many rows match (above the row id `lowest`; counting stops at `most`)."""
-        table = self._fts_table
-        matches = f"SELECT 1 FROM {table} WHERE {table} MATCH ? AND rowid > ?"
-        if most is not None:
-            matches += f" LIMIT {int(most)}"
-        row = self._row(f"SELECT count(*) AS n FROM ({matches})", (match, lowest or 0))
+    def _count(self, match: str, lowest: int | None, most: int) -> int:
+        row = self._row(
+            f"SELECT count(*) AS n FROM (SELECT 1 FROM {self._fts_table} "
+            f"WHERE {self._fts_table} MATCH ? "
+            "AND rowid > ? LIMIT ?)",
+            (match, lowest or 0, most),
+        )
         return int(row["n"]) if row else 0
 
     def _matches(
