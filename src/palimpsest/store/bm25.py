@@ -71,16 +71,23 @@ def term_counts(columns: Mapping[str, str | None]) -> tuple[dict[str, float], in
 
 def stored_counts(columns: Mapping[str, str | None]) -> dict[str, str | int]:
     """The columns a store keeps beside a version's content: its term counts (JSON) and
-    length, read back by `found_match`."""
+    length, read back by `found_matches`."""
     counts, length = term_counts(columns)
     return {"search_counts": json.dumps(counts), "search_length": length}
 
 
-def found_match(row: Mapping[str, Any], terms: list[str]) -> Match:
-    """A version row with its `seq`, `length` and each term's count (`tf0`, `tf1`...)."""
-    counts = {term: float(row[f"tf{i}"]) for i, term in enumerate(terms)}
-    found = Found(row["memory_id"], int(row["rowid"]))
-    return Match(found, int(row["seq"]), counts, int(row["length"] or 0))  # NULL: none kept
+def found_matches(rows: Iterable[Mapping[str, Any]], terms: list[str]) -> list[Match]:
+    """Version rows with their `seq`, `length` and each term's count (`tf0`, `tf1`...)."""
+    named = [(term, f"tf{i}") for i, term in enumerate(terms)]
+    return [
+        Match(
+            Found(row["memory_id"], int(row["rowid"])),
+            int(row["seq"]),
+            {term: float(row[column]) for term, column in named},
+            int(row["length"] or 0),  # NULL: none kept
+        )
+        for row in rows
+    ]
 
 
 def pooled(every: list[Found], any_term: list[Found], depth: int) -> list[Found]:
@@ -106,10 +113,14 @@ def scored(matches: Iterable[Match], terms: list[str], stats: Stats) -> list[tup
 
 def ordered(scored: list[tuple[Match, float]], terms: list[str]) -> list[tuple[Match, float]]:
     """Scored matches holding every term first, then by score, newest first on a tie."""
-    return sorted(scored, key=lambda pair: (
-        not all(pair[0].counts.get(term) for term in terms),
-        -pair[1], -pair[0].seq, -pair[0].found.rowid,
-    ))  # fmt: skip
+
+    def key(pair: tuple[Match, float]) -> tuple[bool, float, int, int]:
+        match, score = pair
+        counts = match.counts
+        every = all(counts.get(term) for term in terms)
+        return (not every, -score, -match.seq, -match.found.rowid)
+
+    return sorted(scored, key=key)
 
 
 def lent(match: Match, before: Match, terms: list[str]) -> Match:
@@ -123,10 +134,12 @@ def lent(match: Match, before: Match, terms: list[str]) -> Match:
 
 def _score(match: Match, weights: Mapping[str, float], average: float) -> float:
     norm = K1 * (1 - B + B * match.length / average)
+    counts = match.counts
     score = 0.0
     for term, weight in weights.items():
-        tf = match.counts.get(term, 0.0)
-        score += weight * (tf * (K1 + 1)) / (tf + norm)
+        tf = counts.get(term)
+        if tf:  # (most terms are not in most matches)
+            score += weight * (tf * (K1 + 1)) / (tf + norm)
     return score
 
 

@@ -187,7 +187,7 @@ COUNT_EVERY_TERM = (
 
 
 def counts_sql(terms: list[str], where: list[str], args: list[Any]) -> tuple[str, list[Any]]:
-    """The versions passing `where` (alias v) with what bm25.found_match reads of them."""
+    """The versions passing `where` (alias v) with what bm25.found_matches reads of them."""
     counts = "".join(f", {TERM_COUNT} AS tf{i}" for i in range(len(terms)))
     sql = (
         f"SELECT {FOUND_COLUMNS}, v.from_seq AS seq, v.search_length AS length{counts} "

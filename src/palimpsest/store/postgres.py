@@ -364,8 +364,8 @@ class PostgresSession(SqlSession):
         depth = max(query.limit, bm25.DEPTH)
         if narrowed or pg_search.window_walk(held, len(terms), False) is None:
             rows = self._rows(*pg_search.ranked_sql(terms, held, where, args, depth))
-            every = [bm25.found_match(row, terms) for row in rows if row["every_term"]]
-            rest = [bm25.found_match(row, terms) for row in rows if not row["every_term"]]
+            every = bm25.found_matches((row for row in rows if row["every_term"]), terms)
+            rest = bm25.found_matches((row for row in rows if not row["every_term"]), terms)
             if len(every) >= query.limit:
                 rest = []
         else:
@@ -374,7 +374,7 @@ class PostgresSession(SqlSession):
             passes: list[list[bm25.Match]] = []
             for all_words in (True, False)[: 2 if len(terms) > 1 else 1]:
                 rows = self._best(terms, all_words, held, where, args, query.limit, depth)
-                passes.append([bm25.found_match(row, terms) for row in rows])
+                passes.append(bm25.found_matches(rows, terms))
                 if len(passes[0]) >= query.limit:
                     break
             every, rest = passes[0], passes[1] if len(passes) > 1 else []
@@ -387,7 +387,7 @@ class PostgresSession(SqlSession):
         self, where: list[str], args: list[Any], terms: list[str]
     ) -> list[bm25.Match]:
         rows = self._rows(*pg_search.counts_sql(terms, where, args))
-        return [bm25.found_match(row, terms) for row in rows]
+        return bm25.found_matches(rows, terms)
 
     def _best(
         self, terms: list[str], every: bool, held: Row, where: list[str], args: list[Any],

@@ -608,7 +608,7 @@ class SqliteSession(SqlSession):
         columns, paths = _counted(terms)
         sql = f"SELECT {FOUND_COLUMNS}, {columns} FROM memory_versions v "
         rows = self._rows(sql + f"WHERE {' AND '.join(where)}", [*paths, *args])
-        return [bm25.found_match(row, terms) for row in rows]
+        return bm25.found_matches(rows, terms)
 
     def _search_stats(self, terms: list[str]) -> bm25.Stats:
         """The workspace's figures for BM25, as FTS5 keeps them: its count of rows and
@@ -756,7 +756,7 @@ def _phrase(value: str) -> str:
 
 
 def _counted(terms: list[str]) -> tuple[str, list[str]]:
-    """What bm25.found_match reads of version v, and the JSON paths it takes."""
+    """What bm25.found_matches reads of version v, and the JSON paths it takes."""
     counts = "".join(
         f", coalesce(json_extract(v.search_counts, ?), 0) AS tf{i}" for i in range(len(terms))
     )
