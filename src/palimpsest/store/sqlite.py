@@ -586,10 +586,13 @@ class SqliteSession(SqlSession):
         # FTS5's best DEPTH (memories holding every word first, any word fills the rest),
         # re-ranked by bm25.py.
         depth = max(query.limit, bm25.DEPTH)
+        stats = self._search_stats(terms)
+        held = [stats.holding[term] for term in terms]
         passes: list[list[Found]] = []
         for joiner in (" AND ", " OR ")[: 2 if len(terms) > 1 else 1]:
             match = _match_expression(joiner.join(f'"{t}"' for t in terms), query)
-            rows = self._best(match, where, args, query.limit, depth)
+            most = min(held) if joiner == " AND " else sum(held)  # matches at most
+            rows = self._best(match, where, args, query.limit, depth, most)
             passes.append([found_from_row(row) for row in rows])
             if len(passes[0]) >= query.limit:
                 break
@@ -600,7 +603,7 @@ class SqliteSession(SqlSession):
             [f"v.rowid IN ({', '.join('?' * len(found))})"], [f.rowid for f in found], terms
         )} if found else {}  # fmt: skip
         pool = [counted[f.rowid] for f in found]
-        return self._ranked_words(pool, query, self._search_stats(terms))
+        return self._ranked_words(pool, query, stats)
 
     def _version_matches(
         self, where: list[str], args: list[Any], terms: list[str]
@@ -632,22 +635,22 @@ class SqliteSession(SqlSession):
         return bm25.Stats(versions, sum(lengths), holding)
 
     def _best(
-        self, match: str, where: list[str], args: list[Any], limit: int, depth: int
+        self, match: str, where: list[str], args: list[Any], limit: int, depth: int, most: int
     ) -> list[Row]:
         """Up to `depth` of the best matches passing the filters, widening the search only
-        while fewer than `limit` pass.
+        while fewer than `limit` pass (`most`: how many rows can match, at most).
 
         BM25 must score every match it ranks, so words found in very many memories would
         cost a scan: the first passes rank the newest WINDOW matches only, and of those
         score the CANDIDATES best against the filters. A pass that comes back short and
         did not cover every match is followed by a wider one.
         """
-        start = self._window_start(match)
+        start = self._window_start(match) if most > WINDOW else None
         rows = self._matches(match, where, args, depth, CANDIDATES, start)
         if len(rows) >= limit:
             return rows  # the common case: the window's best passed (no count needed)
         passes: list[tuple[int | None, int | None]] = []
-        if self._count(match, start, CANDIDATES + 1) > CANDIDATES:
+        if most > CANDIDATES and self._count(match, start, CANDIDATES + 1) > CANDIDATES:
             passes.append((None, start))
         if start is not None:
             passes.append((None, None))
