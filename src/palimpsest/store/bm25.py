@@ -21,10 +21,11 @@ holds, their total length in terms, how many hold each query term.
 
 from __future__ import annotations
 
+import heapq
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -99,11 +100,6 @@ def pooled(every: list[Found], any_term: list[Found], depth: int) -> list[Found]
     return every[:depth] + rest[: max(depth - len(every), 0)]
 
 
-def ranked(matches: Iterable[Match], terms: list[str], stats: Stats) -> list[tuple[Match, float]]:
-    """`matches` by BM25 with B, those holding every term first, newest first on a tie."""
-    return ordered(scored(matches, terms, stats), terms)
-
-
 def scored(matches: Iterable[Match], terms: list[str], stats: Stats) -> list[tuple[Match, float]]:
     """Each of `matches` with its BM25 score (b = B)."""
     average = stats.length / stats.versions if stats.versions else 1.0
@@ -113,14 +109,22 @@ def scored(matches: Iterable[Match], terms: list[str], stats: Stats) -> list[tup
 
 def ordered(scored: list[tuple[Match, float]], terms: list[str]) -> list[tuple[Match, float]]:
     """Scored matches holding every term first, then by score, newest first on a tie."""
+    return sorted(scored, key=_order(terms))
 
+
+def first(scored: list[tuple[Match, float]], terms: list[str], n: int) -> list[Match]:
+    """The first `n` matches in `ordered`'s order, without ordering the rest."""
+    return [m for m, _ in heapq.nsmallest(n, scored, key=_order(terms))]
+
+
+def _order(terms: list[str]) -> Callable[[tuple[Match, float]], tuple[bool, float, int, int]]:
     def key(pair: tuple[Match, float]) -> tuple[bool, float, int, int]:
         match, score = pair
         counts = match.counts
         every = all(counts.get(term) for term in terms)
         return (not every, -score, -match.seq, -match.found.rowid)
 
-    return sorted(scored, key=key)
+    return key
 
 
 def lent(match: Match, before: Match, terms: list[str]) -> Match:

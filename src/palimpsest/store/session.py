@@ -118,10 +118,10 @@ class SqlSession(OrientRows, GuardRows, AccessRows, ABC):
         NEIGHBOURED with the words of the memory filed just before each, and the memory
         filed just after each drawn in (when `query.beside`)."""
         terms = query.terms()
-        first = bm25.ranked(pool, terms, stats)
+        scored = bm25.scored(pool, terms, stats)
         if not query.beside:
-            return [(m.found, score) for m, score in first[: query.limit]]
-        top = [m for m, _ in first[: bm25.NEIGHBOURED]]
+            return [(m.found, score) for m, score in bm25.ordered(scored, terms)[: query.limit]]
+        top = bm25.first(scored, terms, bm25.NEIGHBOURED)
         beside = self.filed_beside([m.found.id for m in top], 1, query.at_seq)
         just = {
             m.found.id: dict((d, other) for other, d in beside.get(m.found.id, [])) for m in top
@@ -141,7 +141,7 @@ class SqlSession(OrientRows, GuardRows, AccessRows, ABC):
         for memory_id, m in after.items():  # found by the words before it alone, or not
             found = m.found if memory_id in pooled else m.found._replace(borrowed=True)
             changed[memory_id] = bm25.lent(replace(m, found=found), drawn[memory_id], terms)
-        kept = [(m, score) for m, score in first if m.found.id not in changed]
+        kept = [(m, score) for m, score in scored if m.found.id not in changed]
         rescored = bm25.scored(changed.values(), terms, stats)
         best = bm25.ordered(kept + rescored, terms)[: query.limit]
         return [(m.found, score) for m, score in best]
