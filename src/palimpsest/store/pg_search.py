@@ -9,9 +9,10 @@ forget sets them to NULL with it):
 - `search_counts`: each term's weighted count (jsonb), for ranking;
 - `search_length`: the version's length in terms.
 
-Ranking is SQLite's FTS5 BM25 (k1 1.2, b 0.75), a term in the text counting 1.0, in the
-title 0.6, in why or the tags 0.4 (ts_rank has no inverse document frequency: it ranked a
-word found in every memory as high as a rare one). Its statistics are those SQLite's index
+Ranking is SQLite's FTS5 BM25 (k1 1.2, b 0.75; store/bm25.py then re-scores the best of
+it, the same for both stores), a term in the text counting 1.0, in the title 0.6, in why
+or the tags 0.4 (ts_rank has no inverse document frequency: it ranked a word found in
+every memory as high as a rare one). Its statistics are those SQLite's index
 has: how many versions with content the workspace holds (past ones too) and their average
 length, which the writers keep in `search_stats`, and how many of them hold each term,
 which they keep in `search_terms` (a term's row goes with the last version holding it:
