@@ -42,6 +42,7 @@ from recall_research import (
     loaded,
     plain,
     score,
+    with_context,
 )
 
 
@@ -148,16 +149,7 @@ def pipeline(c: Conversation, qv: np.ndarray, tv: np.ndarray, wlist: list[int],
     for t, similarity in near.items():
         fused.setdefault(t, (1 - words) * similarity)
     bound = (1 - words) * last if last >= floor else 0.0
-    gained: dict[int, float] = defaultdict(float)
-    for t in sorted(fused, key=lambda t: -fused[t])[:anchors] if context else []:
-        for d in (1, 2):
-            for other in (t - d, t + d):
-                if 0 <= other < len(tv):
-                    gained[other] += context / d * fused[t]
-    final = {t: s + gained.get(t, 0.0) for t, s in fused.items()}
-    for t, gain in gained.items():
-        final.setdefault(t, gain + bound)
-    return fused, final, bound
+    return fused, with_context(fused, len(tv), anchors, context, bound), bound
 
 
 def top10(final: dict[int, float]) -> list[int]:

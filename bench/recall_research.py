@@ -246,6 +246,24 @@ def _diversified(order: list[int], g: np.ndarray, share: float) -> list[int]:
     return chosen + order
 
 
+def with_context(
+    fused: dict[int, float], turns: int, anchors: int, context: float, base: float
+) -> dict[int, float]:
+    """Neighbouring context as the service lends it: each of the best `anchors` turns
+    lends `context` of its score to the turns up to two places away (half at two); a turn
+    that gains this way without being a candidate enters at `base` plus its gain."""
+    gained: dict[int, float] = defaultdict(float)
+    for t in sorted(fused, key=lambda t: -fused[t])[:anchors] if context else []:
+        for d in (1, 2):
+            for other in (t - d, t + d):
+                if 0 <= other < turns:
+                    gained[other] += context / d * fused[t]
+    final = {t: s + gained.get(t, 0.0) for t, s in fused.items()}
+    for t, gain in gained.items():
+        final.setdefault(t, gain + base)
+    return final
+
+
 def as_served(
     words: float = 0.3,
     context: float = 0.3,
@@ -330,16 +348,7 @@ def served_scores(
             top = sorted(fused, key=lambda t: -fused[t])[:feedback]
             again = qv + feedback_weight * tv[top].mean(axis=0)
             fused, bound = candidates(c, i, again / np.linalg.norm(again), tv)
-        gained: dict[int, float] = defaultdict(float)
-        for t in sorted(fused, key=lambda t: -fused[t])[:anchors] if context else []:
-            for d in (1, 2):
-                for other in (t - d, t + d):
-                    if 0 <= other < len(tv):
-                        gained[other] += context / d * fused[t]
-        final = {t: s + gained.get(t, 0.0) for t, s in fused.items()}
-        for t, gain in gained.items():
-            final.setdefault(t, gain + (bound if base else 0.0))
-        return final
+        return with_context(fused, len(tv), anchors, context, bound if base else 0.0)
 
     return final_scores
 
