@@ -31,13 +31,13 @@ def test_full_text_leaves_out_the_terms_it_is_told_to_unless_none_would_be_left(
     assert SearchQuery(text="Ana", without=frozenset({"ana"})).terms() == ["ana"]
 
 
+def filed_by(service: Service, actor: str, text: str) -> str:
+    return str(service.with_actor(actor).remember(notebook="team", kind="fact", text=text)["id"])
+
+
 def test_a_query_naming_an_author_puts_their_memory_first(meaning: Service) -> None:
-    ana = meaning.with_actor("user:Ana").remember(
-        notebook="team", kind="fact", text="I moved to Porto last spring."
-    )["id"]
-    ben = meaning.with_actor("user:Ben").remember(
-        notebook="team", kind="fact", text="I moved to Lisbon last spring."
-    )["id"]
+    ana = filed_by(meaning, "user:Ana", "I moved to Porto last spring.")
+    ben = filed_by(meaning, "user:Ben", "I moved to Lisbon last spring.")
 
     def first(query: str) -> str:
         return str(meaning.recall(query=query, notebook="team")["hits"][0]["id"])
@@ -50,12 +50,8 @@ def test_a_query_naming_an_author_puts_their_memory_first(meaning: Service) -> N
 
 def test_a_name_matched_by_authorship_is_not_searched_as_a_word(meaning: Service) -> None:
     """Ben's memory shares only Ana's name with the question: it is no match by words."""
-    ana = meaning.with_actor("user:Ana").remember(
-        notebook="team", kind="fact", text="The staging database runs on the old host."
-    )["id"]
-    ben = meaning.with_actor("user:Ben").remember(
-        notebook="team", kind="fact", text="Ana, Ana and Ana again: lunch on Friday."
-    )["id"]
+    ana = filed_by(meaning, "user:Ana", "The staging database runs on the old host.")
+    ben = filed_by(meaning, "user:Ben", "Ana, Ana and Ana again: lunch on Friday.")
     hits = {hit["id"]: hit for hit in meaning.recall(query="Ana staging host")["hits"]}
     assert hits[ana]["matched"] == "both"
     assert ben not in hits or hits[ben]["matched"] == "meaning"

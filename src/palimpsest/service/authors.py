@@ -56,7 +56,7 @@ def with_authors(
     facts = known_facts(tx, hits, facts)
 
     def author(candidate: Candidate) -> str | None:
-        return candidate.author if isinstance(candidate, Memory) else facts[candidate.rowid][2]
+        return candidate.author if isinstance(candidate, Memory) else facts[candidate.rowid].author
 
     rescored = [
         Fused(hit.memory, hit.score + (share if author(hit.memory) in named else 0.0), hit.matched)

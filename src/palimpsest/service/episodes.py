@@ -38,7 +38,8 @@ def with_episodes(
     def episode(candidate: Candidate) -> tuple[str, str]:
         if isinstance(candidate, Memory):
             return candidate.notebook_id, (candidate.occurred_at or candidate.recorded_at)[:10]
-        return facts[candidate.rowid][:2]
+        fact = facts[candidate.rowid]
+        return fact.notebook_id, fact.day
 
     best: dict[tuple[str, str], float] = {}
     for hit in fused:
