@@ -13,7 +13,7 @@ import pytest
 
 from palimpsest.errors import Retryable, ValidationError
 from palimpsest.service import Service, base
-from palimpsest.store import Store, open_store, sqlite
+from palimpsest.store import Store, bm25, open_store, sqlite
 from palimpsest.store.migrations import migrations, statements
 from palimpsest.store.sqlite import CANDIDATES, SqliteStore
 
@@ -48,6 +48,34 @@ def test_an_older_file_is_upgraded_in_place_keeping_its_memories(db_path: Path) 
     reopened = open_store(str(db_path))
     assert Service(reopened).recall(query="search")["hits"][0]["id"] == mid
     reopened.close()
+
+
+def test_a_store_before_kept_term_counts_gets_them_for_every_version(db_path: Path) -> None:
+    """Migration 012: full text's re-scoring reads each version's kept counts; a store
+    written before them gets them for every version with content."""
+    store = open_store(str(db_path))
+    service = Service(store)
+    mid = service.remember(notebook="p", kind="fact", text="Kestrels hover over the meadow")["id"]
+    service.revise(id=mid, text="Kestrels hover over the wet meadow", because="a new version")
+    store.close()
+    with sqlite3.connect(db_path, isolation_level=None) as raw:  # as 011 left it
+        raw.execute("ALTER TABLE memory_versions DROP COLUMN search_counts")
+        raw.execute("ALTER TABLE memory_versions DROP COLUMN search_length")
+        raw.execute("PRAGMA user_version = 11")
+    raw.close()
+    store = open_store(str(db_path))
+    store.close()
+    with sqlite3.connect(db_path) as raw:
+        rows = raw.execute(
+            "SELECT text, title, why, tags_text, notebook_id, search_counts, search_length "
+            "FROM memory_versions"
+        ).fetchall()
+    raw.close()
+    assert len(rows) == 2
+    names = ("text", "title", "why", "tags_text", "notebook_id")
+    for *content, counts, length in rows:
+        columns = dict(zip(names, content, strict=True))
+        assert bm25.stored_counts(columns) == {"search_counts": counts, "search_length": length}
 
 
 def test_memories_with_every_word_rank_before_those_with_some(service: Service) -> None:

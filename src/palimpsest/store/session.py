@@ -505,6 +505,12 @@ class SqlSession(OrientRows, GuardRows, AccessRows, ABC):
     def reindex(self) -> None:
         """Index every version that has content anew, in batches (a migration's last step:
         the rules of store/terms.py changed, and a database cannot run them itself)."""
+        for row in self.versions_with_content():
+            self._reindexed(row)
+
+    def versions_with_content(self) -> Iterator[Row]:
+        """Every version of every workspace that has content, its searched columns, read
+        1,000 at a time (a migration's walk)."""
         last = 0
         while True:
             rows = self._rows(
@@ -514,8 +520,7 @@ class SqlSession(OrientRows, GuardRows, AccessRows, ABC):
             )
             if not rows:
                 return
-            for row in rows:
-                self._reindexed(row)
+            yield from rows
             last = int(rows[-1]["rowid"])
 
     def filters(self, query: SearchQuery) -> tuple[list[str], list[Any]]:

@@ -534,23 +534,12 @@ class SqliteSession(SqlSession):
 
     def count_terms(self) -> None:
         """Write every version's term counts (a migration's last step, as `reindex`)."""
-        last = 0
-        while True:
-            rows = self._rows(
-                "SELECT rowid, text, title, why, tags_text, notebook_id FROM memory_versions "
-                "WHERE scrubbed = 0 AND rowid > ? ORDER BY rowid LIMIT 1000",
-                (last,),
+        for row in self.versions_with_content():
+            counted = bm25.stored_counts(row)
+            self._run(
+                "UPDATE memory_versions SET search_counts = ?, search_length = ? WHERE rowid = ?",
+                (counted["search_counts"], counted["search_length"], row["rowid"]),
             )
-            if not rows:
-                return
-            for row in rows:
-                counted = bm25.stored_counts(row)
-                self._run(
-                    "UPDATE memory_versions SET search_counts = ?, search_length = ? "
-                    "WHERE rowid = ?",
-                    (counted["search_counts"], counted["search_length"], row["rowid"]),
-                )
-            last = int(rows[-1]["rowid"])
 
     def _after_scrub(self) -> None:
         # Deleted words linger in older segments until they are merged: merge them all now,
