@@ -29,6 +29,7 @@ from .terms import index_text
 # a process that never searches by meaning (a command, `palimpsest serve` until its first
 # recall by meaning) never loads them.
 if TYPE_CHECKING:
+    from .term_index import Ranked, TermIndex, TermView
     from .vector_cache import Table, VectorCache
     from .vector_search import Vectors
 
@@ -62,6 +63,7 @@ class SqliteStore:
         self._connections: dict[threading.Thread, sqlite3.Connection] = {}
         self._lock = threading.Lock()
         self._vector_caches: dict[tuple[str, str], VectorCache] = {}
+        self._term_indexes: dict[str, TermIndex] = {}
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             with _translated():
@@ -137,7 +139,7 @@ class SqliteStore:
         with _translated():
             conn.execute("BEGIN")
             try:
-                yield SqliteSession(conn, workspace, self._vector_caches)
+                yield SqliteSession(conn, workspace, self._vector_caches, self._term_indexes)
             finally:
                 conn.execute("COMMIT")
 
@@ -251,12 +253,14 @@ class SqliteSession(SqlSession):
         conn: sqlite3.Connection,
         workspace: str,
         vector_caches: dict[tuple[str, str], VectorCache] | None = None,
+        term_indexes: dict[str, TermIndex] | None = None,  # none for a write: its rows are not in
         *,
         writing: bool = False,
     ):
         super().__init__(workspace)
         self.conn = conn
         self._vector_caches = vector_caches
+        self._term_indexes = term_indexes
         # A write session sees its own uncommitted rows, which a rollback may undo: it
         # fills a cache only from the state committed before it began (`_committed`).
         self._writing = writing
@@ -572,6 +576,11 @@ class SqliteSession(SqlSession):
             return self.recent(where, args, query.limit)
         if not self._has_fts_table():  # a workspace nothing was ever written to
             return []
+        index = self._term_view() if query.notebook_ids is None and not query.tags else None
+        if index is not None:
+            stats = index.stats(terms)
+            pool = self._indexed_pool(index, query, where, args, terms, stats)
+            return self._ranked_words(pool, query, stats)
         # FTS5's best DEPTH (memories holding every word first, any word fills the rest),
         # re-ranked by bm25.py.
         depth = max(query.limit, bm25.DEPTH)
@@ -593,6 +602,118 @@ class SqliteSession(SqlSession):
         )} if found else {}  # fmt: skip
         pool = [counted[f.rowid] for f in found]
         return self._ranked_words(pool, query, stats)
+
+    # -- full text ranked on the term index (store/term_index.py) ---------------------
+
+    def _term_view(self) -> TermView | None:
+        """The workspace's term index as this transaction sees it, brought up to its last
+        event; None where FTS5 ranks instead: in a write transaction (its own rows are not
+        in the index) or when another thread moved the index past this snapshot."""
+        if self._term_indexes is None:
+            return None
+        from .term_index import TermIndex
+
+        # A forget moves the generation: it takes a version's words out.
+        seq, generation = self._last_seq(), self.vector_generation()
+        index = self._term_indexes.get(self.workspace)
+        if index is None or index.generation != generation:
+            index = self._term_indexes[self.workspace] = TermIndex(generation)
+        with index.lock:
+            if index.seq < seq:
+                index.add(self._counted_between(index.seq, seq), seq)
+            return index.view() if index.seq == seq else None
+
+    def _counted_between(self, after: int, upto: int) -> Iterator[tuple[int, str, int | None]]:
+        """The term counts of the versions filed after event `after` up to `upto`."""
+        rows = self.conn.execute(
+            "SELECT rowid, search_counts, search_length FROM memory_versions "
+            "WHERE workspace = ? AND from_seq > ? AND from_seq <= ? "
+            "AND search_counts IS NOT NULL ORDER BY rowid",
+            (self.workspace, after, upto),
+        )
+        return ((int(row[0]), row[1], row[2]) for row in rows)
+
+    def _indexed_pool(
+        self,
+        index: TermView,
+        query: SearchQuery,
+        where: list[str],
+        args: list[Any],
+        terms: list[str],
+        stats: bm25.Stats,
+    ) -> list[bm25.Match]:
+        """What FTS5's passes give `search_found` (the best DEPTH matches passing the
+        filters, those holding every term first, with their counts), from the index."""
+        depth = max(query.limit, bm25.DEPTH)
+        passes: list[list[tuple[Found, int, int]]] = []
+        for every in (True, False)[: 2 if len(terms) > 1 else 1]:
+            matching = index.matching(terms, every)
+            passes.append(self._best_indexed(index, matching, terms, stats, where, args,
+                                             query.limit, depth))  # fmt: skip
+            if len(passes[0]) >= query.limit:
+                break
+        facts = {found.rowid: (seq, row) for found, seq, row in itertools.chain(*passes)}
+        found = bm25.pooled(
+            [f for f, _, _ in passes[0]], [f for f, _, _ in passes[1]] if len(passes) > 1 else [],
+            depth,
+        )  # fmt: skip
+        counts = index.counts_of([facts[f.rowid][1] for f in found], terms)
+        return [
+            bm25.Match(f, facts[f.rowid][0], counted, int(index.lengths[facts[f.rowid][1]]))
+            for f, counted in zip(found, counts, strict=True)
+        ]
+
+    def _best_indexed(
+        self,
+        index: TermView,
+        matching: Any,
+        terms: list[str],
+        stats: bm25.Stats,
+        where: list[str],
+        args: list[Any],
+        limit: int,
+        depth: int,
+    ) -> list[tuple[Found, int, int]]:
+        """`_best` on the index: the newest WINDOW matches, their CANDIDATES best checked
+        against the filters, then wider while fewer than `limit` pass."""
+        window = matching[-WINDOW:]
+        tries: list[tuple[Any, int | None]] = [(window, CANDIDATES)]
+        if len(window) > CANDIDATES:
+            tries.append((window, None))
+        if len(matching) > WINDOW:
+            tries.append((matching, None))
+        best: list[tuple[Found, int, int]] = []
+        for rows, cap in tries:
+            best = self._passing(index.ranked(rows, terms, stats, cap), where, args, depth)
+            if len(best) >= limit:
+                break
+        return best
+
+    def _passing(
+        self, leaders: Ranked, where: list[str], args: list[Any], depth: int
+    ) -> list[tuple[Found, int, int]]:
+        """The best `depth` of `leaders` that pass the filters, as (found, its seq, its row
+        in the index), asked of SQL a few at a time."""
+        passed: list[tuple[float, int, Row]] = []  # (score, row, its columns)
+        start = 0
+        while start < len(leaders.rows) and len(passed) < depth:
+            # Leaders left for later rank below these (newest first on a tie, as by seq).
+            end = start + 2 * depth
+            rowids = leaders.rowids[start:end].tolist()
+            rows = self._rows(
+                f"SELECT {FOUND_COLUMNS}, v.from_seq AS seq FROM json_each(?) AS c "
+                f"CROSS JOIN memory_versions v ON v.rowid = c.value WHERE {' AND '.join(where)}",
+                [json.dumps(rowids), *args],
+            )
+            by_rowid = {int(row["rowid"]): row for row in rows}
+            scores, rows_in_index = leaders.scores[start:end], leaders.rows[start:end]
+            chunk = zip(scores.tolist(), rows_in_index.tolist(), rowids, strict=True)
+            passed += [(score, row, by_rowid[rowid]) for score, row, rowid in chunk
+                       if rowid in by_rowid]  # fmt: skip
+            start = end
+        passed.sort(key=lambda leader: (-leader[0], -int(leader[2]["seq"])))
+        return [(found_from_row(columns), int(columns["seq"]), row) for _, row, columns in
+                passed[:depth]]  # fmt: skip
 
     def _version_matches(
         self, where: list[str], args: list[Any], terms: list[str]
