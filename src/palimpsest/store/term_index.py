@@ -17,6 +17,9 @@ FTS5 does: 12 bytes a term of a version.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import itertools
 import json
 import threading
 from collections.abc import Iterable, Sequence
@@ -31,6 +34,7 @@ from . import bm25
 Positions = npt.NDArray[np.int32]  # rows of the copy, in the order they were added
 Counts = npt.NDArray[np.float64]
 FTS5_B = 0.75  # what FTS5's bm25() uses, which the first ranking reproduces
+CHUNK = 5_000  # versions read into Python objects at a time
 
 
 class Posting(NamedTuple):
@@ -46,6 +50,16 @@ class Ranked(NamedTuple):
     scores: Counts
 
 
+class Packed(NamedTuple):
+    """The postings of a first load, in two arrays: a term's are from `bounds[code]` to
+    `bounds[code + 1]`. A Python object per term would cost more than the numbers."""
+
+    codes: dict[str, int]
+    bounds: npt.NDArray[np.int64]
+    rows: Positions
+    counts: Counts
+
+
 @dataclass
 class TermIndex:
     """One workspace's versions with content: their row ids, lengths and postings."""
@@ -53,49 +67,72 @@ class TermIndex:
     generation: int  # the workspace's generation it was loaded under
     seq: int = 0  # the last event it has seen
     lock: threading.Lock = field(default_factory=threading.Lock)  # one change at a time
-    # Rows [0, size) are published; the arrays have room after them, and a term's posting
-    # is replaced whole, so a reader's view never changes under it.
+    # Rows [0, size) are published; the arrays have room after them, and a term's later
+    # posting is replaced whole, so a reader's view never changes under it.
     _rowids: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
     _lengths: Counts = field(default_factory=lambda: np.zeros(0, np.float64))
     _published: tuple[int, float] = (0, 0.0)  # (size, total length), replaced as one
-    _postings: dict[str, Posting] = field(default_factory=dict)
+    _packed: Packed | None = None  # the first load's postings
+    _later: dict[str, Posting] = field(default_factory=dict)  # those of rows added since
 
     def add(self, rows: Iterable[tuple[int, str, int | None]], seq: int) -> None:
         """Versions (rowid, JSON term counts, length) filed up to event `seq`, rowid
         ascending and after every row held (new versions have the highest row ids)."""
         size, total = self._published
+        codes: dict[str, int] = {}  # each term met, numbered
+        parts: list[tuple[npt.NDArray[np.int32], Positions, Counts]] = []
         rowids: list[int] = []
         lengths: list[float] = []
-        grouped: dict[str, tuple[list[int], list[float]]] = {}
-        for rowid, counts, length in rows:
-            for term, count in json.loads(counts).items():
-                held = grouped.get(term)
-                if held is None:
-                    held = grouped[term] = ([], [])
-                held[0].append(size + len(rowids))
-                held[1].append(count)
-            rowids.append(rowid)
-            lengths.append(float(length or 0))
-        if rowids:
-            end = size + len(rowids)
-            if end > len(self._rowids):  # a quarter more room than needed: few copies
-                room = end + end // 4
-                self._rowids = np.resize(self._rowids, room)
-                self._lengths = np.resize(self._lengths, room)
-            self._rowids[size:end] = rowids
-            self._lengths[size:end] = lengths
-            for term, (positions, weighted) in grouped.items():
-                new = Posting(np.array(positions, np.int32), np.array(weighted, np.float64))
-                old = self._postings.get(term)
-                self._postings[term] = new if old is None else Posting(
-                    np.concatenate((old.rows, new.rows)), np.concatenate((old.counts, new.counts))
+        read = iter(rows)
+        # A chunk at a time into flat arrays: Python's objects for two million postings
+        # would leave the process a hundred MiB larger for good.
+        while chunk := list(itertools.islice(read, CHUNK)):
+            terms: list[int] = []
+            positions: list[int] = []
+            weighted: list[float] = []
+            for rowid, counts, length in chunk:
+                for term, count in json.loads(counts).items():
+                    terms.append(codes.setdefault(term, len(codes)))
+                    positions.append(size + len(rowids))
+                    weighted.append(count)
+                rowids.append(rowid)
+                lengths.append(float(length or 0))
+            parts.append((np.array(terms, np.int32), np.array(positions, np.int32),
+                          np.array(weighted, np.float64)))  # fmt: skip
+        if not rowids:
+            self.seq = seq
+            return
+        end = size + len(rowids)
+        if end > len(self._rowids):  # a quarter more room than needed: few copies
+            room = end + end // 4
+            self._rowids = np.resize(self._rowids, room)
+            self._lengths = np.resize(self._lengths, room)
+        self._rowids[size:end] = rowids
+        self._lengths[size:end] = lengths
+        codes_of, at, counted = (np.concatenate(part) for part in zip(*parts, strict=True))
+        order = np.argsort(codes_of, kind="stable")  # each term's rows stay ascending
+        codes_of, at, counted = codes_of[order], at[order], counted[order]
+        bounds = np.concatenate(([0], np.cumsum(np.bincount(codes_of, minlength=len(codes)))))
+        if size == 0:
+            self._packed = Packed(codes, bounds, at, counted)
+        else:
+            for term, code in codes.items():
+                new = Posting(at[bounds[code] : bounds[code + 1]],
+                              counted[bounds[code] : bounds[code + 1]])  # fmt: skip
+                old = self._later.get(term)
+                self._later[term] = new if old is None else Posting(
+                    np.concatenate((old.rows, new.rows)),
+                    np.concatenate((old.counts, new.counts)),
                 )  # fmt: skip
-            self._published = (end, total + sum(lengths))  # last: the rows are all in
+        self._published = (end, total + sum(lengths))  # last: the rows are all in
         self.seq = seq
+        if len(parts) > 1:
+            del parts, chunk, terms, positions, weighted, rowids, lengths, order
+            _give_back()
 
     def view(self) -> TermView:
         size, total = self._published
-        return TermView(size, total, self._rowids, self._lengths, self._postings)
+        return TermView(size, total, self._rowids, self._lengths, self._packed, self._later)
 
 
 @dataclass(frozen=True)
@@ -106,12 +143,22 @@ class TermView:
     total: float  # their total length
     rowids: npt.NDArray[np.int64]
     lengths: Counts
-    postings: dict[str, Posting]  # may hold later rows, which `posting` leaves out
+    packed: Packed | None
+    later: dict[str, Posting]  # may hold rows past `size`, which `posting` leaves out
 
     def posting(self, term: str) -> Posting:
-        found = self.postings.get(term)
-        if found is None:
+        parts = []
+        code = self.packed.codes.get(term) if self.packed is not None else None
+        if self.packed is not None and code is not None:
+            start, end = self.packed.bounds[code], self.packed.bounds[code + 1]
+            parts.append(Posting(self.packed.rows[start:end], self.packed.counts[start:end]))
+        if term in self.later:
+            parts.append(self.later[term])
+        if not parts:
             return Posting(np.zeros(0, np.int32), np.zeros(0, np.float64))
+        found = parts[0] if len(parts) == 1 else Posting(
+            np.concatenate([p.rows for p in parts]), np.concatenate([p.counts for p in parts])
+        )  # fmt: skip
         end = int(np.searchsorted(found.rows, self.size))
         return Posting(found.rows[:end], found.counts[:end])
 
@@ -169,3 +216,10 @@ class TermView:
                 values[held] = posting.counts[at[held]]
             columns.append(values.tolist())
         return [dict(zip(terms, values, strict=True)) for values in zip(*columns, strict=True)]
+
+
+def _give_back() -> None:
+    """Hand the memory a large load freed back to the system (glibc keeps freed heap
+    memory for later; a load's temporaries would stay resident for good)."""
+    with contextlib.suppress(OSError, AttributeError):  # not glibc: its allocator decides
+        ctypes.CDLL(None).malloc_trim(0)
