@@ -396,6 +396,41 @@ def test_stdio_answers_a_line_it_cannot_parse_with_a_parse_error(
             process.stdout.close()
 
 
+def test_stdio_reads_a_line_of_any_length_from_a_pipe_or_a_file(
+    db_path: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    """A pipe (as a client starts a server) is read by the event loop, a file as the SDK
+    reads it: both answer a line longer than asyncio's 64 KiB default, and the next."""
+    query = "word " * 40_000
+    long_line = RECALL + b'"arguments": {"query": "' + query.encode() + b'"}}}\n'
+    ping = b'{"jsonrpc": "2.0", "id": 2, "method": "ping"}\n'
+    process = subprocess.Popen(
+        command(db_path, "serve"), env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL, bufsize=0,
+    )  # fmt: skip
+    assert process.stdin is not None
+    try:
+        piped = []
+        for line in (long_line, ping):
+            process.stdin.write(line)
+            process.stdin.flush()
+            piped.append(answer_line(process))
+    finally:
+        process.stdin.close()
+        process.wait(timeout=STARTUP_SECONDS)
+        if process.stdout is not None:
+            process.stdout.close()
+    sent = tmp_path / "lines.jsonl"
+    sent.write_bytes(long_line + ping)
+    with sent.open("rb") as stdin:
+        run = subprocess.run(command(db_path, "serve"), env=env, stdin=stdin,
+                             capture_output=True, timeout=STARTUP_SECONDS)  # fmt: skip
+    from_file = [json.loads(line) for line in run.stdout.splitlines()]
+    for answers in (piped, from_file[:1]):  # at the file's end the SDK stops, mid-request
+        assert answers[0]["id"] == 1 and query[:50] not in json.dumps(answers[0])
+    assert piped[1] == {"jsonrpc": "2.0", "id": 2, "result": {}}
+
+
 # -- slow clients over HTTP -----------------------------------------------------------------
 
 SLOW_CLIENTS = 1_100  # more than the server's 1,024 file descriptors below

@@ -26,6 +26,9 @@ import asyncio
 import io
 import json
 import os
+import stat
+import sys
+from asyncio.streams import FlowControlMixin
 from collections.abc import Callable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -177,11 +180,74 @@ def _stdin_lines() -> anyio.AsyncFile[str]:
     return anyio.wrap_file(io.TextIOWrapper(wire, encoding="utf-8", errors="surrogateescape"))
 
 
+class _PipeLines:
+    """The lines of a pipe, read by the event loop itself, as `_stdin_lines` gives them."""
+
+    def __init__(self, reader: asyncio.StreamReader):
+        self._reader = reader
+
+    def __aiter__(self) -> _PipeLines:
+        return self
+
+    async def __anext__(self) -> str:
+        line = await self._reader.readline()  # the last one may end without a newline
+        if not line:
+            raise StopAsyncIteration
+        return line.decode("utf-8", errors="surrogateescape")
+
+
+class _PipeWriter:
+    """A pipe the event loop writes to; `flush` waits while the reader is behind."""
+
+    def __init__(self, writer: asyncio.StreamWriter):
+        self._writer = writer
+
+    async def write(self, text: str) -> None:
+        self._writer.write(text.encode("utf-8"))
+
+    async def flush(self) -> None:
+        await self._writer.drain()
+
+
+async def _pipes() -> tuple[_PipeLines, _PipeWriter] | None:
+    """stdin and stdout as the event loop's own pipes, when both are pipes or sockets (as
+    an MCP client starts a server): each line read and each answer written then costs no
+    hop to a worker thread and back (three a call, a few tenths of a millisecond on a
+    small machine). None otherwise: a terminal or a file is read and written as the SDK
+    does, since the loop would make it non-blocking for whoever shares it."""
+    if sys.platform == "win32" or not all(_is_pipe(fd) for fd in (0, 1)):
+        return None
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=sys.maxsize, loop=loop)  # a line of any length
+    wire_in = os.fdopen(os.dup(0), "rb", buffering=0)
+    wire_out = os.fdopen(os.dup(1), "wb", buffering=0)
+    # As the SDK's claim: fd 0 reads the null device, and fd 1 (a stray print) goes to
+    # stderr, so nothing else reads or writes the wire.
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), wire_in)
+    transport, protocol = await loop.connect_write_pipe(FlowControlMixin, wire_out)
+    return _PipeLines(reader), _PipeWriter(asyncio.StreamWriter(transport, protocol, None, loop))
+
+
+def _is_pipe(fd: int) -> bool:
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
 async def serve_stdio(server: MCPServer[Any], on_ready: Callable[[], object] | None = None) -> None:
     """What the SDK's `run("stdio")` does, with unreadable lines answered; `on_ready` is
     called once the client has its first answer."""
     lowlevel = server._lowlevel_server
-    async with stdio_server(stdin=_stdin_lines()) as (read_stream, write_stream):
+    pipes = await _pipes()
+    wire: dict[str, Any] = {"stdin": _stdin_lines()} if pipes is None else {
+        "stdin": pipes[0], "stdout": pipes[1]}  # fmt: skip
+    async with stdio_server(**wire) as (read_stream, write_stream):
         await lowlevel.run(
             AnsweringUnreadable(read_stream, write_stream, on_ready),
             write_stream,
