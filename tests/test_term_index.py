@@ -182,3 +182,15 @@ def test_the_index_scores_each_match_as_fts5s_bm25_does(sqlite: Store) -> None:
     assert set(ranked.rowids.tolist()) == set(fts5)
     for rowid, score in zip(ranked.rowids.tolist(), ranked.scores.tolist(), strict=True):
         assert score == pytest.approx(fts5[rowid], rel=1e-12)
+
+
+def test_counts_are_read_back_exactly_packed_or_not() -> None:
+    """A first load keeps counts in fifths where that is exact (the column weights make
+    them so); any other count is kept as it is."""
+    index = TermIndex(generation=0)
+    index.add([(1, '{"alpha": 0.3, "beta": 1.4}', 3), (2, '{"alpha": 2.0, "beta": 0.6}', 2)], 2)
+    index.add([(3, '{"beta": 0.4}', 1)], seq=3)
+    view = index.view()
+    assert view.posting("alpha").counts.tolist() == [0.3, 2.0]
+    assert view.posting("beta").counts.tolist() == [1.4, 0.6, 0.4]
+    assert view.posting("beta").rows.tolist() == [0, 1, 2]
