@@ -306,7 +306,11 @@ class SqliteSession(SqlSession):
         where, args = self.filters(query)
         cache = self._vector_cache(model, len(vector)) if query.at_seq is None else None
         if cache is not None:
-            return self._found(self._nearest_cached(cache, vector, query, where, args, model))
+            ids: dict[int, str] = {}  # the memory ids of the rows it read
+            best = self._nearest_cached(cache, vector, query, where, args, model, ids)
+            if all(rowid in ids for rowid, _ in best):
+                return [(Found(ids[rowid], rowid), score) for rowid, score in best]
+            return self._found(best)
         return self._found(self._nearest_exact(vector, where, args, query.limit, model))
 
     def _nearest_exact(
@@ -447,12 +451,14 @@ class SqliteSession(SqlSession):
         where: list[str],
         args: list[Any],
         model: str,
+        ids: dict[int, str],
     ) -> list[tuple[int, float]]:
         """The copy's best candidates among the rows passing the filters (read from the
         copy's facets), scored exactly from the column under the same filters in SQL,
         widened until enough pass; versions newer than the copy (a write session's own)
         are scored too. The SQL filters have the last word: a version this transaction
-        ended is still in the copy, and is left out there."""
+        ended is still in the copy, and is left out there. Each row read puts its memory
+        id in `ids`."""
         from . import vector_search
 
         table = cache.table
@@ -461,11 +467,12 @@ class SqliteSession(SqlSession):
         limit = query.limit
         count, keep = max(CANDIDATE_VECTORS, limit * 40), max(RESCORED, limit * 4)
         newer = self._rows(
-            "SELECT v.rowid AS rowid, mv.vector AS vector FROM memory_versions v "
+            f"SELECT {FOUND_COLUMNS}, mv.vector AS vector FROM memory_versions v "
             "JOIN memory_vectors mv ON mv.version_rowid = v.rowid "
             f"WHERE v.from_seq > ? AND {conditions} AND mv.model = ?",
             [cache.seq, *args, model],
         )
+        ids.update((row["rowid"], row["memory_id"]) for row in newer)
         while True:
             found = cache.candidates(table, vector, count, keep, mask)
             listed = json.dumps(found.rowids.tolist())
@@ -473,16 +480,18 @@ class SqliteSession(SqlSession):
             # of scanning the workspace for rows in the list.
             walk = "FROM json_each(?) AS c CROSS JOIN memory_versions v ON v.rowid = c.value"
             if found.exact is not None:  # scored in the copy: SQL only confirms the filters
-                confirmed = f"SELECT v.rowid AS rowid {walk} WHERE {conditions}"
-                passing = {row["rowid"] for row in self._rows(confirmed, [listed, *args])}
-                best = [(rowid, score) for rowid, score in found.exact if rowid in passing]
+                confirmed = f"SELECT {FOUND_COLUMNS} {walk} WHERE {conditions}"
+                rows = self._rows(confirmed, [listed, *args])
+                ids.update((row["rowid"], row["memory_id"]) for row in rows)
+                best = [(rowid, score) for rowid, score in found.exact if rowid in ids]
             else:
                 rows = self._rows(
-                    f"SELECT v.rowid AS rowid, mv.vector AS vector {walk} "
+                    f"SELECT {FOUND_COLUMNS}, mv.vector AS vector {walk} "
                     "JOIN memory_vectors mv ON mv.version_rowid = v.rowid "
                     f"WHERE {conditions} AND mv.model = ?",
                     [listed, *args, model],
                 )
+                ids.update((row["rowid"], row["memory_id"]) for row in rows)
                 best = self._scored(rows, vector, limit)
             if len(best) + len(newer) >= limit or found.every:
                 new = [row for row in newer if row["rowid"] not in dict(best)]
