@@ -25,9 +25,9 @@ from .rows import FOUND_COLUMNS, Row, found_from_row
 from .session import SqlSession, key_race, name_race
 from .terms import index_text
 
-# numpy, and the modules that search vectors with it, are imported where a vector is read:
-# a process that never searches by meaning (a command, `palimpsest serve` until its first
-# recall by meaning) never loads them.
+# numpy, and the modules that search with it (vectors, the term index), are imported where
+# they are first used: a process that never searches (most commands, `palimpsest serve`
+# until its first recall) never loads them.
 if TYPE_CHECKING:
     from .term_index import Ranked, TermIndex, TermView
     from .vector_cache import Table, VectorCache
