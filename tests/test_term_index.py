@@ -194,3 +194,48 @@ def test_counts_are_read_back_exactly_packed_or_not() -> None:
     assert view.posting("alpha").counts.tolist() == [0.3, 2.0]
     assert view.posting("beta").counts.tolist() == [1.4, 0.6, 0.4]
     assert view.posting("beta").rows.tolist() == [0, 1, 2]
+
+
+def test_words_of_any_script_score_alike_on_the_index_and_fts5(sqlite: Store) -> None:
+    """Term counts are kept as JSON with non-ASCII keys escaped: FTS5's path read them as 0
+    for such a word (SQLite's json_extract did not match the escaped key)."""
+    service = Service(sqlite, embedder=NullEmbedder())
+    for text_ in ("東京 東京 大阪", "東京 京都 奈良 神戸", "Москва Москва", "other words"):
+        service.remember(notebook="n", kind="note", text=text_)
+    for words in ("東京", "москва", "東京 神戸"):
+        index, fts5 = both(sqlite, SearchQuery(text=words, limit=10, beside=True))
+        assert index == fts5 and index and all(score > 0 for _, score in index), words
+
+
+def test_a_snapshot_from_before_a_forget_leaves_the_index_alone(sqlite: Store) -> None:
+    """It searches with FTS5 instead of loading an index of its own generation (which the
+    next current search would load again, and so on)."""
+    service = Service(sqlite, embedder=NullEmbedder())
+    kept = service.remember(notebook="n", kind="note", text="alpha beta")["id"]
+    gone = service.remember(notebook="n", kind="note", text="alpha gamma")["id"]
+    query = SearchQuery(text="alpha", limit=10)
+    with sqlite.read("default") as before:
+        assert {found.id for found, _ in before.search_found(query)} == {kept, gone}
+        with ThreadPoolExecutor(1) as thread:  # the forget and a current search, elsewhere
+            thread.submit(service.forget, id=gone, because="a test forget").result()
+            assert [i for i, _ in thread.submit(searched, sqlite, query).result()] == [kept]
+        current = sqlite._term_indexes["default"]  # type: ignore[attr-defined]
+        assert {found.id for found, _ in before.search_found(query)} == {kept, gone}
+        assert sqlite._term_indexes["default"] is current  # type: ignore[attr-defined]
+
+
+def test_more_ties_than_candidates_give_the_newest_on_every_store(
+    store: Store, workspace: str
+) -> None:
+    """600 memories scoring alike for one word: the newest first, as every tie is ranked
+    (FTS5's own cut at CANDIDATES kept any 500 of them)."""
+    service = Service(store, workspace=workspace, embedder=NullEmbedder())
+    ids = []
+    for first in (0, 300):
+        items = [{"notebook": "n", "kind": "note", "text": f"alpha p{n:04d}"}
+                 for n in range(first, first + 300)]  # fmt: skip
+        ids += [result["id"] for result in service.remember(items=items)["results"]]
+    newest = ids[::-1][:5]
+    with store.read(workspace) as tx:
+        found = tx.search_found(SearchQuery(text="alpha", limit=5))
+    assert [memory.id for memory, _ in found] == newest

@@ -625,7 +625,9 @@ class SqliteSession(SqlSession):
         # A forget moves the generation: it takes a version's words out.
         seq, generation = self._last_seq(), self.vector_generation()
         index = self._term_indexes.get(self.workspace)
-        if index is None or index.generation != generation:
+        if index is not None and index.generation > generation:
+            return None  # a snapshot from before a forget: keep the index of after it
+        if index is None or index.generation < generation:
             index = self._term_indexes[self.workspace] = TermIndex(generation)
         with index.lock:
             if index.seq < seq:
@@ -878,13 +880,19 @@ def _phrase(value: str) -> str:
 
 
 def _counted(terms: list[str]) -> tuple[str, list[str]]:
-    """What bm25.found_matches reads of version v, and the JSON paths it takes."""
-    counts = "".join(
-        f", coalesce(json_extract(v.search_counts, ?), 0) AS tf{i}" for i in range(len(terms))
-    )
-    return f"v.from_seq AS seq, v.search_length AS length{counts}", [
-        f'$."{term}"' for term in terms
-    ]
+    """What bm25.found_matches reads of version v, and the JSON paths it takes.
+
+    The counts are JSON with keys outside ASCII escaped (東 is kept as \\u6771): SQLite
+    3.40 finds such a key only by the escaped path, later releases by either, so such a
+    term asks both."""
+    columns: list[str] = []
+    paths: list[str] = []
+    for i, term in enumerate(terms):
+        ways = dict.fromkeys([f'$."{term}"', "$." + json.dumps(term)])
+        reads = ", ".join("json_extract(v.search_counts, ?)" for _ in ways)
+        columns.append(f", coalesce({reads}, 0) AS tf{i}")
+        paths += ways
+    return f"v.from_seq AS seq, v.search_length AS length{''.join(columns)}", paths
 
 
 def _varints(block: bytes) -> list[int]:

@@ -8,6 +8,11 @@ the same matches by the same formula in numpy, in a tenth of the time, and give 
 figures bm25.py re-scores with. Which matches pass a recall's filters is still SQL's to
 say; FTS5 keeps finding the matches of a search narrowed to notebooks or tags.
 
+Where the two could differ the index follows the kept counts, as PostgreSQL does: a tie
+goes to the newest (FTS5 cut a list of more tied matches than it ranks anywhere), and
+counts are those kept, rounded to six places (FTS5 sums each column's weight, so 6.0 may
+be 6.000000000000002 there and break a tie that is one).
+
 Like the vector cache (vector_cache.py) the copy is a cache tied to the last event it has
 seen and the workspace's generation: a question loads the versions written since, starts
 over when a forget moved the generation (it takes a version's words out), and uses only
