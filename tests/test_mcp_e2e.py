@@ -431,6 +431,76 @@ def test_stdio_reads_a_line_of_any_length_from_a_pipe_or_a_file(
     assert piped[1] == {"jsonrpc": "2.0", "id": 2, "result": {}}
 
 
+CLIENT = {"name": "t", "version": "1"}
+INITIALIZE = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": CLIENT}}  # fmt: skip
+INITIALIZED = b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n'
+
+
+def test_stdio_answers_over_one_socket_for_both_directions(
+    db_path: Path, env: dict[str, str]
+) -> None:
+    """stdin and stdout one socket, as inetd or socat give a server: every line answered."""
+    mine, theirs = socket.socketpair()
+    process = subprocess.Popen(command(db_path, "serve"), env=env, stdin=theirs, stdout=theirs,
+                               stderr=subprocess.DEVNULL)  # fmt: skip
+    theirs.close()
+    try:
+        wire = mine.makefile("rwb", buffering=0)
+        mine.sendall(json.dumps(INITIALIZE).encode() + b"\n" + INITIALIZED)
+        answers = [json.loads(wire.readline())["id"]]
+        for ident in (1, 2, 3):
+            mine.sendall(b'{"jsonrpc": "2.0", "id": %d, "method": "ping"}\n' % ident)
+            answers.append(json.loads(wire.readline())["id"])
+        assert answers == [0, 1, 2, 3]
+    finally:
+        mine.shutdown(socket.SHUT_WR)  # the end of input: the server stops
+        process.wait(timeout=STARTUP_SECONDS)
+        mine.close()
+
+
+def test_stdio_answers_written_before_the_end_of_input_reach_a_late_reader(
+    db_path: Path, env: dict[str, str]
+) -> None:
+    """Answers larger than the pipe holds, to a client that reads only after it closed
+    its input: none is lost or cut, as when each was written on a thread of its own."""
+    process = subprocess.Popen(command(db_path, "serve"), env=env, stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)  # fmt: skip
+    assert process.stdin is not None and process.stdout is not None
+    process.stdin.write(json.dumps(INITIALIZE).encode() + b"\n" + INITIALIZED)
+    for ident in (1, 2, 3):  # about 27 KB each: more than the pipe's 64 KiB in all
+        process.stdin.write(b'{"jsonrpc": "2.0", "id": %d, "method": "tools/list"}\n' % ident)
+    process.stdin.flush()
+    time.sleep(3)  # the server answers meanwhile, into a pipe nobody reads yet
+    process.stdin.close()
+    time.sleep(2)  # and sees the end of its input before anyone reads
+    with process.stdout:
+        out = process.stdout.read()
+    process.wait(timeout=STARTUP_SECONDS)
+    assert out.endswith(b"\n")
+    assert [json.loads(line)["id"] for line in out.splitlines()] == [0, 1, 2, 3]
+
+
+def test_stdio_takes_a_lone_carriage_return_as_the_end_of_a_line(
+    db_path: Path, env: dict[str, str]
+) -> None:
+    """As the SDK's reader does (universal newlines): two messages split by \\r alone."""
+    ping = b'{"jsonrpc": "2.0", "id": %d, "method": "ping"}'
+    lines = ping % 1 + b"\r" + ping % 2 + b"\n"
+    process = subprocess.Popen(command(db_path, "serve"), env=env, stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                               bufsize=0)  # fmt: skip
+    assert process.stdin is not None
+    try:
+        process.stdin.write(lines)
+        assert [answer_line(process)["id"], answer_line(process)["id"]] == [1, 2]
+    finally:
+        process.stdin.close()
+        process.wait(timeout=STARTUP_SECONDS)
+        if process.stdout is not None:
+            process.stdout.close()
+
+
 # -- slow clients over HTTP -----------------------------------------------------------------
 
 SLOW_CLIENTS = 1_100  # more than the server's 1,024 file descriptors below

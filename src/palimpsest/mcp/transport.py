@@ -26,6 +26,7 @@ import asyncio
 import io
 import json
 import os
+import re
 import stat
 import sys
 from asyncio.streams import FlowControlMixin
@@ -181,19 +182,24 @@ def _stdin_lines() -> anyio.AsyncFile[str]:
 
 
 class _PipeLines:
-    """The lines of a pipe, read by the event loop itself, as `_stdin_lines` gives them."""
+    """The lines of a pipe, read by the event loop itself, as `_stdin_lines` gives them:
+    a line ends at \\n, \\r\\n or a lone \\r (universal newlines, as the SDK reads)."""
 
     def __init__(self, reader: asyncio.StreamReader):
         self._reader = reader
+        self._lines: list[str] = []  # read, not yet given
 
     def __aiter__(self) -> _PipeLines:
         return self
 
     async def __anext__(self) -> str:
-        line = await self._reader.readline()  # the last one may end without a newline
-        if not line:
-            raise StopAsyncIteration
-        return line.decode("utf-8", errors="surrogateescape")
+        if not self._lines:
+            line = await self._reader.readline()  # the last one may end without a newline
+            if not line:
+                raise StopAsyncIteration
+            text = line.decode("utf-8", errors="surrogateescape")
+            self._lines = _LINE.findall(text.replace("\r\n", "\n").replace("\r", "\n"))
+        return self._lines.pop(0)
 
 
 class _PipeWriter:
@@ -206,15 +212,16 @@ class _PipeWriter:
         self._writer.write(text.encode("utf-8"))
 
     async def flush(self) -> None:
-        await self._writer.drain()
+        await self._writer.drain()  # until all is written: see `_pipes`
 
 
 async def _pipes() -> tuple[_PipeLines, _PipeWriter] | None:
-    """stdin and stdout as the event loop's own pipes, when both are pipes or sockets (as
-    an MCP client starts a server): each line read and each answer written then costs no
-    hop to a worker thread and back (three a call, a few tenths of a millisecond on a
-    small machine). None otherwise: a terminal or a file is read and written as the SDK
-    does, since the loop would make it non-blocking for whoever shares it."""
+    """stdin and stdout as the event loop's own pipes, when both are pipes (as an MCP
+    client starts a server): each line read and each answer written then costs no hop to
+    a worker thread and back (three a call, a few tenths of a millisecond on a small
+    machine). None otherwise: a terminal or a file is read and written as the SDK does,
+    since the loop would make it non-blocking for whoever shares it, and a socket too
+    (asyncio takes a socket it writes to that turns readable for one the peer closed)."""
     if sys.platform == "win32" or not all(_is_pipe(fd) for fd in (0, 1)):
         return None
     loop = asyncio.get_running_loop()
@@ -229,15 +236,20 @@ async def _pipes() -> tuple[_PipeLines, _PipeWriter] | None:
     os.dup2(2, 1)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), wire_in)
     transport, protocol = await loop.connect_write_pipe(FlowControlMixin, wire_out)
+    # A flush waits until every byte is in the pipe, as a write on a thread did: answers
+    # still queued here when the input ends would be lost, or cut mid-line.
+    transport.set_write_buffer_limits(high=0)
     return _PipeLines(reader), _PipeWriter(asyncio.StreamWriter(transport, protocol, None, loop))
 
 
 def _is_pipe(fd: int) -> bool:
     try:
-        mode = os.fstat(fd).st_mode
+        return stat.S_ISFIFO(os.fstat(fd).st_mode)
     except OSError:
         return False
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+_LINE = re.compile(r"[^\n]*\n|[^\n]+$")  # each line with its end, the last one without
 
 
 async def serve_stdio(server: MCPServer[Any], on_ready: Callable[[], object] | None = None) -> None:
