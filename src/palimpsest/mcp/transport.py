@@ -32,7 +32,7 @@ import sys
 from asyncio.streams import FlowControlMixin
 from collections.abc import Callable
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import anyio
 import h11
@@ -257,9 +257,10 @@ async def serve_stdio(server: MCPServer[Any], on_ready: Callable[[], object] | N
     called once the client has its first answer."""
     lowlevel = server._lowlevel_server
     pipes = await _pipes()
-    wire: dict[str, Any] = {"stdin": _stdin_lines()} if pipes is None else {
-        "stdin": pipes[0], "stdout": pipes[1]}  # fmt: skip
-    async with stdio_server(**wire) as (read_stream, write_stream):
+    stdin, stdout = (_stdin_lines(), None) if pipes is None else pipes
+    # The pipes do what the SDK asks of its files: lines by `async for`, `write`, `flush`.
+    wire = stdio_server(stdin=cast(Any, stdin), stdout=cast(Any, stdout))
+    async with wire as (read_stream, write_stream):
         await lowlevel.run(
             AnsweringUnreadable(read_stream, write_stream, on_ready),
             write_stream,

@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from ..errors import PalimpsestError, Retryable, ValidationError
 from . import Found, Rewrite, SearchQuery, bm25
@@ -29,7 +29,7 @@ from .terms import index_text
 # they are first used: a process that never searches (most commands, `palimpsest serve`
 # until its first recall) never loads them.
 if TYPE_CHECKING:
-    from .term_index import Ranked, TermIndex, TermView
+    from .term_index import Positions, Ranked, TermIndex, TermView
     from .vector_cache import Table, VectorCache
     from .vector_search import Vectors
 
@@ -306,11 +306,9 @@ class SqliteSession(SqlSession):
         where, args = self.filters(query)
         cache = self._vector_cache(model, len(vector)) if query.at_seq is None else None
         if cache is not None:
-            ids: dict[int, str] = {}  # the memory ids of the rows it read
+            ids: dict[int, str] = {}  # the memory ids of the rows it read: every one it gives
             best = self._nearest_cached(cache, vector, query, where, args, model, ids)
-            if all(rowid in ids for rowid, _ in best):
-                return [(Found(ids[rowid], rowid), score) for rowid, score in best]
-            return self._found(best)
+            return [(Found(ids[rowid], rowid), score) for rowid, score in best]
         return self._found(self._nearest_exact(vector, where, args, query.limit, model))
 
     def _nearest_exact(
@@ -656,44 +654,44 @@ class SqliteSession(SqlSession):
         """What FTS5's passes give `search_found` (the best DEPTH matches passing the
         filters, those holding every term first, with their counts), from the index."""
         depth = max(query.limit, bm25.DEPTH)
-        passes: list[list[tuple[Found, int, int]]] = []
+        passes: list[list[Passed]] = []
         for every in (True, False)[: 2 if len(terms) > 1 else 1]:
             matching = index.matching(terms, every)
             passes.append(self._best_indexed(index, matching, terms, stats, where, args,
                                              query.limit, depth))  # fmt: skip
             if len(passes[0]) >= query.limit:
                 break
-        facts = {found.rowid: (seq, row) for found, seq, row in itertools.chain(*passes)}
-        found = bm25.pooled(
-            [f for f, _, _ in passes[0]], [f for f, _, _ in passes[1]] if len(passes) > 1 else [],
-            depth,
-        )  # fmt: skip
-        counts = index.counts_of([facts[f.rowid][1] for f in found], terms)
+        passed = {p.found.rowid: p for p in itertools.chain(*passes)}
+        found = bm25.pooled([p.found for p in passes[0]],
+                            [p.found for p in passes[1]] if len(passes) > 1 else [],
+                            depth)  # fmt: skip
+        pool = [passed[f.rowid] for f in found]
+        counts = index.counts_of([p.row for p in pool], terms)
         return [
-            bm25.Match(f, facts[f.rowid][0], counted, int(index.lengths[facts[f.rowid][1]]))
-            for f, counted in zip(found, counts, strict=True)
+            bm25.Match(p.found, p.seq, counted, int(index.lengths[p.row]))
+            for p, counted in zip(pool, counts, strict=True)
         ]
 
     def _best_indexed(
         self,
         index: TermView,
-        matching: Any,
+        matching: Positions,
         terms: list[str],
         stats: bm25.Stats,
         where: list[str],
         args: list[Any],
         limit: int,
         depth: int,
-    ) -> list[tuple[Found, int, int]]:
+    ) -> list[Passed]:
         """`_best` on the index: the newest WINDOW matches, their CANDIDATES best checked
         against the filters, then wider while fewer than `limit` pass."""
         window = matching[-WINDOW:]
-        tries: list[tuple[Any, int | None]] = [(window, CANDIDATES)]
+        tries: list[tuple[Positions, int | None]] = [(window, CANDIDATES)]
         if len(window) > CANDIDATES:
             tries.append((window, None))
         if len(matching) > WINDOW:
             tries.append((matching, None))
-        best: list[tuple[Found, int, int]] = []
+        best: list[Passed] = []
         for rows, cap in tries:
             best = self._passing(index.ranked(rows, terms, stats, cap), where, args, depth)
             if len(best) >= limit:
@@ -702,9 +700,9 @@ class SqliteSession(SqlSession):
 
     def _passing(
         self, leaders: Ranked, where: list[str], args: list[Any], depth: int
-    ) -> list[tuple[Found, int, int]]:
-        """The best `depth` of `leaders` that pass the filters, as (found, its seq, its row
-        in the index), asked of SQL a few at a time."""
+    ) -> list[Passed]:
+        """The best `depth` of `leaders` that pass the filters, asked of SQL a few at a
+        time."""
         passed: list[tuple[float, int, Row]] = []  # (score, row, its columns)
         start = 0
         while start < len(leaders.rows) and len(passed) < depth:
@@ -723,8 +721,8 @@ class SqliteSession(SqlSession):
                        if rowid in by_rowid]  # fmt: skip
             start = end
         passed.sort(key=lambda leader: (-leader[0], -int(leader[2]["seq"])))
-        return [(found_from_row(columns), int(columns["seq"]), row) for _, row, columns in
-                passed[:depth]]  # fmt: skip
+        return [Passed(found_from_row(columns), int(columns["seq"]), row)
+                for _, row, columns in passed[:depth]]  # fmt: skip
 
     def _version_matches(
         self, where: list[str], args: list[Any], terms: list[str]
@@ -819,6 +817,14 @@ class SqliteSession(SqlSession):
             "ORDER BY c.rank, v.from_seq DESC LIMIT ?"
         )
         return self._rows(sql, [match, lowest or 0, *args, limit])
+
+
+class Passed(NamedTuple):
+    """A full-text match that passed the filters, as the term index's search keeps it."""
+
+    found: Found
+    seq: int  # its version's from_seq: the newer first on a tie
+    row: int  # its row in the term index
 
 
 # As 005_search_terms.sql makes memory_fts, `default`'s.

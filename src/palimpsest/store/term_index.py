@@ -99,44 +99,24 @@ class TermIndex:
         """Versions (rowid, JSON term counts, length) filed up to event `seq`, rowid
         ascending and after every row held (new versions have the highest row ids)."""
         size, total = self._published
-        codes: dict[str, int] = {}  # each term met, numbered
-        parts: list[tuple[npt.NDArray[np.int32], Positions, Counts]] = []
-        rowids: list[int] = []
-        lengths: list[float] = []
-        read = iter(rows)
-        # A chunk at a time into flat arrays: Python's objects for two million postings
-        # would leave the process a hundred MiB larger for good.
-        while chunk := list(itertools.islice(read, CHUNK)):
-            terms: list[int] = []
-            positions: list[int] = []
-            weighted: list[float] = []
-            for rowid, counts, length in chunk:
-                for term, count in json.loads(counts).items():
-                    terms.append(codes.setdefault(term, len(codes)))
-                    positions.append(size + len(rowids))
-                    weighted.append(count)
-                rowids.append(rowid)
-                lengths.append(float(length or 0))
-            parts.append((np.array(terms, np.int32), np.array(positions, np.int32),
-                          np.array(weighted, np.float64)))  # fmt: skip
-        if not rowids:
+        read = _read(rows, size)
+        if not read.rowids:
             self.seq = seq
             return
-        end = size + len(rowids)
+        end = size + len(read.rowids)
         if end > len(self._rowids):  # a quarter more room than needed: few copies
             room = end + end // 4
             self._rowids = np.resize(self._rowids, room)
             self._lengths = np.resize(self._lengths, room)
-        self._rowids[size:end] = rowids
-        self._lengths[size:end] = lengths
-        codes_of, at, counted = (np.concatenate(part) for part in zip(*parts, strict=True))
-        order = np.argsort(codes_of, kind="stable")  # each term's rows stay ascending
-        codes_of, at, counted = codes_of[order], at[order], counted[order]
-        bounds = np.concatenate(([0], np.cumsum(np.bincount(codes_of, minlength=len(codes)))))
+        self._rowids[size:end] = read.rowids
+        self._lengths[size:end] = read.lengths
+        order = np.argsort(read.terms, kind="stable")  # each term's rows stay ascending
+        codes, at, counted = read.terms[order], read.rows[order], read.counts[order]
+        bounds = np.concatenate(([0], np.cumsum(np.bincount(codes, minlength=len(read.codes)))))
         if size == 0:
-            self._packed = Packed(codes, bounds, at, _fifths(counted))
+            self._packed = Packed(read.codes, bounds, at, _fifths(counted))
         else:
-            for term, code in codes.items():
+            for term, code in read.codes.items():
                 new = Posting(at[bounds[code] : bounds[code + 1]],
                               counted[bounds[code] : bounds[code + 1]])  # fmt: skip
                 old = self._later.get(term)
@@ -144,15 +124,56 @@ class TermIndex:
                     np.concatenate((old.rows, new.rows)),
                     np.concatenate((old.counts, new.counts)),
                 )  # fmt: skip
-        self._published = (end, total + sum(lengths))  # last: the rows are all in
+        self._published = (end, total + sum(read.lengths))  # last: the rows are all in
         self.seq = seq
-        if len(parts) > 1:
-            del parts, chunk, terms, positions, weighted, rowids, lengths, order
+        if read.chunks > 1:
+            del read, order, codes, at, counted
             _give_back()
 
     def view(self) -> TermView:
         size, total = self._published
         return TermView(size, total, self._rowids, self._lengths, self._packed, self._later)
+
+
+class Read(NamedTuple):
+    """Versions read for `TermIndex.add`: their postings flat, term by term code."""
+
+    codes: dict[str, int]  # each term met, numbered
+    terms: npt.NDArray[np.int32]  # a posting's term code
+    rows: Positions  # its version's row in the copy
+    counts: Counts  # its weighted count
+    rowids: list[int]
+    lengths: list[float]
+    chunks: int  # how many CHUNKs of versions it took
+
+
+def _read(rows: Iterable[tuple[int, str, int | None]], size: int) -> Read:
+    """`rows` (rowid, JSON term counts, length) as postings, the first at row `size`; a
+    chunk at a time into flat arrays: Python's objects for two million postings would
+    leave the process a hundred MiB larger for good."""
+    codes: dict[str, int] = {}
+    parts: list[tuple[npt.NDArray[np.int32], Positions, Counts]] = []
+    rowids: list[int] = []
+    lengths: list[float] = []
+    read = iter(rows)
+    while chunk := list(itertools.islice(read, CHUNK)):
+        terms: list[int] = []
+        positions: list[int] = []
+        weighted: list[float] = []
+        for rowid, counts, length in chunk:
+            for term, count in json.loads(counts).items():
+                terms.append(codes.setdefault(term, len(codes)))
+                positions.append(size + len(rowids))
+                weighted.append(count)
+            rowids.append(rowid)
+            lengths.append(float(length or 0))
+        parts.append((np.array(terms, np.int32), np.array(positions, np.int32),
+                      np.array(weighted, np.float64)))  # fmt: skip
+    if not parts:
+        empty = np.zeros(0, np.int32)
+        return Read(codes, empty, empty, np.zeros(0, np.float64), rowids, lengths, 0)
+    terms_of, at, counted = (np.concatenate(part) for part in zip(*parts, strict=True))
+    return Read(codes, terms_of, at, counted, rowids, lengths, len(parts))
 
 
 @dataclass(frozen=True)
