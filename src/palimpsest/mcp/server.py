@@ -1,4 +1,5 @@
-"""Palimpsest as an MCP server: the tools of `tools` over stdio or streamable HTTP.
+"""Palimpsest as an MCP server: the tools of `tools` (and the prompts of `prompts`) over
+stdio or streamable HTTP.
 
 Built on the official SDK's `MCPServer`. What is ours:
 
@@ -42,6 +43,7 @@ from .arguments import short as _short
 from .bounds import CallBounds
 from .descriptions import DESCRIPTIONS, INSTRUCTIONS
 from .keys import KeyVerifier, auth_settings, request_principal
+from .prompts import PalimpsestPrompts
 from .schema import harden
 from .tools import STORE_THREADS, TOOL_NAMES, PalimpsestTools
 from .transport import serve_http, serve_stdio
@@ -192,7 +194,8 @@ def build_server(
         )
         for name in TOOL_NAMES
     ]
-    return PalimpsestMCP(
+    bounds = CallBounds(calls_per_minute) if http else None
+    server = PalimpsestMCP(
         "palimpsest",
         title="Palimpsest",
         instructions=INSTRUCTIONS,
@@ -200,10 +203,13 @@ def build_server(
         tools=registered,
         log_level="WARNING",
         threads=pool,
-        bounds=CallBounds(calls_per_minute) if http else None,
+        bounds=bounds,
         token_verifier=KeyVerifier(service) if http else None,
         auth=auth_settings(*http) if http else None,
     )
+    for prompt in PalimpsestPrompts(service, pool, bounds).registered():
+        server.add_prompt(prompt)
+    return server
 
 
 def _version() -> str:
