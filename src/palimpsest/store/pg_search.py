@@ -49,6 +49,7 @@ MAX_POSITIONS = 256
 # As SQLite (store/sqlite.py): for words in most memories, the newest WINDOW matches are
 # ranked, and all of them only when fewer than the limit of those pass the filters.
 WINDOW = 4_000
+CANDIDATES = 500  # of those the best, checked against the filters first (pg_indexed)
 
 
 def search_values(columns: Row) -> dict[str, Any]:

@@ -29,8 +29,10 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from ..errors import PalimpsestError, Retryable, ValidationError
 from . import Found, Rewrite, SearchQuery, bm25, pg_rewrite, pg_search, pg_vectors, shown
 from .migrations import migrations, refuse_newer, statements
+from .pg_indexed import IndexedWords
 from .rows import Row, found_from_row
 from .session import SqlSession, key_race, name_race
+from .term_index import TermIndex
 from .terms import index_terms
 from .vector_search import Vectors
 
@@ -68,6 +70,8 @@ def _why_not_connected(url: str, exc: Exception) -> str:
 class PostgresStore:
     def __init__(self, url: str):
         self.url = url
+        # Each workspace's term counts, copied for ranking full text (see pg_indexed).
+        self._term_indexes: dict[str, TermIndex] = {}
         try:
             # One plain connection first: a wrong URL, password or database fails at once,
             # where the pool would retry it in the background until its timeout.
@@ -133,7 +137,7 @@ class PostgresStore:
             # Before the snapshot (a LOCK takes none): a scrub's copy swapped in later holds
             # rows newer than this snapshot, so a read reaching it would find it empty.
             conn.execute(_SHARE_REWRITTEN)
-            yield PostgresSession(conn, workspace)
+            yield PostgresSession(conn, workspace, self._term_indexes)
 
     @contextmanager
     def write(self, workspace: str) -> Iterator[PostgresSession]:
@@ -236,10 +240,16 @@ def _translated() -> Iterator[None]:
         ) from exc
 
 
-class PostgresSession(SqlSession):
-    def __init__(self, conn: psycopg.Connection[Any], workspace: str):
+class PostgresSession(SqlSession, IndexedWords):
+    def __init__(
+        self,
+        conn: psycopg.Connection[Any],
+        workspace: str,
+        term_indexes: dict[str, TermIndex] | None = None,  # none for a write: its rows are not in
+    ):
         super().__init__(workspace)
         self.conn = conn
+        self.term_indexes = term_indexes
 
     def _rows(self, sql: str, params: Iterable[Any] = ()) -> list[Row]:
         return self.conn.execute(_placeholders(sql), tuple(params)).fetchall()
@@ -314,6 +324,14 @@ class PostgresSession(SqlSession):
         if made and made["made"]:
             self._run("DELETE FROM search_terms")
             self._run(pg_search.COUNT_EVERY_TERM)
+        # Every version's counts changed: each process's copy of them starts over (pg_indexed).
+        made = self._row("SELECT to_regclass('vector_generations') IS NOT NULL AS made")
+        if made and made["made"]:
+            self._run(
+                "INSERT INTO vector_generations(workspace, generation) SELECT id, 1 "
+                "FROM workspaces ON CONFLICT (workspace) "
+                "DO UPDATE SET generation = vector_generations.generation + 1"
+            )
 
     def _count_terms_added(self, terms: list[str]) -> None:
         """One more version holds each of `terms` (writers of a workspace go one at a time,
@@ -357,6 +375,11 @@ class PostgresSession(SqlSession):
         terms = query.terms()
         if not terms:
             return self.recent(where, args, query.limit)
+        view = self.term_view()
+        if view is not None:
+            return self._ranked_words(
+                self.indexed_pool(view, query, where, args), query, view.stats(terms)
+            )
         held = self._row(*pg_search.held_sql(terms, self.workspace))
         assert held is not None  # an aggregate: always one row
         narrowed = bool(query.notebook_ids) or any(index_terms(tag) for tag in query.tags)
