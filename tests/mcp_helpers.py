@@ -93,3 +93,17 @@ def check_tool_schemas(tools: list[Tool]) -> None:
             assert hints.destructive_hint is (tool.name == "forget"), tool.name
             assert hints.idempotent_hint is (tool.name != "revise"), tool.name
         assert hints.open_world_hint is False
+
+
+def versions_whole(inspected: dict[str, Any]) -> dict[int, dict[str, Any] | None]:
+    """Each version's content rebuilt from inspect's `versions` (each lists what changed
+    since the last readable version before it); None for a scrubbed one."""
+    whole: dict[int, dict[str, Any] | None] = {}
+    content: dict[str, Any] = {}
+    for version in inspected["versions"]:
+        if version.get("scrubbed"):
+            whole[version["version"]] = None
+            continue
+        content = {**content, **version.get("changed", {})}
+        whole[version["version"]] = content
+    return whole

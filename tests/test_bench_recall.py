@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from palimpsest.errors import NotFound, ValidationError
-from palimpsest.service import Service, bench, locomo
+from palimpsest.service import Service, bench, devset, locomo
 
 MEANING = {"PALIMPSEST_EMBEDDER": "all-MiniLM-L6-v2"}
 
@@ -62,9 +62,11 @@ def test_bench_recall_compares_full_text_and_hybrid(run: Any, tmp_path: Path) ->
     words, hybrid = result["full_text"], result["hybrid"]
     assert words["categories"]["paraphrase"]["recall@5"] == 0.0
     assert hybrid["categories"]["paraphrase"]["recall@5"] == 1.0
-    assert words["categories"]["words"] | {"questions": 1} == {
-        "questions": 1, "recall@1": 0.5, "recall@5": 0.5, "recall@10": 0.5, "hit@5": 1.0,
+    assert words["categories"]["words"] == {
+        "questions": 1, "no hit": 0.0, "recall@1": 0.5, "recall@5": 0.5, "recall@10": 0.5,
+        "hit@1": 1.0, "hit@3": 1.0, "hit@5": 1.0,
     }  # fmt: skip
+    assert set(result["meaning"]["all"]) == set(hybrid["all"])  # meaning alone, the baseline
     assert hybrid["all"]["hit@5"] == 1.0
     assert any("reindex" in note for note in result["notes"])
     assert "hybrid" in done.stderr  # the progress bar's label, on stderr
@@ -86,7 +88,8 @@ def test_bench_recall_with_the_null_embedder_measures_full_text(run: Any, tmp_pa
     [
         "not json",
         json.dumps({"question": "x"}),
-        json.dumps({"question": "x", "expected": []}),
+        json.dumps({"question": "x", "expected": "m1"}),
+        json.dumps({"question": "x", "expected": [""]}),
         json.dumps({"question": "x", "expected": ["a"], "secret": "sk-live-123"}),
         json.dumps(
             {"question": "x", "expected": ["a"], "category": "sk-live-123 " + "ghp_" + "a1" * 18}
@@ -229,3 +232,54 @@ def test_a_locomo_conversation_with_no_turn_filed_is_left_out_and_noted(tmp_path
     result = locomo.measure_locomo(folder, "none", "user:test")
     assert result["questions"] == 1
     assert any("no turn of a was filed" in note for note in result["notes"])
+
+
+def test_the_shipped_dev_set_files_whole_and_every_label_answers(tmp_path: Path) -> None:
+    """Palimpsest's own dev set of project memory: every memory passes the write gate and
+    files (superseded ones retire), and every expected label names a memory of the set
+    that is still active when the questions are asked."""
+    memories, rows = devset.read_devset(devset.SHIPPED)
+    service, labels = devset.file_devset(tmp_path / "d.db", memories, "none", "user:local")
+    try:
+        named = {names[0]: memory_id for memory_id, names in labels.items()}
+        assert len(named) == len(memories) >= 300
+        questions = devset.devset_questions(rows)
+        unanswerable = [q for q in questions if not q.expected]
+        assert len(questions) - len(unanswerable) >= 300 and len(unanswerable) >= 50
+        retired = {m["supersedes"] for m in memories if m.get("supersedes")}
+        for question in questions:
+            for label in question.expected:
+                assert label in named and label not in retired, question.question
+        assert {service.inspect(id=named[label])["memory"]["status"] for label in retired} == {
+            "superseded"
+        }
+    finally:
+        service.store.close()
+
+
+def test_bench_recall_on_a_projects_folder(run: Any, tmp_path: Path) -> None:
+    """`--projects DIR` files a set of that form into a temporary store and scores it,
+    questions without an answer by how often nothing came back."""
+    folder = tmp_path / "projects"
+    folder.mkdir()
+    write_jsonl(folder / "web.memories.jsonl", [
+        {"label": "web-1", "notebook": "web", "session": 1, "kind": "decision",
+         "text": "We ship to production with make release.", "why": "it runs migrations"},
+        {"label": "web-2", "notebook": "web", "session": 2, "kind": "fact",
+         "text": "The staging database is wiped every Sunday night."},
+    ])  # fmt: skip
+    write_jsonl(folder / "web.questions.jsonl", [
+        {"question": "make release", "expected": ["web-1"], "category": "lexical",
+         "notebook": "web"},
+        {"question": "when is staging wiped?", "expected": ["web-2"], "category": "lexical"},
+        {"question": "quantum chromodynamics lattice", "expected": [], "category": "no-answer",
+         "notebook": "web"},
+    ])  # fmt: skip
+    done = run("bench", "recall", "--projects", str(folder), "--json", embedder="none")
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(done.stdout)["full_text"]
+    assert figures["categories"]["lexical"]["hit@1"] == 1.0
+    assert figures["categories"]["no-answer"] == {"questions": 1, "no hit": 1.0}
+    assert figures["all"]["questions"] == 3 and figures["all"]["hit@1"] == 1.0
+    shown = run("bench", "recall", "--projects", str(folder), embedder="none")
+    assert shown.returncode == 0 and "no-answer" in shown.stdout and "hit@3" in shown.stdout

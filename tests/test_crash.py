@@ -51,7 +51,7 @@ from palimpsest.store import open_store
 from . import conftest
 from .conftest import POSTGRES_URL, needs_postgres
 from .local_postgres import LocalPostgres
-from .mcp_helpers import call, refused
+from .mcp_helpers import call, refused, versions_whole
 from .test_mcp_e2e import command, stdio
 
 pytestmark = pytest.mark.anyio
@@ -193,10 +193,12 @@ async def check_inspect(client: Client, writes: list[Write]) -> None:
     for memory_id in sorted({w.id for w in writes}):
         shown = await call(client, "inspect", id=memory_id)
         versions = {v["version"]: v for v in shown["versions"]}
+        texts = versions_whole(shown)
         for write in (w for w in writes if w.id == memory_id):
             assert write.version in versions, ("inspect misses a write", write)
-            version = versions[write.version]
-            assert (version["seq"], version["memory"]["text"]) == (write.seq, write.text)
+            content = texts[write.version]
+            assert content is not None
+            assert (versions[write.version]["seq"], content["text"]) == (write.seq, write.text)
 
 
 def check_sqlite_file(db: Path) -> None:

@@ -127,7 +127,7 @@ async def test_a_forget_cut_off_before_its_checkpoint_is_finished_when_serve_sta
             "personal data"
         )
         report = await call(client, "doctor")
-        assert report["scrub_pending"] is False and report["pending_scrubs"] == []
+        assert report["scrub_pending"] is False and "pending_scrubs" not in report
 
 
 async def test_forgetting_again_finishes_a_scrub_left_pending(

@@ -19,6 +19,8 @@ from palimpsest.errors import NotFound
 from palimpsest.service import Service
 from palimpsest.store import Store, open_store
 
+from .mcp_helpers import versions_whole
+
 
 def secret_word() -> str:
     # Lowercase letters and digits ending in a digit: the porter stemmer leaves it whole,
@@ -115,9 +117,9 @@ def test_forget_removes_the_word_from_every_file_and_the_index(
     assert on_disk(folder, word), "the secret should be on disk before forget"
     assert in_vocabulary(db_path, word)
     assert search_hits(service, word) == [mid]
-    versions = service.inspect(id=mid)["versions"]
-    assert [v["version"] for v in versions] == [1, 2]
-    assert all(word in v["memory"]["text"] for v in versions)
+    inspected = service.inspect(id=mid)
+    assert [v["version"] for v in inspected["versions"]] == [1, 2]
+    assert all(word in v["text"] for v in versions_whole(inspected).values() if v)
 
     answer = service.forget(id=mid, because="a credential hint pasted by mistake")
     assert answer["results"][0]["forgotten"] is True
@@ -151,8 +153,8 @@ def test_forget_one_version_removes_only_that_version(
     service.revise(id=mid, remove=f" using token {word} for the replica login")
     fill(service, 40, start=1000)
 
-    versions = service.inspect(id=mid)["versions"]
-    assert [word in v["memory"]["text"] for v in versions] == [False, True, False]
+    versions = versions_whole(service.inspect(id=mid))
+    assert [word in (v or {})["text"] for v in versions.values()] == [False, True, False]
     assert on_disk(folder, word), "the secret should be on disk before forget"
     assert in_vocabulary(db_path, word)
 
@@ -166,9 +168,11 @@ def test_forget_one_version_removes_only_that_version(
     assert view["memory"]["text"] == "The cache warms from the replica at startup"
     assert view["memory"]["version"] == 3
     by_version = {v["version"]: v for v in view["versions"]}
-    assert by_version[1]["memory"]["text"] == "The cache warms from the replica at startup"
-    assert by_version[2].get("scrubbed") is True and "memory" not in by_version[2]
-    assert by_version[3]["memory"]["text"] == "The cache warms from the replica at startup"
+    whole = versions_whole(view)
+    assert whole[1] and whole[1]["text"] == "The cache warms from the replica at startup"
+    assert by_version[2].get("scrubbed") is True and "changed" not in by_version[2]
+    assert whole[3] and whole[3]["text"] == "The cache warms from the replica at startup"
+    assert "text" not in by_version[3]["changed"]  # the same text as version 1: not repeated
     assert_no_text_in_history(service, mid, word)
     # The memory itself lives on: found by its other words, revisable.
     assert mid in search_hits(service, "cache replica startup")

@@ -25,7 +25,7 @@ async def test_the_guard_tool_names_the_refusing_rule(client: Client, service: S
     assert answer["decision"] == "deny"
     assert answer["refused_by"][0]["id"] == rule["id"]
     allowed = await call(client, "guard", command="echo 'git push --force'", notebook="web")
-    assert allowed["decision"] == "allow" and allowed["refused_by"] == []
+    assert allowed["decision"] == "allow" and "refused_by" not in allowed
     refused = await refuse(client, "guard", command="  ")
     assert refused["error_class"] == "validation" and refused["field"] == "command"
     deadline = time.monotonic() + 30  # kept on a store thread after the answer

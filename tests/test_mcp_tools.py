@@ -152,7 +152,7 @@ async def test_recall_finds_filters_and_lists_the_rules(client: Client) -> None:
     found = await call(client, "recall", query="PostgreSQL", notebook="web", kind=["fact"])
     assert [h["id"] for h in found["hits"]] == [fact]
     assert [r["text"] for r in found["rules"]] == ["Never edit applied migrations"]
-    assert found["hits"][0]["possibly_stale"] is False
+    assert "possibly_stale" not in found["hits"][0]  # a flag, present when it holds
     assert [h["id"] for h in (await call(client, "recall", tags=["db"]))["hits"]] == [fact]
     assert len((await call(client, "recall", query="PostgreSQL", limit=1))["hits"]) == 1
 
@@ -161,7 +161,7 @@ async def test_recall_as_of_and_include_retired(client: Client) -> None:
     memory = await remember(client, "Deploys happen on Fridays")
     before = (await call(client, "inspect", id=memory))["memory"]["recorded_at"]
     await call(client, "revise", id=memory, status="retracted", note="never true")
-    assert (await call(client, "recall", query="Fridays"))["hits"] == []
+    assert "hits" not in await call(client, "recall", query="Fridays")  # empty: left out
     retired = await call(client, "recall", query="Fridays", include_retired=True)
     assert retired["hits"][0]["status"] == "retracted"
     then = await call(client, "recall", query="Fridays", as_of=before)
@@ -210,7 +210,7 @@ async def test_every_typed_parameter_takes_its_json_type_only(
     body = await refuse(client, tool, **arguments)
     assert (body["error_class"], body["field"]) == ("validation", where.split(".")[0])
     assert f"`{where}` must be" in body["message"]
-    assert (await call(client, "recall", query="force", include_retired=True))["hits"] == []
+    assert "hits" not in await call(client, "recall", query="force", include_retired=True)
 
 
 async def test_a_query_too_long_is_told_how_to_search_not_how_to_file(client: Client) -> None:
@@ -231,7 +231,7 @@ async def test_revise_omit_keeps_clear_clears_and_small_edits_apply(client: Clie
     shown = (await call(client, "inspect", id=memory))["memory"]
     assert shown["text"] == "Builds take 6 minutes on the big runner"
     assert (shown["why"], shown["tags"], shown["title"]) == ("measured", ["ci"], "Build time")
-    assert shown["expires_at"] is None and shown["version"] == 4
+    assert "expires_at" not in shown and shown["version"] == 4
     same = await call(client, "revise", id=memory, title="Build time")
     assert same["results"][0]["unchanged"] is True
 
@@ -249,7 +249,7 @@ async def test_revise_reports_unmatched_targets_and_changes_the_rest(client: Cli
     assert [r["id"] for r in by_text["results"]] == [first]
     assert [u["target"] for u in by_text["unmatched"]] == ["Nope"]
     missing = await call(client, "revise", ids=[second], replace_from="absent", replace_to="x")
-    assert missing["results"] == [] and missing["unmatched"][0]["target"] == second
+    assert "results" not in missing and missing["unmatched"][0]["target"] == second
     alone = await refuse(client, "revise", id=second, replace_from="absent", replace_to="x")
     assert alone["error_class"] == "validation"
 
@@ -351,7 +351,7 @@ async def test_forget_leaves_only_a_tombstone(client: Client) -> None:
     assert (await call(client, "inspect", id=memory))["tombstone"]["reason"] == (
         "personal data was pasted"
     )
-    assert (await call(client, "recall", query="hunter2", include_retired=True))["hits"] == []
+    assert "hits" not in await call(client, "recall", query="hunter2", include_retired=True)
     again = await refuse(client, "forget", id=memory, because="again")
     assert again["error_class"] == "not_found"
     assert (await refuse(client, "forget", because="none named"))["field"] == "id"
@@ -363,7 +363,7 @@ async def test_forget_one_version(client: Client) -> None:
     await refuse(client, "forget", id=memory, version=2, because="current")
     await call(client, "forget", id=memory, version=1, because="a token was pasted")
     versions = (await call(client, "inspect", id=memory))["versions"]
-    assert versions[0].get("scrubbed") is True and "memory" in versions[1]
+    assert versions[0].get("scrubbed") is True and "changed" in versions[1]
 
 
 # -- inspect, history -----------------------------------------------------------------------
@@ -372,7 +372,7 @@ async def test_forget_one_version(client: Client) -> None:
 async def test_inspect_a_memory_and_a_notebook(client: Client) -> None:
     memory = await remember(client, "Feature flags live in flags.yaml")
     shown = await call(client, "inspect", id=memory)
-    assert [v["version"] for v in shown["versions"]] == [1] and shown["links"] == []
+    assert [v["version"] for v in shown["versions"]] == [1] and "links" not in shown
     book = await call(client, "inspect", notebook="web")
     assert book["notebook"]["name"] == "web"
     assert [m["id"] for m in book["memories"]] == [memory]
@@ -417,7 +417,7 @@ async def test_notebook_actions(client: Client) -> None:
     book_id = made["notebook"]["id"]
     renamed = await call(client, "notebook", action="edit", notebook="shop", name="web-shop",
                          clear=["summary"])  # fmt: skip
-    assert renamed["notebook"]["id"] == book_id and renamed["notebook"]["summary"] is None
+    assert renamed["notebook"]["id"] == book_id and "summary" not in renamed["notebook"]
     await call(client, "notebook", action="create", name="blog", domain="www")
     merged = await call(client, "notebook", action="merge_domains", from_domain="www",
                         to_domain="web", because="one team")  # fmt: skip

@@ -130,7 +130,7 @@ def store_before_010() -> Iterator[str]:
             # and without what later migrations made (011 and after run again on opening)
             later = "seen_commands, agent_sessions, users, access_keys, failed_auth"
             conn.execute(f"DROP TABLE {later}")
-            conn.execute("DROP INDEX events_feedback, workspaces_name")
+            conn.execute("DROP INDEX events_feedback, workspaces_name, versions_current_tags")
             conn.execute("ALTER TABLE events DROP COLUMN key_id")
             conn.execute("ALTER TABLE workspaces DROP COLUMN name")
             conn.execute("DELETE FROM palimpsest_schema WHERE version >= 10")

@@ -1041,8 +1041,9 @@ class MemoryMachine(RuleBasedStateMachine):
         moment = moments[self.checks % len(moments)]
         expected = self.expected_at(moment)
         for word in WORDS:
+            # near_misses: every match, the weak ones the relevance floor leaves out too
             answer = self.service.recall(
-                query=word, as_of=moment.at, include_retired=True, limit=200
+                query=word, as_of=moment.at, include_retired=True, limit=200, near_misses=True
             )
             got = {h["id"]: (h["text"], h["status"], h["version"]) for h in answer["hits"]}
             want = {
@@ -1051,11 +1052,13 @@ class MemoryMachine(RuleBasedStateMachine):
                 if has_word(s.text, word)
             }
             assert got == want, (word, moment.at)
-        now = self.service.recall(query=WORDS[self.checks % len(WORDS)], limit=200)
         word = WORDS[self.checks % len(WORDS)]
+        now = self.service.recall(query=word, limit=200, near_misses=True)
         assert {h["id"] for h in now["hits"]} == {
             i for i, s in self.current.items() if s.status == "active" and has_word(s.text, word)
         }
+        floored = self.service.recall(query=word, limit=200)["hits"]
+        assert [h["id"] for h in floored] == [h["id"] for h in now["hits"]][: len(floored)]
         flagged = {h["id"]: h["disputed_with"] for h in now["hits"] if "disputed_with" in h}
         opened = [d.pair for d in self.disputes.values() if d.status == "open"]
         for memory_id, others in flagged.items():

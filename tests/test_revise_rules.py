@@ -432,3 +432,63 @@ def test_a_supersede_reason_that_completes_a_key_in_the_retired_text_is_refused(
         "note",
     )
     assert current(service, old)["status"] == "active"
+
+
+def test_retiring_a_memory_an_existing_one_replaces_records_its_successor(
+    service: Service,
+) -> None:
+    """`superseded_by` with status superseded: the retired memory names its successor, as
+    remember's `supersedes` does, a supersedes link joins them, and the event says so."""
+    old = service.remember(notebook="ops", kind="fact", text="Deploys run on Jenkins.")["id"]
+    new = service.remember(notebook="ops", kind="fact", text="Deploys run on GitHub Actions.")
+    service.revise(id=old, status="superseded", superseded_by=new["id"], note="moved CI")
+    retired = service.inspect(id=old)
+    assert retired["memory"]["status"] == "superseded"
+    assert retired["memory"]["superseded_by"] == new["id"]
+    assert [(link["source"], link["type"]) for link in retired["links"]] == [
+        (new["id"], "supersedes")
+    ]
+    event = service.history(id=old)["events"][-1]
+    assert event["data"]["superseded_by"] == new["id"] and event["note"] == "moved CI"
+    service.revise(id=old, status="active", note="back after all")
+    assert service.inspect(id=old)["memory"]["superseded_by"] is None
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"status": "retracted"},  # only a superseded memory has a successor
+        {},  # nor does a memory whose status is not changing
+        {"status": "superseded", "supersede": True},
+    ],
+)
+def test_superseded_by_needs_status_superseded(service: Service, changes: dict[str, Any]) -> None:
+    old = service.remember(notebook="ops", kind="fact", text="Port 8080.")["id"]
+    new = service.remember(notebook="ops", kind="fact", text="Port 9090.")["id"]
+    with pytest.raises(ValidationError) as refused:
+        service.revise(id=old, superseded_by=new, **changes)
+    assert refused.value.field == "superseded_by"
+    assert service.inspect(id=old)["memory"]["status"] == "active"
+
+
+def test_superseded_by_must_name_another_active_memory(service: Service) -> None:
+    old = service.remember(notebook="ops", kind="fact", text="Port 8080.")["id"]
+    gone = service.remember(notebook="ops", kind="fact", text="Port 7070.")["id"]
+    service.revise(id=gone, status="retracted")
+    for successor, error in ((old, ValidationError), (gone, ValidationError),
+                             ("m_nosuchmemory0000000", NotFound)):  # fmt: skip
+        with pytest.raises(error) as refused:
+            service.revise(id=old, status="superseded", superseded_by=successor)
+        assert refused.value.field == "superseded_by"
+    with pytest.raises(ValidationError):
+        service.revise(ids=[old, gone], status="superseded", superseded_by=old)
+    assert service.inspect(id=old)["memory"]["status"] == "active"
+
+
+def test_a_revert_keeps_its_note(service: Service) -> None:
+    memory = service.remember(notebook="ops", kind="fact", text="Timeout 30 s.")["id"]
+    service.revise(id=memory, text="Timeout 60 s.")
+    service.revert(id=memory, version=1, note="60 s was a typo")
+    event = service.history(id=memory)["events"][-1]
+    assert (event["op"], event["note"]) == ("revert", "60 s was a typo")
+    assert service.inspect(id=memory)["memory"]["text"] == "Timeout 30 s."

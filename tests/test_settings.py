@@ -44,7 +44,7 @@ def stale_flags(service: Service, memory_id: str) -> dict[str, bool]:
     hits = service.recall(query="invoices")["hits"]
     doctor = service.doctor()["possibly_stale"]
     return {
-        "recall": any(h["possibly_stale"] for h in hits if h["id"] == memory_id),
+        "recall": any(h.get("possibly_stale") for h in hits if h["id"] == memory_id),
         "inspect": service.inspect(id=memory_id)["memory"]["possibly_stale"],
         "doctor": any(line["id"] == memory_id for line in doctor),
     }
@@ -55,12 +55,15 @@ def test_every_setting_starts_at_its_default(service: Service) -> None:
     assert {name: s["value"] for name, s in listed.items()} == {
         f"freshness_days.{kind}": FRESHNESS_DAYS.get(kind) for kind in KINDS
     } | {
-        "recall.weight.words": 0.3,
+        "recall.weight.words": 0.4,
         "recall.weight.meaning": 0.7,
         "recall.min_similarity": 0.25,
         "recall.weight.context": 0.3,
         "recall.weight.episode": 0.7,
         "recall.weight.author": 0.15,
+        "recall.floor.similarity": 0.3,
+        "recall.floor.words": 0.3,
+        "recall.floor.share": 0.5,
     }
     assert not any(s["chosen"] for s in listed.values())
 
@@ -96,7 +99,7 @@ def test_recall_as_of_a_past_time_judges_staleness_with_the_windows_of_that_time
 
     def stale_as_of(time: str) -> bool:
         [hit] = now.recall(query="invoices", as_of=time)["hits"]
-        return bool(hit["possibly_stale"] and hit["id"] == filed["id"])
+        return bool(hit.get("possibly_stale") and hit["id"] == filed["id"])
 
     assert stale_as_of("2026-02-09T00:00:00Z") is False  # 39 days old; the window was 90
     assert stale_as_of("2026-02-10T12:00:00Z") is True  # 40 days old; the window is 30

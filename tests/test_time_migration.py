@@ -24,6 +24,7 @@ import pytest
 from palimpsest.store.migrations import migrations, statements
 
 from .conftest import needs_postgres, own_postgres_schema
+from .mcp_helpers import versions_whole
 
 FIXTURE = Path(__file__).parent / "fixtures" / "store_before_003.db"
 MIGRATION = 3
@@ -69,9 +70,9 @@ def check_times_compare_in_order(db: str, env: dict[str, str]) -> None:
     abbey = cli(db, env, "recall", "abbey")["hits"][0]["id"]
     shown = cli(db, env, "inspect", abbey)
     assert shown["memory"]["occurred_at"] == "0999-06-01T00:00:00.000000Z"
-    for version in shown["versions"]:
-        if version.get("memory"):
-            assert version["memory"]["occurred_at"] == "0999-06-01T00:00:00.000000Z"
+    for version in versions_whole(shown).values():
+        if version:
+            assert version["occurred_at"] == "0999-06-01T00:00:00.000000Z"
 
 
 def test_a_sqlite_store_of_the_previous_release_is_migrated(

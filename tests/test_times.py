@@ -44,8 +44,8 @@ async def test_an_expiry_before_1000_has_passed(client: Client) -> None:
 
 async def test_as_of_a_year_before_1000_is_before_anything_was_recorded(client: Client) -> None:
     await remember(client, "Recorded today")
-    assert (await call(client, "recall", as_of="0999-12-31"))["hits"] == []
-    assert (await call(client, "history", until="0999-12-31"))["events"] == []
+    assert "hits" not in await call(client, "recall", as_of="0999-12-31")  # empty: left out
+    assert "events" not in await call(client, "history", until="0999-12-31")
 
 
 async def test_since_and_until_order_years_before_and_after_1000(client: Client) -> None:
@@ -78,4 +78,4 @@ async def test_a_time_outside_years_1_to_9999_is_refused_saying_the_range(
         assert "0001" in body["message"] and "9999" in body["message"], body
         assert value not in body["message"]  # a refusal never echoes the value
     shown = (await call(client, "inspect", id=memory))["memory"]
-    assert shown["version"] == 1 and shown["expires_at"] is None
+    assert shown["version"] == 1 and "expires_at" not in shown

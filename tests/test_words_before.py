@@ -1,6 +1,8 @@
 """Full text lends each match the words of the memory filed just before it, and draws in
-the memory filed just after a good match (store/bm25.py), alike on both stores. Hybrid
-recall asks for it (`beside`); full text alone (the embedder `none`) does not."""
+the memory filed just after a good match (store/bm25.py), alike on both stores, within an
+episode: memories that say (`occurred_at`) they happened on one day, as the turns of a
+conversation do. Hybrid recall asks for it (`beside`); full text alone (the embedder
+`none`) does not."""
 
 from __future__ import annotations
 
@@ -25,8 +27,12 @@ def searched(
         return [(found.id, found.borrowed) for found, _ in tx.search_found(search)]
 
 
-def file(service: Service, text: str, kind: str = "note") -> str:
-    return str(service.remember(notebook="trip", kind=kind, text=text)["id"])
+DAY = "2026-04-02T18:00:00Z"  # the evening the conversation took place
+
+
+def file(service: Service, text: str, kind: str = "note", when: str | None = DAY) -> str:
+    filed = service.remember(notebook="trip", kind=kind, text=text, occurred_at=when)
+    return str(filed["id"])
 
 
 def test_an_answer_is_found_by_the_words_of_the_question_before_it(words: Service) -> None:
@@ -68,10 +74,23 @@ def test_a_forgotten_memory_lends_its_words_to_nothing(words: Service) -> None:
     assert searched(words, "Lisbon spring") == []
 
 
+def test_nothing_is_lent_outside_an_episode(words: Service) -> None:
+    """What an agent files one after another without saying when it happened (a working
+    session) is not one conversation, nor are two days of one: nothing is lent or drawn."""
+    file(words, "Did you get to Lisbon in the spring?", when=None)
+    file(words, "Yes, in May, and the trams were lovely.", when=None)
+    file(words, "Is Lisbon warm in the spring?", when="2026-04-03T09:00:00Z")
+    file(words, "Yes, in May, we swam.", when="2026-04-04T09:00:00Z")
+    assert all(not borrowed for _, borrowed in searched(words, "Lisbon spring"))
+    assert len(searched(words, "Lisbon spring")) == 2
+
+
 def test_hybrid_recall_says_a_memory_drawn_in_by_borrowed_words_matched_by_context(
     meaning: Service,
 ) -> None:
-    asked = meaning.remember(notebook="trip", kind="note", text="Is the Lisbon flight at 9?")
-    answer = meaning.remember(notebook="trip", kind="note", text="No: 11:40, gate B.")
+    asked = meaning.remember(notebook="trip", kind="note", text="Is the Lisbon flight at 9?",
+                             occurred_at=DAY)  # fmt: skip
+    answer = meaning.remember(notebook="trip", kind="note", text="No: 11:40, gate B.",
+                              occurred_at=DAY)  # fmt: skip
     hits = {hit["id"]: hit["matched"] for hit in meaning.recall(query="Lisbon flight")["hits"]}
     assert hits[asked["id"]] == "both" and hits[answer["id"]] in ("context", "meaning")

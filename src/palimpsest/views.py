@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -47,9 +48,18 @@ def hit_view(
         "recorded_at": memory.recorded_at,
         "occurred_at": memory.occurred_at,
         "verified_at": memory.verified_at,
-        "possibly_stale": memory.possibly_stale(at, freshness),
-        "expired": memory.expired(at),
-    } | _age_reasons(memory, at, freshness)
+    } | _flags(memory, at, freshness)
+
+
+def _flags(memory: Memory, at: str, freshness: Mapping[str, int | None]) -> dict[str, Any]:
+    """A hit's flags, each present only when it holds (an answer is paid for by the
+    character), with the reasons it is possibly stale."""
+    flags: dict[str, Any] = {}
+    if memory.possibly_stale(at, freshness):
+        flags["possibly_stale"] = True
+    if memory.expired(at):
+        flags["expired"] = True
+    return flags | _age_reasons(memory, at, freshness)
 
 
 def _age_reasons(
@@ -91,22 +101,56 @@ def rule_view(memory: Memory) -> dict[str, Any]:
     }
 
 
-def version_view(version: MemoryVersion) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "version": version.version,
-        "seq": version.seq,
-        "at": version.at,
-        "actor": version.actor,
-        "op": version.op,
-    }
-    if version.memory is None:
-        body["scrubbed"] = True
-    else:
-        content = version.memory.to_dict()
-        for name in ("id", "workspace", "version"):
-            content.pop(name)
-        body["memory"] = content
-    return body
+def version_views(versions: list[MemoryVersion]) -> list[dict[str, Any]]:
+    """Each version as what changed: the fields whose values differ from the last version
+    before it that can still be read, with this version's values (version 1: every field
+    it was filed with). Folding `changed` in order rebuilds any readable version; the
+    current one is shown whole beside them (inspect's `memory`), so no text is repeated
+    where it did not change. A forgotten version is only `scrubbed`."""
+    views: list[dict[str, Any]] = []
+    before: dict[str, Any] = {}
+    for version in versions:
+        body: dict[str, Any] = {
+            "version": version.version,
+            "seq": version.seq,
+            "at": version.at,
+            "actor": version.actor,
+            "op": version.op,
+        }
+        if version.memory is None:
+            body["scrubbed"] = True
+        else:
+            content = version.memory.to_dict()
+            for name in ("id", "workspace", "version"):
+                content.pop(name)
+            body["changed"] = {
+                k: v for k, v in content.items() if k not in before or before[k] != v
+            }
+            if not before:  # version 1, or the first readable: empty fields say nothing
+                body["changed"] = lean(body["changed"])
+            before = content
+        views.append(body)
+    return views
+
+
+def lean(value: Any) -> Any:
+    """`value` with every empty member (None, "", [], {}) of every object left out, at any
+    depth: what an agent reads of an answer (false and 0 say something and stay)."""
+    if isinstance(value, dict):
+        kept = {key: lean(member) for key, member in value.items()}
+        return {key: member for key, member in kept.items() if not _empty(member)}
+    if isinstance(value, list):
+        return [lean(member) for member in value]
+    return value
+
+
+def _empty(value: Any) -> bool:
+    return value is None or (isinstance(value, str | list | dict) and not value)
+
+
+def compact(value: Any) -> str:
+    """`value` as JSON without spaces, as an agent reads an answer."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def event_view(event: Event, changes: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -140,9 +140,12 @@ def _remember_file(
 @click.option("--limit", type=int, help="At most this many hits (default 10).")
 @click.option("--include-retired", is_flag=True, help="Also superseded and retracted ones.")
 @click.option("--as-of", help="Answer from the state at this past time (RFC 3339 or a date, UTC).")
+@click.option("--near-misses", is_flag=True, help="Also hits below the relevance floor, marked.")
+@click.option("--budget", type=int, help="Fill at most this many characters (as JSON) with hits.")
 @pass_env
 def recall(env: Env, /, query: tuple[str, ...], kind: tuple[str, ...], **options: Any) -> None:
-    """Find what is known: words and filters, now or as of a past time."""
+    """Find what is known, by words and meaning, with filters, now or as of a past time.
+    Only hits above a relevance floor are listed: none when nothing answers."""
     status = one_or_many(options.pop("status"))
     found = env.service(create=False).recall(
         **given(query=" ".join(query) or None, kind=one_or_many(kind), status=status, **options)
@@ -208,12 +211,13 @@ def revise(
     emit(env.service(create=False).revise(**targets, **_memory_fields(options)), render.written)
 
 
-@command(palimpsest, "revert", "palimpsest revert m_01abc --version 2 --because 'v3 was wrong'")
+@command(palimpsest, "revert", "palimpsest revert m_01abc --version 2 --note 'v3 was wrong'")
 @click.argument("id", required=False)
 @click.option("--version", type=int, help="The version of ID to go back to.")
 @click.option("-n", "--notebook", help="Revert a whole notebook (with --as-of).")
 @click.option("--as-of", help="The past time the notebook goes back to (RFC 3339 or a date, UTC).")
-@click.option("--because", help="Why (needed when this weakens a rule).")
+@click.option("--note", help="Why, kept in history.")
+@click.option("--because", help="Why a rule may be weakened (needed when this weakens one).")
 @write_options
 @pass_env
 def revert(env: Env, /, **options: Any) -> None:

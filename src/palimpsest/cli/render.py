@@ -100,22 +100,36 @@ def fields(body: dict[str, Any], indent: str = "") -> None:
 
 
 def hits(result: dict[str, Any]) -> None:
-    rows = [{**hit, "flags": _flags(hit)} for hit in result.get("hits", [])]
+    rows = [{**hit, "flags": _flags(hit), "how": _how(hit)} for hit in result.get("hits", [])]
     if not rows:
-        click.echo("No memories found.")
+        click.echo(result.get("note") or "No memories found.")
     table(
         rows,
-        [("id", "id"), ("kind", "kind"), ("flags", "flags"), ("notebook", "notebook"), *TEXT],
-    )
+        [("id", "id"), ("kind", "kind"), ("flags", "flags"), ("notebook", "notebook"),
+         ("how", "matched"), *TEXT],
+    )  # fmt: skip
     if result.get("rules"):
         click.echo("\nRules that apply here:")
         table(result["rules"], [("id", "id"), ("severity", "severity"), ("text", "text")])
+    if result.get("left_out"):
+        click.echo(f"\nPast the budget: {', '.join(result['left_out'])}")
     if result.get("as_of"):
         click.echo(f"\n(as of {result['as_of']})")
 
 
+def _how(hit: dict[str, Any]) -> str:
+    """How a hit matched, briefly: `both 0.52` (its similarity), `words`, `key`..."""
+    similarity = hit.get("similarity")
+    return (
+        f"{hit.get('matched', '')} {similarity:.2f}"
+        if similarity is not None
+        else hit.get("matched", "")
+    )
+
+
 def _flags(hit: dict[str, Any]) -> str:
     flags = [] if hit.get("status") == "active" else [str(hit.get("status"))]
+    flags += ["below floor"] if hit.get("below_floor") else []
     flags += [name for name in ("possibly_stale", "expired") if hit.get(name)]
     flags += ["disputed"] if hit.get("disputed_with") else []
     if hit.get("verified_at"):

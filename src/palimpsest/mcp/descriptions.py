@@ -22,8 +22,9 @@ with who made it and why; nothing is lost silently, and every change but a forge
 can be undone.
 
 When to call what:
-- Starting a task: recall a few words about it, with `notebook` set to the project, to \
-learn what is known and which rules bind you there.
+- Starting a task: orient, with `notebook` set to the project (or `dir`), for the brief: \
+the rules that bind you there, what is open, what is recent. Then recall the specifics of \
+the task, before deciding what may be decided already.
 - You learned something worth keeping (a decision and its reason, an error and its fix, \
 a convention, a shortcut taken): remember it, one idea per memory.
 - Something remembered changed or proved wrong: revise it (edit it, or set `status` \
@@ -78,9 +79,14 @@ items. Batches over 20 get no suggestions.
 
 RECALL = """\
 Search memories by words and meaning (a paraphrase finds memories that share no word), \
-best first, with the standing rules of the hits' notebooks. Call it when a task starts \
-and before deciding what may be decided already. Each hit gives its `why` and `matched`: \
-words, meaning, both, context, id or key.
+best first, with the standing rules of the hits' notebooks. Call it for a task's \
+specifics, after orient's brief. Only hits above a relevance floor come back: none when no \
+memory answers (`note` says so); `near_misses` adds the closest anyway, marked \
+`below_floor`.
+
+Each hit gives its `why` and how it matched: `matched` is words, meaning, both, context \
+(through a turn beside it in one conversation), id, key, or filters (no query); `words`, \
+the query's words it holds; `similarity`, its closeness in meaning (0 to 1).
 """
 
 REVISE = """\

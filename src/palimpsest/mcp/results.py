@@ -47,9 +47,11 @@ class RememberResult(TypedDict, total=False):
 
 @with_config(_OPEN)
 class RecallResult(TypedDict, total=False):
-    hits: Items
+    hits: Items  # each with matched, words, similarity, and below_floor for a near miss
     rules: Items
     as_of: str | None
+    note: str  # when no hit passes the floor: nothing answers
+    left_out: list[str]  # ids of hits past `budget`, best first
 
 
 @with_config(_OPEN)

@@ -25,6 +25,7 @@ from ..config import DEFAULT_LIMITS
 from ..errors import ValidationError
 from ..service import Service
 from ..service.batch import MAX_ITEMS
+from .answers import answered
 from .keys import request_principal
 from .params import (
     AS_IN_REMEMBER,
@@ -109,9 +110,15 @@ class PalimpsestTools:
     async def _run(
         self, _shape: type[R], call: Callable[..., dict[str, Any]], arguments: dict[str, Any]
     ) -> R:
-        """`call` with the arguments given, on a store thread; `_shape` types the answer."""
+        """`call` with the arguments given, on a store thread, as the lean result an agent
+        reads (answers.py); `_shape`, the tool's declared answer, is its output schema."""
+        return cast(R, answered(await self._call(call, arguments)))
+
+    async def _call(
+        self, call: Callable[..., dict[str, Any]], arguments: dict[str, Any]
+    ) -> dict[str, Any]:
         work = functools.partial(call, **_given(arguments))
-        return cast(R, await asyncio.get_running_loop().run_in_executor(self.threads, work))
+        return await asyncio.get_running_loop().run_in_executor(self.threads, work)
 
     async def remember(
         self,
@@ -176,6 +183,14 @@ class PalimpsestTools:
         include_retired: Annotated[bool, describe("Add retired ones.")] = False,
         as_of: Annotated[
             str | None, describe(f"Answer as recorded at this past time, {TIME}.")
+        ] = None,
+        near_misses: Annotated[bool, describe("Add hits below the relevance floor.")] = False,
+        budget: Annotated[
+            int | None,
+            describe(
+                "Characters the hits may fill, 500 to 100,000: the best that fit; the "
+                "rest named in `left_out`."
+            ),
         ] = None,
     ) -> RecallResult:
         return await self._run(RecallResult, self.service.recall, locals())
@@ -247,6 +262,9 @@ class PalimpsestTools:
         supersede: Annotated[
             bool, describe("File the result as a new memory; retire this one intact.")
         ] = False,
+        superseded_by: Annotated[
+            str | None, describe("With status superseded: the active memory replacing it.")
+        ] = None,
         claim: Annotated[bool, describe("Make an ownerless memory yours.")] = False,
         override_reason: Annotated[
             str | None, describe("Why you change a memory someone else owns.")
@@ -273,6 +291,7 @@ class PalimpsestTools:
         ] = None,
         as_of: Annotated[str | None, describe(f"The time `notebook` goes back to, {TIME}.")] = None,
         because: Because = None,
+        note: Annotated[str | None, describe("Why, kept in history.")] = None,
         idempotency_key: IdempotencyKey = None,
         dry_run: DryRun = False,
     ) -> RevertResult:
@@ -450,12 +469,12 @@ class PalimpsestTools:
         # Not kept by the judging call: `_given` leaves out a false `keep`, as any false value.
         arguments = {"command": command, "dir": dir, "notebook": notebook}
         judge = functools.partial(self.service.guard, keep=False)
-        answer = await self._run(GuardResult, judge, arguments)
+        answer = await self._call(judge, arguments)
         # Kept for trials after answering, on a store thread: a busy store never delays it.
         keep = functools.partial(self.service.keep_seen, command, answer["decision"],
                                  answer.get("notebook"), None)  # fmt: skip
         asyncio.get_running_loop().run_in_executor(self.threads, keep)
-        return answer
+        return cast(GuardResult, answered(answer))
 
 
 TOOL_NAMES = (

@@ -41,6 +41,7 @@ EDIT_FIELDS = frozenset(
         "because",
         "move_to",
         "supersede",
+        "superseded_by",
         "claim",
         "override_reason",
         "override_confirm",
@@ -299,6 +300,7 @@ class Changes:
     because: str | None = None
     move_to: str | None = None
     supersede: bool = False
+    superseded_by: str | None = None  # a memory filed already that replaces this one
     claim: bool = False
     override_reason: str | None = None
     override_confirm: bool = False
@@ -376,6 +378,7 @@ def parse_changes(raw: Mapping[str, Any], *, redact: bool = False) -> Changes:
         move_to = _string("move_to", move_to)
         gate.screen("move_to", move_to, limit_name="notebook")
     feedback = _feedback(edits.get("feedback"), sets, clear, edits)
+    superseded_by = _successor(edits, status)
     for flag in ("supersede", "claim", "override_confirm"):
         if flag in edits and not isinstance(edits[flag], bool):
             raise ValidationError(f"`{flag}` must be true or false.", field=flag)
@@ -385,12 +388,29 @@ def parse_changes(raw: Mapping[str, Any], *, redact: bool = False) -> Changes:
         status=status,
         move_to=move_to,
         supersede=bool(edits.get("supersede", False)),
+        superseded_by=superseded_by,
         claim=bool(edits.get("claim", False)),
         override_confirm=bool(edits.get("override_confirm", False)),
         redacted=tuple(redacted),
         feedback=feedback,
         **strings,
     )
+
+
+def _successor(edits: Mapping[str, Any], status: str | None) -> str | None:
+    """The memory named as what replaces the target: it goes with `status` superseded."""
+    successor = edits.get("superseded_by")
+    if successor is None:
+        return None
+    if not isinstance(successor, str) or not successor.strip():
+        raise ValidationError("`superseded_by` must be a memory id.", field="superseded_by")
+    if status != "superseded" or edits.get("supersede"):
+        raise ValidationError(
+            "`superseded_by` names the memory that replaces the target: it goes with `status` "
+            "superseded (to file the replacement anew, use `supersede` instead).",
+            field="superseded_by",
+        )
+    return successor  # read as an id with the target (service), which refuses what is none
 
 
 def _feedback(

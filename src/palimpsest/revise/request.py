@@ -15,9 +15,9 @@ from ..errors import Forbidden, PalimpsestError, ValidationError
 from .edit import Unmatched
 from .parse import Changes, parse_changes
 
-# What acts on one memory per call: a supersede files one successor, a claim or an
-# override is a decision about one owner.
-ONE_MEMORY_ONLY = ("supersede", "claim", "override_reason")
+# What acts on one memory per call: a supersede files one successor, a successor named
+# replaces one memory, a claim or an override is a decision about one owner.
+ONE_MEMORY_ONLY = ("supersede", "superseded_by", "claim", "override_reason")
 TARGET_FORMS = ("id", "ids", "texts", "items")
 
 Plan = tuple[Changes, int | None]  # the changes, and the version they were made against

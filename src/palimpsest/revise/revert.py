@@ -86,9 +86,14 @@ def gives_up_key(current: Memory, target: Memory) -> bool:
 
 
 def reverted(
-    current: Memory, target: Memory, because: str | None, data: dict[str, Any]
+    current: Memory,
+    target: Memory,
+    because: str | None,
+    data: dict[str, Any],
+    note: str | None = None,
 ) -> Step | None:
-    """The step that makes `target` the next version of `current`; None: already so.
+    """The step that makes `target` the next version of `current`; None: already so. Its
+    event keeps `note` (why), else `because` (the reason a rule may be weakened).
 
     A version that held what the gate now refuses is not brought back: forget it instead.
     """
@@ -105,5 +110,5 @@ def reverted(
     if target == current:
         return None
     target = target.replace(version=current.version + 1)
-    screen_notes(target, because=because)
-    return Step("revert", current, target, because, data)
+    screen_notes(target, note=note, because=because)
+    return Step("revert", current, target, note or because, data)

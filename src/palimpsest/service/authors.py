@@ -10,8 +10,9 @@ and `user:local` names the machine's own user, not a person. A store with one au
 (most local ones) is never changed by this: the name tells nothing apart there.
 
 Measured on the LoCoMo dev conversations, each turn filed by its speaker (docs/recall.md,
-fourth round): the named speaker's turns gaining 0.15 and the names dropped from full text
-raised multi-hop recall@5, the questions that need two turns of one person, the most.
+fourth round): the named speaker's turns gaining 0.15 (of the best score) and the names
+dropped from full text raised multi-hop recall@5, the questions that need two turns of one
+person, the most.
 """
 
 from __future__ import annotations
@@ -49,7 +50,8 @@ def with_authors(
     share: float,
     facts: dict[int, RowFacts] | None = None,
 ) -> list[Fused[Candidate]]:
-    """`hits` with each one by a named person gaining `share`, best first (`facts`: what
+    """`hits` with each one by a named person gaining `share` of the best score (scores
+    are absolute: a fixed gain weighed more where every match is weak), best first (`facts`: what
     is known of the candidates' rows already)."""
     if share <= 0 or not named or not hits:
         return hits
@@ -58,8 +60,7 @@ def with_authors(
     def author(candidate: Candidate) -> str | None:
         return candidate.author if isinstance(candidate, Memory) else facts[candidate.rowid].author
 
-    rescored = [
-        Fused(hit.memory, hit.score + (share if author(hit.memory) in named else 0.0), hit.matched)
-        for hit in hits
-    ]
+    gain = share * max(hit.score for hit in hits)
+    rescored = [hit.rescored(hit.score + gain) if author(hit.memory) in named else hit
+                for hit in hits]  # fmt: skip
     return sorted(rescored, key=lambda hit: -hit.score)

@@ -5,9 +5,14 @@ text alone (a service with the null embedder over the same store) and once hybri
 service's embedder), and scored as LoCoMo scores retrieval (docs/recall.md):
 
     recall@k  the share of a question's expected answers among its top k hits
-    hit@5     1 when any expected answer is among the top 5
+    hit@k     1 when any expected answer is among the top k (k = 1, 3, 5)
+    no hit    1 when recall returned nothing (right for a question with no answer)
 
-each averaged over the questions, overall and per category.
+each averaged over the questions, overall and per category. A question whose `expected`
+is empty has no answer in memory: it counts only towards `no hit`, and the figures of
+the others are averaged over the questions that have an answer. Full text alone and
+meaning alone (the nearest vectors, nothing fused) are measured as baselines, without the
+relevance floor; hybrid as recall serves it, floor and all.
 
 A questions file is JSON Lines, one question a line:
 
@@ -15,7 +20,8 @@ A questions file is JSON Lines, one question a line:
      "category": "paraphrase", "notebook": "web"}
 
 `category` and `notebook` are optional; `notebook` narrows the recall as its filter does.
-The whole file is checked before the first question is asked: a bad line, or a notebook
+`"expected": []` marks a question whose answer is in no memory. The whole file is checked
+before the first question is asked: a bad line, or a notebook
 the store does not hold, is refused by its line number; expected ids that are no memory of
 the store (they can never be found) are listed by line in the answer, with a warning.
 """
@@ -33,6 +39,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .. import gate
 from ..embed import Embedder, NullEmbedder
 from ..errors import NotFound, PalimpsestError, ValidationError
+from ..store import SearchQuery
 from .base import MAX_ID
 from .vectors import model_tag
 
@@ -45,6 +52,8 @@ T = TypeVar("T")
 Progress = Callable[[str, Sequence[Any]], Iterable[Any]]
 LIMIT = 10
 CUTS = (1, 5, 10)
+HITS = (1, 3, 5)
+NO_HIT = "no hit"
 MAX_QUESTIONS = 100_000
 FIELDS = {"question", "expected", "category", "notebook"}
 MAX_CATEGORY = 100
@@ -112,13 +121,13 @@ def _question(line: str, number: int) -> Question:
             "holding no secret.",
             field="questions",
         )
-    if (
-        not isinstance(expected, list)
-        or not expected
-        or not all(isinstance(e, str) and 0 < len(e) <= MAX_ID for e in expected)
+    if not isinstance(expected, list) or not all(
+        isinstance(e, str) and 0 < len(e) <= MAX_ID for e in expected
     ):
         raise ValidationError(
-            f'{where}: "expected" must be a non-empty list of memory ids.', field="questions"
+            f'{where}: "expected" must be a list of memory ids ([] for a question whose '
+            "answer is in no memory).",
+            field="questions",
         )
     return Question(row["question"], tuple(dict.fromkeys(expected)), row.get("category"),
                     row.get("notebook"), number)  # fmt: skip
@@ -172,10 +181,27 @@ class _Tally:
         }
 
 
-def _mean(rows: list[dict[str, float]]) -> dict[str, float]:
-    names = [f"recall@{k}" for k in CUTS] + ["hit@5"]
-    means = {name: round(statistics.fmean(r[name] for r in rows), 4) for name in names}
-    return {"questions": len(rows)} | means
+def _mean(rows: list[dict[str, float]]) -> dict[str, Any]:
+    """Each figure averaged over the rows that have it (`no hit` over all of them)."""
+    names = dict.fromkeys(name for row in rows for name in row)
+    means: dict[str, Any] = {"questions": len(rows)}
+    for name in names:
+        values = [row[name] for row in rows if name in row]
+        means[name] = round(statistics.fmean(values), 4)
+    return means
+
+
+def scored(ranked: Sequence[Iterable[str]], expected: set[str]) -> dict[str, float]:
+    """One question's figures, from the names each hit stands for, best first."""
+    row = {NO_HIT: 0.0 if ranked else 1.0}
+    if not expected:
+        return row
+    for k in CUTS:
+        found = expected.intersection(name for names in ranked[:k] for name in names)
+        row[f"recall@{k}"] = len(found) / len(expected)
+    for k in HITS:
+        row[f"hit@{k}"] = 1.0 if expected.intersection(n for ns in ranked[:k] for n in ns) else 0.0
+    return row
 
 
 def measure(
@@ -184,22 +210,41 @@ def measure(
     labels: Mapping[str, Sequence[str]] | None = None,
     progress: Progress = quiet,
     label: str = "asking",
+    floor: bool = True,
 ) -> dict[str, Any]:
     """Ask every question of `service` and score its hits. `labels` maps a memory id to
-    what `expected` calls it (LoCoMo's dialog ids); without it, `expected` holds ids."""
+    what `expected` calls it (LoCoMo's dialog ids); without it, `expected` holds ids.
+    `floor` false counts what recall's relevance floor leaves out too (`near_misses`)."""
     tally = _Tally([])
     for question in progress(label, questions):
         hits = service.recall(query=question.question, notebook=question.notebook,
-                              limit=LIMIT)["hits"]  # fmt: skip
+                              limit=LIMIT, near_misses=not floor)["hits"]  # fmt: skip
         ranked = [labels.get(h["id"], ()) if labels is not None else (h["id"],) for h in hits]
-        expected = set(question.expected)
-        row: dict[str, float] = {}
-        for k in CUTS:
-            found = expected.intersection(name for names in ranked[:k] for name in names)
-            row[f"recall@{k}"] = len(found) / len(expected)
-            if k == 5:
-                row["hit@5"] = 1.0 if found else 0.0
-        tally.rows.append((question.category, row))
+        tally.rows.append((question.category, scored(ranked, set(question.expected))))
+    return tally.figures()
+
+
+def measure_meaning(
+    service: Service,
+    questions: Sequence[Question],
+    labels: Mapping[str, Sequence[str]] | None = None,
+    progress: Progress = quiet,
+) -> dict[str, Any]:
+    """The same figures for the nearest vectors alone: each question embedded and its
+    LIMIT nearest active memories (in its notebook, if it names one) taken as they come."""
+    tally = _Tally([])
+    tag = model_tag(service.embedder)
+    with service.store.read(service.workspace) as tx:
+        for question in progress("meaning", questions):
+            scope = None
+            if question.notebook is not None:
+                scope = (service._find_notebook(tx, question.notebook).id,)
+            vector = service.vectors.vector_of(question.question)
+            assert vector is not None
+            search = SearchQuery(text="", limit=LIMIT, notebook_ids=scope)
+            hits = [found.id for found, _ in tx.nearest_found(vector, search, tag)]
+            ranked = [labels.get(h, ()) if labels is not None else (h,) for h in hits]
+            tally.rows.append((question.category, scored(ranked, set(question.expected))))
     return tally.figures()
 
 
@@ -218,7 +263,9 @@ def compare(
     result: dict[str, Any] = {
         "questions": len(questions),
         "embedder": embedder.name,
-        "full_text": measure(words, questions, labels, progress, "full text"),
+        # The single methods are baselines: measured as they rank, with no floor.
+        "full_text": measure(words, questions, labels, progress, "full text", floor=False),
+        "meaning": None,
         "hybrid": None,
         "notes": [],
     }
@@ -235,5 +282,6 @@ def compare(
             "some memories have no vector of this embedder, so hybrid misses them by "
             "meaning: run `palimpsest reindex` first"
         )
+    result["meaning"] = measure_meaning(service, questions, labels, progress)
     result["hybrid"] = measure(service, questions, labels, progress, "hybrid")
     return result

@@ -1,17 +1,20 @@
-"""Episodes: the memories of one notebook filed on one day gain from the best of them.
+"""Episodes: the memories of one notebook that say they happened on one day gain from the
+best of them.
 
-A conversation's session, a day's work on one project: what happened together is asked
-about together ("what did we decide that day, and why?"), and the answer often shares
-neither words nor meaning with the question while a memory of the same day does.
-Measured on the LoCoMo dev conversations (docs/recall.md, fourth round; a LoCoMo session
-is one day of one conversation): each candidate gaining 0.3 x the best fused score among
-the candidates of its notebook and day raised recall@5 from 0.657 to 0.671 (0.668 with the
-weight chosen on four conversations and scored on the fifth); with full text's later
-steps (store/bm25.py) and named authors (authors.py), 0.7 did best (0.702 -> 0.712).
+A conversation's session, an incident, a meeting: what happened together is asked about
+together ("what did we decide that day, and why?"), and the answer often shares neither
+words nor meaning with the question while a memory of the same episode does. Measured on
+the LoCoMo dev conversations (docs/recall.md, fourth round; a LoCoMo session is one day of
+one conversation): each candidate gaining 0.3 x the best fused score among the candidates
+of its notebook and day raised recall@5 from 0.657 to 0.671; with full text's later steps
+(store/bm25.py) and named authors (authors.py), 0.7 did best (0.702 -> 0.712).
 
-The day is the version's `occurred_at`, else when it was recorded: a UTC day, as every
-time is stored. Fusion's candidates set each episode's best; every memory in the list
-gains (neighbouring context's newcomers too), and none enters it this way.
+The day is the version's `occurred_at` (a UTC day, as every time is stored): a memory that
+names none is in no episode. Only a date the memory itself gives says it belongs with
+others: memories an agent files in one working session are about whatever came up, and
+grouping them by the day they were recorded ranked strangers above answers in a project's
+notebook (docs/recall.md). Fusion's candidates set each episode's best; every memory in the
+list gains (neighbouring context's newcomers too), and none enters it this way.
 """
 
 from __future__ import annotations
@@ -35,19 +38,19 @@ def with_episodes(
         return hits
     facts = known_facts(tx, hits, facts)
 
-    def episode(candidate: Candidate) -> tuple[str, str]:
+    def episode(candidate: Candidate) -> tuple[str, str | None]:
         if isinstance(candidate, Memory):
-            return candidate.notebook_id, (candidate.occurred_at or candidate.recorded_at)[:10]
+            return candidate.notebook_id, (candidate.occurred_at or "")[:10] or None
         fact = facts[candidate.rowid]
         return fact.notebook_id, fact.day
 
-    best: dict[tuple[str, str], float] = {}
+    best: dict[tuple[str, str | None], float] = {}
     for hit in fused:
         key = episode(hit.memory)
-        best[key] = max(best.get(key, 0.0), hit.score)
+        if key[1] is not None:
+            best[key] = max(best.get(key, 0.0), hit.score)
     rescored = [
-        Fused(hit.memory, hit.score + share * best.get(episode(hit.memory), 0.0), hit.matched)
-        for hit in hits
+        hit.rescored(hit.score + share * best.get(episode(hit.memory), 0.0)) for hit in hits
     ]
     return sorted(rescored, key=lambda hit: -hit.score)
 

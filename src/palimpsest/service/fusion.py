@@ -1,28 +1,34 @@
 """Hybrid ranking: the full-text hits and the nearest vectors of one query, made one list.
 
-Measured on the LoCoMo dev conversations (docs/recall.md, bench/recall_research.py):
-reciprocal rank fusion lost to full text alone there (0.482-0.520 against 0.553 recall@5
-at k=60) because full text ranks well and RRF flattens its lead; fusing the scores
-themselves did better. So a candidate's score is
+A candidate's score is
 
-    weight.words x its full-text score scaled to 0-1 over the full-text pool (min-max)
-  + weight.meaning x its cosine similarity to the query
+    weight.words x its share of the query's words (0-1, store/bm25.py's `whole`)
+  + weight.meaning x trust x its cosine similarity to the query
 
-A full-text hit that is not among the nearest vectors gets the lowest similarity of the
-pool, a bound the store's answer gives (it is no nearer than that) instead of 0, which
-sank good word matches. A vector below the similarity floor is no match by meaning: in a
-small store every memory is "nearest", and "xyzzy" must not list them all.
+Both parts are absolute: a memory holding one common word of four scores little by words
+however it ranks among the matches, and one far from the question in meaning scores little
+by meaning. (Scaling full text min-max over its pool, as before, gave the best word match
+the whole words weight even when it held only "live" of "how do I push a new version
+live?": in a project's notebook that ranked strangers above the answer.) A full-text hit
+is scored with its own similarity when the store returned it, else with the lowest it
+returned (it is no nearer than that).
 
-A memory in neither pool (one that neighbouring context brings in, context.py) is bounded
-the same way: no word score above the pool's lowest (0 once scaled), no similarity above
-the lowest the store returned (none at all when that is below the floor): that is
-`unmatched_score`, the most fusion would give it.
+`trust` says how much the nearest memories stand apart from the rest: the gap between the
+nearest and the tenth nearest, as a share of SPREAD (squared; 1 at SPREAD or more). Where
+the question's answer stands out (a project's notebook: median gap 0.27 on the dev set),
+meaning is trusted whole; where every memory is about as near as the next (a long chat of
+short turns: median 0.11 on LoCoMo), similarity tells little and words decide. Measured on
+both dev sets at once (docs/recall.md): the one form that beat meaning alone on project
+memory without losing the conversations.
+
+A vector below `min_similarity` is no match by meaning: it is no candidate of its own, and
+a word match that far away is labelled `words`, not `both`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Generic, Protocol, TypeVar
 
 from ..model import Memory
@@ -30,6 +36,8 @@ from ..store import Found
 
 WORDS, MEANING, BOTH = "words", "meaning", "both"
 CONTEXT = "context"  # found through the memories filed beside it (context.py, store/bm25.py)
+SPREAD = 0.15  # the gap between the nearest and the tenth nearest that meaning is trusted at
+SPREAD_RANK = 9  # the tenth nearest
 
 
 class Identified(Protocol):
@@ -49,7 +57,7 @@ class Weights:
     min_similarity: float  # a cosine below this is no match by meaning
     context: float = 0.0  # the share of a hit's score its neighbours gain (context.py)
     episode: float = 0.0  # the share of its episode's best score a hit gains (episodes.py)
-    author: float = 0.0  # what a hit gains when the query names its author (authors.py)
+    author: float = 0.0  # the share of the best score a hit gains when the query names its author
 
 
 @dataclass(frozen=True)
@@ -57,6 +65,11 @@ class Fused(Generic[M]):
     memory: M
     score: float
     matched: str  # words, meaning, both or context
+    words: float = 0.0  # the share of the query's words it holds (0: none)
+    similarity: float | None = None  # its cosine to the query, when the store returned it
+
+    def rescored(self, score: float) -> Fused[M]:
+        return replace(self, score=score)
 
 
 def fuse(
@@ -65,20 +78,38 @@ def fuse(
     weights: Weights,
 ) -> list[Fused[Candidate]]:
     """Every candidate of either list once, best fused score first (ties: full-text order)."""
-    near = _near(meaning, weights)
-    lowest = min(near.values(), default=0.0)
-    scaled = _scaled([score for _, score in words])
+    similarity = {m.id: s for m, s in meaning}
+    lowest = meaning[-1][1] if meaning else 0.0
+    by_meaning = weights.meaning * trust(meaning)
     fused: dict[str, Fused[Candidate]] = {}
-    for (memory, _), words_score in zip(words, scaled, strict=True):
+    for memory, words_score in words:
         if memory.id in fused:
             continue
-        similarity = near.get(memory.id, lowest)
-        score = weights.words * words_score + weights.meaning * max(similarity, 0.0)
-        fused[memory.id] = Fused(memory, score, _matched(memory, memory.id in near))
-    for memory, similarity in meaning:
-        if memory.id in near and memory.id not in fused:
-            fused[memory.id] = Fused(memory, weights.meaning * similarity, MEANING)
+        share = min(words_score, 1.0)
+        near = similarity.get(memory.id)
+        score = weights.words * share + by_meaning * max(lowest if near is None else near, 0.0)
+        matched = _matched(memory, near is not None and near >= weights.min_similarity)
+        fused[memory.id] = Fused(memory, score, matched, share, near)
+    for memory, near in meaning:
+        if near >= weights.min_similarity and memory.id not in fused:
+            fused[memory.id] = Fused(memory, by_meaning * near, MEANING, similarity=near)
     return sorted(fused.values(), key=lambda hit: -hit.score)
+
+
+def trust(meaning: Sequence[tuple[Candidate, float]]) -> float:
+    """How far the nearest memory stands from the tenth nearest, as a share of SPREAD,
+    squared (1 when the store returned fewer than two: nothing to tell apart)."""
+    return 1.0 if len(meaning) < 2 else min(1.0, spread(meaning) / SPREAD) ** 2
+
+
+def spread(meaning: Sequence[tuple[Candidate, float]]) -> float:
+    """How much nearer the nearest memory is than the tenth nearest; when the store
+    returned fewer than ten, than the farthest of them or an unrelated text (0)."""
+    if not meaning:
+        return 0.0
+    if len(meaning) > SPREAD_RANK:
+        return max(meaning[0][1] - meaning[SPREAD_RANK][1], 0.0)
+    return max(meaning[0][1] - min(meaning[-1][1], 0.0), 0.0)
 
 
 def _matched(memory: Candidate, near: bool) -> str:
@@ -86,28 +117,3 @@ def _matched(memory: Candidate, near: bool) -> str:
     if isinstance(memory, Found) and memory.borrowed:
         return MEANING if near else CONTEXT
     return BOTH if near else WORDS
-
-
-def unmatched_score(meaning: Sequence[tuple[Candidate, float]], weights: Weights) -> float:
-    """The most fusion could give a memory found by neither side: weight.meaning x the
-    lowest similarity the store returned, which no memory left out exceeds (`meaning`
-    holds every returned, best first), or 0 when that is below the floor: what was left
-    out then is no match by meaning at all."""
-    if not meaning or meaning[-1][1] < weights.min_similarity:
-        return 0.0
-    return weights.meaning * meaning[-1][1]
-
-
-def _near(meaning: Sequence[tuple[Candidate, float]], weights: Weights) -> dict[str, float]:
-    return {m.id: similarity for m, similarity in meaning if similarity >= weights.min_similarity}
-
-
-def _scaled(scores: list[float]) -> list[float]:
-    """Scores mapped to 0-1 over their own list (the best 1); a list of one, or of equal
-    scores, is all 1: each is as good a word match as the query found."""
-    if not scores:
-        return []
-    low, high = min(scores), max(scores)
-    if high - low < 1e-12:
-        return [1.0] * len(scores)
-    return [(score - low) / (high - low) for score in scores]

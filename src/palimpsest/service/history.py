@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from .. import gate
 from ..errors import NotFound, ValidationError
@@ -24,7 +24,7 @@ from ..views import (
     memory_view,
     notebook_line,
     text_diff,
-    version_view,
+    version_views,
 )
 from .base import check_version_arg, id_list, memory_id_arg, parse_time_arg, refuse_nul
 from .checks import here, stale_by_evidence
@@ -33,6 +33,13 @@ from .guard import SEEN_PREFIX, GuardOps
 from .notebooks import NotebookOps
 from .roles import check_forget, check_revert
 from .settings import freshness_days
+
+
+class Reasons(NamedTuple):
+    """Why a revert is made: `because` (the reason a rule may be weakened) and `note`."""
+
+    because: str | None
+    note: str | None
 
 
 class HistoryOps(NotebookOps, GuardOps):  # forget reaches notebooks, kept commands
@@ -44,10 +51,12 @@ class HistoryOps(NotebookOps, GuardOps):  # forget reaches notebooks, kept comma
         notebook: str | None = None,
         as_of: str | None = None,
         because: str | None = None,
+        note: str | None = None,
         idempotency_key: str | None = None,
         dry_run: bool = False,
     ) -> dict[str, Any]:
-        """Set a memory back to version N, or a notebook back to a past time, as new events."""
+        """Set a memory back to version N, or a notebook back to a past time, as new events,
+        each keeping `note` (why), else `because`."""
         if (id is None) == (notebook is None):
             raise ValidationError(
                 "Pass `id` with `version`, or `notebook` with `as_of`.", field="id"
@@ -57,8 +66,9 @@ class HistoryOps(NotebookOps, GuardOps):  # forget reaches notebooks, kept comma
         if notebook is not None and (as_of is None or version is not None):
             raise ValidationError("Reverting a notebook takes `as_of`.", field="as_of")
         check_version_arg(version)
-        if because is not None:
-            gate.screen("because", because)
+        for name, value in (("because", because), ("note", note)):
+            if value is not None:
+                gate.screen(name, value)
         as_of_t = parse_time_arg(as_of, "as_of")
         request = {
             "id": id,
@@ -67,14 +77,17 @@ class HistoryOps(NotebookOps, GuardOps):  # forget reaches notebooks, kept comma
             "as_of": as_of_t,
             "because": because,
         }
+        if note is not None:  # a request made before revert took a note hashes as it did
+            request["note"] = note
+        why = Reasons(because, note)
 
         def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
             if id is not None:
                 assert version is not None
-                return {"results": [self._revert_memory(tx, id, version, because, now, op_id)]}
+                return {"results": [self._revert_memory(tx, id, version, why, now, op_id)]}
             assert notebook is not None and as_of_t is not None
             nb = self._find_notebook(tx, notebook)
-            return self._revert_notebook(tx, nb.id, as_of_t, because, now, op_id)
+            return self._revert_notebook(tx, nb.id, as_of_t, why, now, op_id)
 
         answer = self._write("revert", request, idempotency_key, dry_run, body)
         if not dry_run:
@@ -83,7 +96,7 @@ class HistoryOps(NotebookOps, GuardOps):  # forget reaches notebooks, kept comma
         return answer
 
     def _revert_notebook(
-        self, tx: StoreWriter, notebook_id: str, as_of: str, because: str | None, now: str,
+        self, tx: StoreWriter, notebook_id: str, as_of: str, why: Reasons, now: str,
         op_id: str,
     ) -> dict[str, Any]:  # fmt: skip
         """Each memory of the notebook back to its content and status at `as_of`."""
@@ -100,7 +113,7 @@ class HistoryOps(NotebookOps, GuardOps):  # forget reaches notebooks, kept comma
         forgotten = {nb for nb in lasts if tx.get_notebook_tombstone(nb) is not None}
         plans, skipped = notebook_plan(pasts, as_of, forgotten)
         results = [
-            self._apply_revert(tx, current, target, because, now, op_id, {"as_of": as_of})
+            self._apply_revert(tx, current, target, why, now, op_id, {"as_of": as_of})
             for current, target in plans
         ]
         return {"results": results, "skipped": skipped} if skipped else {"results": results}
@@ -110,7 +123,7 @@ class HistoryOps(NotebookOps, GuardOps):  # forget reaches notebooks, kept comma
         tx: StoreWriter,
         memory_id: str,
         version: int,
-        because: str | None,
+        why: Reasons,
         now: str,
         op_id: str,
     ) -> dict[str, Any]:
@@ -118,21 +131,21 @@ class HistoryOps(NotebookOps, GuardOps):  # forget reaches notebooks, kept comma
         check_revert(self.role, self.actor, current)  # before what its versions say
         versions = {v.version: v.memory for v in tx.memory_versions(memory_id)}
         target = version_target(current, versions, version)
-        return self._apply_revert(tx, current, target, because, now, op_id, {"to_version": version})
+        return self._apply_revert(tx, current, target, why, now, op_id, {"to_version": version})
 
     def _apply_revert(
         self,
         tx: StoreWriter,
         current: Memory,
         target: Memory,
-        because: str | None,
+        why: Reasons,
         now: str,
         op_id: str,
         data: dict[str, Any],
     ) -> dict[str, Any]:
         check_revert(self.role, self.actor, current)
         # Who owns a memory is not part of what it says: a revert leaves it as it is now.
-        step = reverted(current, target.replace(owner=current.owner), because, data)
+        step = reverted(current, target.replace(owner=current.owner), why.because, data, why.note)
         if step is None:
             return {"id": current.id, "version": current.version, "unchanged": True}
         try:
@@ -293,7 +306,7 @@ class HistoryOps(NotebookOps, GuardOps):  # forget reaches notebooks, kept comma
             mark_stale([shown], stale_by_evidence(here(tx, self.places), [memory]))
             return {
                 "memory": shown,
-                "versions": [version_view(v) for v in tx.memory_versions(id)],
+                "versions": version_views(tx.memory_versions(id)),
                 "links": [link.to_dict() for link in tx.links(id)],
                 "disputes": disputes_of(tx, id),
             }

@@ -368,6 +368,8 @@ class MemoryOps(ServiceBase):
         if changes.supersede:
             return self._supersede(tx, old, changes, now, op_id, dry_run, trial)
         new = edit(old, changes, now=now, actor=self.actor)
+        if changes.superseded_by is not None:
+            new = new.replace(superseded_by=self._successor(tx, old, changes.superseded_by).id)
         if changes.move_to is not None:
             new = new.replace(notebook_id=self._move_target(tx, old, changes, now, op_id).id)
         notes: list[str] = []
@@ -381,8 +383,15 @@ class MemoryOps(ServiceBase):
             return {"id": old.id, "version": old.version, "unchanged": True}
         if accepted:
             step = replace(step, data={**step.data, "accept_refusing": list(accepted)})
+        successor = step.new.superseded_by if changes.superseded_by is not None else None
+        if successor is not None:  # as a supersede's retirement records it
+            step = replace(step, data={**step.data, "superseded_by": successor})
         self._check_key(tx, old, step.new)
         result = self._write_step(tx, step, op_id, now)
+        if successor is not None and not any(
+            (link.source_id, link.type) == (successor, "supersedes") for link in tx.links(old.id)
+        ):
+            self._link_supersedes(tx, successor, old.id, now)
         if kept_as_note:
             result["kept_as_note"] = True
         result["changed"] = changed_fields(old, step.new)
@@ -393,6 +402,17 @@ class MemoryOps(ServiceBase):
             if _says_something_new(result):
                 result.update(self._suggest(tx, step.new, now))
         return result
+
+    def _successor(self, tx: StoreReader, old: Memory, successor_id: str) -> Memory:
+        """The active memory that `superseded_by` names as replacing `old`."""
+        successor = self._get(tx, successor_id, field="superseded_by")
+        if successor.id == old.id or successor.status != "active":
+            raise ValidationError(
+                "`superseded_by` must name another memory that is active: the one that "
+                "replaces this one.",
+                field="superseded_by",
+            )
+        return successor
 
     def _suggested(self, answer: dict[str, Any]) -> dict[str, Any]:
         """`answer` with the suggestions for each memory it wrote anew, looked for once the

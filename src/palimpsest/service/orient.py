@@ -70,7 +70,7 @@ class OrientOps(ServiceBase):
     ) -> dict[str, Any]:
         """`orient`; without `must_exist`, a notebook named but not made yet (a hook's, a
         project's) gets the workspace-wide rules instead of a refusal."""
-        budget = _budget(budget)
+        budget = checked_budget(budget)
         if notebook is not None and dir is not None:
             raise ValidationError(
                 "Pass `notebook` or `dir`, not both: a project directory names its notebook.",
@@ -159,7 +159,8 @@ class OrientOps(ServiceBase):
         ]
 
 
-def _budget(budget: Any) -> int:
+def checked_budget(budget: Any) -> int:
+    """A character budget (orient's, recall's), refused outside BUDGET_RANGE."""
     low, high = BUDGET_RANGE
     if not isinstance(budget, int) or isinstance(budget, bool) or not low <= budget <= high:
         raise ValidationError(

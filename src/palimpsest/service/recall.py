@@ -2,8 +2,11 @@
 
 With an embedder (dimensions > 0) a query is matched by words (the store's full-text
 search) and by meaning (the nearest vectors), and the two are fused (fusion.py); with the
-null embedder recall is full text alone, exactly as before vectors. Exact id and key
-lookups come first either way.
+null embedder recall is full text alone. Exact id and key lookups come first either way.
+
+A relevance floor (floor.py) keeps out what does not answer: a query no memory matches well
+enough gets no hits, and a hit far below the best is left out, unless the caller asks for
+`near_misses`. Each hit says how it matched: the query's words it holds and its similarity.
 """
 
 from __future__ import annotations
@@ -18,13 +21,15 @@ from ..errors import ValidationError
 from ..model import STATUSES, Memory, Notebook
 from ..revise import parse_fields
 from ..store import Found, SearchQuery, StoreReader
-from ..views import hit_view, mark_disputed, mark_stale, rule_view
+from ..views import compact, hit_view, lean, mark_disputed, mark_stale, rule_view
 from .authors import name_terms, named_authors, with_authors
 from .base import MAX_LIMIT, ServiceBase, choices, parse_time_arg, refuse_nul
 from .checks import here, stale_by_evidence
 from .context import with_context
 from .episodes import with_episodes
-from .fusion import WORDS, Candidate, Fused, Weights, fuse, unmatched_score
+from .floor import LISTED, Floor, above_floor, explained
+from .fusion import WORDS, Candidate, Fused, Weights, fuse, spread
+from .orient import checked_budget
 from .settings import current_settings, freshness_days
 from .usefulness import by_usefulness
 from .vectors import model_tag
@@ -37,10 +42,13 @@ _WORDS = re.compile(r"[^\W_]")  # a letter or a digit: something a search can ma
 # either pool (LoCoMo dev: 70% of evidence in the full-text top 20, 77% in the top 50),
 # few enough to stay cheap. Meaning takes more: its 100 nearest raised LoCoMo dev recall@5
 # by 0.006 over 50 (every leave-one-conversation-out fold chose it), full text's 100 did
-# worse than its 50 (their min-max scale then stretches over weaker matches).
+# worse than its 50 (when full text was scaled min-max, over weaker matches).
 POOL = 50
 MEANING_POOL = 100
-LISTED = "filters"  # `matched` of a hit listed by filters alone (no query)
+NOTHING_MATCHES = (
+    "No memory matches this well enough: the answer is likely not in memory. Recall with "
+    "other words, or with `near_misses` to see the closest anyway."
+)
 
 
 class RecallOps(ServiceBase):
@@ -58,8 +66,12 @@ class RecallOps(ServiceBase):
         limit: int = 10,
         include_retired: bool = False,
         as_of: str | None = None,
+        near_misses: bool = False,
+        budget: int | None = None,
     ) -> dict[str, Any]:
-        """Find memories by words and filters, in the current state or as of a past time."""
+        """Find memories by words and filters, in the current state or as of a past time;
+        `near_misses` lists what the relevance floor leaves out too, marked; `budget`
+        fills that many characters with the best hits and names the rest."""
         if not isinstance(query, str):
             raise ValidationError("`query` must be a string.", field="query")
         if len(refuse_nul("query", query)) > gate.LIMITS["text"]:
@@ -81,6 +93,8 @@ class RecallOps(ServiceBase):
             gate.check_length("domain", refuse_nul("domain", domain))
         if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
             raise ValidationError(f"`limit` must be from 1 to {MAX_LIMIT}.", field="limit")
+        if budget is not None:
+            budget = checked_budget(budget)
         kinds = choices(kind, "kind")
         statuses = choices(status, "status") or (STATUSES if include_retired else ("active",))
         bad = [s for s in statuses if s not in STATUSES]
@@ -114,7 +128,10 @@ class RecallOps(ServiceBase):
                 at_seq=at_seq,
                 alive_at=None if include_retired else at,
             )
-            found = by_usefulness(tx, self._ranked(tx, search, vector_of))
+            settings = current_settings(tx)
+            fused, apart = self._ranked(tx, search, vector_of, settings, near_misses)
+            floor = _floor(settings)
+            found, missed = above_floor(by_usefulness(tx, fused), floor, apart, near_misses)
             exact = self._exact(tx, query.strip(), search)
             first = max([hit.score for hit in found], default=0.0) + 1.0
             chosen = [Fused[Candidate](m, first, "id" if m.id == query.strip() else "key")
@@ -126,25 +143,40 @@ class RecallOps(ServiceBase):
             freshness = freshness_days(tx, at_seq)  # the windows of that time
             disputed = tx.disputed_with([hit.memory.id for hit in ranked], at_seq)  # then too
             project = here(tx, self.places) if as_of_t is None else None  # files are of now
-        shown = [_shown(hit, notebooks, at, freshness) for hit in ranked]
+        shown = [_shown(hit, notebooks, at, freshness, query, missed) for hit in ranked]
         mark_disputed(shown, disputed)
         mark_stale(shown, stale_by_evidence(project, [hit.memory for hit in ranked]))
-        return {
-            "hits": shown,
-            "rules": [rule_view(r) for r in rules],
-            "as_of": as_of_t,
-        }
+        answer: dict[str, Any] = {"hits": shown, "rules": [rule_view(r) for r in rules],
+                                  "as_of": as_of_t}  # fmt: skip
+        if not shown and query.strip():
+            answer["note"] = NOTHING_MATCHES
+        if budget is not None:
+            answer["hits"], left_out = _within(shown, budget)
+            if left_out:
+                answer["left_out"] = left_out
+        return answer
 
     def _ranked(
-        self, tx: StoreReader, search: SearchQuery, vector_of: Callable[[], Vectors | None]
-    ) -> list[Fused[Candidate]]:
+        self,
+        tx: StoreReader,
+        search: SearchQuery,
+        vector_of: Callable[[], Vectors | None],
+        settings: dict[str, Any],
+        near_misses: bool = False,
+    ) -> tuple[list[Fused[Candidate]], float | None]:
         """The hits for the query's words and for its vector (`vector_of` answers it, or
-        None: full text alone), best first, before exact lookups; most not read yet."""
+        None: full text alone), best first, before exact lookups, most not read yet; and
+        how far the nearest memory stands apart from the rest (fusion.py's `spread`; None
+        without meaning).
+        `near_misses`: the nearest memories are candidates however far they are."""
         if not search.text.strip():
-            return [Fused[Candidate](m, s, LISTED) for m, s in tx.search_found(search)]
+            return [Fused[Candidate](m, s, LISTED) for m, s in tx.search_found(search)], None
         if not self.vectors.enabled:  # full text alone: each match by its own words
-            return [Fused[Candidate](m, s, WORDS) for m, s in tx.search_found(search)]
-        weights = _weights(tx)
+            found = tx.search_found(search)
+            return [Fused[Candidate](m, s, WORDS, min(s, 1.0)) for m, s in found], None
+        weights = _weights(settings)
+        if near_misses:
+            weights = replace(weights, min_similarity=0.0)
         # Context off: no memory comes in for being filed beside a match, by words either.
         search = replace(search, beside=weights.context > 0)
         pooled = replace(search, limit=max(search.limit, POOL))
@@ -162,10 +194,9 @@ class RecallOps(ServiceBase):
                 names = frozenset().union(*map(name_terms, named))
                 words = tx.search_found(replace(pooled, without=names))
         fused = fuse(words, meaning, weights)
-        base = unmatched_score(meaning, weights)
-        hits = with_context(tx, fused, search, weights.context, _passes, base)
+        hits = with_context(tx, fused, search.at_seq, weights.context)
         hits = with_episodes(tx, fused, hits, weights.episode, facts)
-        return with_authors(tx, hits, named, weights.author, facts)
+        return with_authors(tx, hits, named, weights.author, facts), spread(meaning)
 
     def _exact(self, tx: StoreReader, query: str, search: SearchQuery) -> list[Memory]:
         """Memories whose id or key is exactly the query and that pass the filters: first."""
@@ -196,30 +227,58 @@ def _read(tx: StoreReader, hits: list[Fused[Candidate]]) -> list[Fused[Memory]]:
     """The hits to show, each version read whole (ranking read only those it had to)."""
     rows = tx.versions_of_rows([hit.memory.rowid for hit in hits if isinstance(hit.memory, Found)])
     return [
-        Fused(rows[hit.memory.rowid] if isinstance(hit.memory, Found) else hit.memory,
-              hit.score, hit.matched)
+        replace(hit, memory=rows[c.rowid] if isinstance(c := hit.memory, Found) else c)  # type: ignore[misc]
         for hit in hits
-    ]  # fmt: skip
+    ]
 
 
-def _weights(tx: StoreReader) -> Weights:
+def _weights(settings: dict[str, Any]) -> Weights:
     """The workspace's fusion weights, as chosen today (a ranking preference, not history)."""
-    values = current_settings(tx)
     return Weights(
-        words=values["recall.weight.words"],
-        meaning=values["recall.weight.meaning"],
-        min_similarity=values["recall.min_similarity"],
-        context=values["recall.weight.context"],
-        episode=values["recall.weight.episode"],
-        author=values["recall.weight.author"],
+        words=settings["recall.weight.words"],
+        meaning=settings["recall.weight.meaning"],
+        min_similarity=settings["recall.min_similarity"],
+        context=settings["recall.weight.context"],
+        episode=settings["recall.weight.episode"],
+        author=settings["recall.weight.author"],
+    )
+
+
+def _within(hits: list[dict[str, Any]], budget: int) -> tuple[list[dict[str, Any]], list[str]]:
+    """The best `hits` whose text, as an agent reads it (lean, compact), fits in `budget`
+    characters, and the ids of the rest: a hit too long to fit is named, never cut."""
+    kept: list[dict[str, Any]] = []
+    used = 0
+    for n, hit in enumerate(hits):
+        size = len(compact(lean(hit))) + 1  # and its comma
+        if used + size > budget:
+            return kept, [later["id"] for later in hits[n:]]
+        kept.append(hit)
+        used += size
+    return kept, []
+
+
+def _floor(settings: dict[str, Any]) -> Floor:
+    return Floor(
+        similarity=settings["recall.floor.similarity"],
+        words=settings["recall.floor.words"],
+        share=settings["recall.floor.share"],
     )
 
 
 def _shown(
-    hit: Fused[Memory], notebooks: dict[str, Notebook], at: str, freshness: dict[str, int | None]
+    hit: Fused[Memory],
+    notebooks: dict[str, Notebook],
+    at: str,
+    freshness: dict[str, int | None],
+    query: str,
+    missed: set[str],
 ) -> dict[str, Any]:
     view = _with_why(hit_view(hit.memory, hit.score, notebooks, at, freshness), hit.memory)
-    return view | {"matched": hit.matched}
+    view |= {"matched": hit.matched} | explained(hit, query)
+    if hit.memory.id in missed:
+        view["below_floor"] = True
+    return view
 
 
 def _with_why(hit: dict[str, Any], memory: Memory) -> dict[str, Any]:

@@ -76,7 +76,7 @@ SETTINGS: Mapping[str, Setting] = {
     for s in [
         *(_freshness(kind) for kind in KINDS),
         # Hybrid recall (service/fusion.py); defaults measured on LoCoMo (docs/recall.md).
-        Setting("recall.weight.words", 0.3, share, "weight of full-text matches in recall"),
+        Setting("recall.weight.words", 0.4, share, "weight of full-text matches in recall"),
         Setting("recall.weight.meaning", 0.7, share, "weight of matches by meaning in recall"),
         Setting("recall.min_similarity", 0.25, share, "least similarity a match by meaning needs"),
         Setting(
@@ -95,7 +95,26 @@ SETTINGS: Mapping[str, Setting] = {
             "recall.weight.author",
             0.15,
             share,
-            "what a match gains when the query names its author",
+            "share of the best score a match gains when the query names its author",
+        ),
+        # The relevance floor (service/floor.py).
+        Setting(
+            "recall.floor.similarity",
+            0.3,
+            share,
+            "similarity some match needs for a query to be answered at all (or the words below)",
+        ),
+        Setting(
+            "recall.floor.words",
+            0.3,
+            share,
+            "share of a query's words some match needs for it to be answered (or the similarity)",
+        ),
+        Setting(
+            "recall.floor.share",
+            0.5,
+            share,
+            "share of the best hit's score a hit needs to be listed",
         ),
     ]
 }

@@ -68,7 +68,7 @@ class RowFacts(NamedTuple):
     """Of a version, what recall ranks by besides its words and vector."""
 
     notebook_id: str
-    day: str  # occurred_at, else recorded_at, as YYYY-MM-DD (a UTC day)
+    day: str | None  # occurred_at as YYYY-MM-DD (a UTC day); None when it names none
     author: str
 
 

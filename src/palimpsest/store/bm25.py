@@ -107,6 +107,13 @@ def scored(matches: Iterable[Match], terms: list[str], stats: Stats) -> list[tup
     return [(m, _score(m, weights, average)) for m in matches]
 
 
+def whole(terms: list[str], stats: Stats) -> float:
+    """The score of a version of average length holding each term once: a match's score
+    over it says how much of the query it holds (rare words weigh more), whatever the
+    store's size or the query's length, where BM25 itself grows with both."""
+    return sum(idf(stats.versions, stats.holding.get(term, 0)) for term in terms) or 1.0
+
+
 def ordered(scored: list[tuple[Match, float]], terms: list[str]) -> list[tuple[Match, float]]:
     """Scored matches holding every term first, then by score, newest first on a tie."""
     return sorted(scored, key=_order(terms))

@@ -96,12 +96,14 @@ class SqlSession(OrientRows, GuardRows, AccessRows, ABC):
             return {}
         rows = self._rows(
             "SELECT v.rowid AS rowid, v.notebook_id AS notebook_id, v.author AS author, "
-            "coalesce(v.occurred_at, v.recorded_at) AS happened FROM memory_versions v "
+            "v.occurred_at AS occurred_at FROM memory_versions v "
             f"WHERE v.rowid IN ({', '.join('?' * len(rowids))})",
             rowids,
         )
         return {
-            int(row["rowid"]): RowFacts(row["notebook_id"], row["happened"][:10], row["author"])
+            int(row["rowid"]): RowFacts(
+                row["notebook_id"], (row["occurred_at"] or "")[:10] or None, row["author"]
+            )
             for row in rows
         }
 
@@ -119,8 +121,10 @@ class SqlSession(OrientRows, GuardRows, AccessRows, ABC):
         filed just after each drawn in (when `query.beside`)."""
         terms = query.terms()
         scored = bm25.scored(pool, terms, stats)
+        whole = bm25.whole(terms, stats)
         if not query.beside:
-            return [(m.found, score) for m, score in bm25.ordered(scored, terms)[: query.limit]]
+            best = bm25.ordered(scored, terms)[: query.limit]
+            return [(m.found, score / whole) for m, score in best]
         top = bm25.first(scored, terms, bm25.NEIGHBOURED)
         beside = self.filed_beside([m.found.id for m in top], 1, query.at_seq)
         just = {
@@ -144,7 +148,7 @@ class SqlSession(OrientRows, GuardRows, AccessRows, ABC):
         kept = [(m, score) for m, score in scored if m.found.id not in changed]
         rescored = bm25.scored(changed.values(), terms, stats)
         best = bm25.ordered(kept + rescored, terms)[: query.limit]
-        return [(m.found, score) for m, score in best]
+        return [(m.found, score / whole) for m, score in best]
 
     def filed_beside(
         self, memory_ids: Sequence[str], span: int, at_seq: int | None
@@ -169,14 +173,31 @@ class SqlSession(OrientRows, GuardRows, AccessRows, ABC):
             f"AND e.target_id IN ({marks(memory_ids)})",
             [*[last] * len(columns), self.workspace, *memory_ids],
         )
+        sides = [f"{side}{k}" for side in "ba" for k in range(span)]
+        named = {row[c] for row in rows for c in ("id", *sides) if row[c] is not None}
+        day = self._days_filed(sorted(named))
         beside: dict[str, list[tuple[str, int]]] = {}
         for row in sorted(rows, key=lambda row: int(row["seq"])):  # the first filing of each
+            own = day.get(row["id"])
             beside.setdefault(row["id"], [
                 (row[f"{side}{k}"], sign * (k + 1))
                 for side, sign in (("b", -1), ("a", 1)) for k in range(span)
-                if row[f"{side}{k}"] is not None
+                if own is not None and day.get(row[f"{side}{k}"]) == own
             ])  # fmt: skip
         return beside
+
+    def _days_filed(self, memory_ids: Sequence[str]) -> dict[str, str]:
+        """The day each memory said it happened when it was filed (version 1's occurred_at),
+        for those that said one: the episodes `filed_beside` keeps to."""
+        if not memory_ids:
+            return {}
+        rows = self._rows(
+            "SELECT v.memory_id AS id, v.occurred_at AS occurred_at FROM memory_versions v "
+            f"WHERE v.memory_id IN ({marks(memory_ids)}) AND {self.UNINDEXED}v.workspace = ? "
+            "AND v.version = 1 AND v.occurred_at IS NOT NULL",
+            [*memory_ids, self.workspace],
+        )
+        return {row["id"]: row["occurred_at"][:10] for row in rows}
 
     def _matches_of(
         self, memory_ids: list[str], query: SearchQuery, terms: list[str], filtered: bool
