@@ -253,6 +253,32 @@ def test_both_stores_return_the_same_top_k(
         lite.close()
 
 
+@needs_postgres
+@pytest.mark.parametrize("worth", [False, True], ids=["exact", "hnsw"])
+def test_a_kind_filter_over_a_large_workspace_finds_what_an_exact_search_finds(
+    postgres_store: Store, minilm: Embedder, worth: bool, monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    """A kind passing many rows of a large workspace takes the index (pg_vectors'
+    `worth_the_index`); one passing fewer than the limit still answers all of them (the
+    index's short answer is made exact)."""
+    service = Service(postgres_store, workspace=f"kinds-{tmp_path.name[-12:]}", embedder=minilm)
+    fill(service)
+    decided = service.remember(notebook="notes", kind="decision", text="We deploy on Fridays.")
+    exact = {
+        question: nearest(service, question, limit=4, kinds=("fact",)) for question in QUESTIONS
+    }
+    monkeypatch.setattr(pg_vectors, "EXACT_BELOW", 0)  # the workspace counts as large
+    monkeypatch.setattr(pg_vectors, "worth_the_index", lambda *_: worth)
+    for question in QUESTIONS:
+        assert [i for i, _ in nearest(service, question, limit=4, kinds=("fact",))] == [
+            i for i, _ in exact[question]
+        ]
+        assert [i for i, _ in nearest(service, question, limit=4, kinds=("decision",))] == [
+            decided["id"]
+        ]
+
+
 def _text(service: Service, memory_id: str) -> str:
     memory = _memory(service, memory_id)
     assert memory is not None

@@ -34,7 +34,7 @@ from .rows import Row, found_from_row
 from .session import SqlSession, key_race, name_race
 from .term_index import TermIndex
 from .terms import index_terms
-from .vector_search import Vectors
+from .vector_search import Vectors, narrowed
 
 POOL_SIZE = 10
 # How long a call waits for a connection before answering retryable: a database that is
@@ -286,13 +286,24 @@ class PostgresSession(SqlSession, IndexedWords):
             "SELECT versions FROM search_stats WHERE workspace = ?", (self.workspace,)
         )
         versions = int(stats["versions"]) if stats else 0
-        if pg_vectors.use_index(query, len(vector), versions):
+        if pg_vectors.use_index(query, len(vector), versions) or (
+            pg_vectors.may_use_index(query, len(vector), versions)
+            and pg_vectors.worth_the_index(self._estimated(where, args), query.limit, versions)
+        ):
             for setting in pg_vectors.INDEX_SETTINGS:
                 self._run(setting)
             sql, params = pg_vectors.indexed_sql(vector, model, where, args, query.limit)
-        else:
-            sql, params = pg_vectors.exact_sql(vector, model, where, args, query.limit)
+            rows = self._rows(sql, params)
+            if len(rows) >= query.limit or not narrowed(query):
+                return [(found_from_row(row), float(row["score"])) for row in rows]
+        sql, params = pg_vectors.exact_sql(vector, model, where, args, query.limit)
         return [(found_from_row(row), float(row["score"])) for row in self._rows(sql, params)]
+
+    def _estimated(self, where: list[str], args: list[Any]) -> float:
+        """How many rows the planner expects to pass `where` (alias v)."""
+        row = self._row(*pg_vectors.estimate_sql(where, args))
+        assert row is not None  # EXPLAIN answers one row
+        return float(row["QUERY PLAN"][0]["Plan"]["Plan Rows"])
 
     # -- full text: see pg_search -------------------------------------------------------
 
