@@ -283,3 +283,11 @@ def test_bench_recall_on_a_projects_folder(run: Any, tmp_path: Path) -> None:
     assert figures["all"]["questions"] == 3 and figures["all"]["hit@1"] == 1.0
     shown = run("bench", "recall", "--projects", str(folder), embedder="none")
     assert shown.returncode == 0 and "no-answer" in shown.stdout and "hit@3" in shown.stdout
+
+
+def test_bench_recall_projects_alone_measures_the_shipped_dev_set(run: Any) -> None:
+    done = run("bench", "recall", "--projects", "--json", embedder="none")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["questions"] >= 350 and result["hybrid"] is None
+    assert result["full_text"]["categories"]["paraphrase"]["questions"] >= 200
