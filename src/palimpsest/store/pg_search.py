@@ -19,6 +19,9 @@ which they keep in `search_terms` (a term's row goes with the last version holdi
 a forgotten word may be the secret itself). (A SQLite file holding several workspaces
 counts them all.)
 
+A read ranks on an in-memory copy of the counts instead (pg_indexed.py), by the same
+rules; the SQL here ranks a write's searches and a snapshot older than the copy.
+
 Every match is scored, as SQLite scores every match of its window: for words in more
 than 4,000 versions SQLite ranks the newest 4,000 matches (WINDOW) unless fewer than the
 limit of those pass the filters, and so does PostgreSQL (`window_walk`). With a notebook or tag

@@ -6,7 +6,8 @@ handed out in commit order: no reader ever sees event N+1 before N. Readers take
 repeatable-read snapshot and never wait for writers.
 
 Full text is store/terms.py's terms in a tsvector column with a GIN index, ranked by BM25
-as SQLite ranks (pg_search), so both stores find the same memories. A forget sets the
+as SQLite ranks (pg_search), so both stores find the same memories: a read ranks on each
+process's in-memory copy of the term counts (pg_indexed), a write in SQL. A forget sets the
 content and search columns to NULL at once, but the old row versions keep their bytes in
 the table, TOAST and index files: VACUUM marks the space free without erasing it. So a
 forget stays pending (`scrub_pending`) until `rewrite` has copied each
