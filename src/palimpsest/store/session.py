@@ -159,6 +159,12 @@ class SqlSession(OrientRows, GuardRows, AccessRows, ABC):
         # walked every event of the workspace).
         if not memory_ids or span < 1:
             return {}
+        # Only memories that say when they happened have an episode to look in: an agent's
+        # project notes rarely do, and then the walk below is not made at all.
+        days = self._days_filed(memory_ids)
+        memory_ids = [memory_id for memory_id in memory_ids if memory_id in days]
+        if not memory_ids:
+            return {}
         near = (
             "(SELECT n.target_id FROM events n WHERE n.workspace = e.workspace "
             "AND n.notebook_id = e.notebook_id AND n.version = 1 AND n.target_type = 'memory' "
@@ -174,8 +180,8 @@ class SqlSession(OrientRows, GuardRows, AccessRows, ABC):
             [*[last] * len(columns), self.workspace, *memory_ids],
         )
         sides = [f"{side}{k}" for side in "ba" for k in range(span)]
-        named = {row[c] for row in rows for c in ("id", *sides) if row[c] is not None}
-        day = self._days_filed(sorted(named))
+        named = {row[c] for row in rows for c in sides if row[c] is not None} - set(days)
+        day = days | self._days_filed(sorted(named))
         beside: dict[str, list[tuple[str, int]]] = {}
         for row in sorted(rows, key=lambda row: int(row["seq"])):  # the first filing of each
             own = day.get(row["id"])
