@@ -268,3 +268,22 @@ def test_demo_on_a_given_store_twice_adds_nothing(run: Run, db_path: Path) -> No
     assert again.returncode == 1 and "--notebook" in again.stderr
     found = json.loads(run("--db", str(db_path), "recall", "--json").stdout)
     assert len(found["hits"]) == 3
+
+
+def test_a_fix_given_as_a_tool_call_prints_as_the_command_that_makes_it() -> None:
+    """doctor's fixes are tool calls (what an agent makes); the CLI prints each as the
+    command a person types for the same call."""
+    from palimpsest.cli.render import command_for
+
+    assert command_for({"tool": "forget", "arguments": {"id": "m_1", "version": 2,
+                                                        "because": "a secret got in"}}) == (
+        "palimpsest forget m_1 --version 2 --because 'a secret got in'"
+    )  # fmt: skip
+    assert command_for({"tool": "dispute", "arguments": {"action": "rule", "dispute": "dp_1",
+                                                         "holds": "m_2"}}) == (
+        "palimpsest dispute rule dp_1 --holds m_2"
+    )  # fmt: skip
+    assert command_for({"tool": "revise", "arguments": {"id": "m_3", "tags": ["a", "b"]}}) == (
+        "palimpsest revise m_3 --tag a --tag b"
+    )
+    assert command_for("palimpsest reindex") == "palimpsest reindex"

@@ -353,8 +353,10 @@ def test_doctor_lists_the_open_disputes_oldest_first_with_the_fix(service: Servi
     assert [d["id"] for d in waiting["oldest"]] == opened[1:6]
     first = waiting["oldest"][0]
     assert sorted(first["memories"]) == sorted(ids[1:3])
-    assert first["fix"].startswith(f"palimpsest dispute rule {opened[1]} --holds ")
-    assert all(memory_id in first["fix"] for memory_id in ids[1:3])
+    fix = first["fix"]
+    assert (fix["tool"], fix["arguments"]["action"]) == ("dispute", "rule")
+    assert fix["arguments"]["dispute"] == opened[1]
+    assert all(memory_id in fix["arguments"]["holds"] for memory_id in ids[1:3])
 
 
 def test_dry_runs_write_nothing_and_idempotency_keys_replay(

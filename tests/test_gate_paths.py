@@ -242,7 +242,7 @@ def test_doctor_reads_a_record_as_the_gate_does(service: Service) -> None:
     mid = _file_past_the_gate(service, f"CI uses {TOKEN[:20]}", f"{TOKEN[20:]} for CI")
     found = [s for s in service.doctor()["secrets"] if s["id"] == mid]
     assert found and set(found[0]["fields"]) == {"title", "text"}
-    assert f"forget {mid}" in found[0]["fix"]
+    assert (found[0]["fix"]["tool"], found[0]["fix"]["arguments"]["id"]) == ("forget", mid)
 
 
 def test_a_revert_never_brings_back_a_secret_a_later_version_removed(service: Service) -> None:

@@ -7,6 +7,7 @@ here without anyone touching this module. `--json` bypasses all of it.
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import textwrap
 from collections.abc import Sequence
@@ -233,6 +234,26 @@ def scrub(result: dict[str, Any]) -> None:
         click.echo(f"warning: {result['warning']}")
 
 
+def command_for(fix: Any) -> str:
+    """A fix as the person types it: a tool call (`{tool, arguments}`) as the CLI command
+    that makes the same call (an action is a subcommand, the id comes first, a list is an
+    option repeated), a command as it is."""
+    if not isinstance(fix, dict):
+        return str(fix)
+    arguments = dict(fix["arguments"])
+    words = ["palimpsest", fix["tool"]]
+    if "action" in arguments:
+        words.append(str(arguments.pop("action")))
+    for first in ("dispute", "id"):
+        if first in arguments:
+            words.append(str(arguments.pop(first)))
+    for name, value in arguments.items():
+        option = "--tag" if name == "tags" else f"--{name.replace('_', '-')}"
+        for one in value if isinstance(value, list) else [value]:
+            words += [option, str(one)]
+    return shlex.join(words)
+
+
 def doctor(result: dict[str, Any]) -> None:
     sections = (
         ("secrets", "Secrets stored before the gate (forget them)"),
@@ -251,12 +272,12 @@ def doctor(result: dict[str, Any]) -> None:
         click.echo(f"{title}: {len(rows)}")
         for row in rows:
             where = row.get("id") or row.get("notebook")
-            detail = row.get("fix") or short(row.get("text", ""), 80)
+            detail = command_for(row["fix"]) if "fix" in row else short(row.get("text", ""), 80)
             click.echo(f"  {where}  {detail}")
     if waiting := result.get("open_disputes"):
         click.echo(f"Open disputes, waiting for a ruling: {waiting['count']} (oldest first)")
         for row in waiting["oldest"]:
-            click.echo(f"  {row['id']}  {row['fix']}")
+            click.echo(f"  {row['id']}  {command_for(row['fix'])}")
     if knocked := result.get("failed_authentications"):
         count, last = knocked["last_24_hours"], knocked["last_at"]
         click.echo(f"Failed authentications over HTTP in the last 24 hours: {count}")

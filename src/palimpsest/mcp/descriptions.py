@@ -180,7 +180,8 @@ List what needs a person: secrets stored before the gate refused them (never the
 value), each with the forget that erases it; possibly stale, expired and ownerless \
 memories; open disputes; memories marked noise; forgets whose bytes remain; \
 `stale_vectors`, versions recall cannot find by meaning until a reindex. Use it for the \
-memory's health, or after an import.
+memory's health, or after an import. A finding's `fix` is the tool call that settles it \
+({tool, arguments}; fill in what is in <angle brackets>), or a person's command.
 
 It changes no memory, but finishes pending forgets where it can (SQLite). In a project \
 (`dir`) it adds `failing_checks` and `stale_by_evidence` (anchored files changed, checks \

@@ -253,7 +253,7 @@ class ServiceBase:
         if notebook is None:
             raise NotFound(
                 f"No notebook named or with id {gate.shown_reference(ref)!r}; list them with "
-                "`notebook list`.",
+                "the `notebook` tool (`action` list) or `palimpsest notebook list`.",
                 field="notebook",
             )
         return notebook

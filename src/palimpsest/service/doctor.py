@@ -33,6 +33,15 @@ def secret_kinds(memory: Memory) -> dict[str, list[str]]:
     return {name: sorted(kinds) for name, kinds in found.items()}
 
 
+SECRET_GOT_IN = "a secret got in"
+
+
+def tool_call(tool: str, **arguments: Any) -> dict[str, Any]:
+    """A finding's fix as the tool call that makes it (an agent's; the CLI prints it as a
+    command): values in <angle brackets> are for the caller to fill in."""
+    return {"tool": tool, "arguments": arguments}
+
+
 def kept_as_notes(active: list[Memory]) -> list[dict[str, Any]]:
     """Rules kept as notes (tagged `contested`) because a trial found their forbidden check
     too broad: they refuse nothing until a person narrows the check and drops the tag."""
@@ -40,15 +49,17 @@ def kept_as_notes(active: list[Memory]) -> list[dict[str, Any]]:
     for m in active:
         if m.kind in RULE_KINDS and CONTESTED in m.tags and m.check and m.check.kind == "forbidden":
             others = [t for t in m.tags if t != CONTESTED]
-            untag = " ".join(f"--tag {t}" for t in others) if others else "--clear tags"
-            fix = f"palimpsest revise {m.id} --check '<narrower>' {untag} --because '...'"
+            untag: dict[str, Any] = {"tags": others} if others else {"clear": ["tags"]}
+            fix = tool_call("revise", id=m.id, check="<the narrower check>", **untag,
+                            because="<why the narrower check is enough>")  # fmt: skip
             found.append({**_line(m), "fix": fix})
     return found
 
 
 class DoctorOps(ServiceBase):
     def doctor(self, *, dir: str | None = None) -> dict[str, Any]:
-        """Scan the store and list what a person should look at, with the fix for each.
+        """Scan the store and list what a person should look at, with the fix for each: a
+        tool call (`tool_call`), or a command for a person where no tool makes it.
 
         The project's files are read in `dir` when given, else in the working directory's
         project when there is one (the CLI's, a stdio server's)."""
@@ -69,10 +80,10 @@ class DoctorOps(ServiceBase):
                     "id": memory.id,
                     "version": memory.version,
                     "fields": fields,
-                    "fix": f"palimpsest forget {memory.id} --because 'a secret got in'"
+                    "fix": tool_call("forget", id=memory.id, because=SECRET_GOT_IN)
                     if whole
-                    else f"palimpsest forget {memory.id} --version {memory.version} "
-                    "--because 'a secret got in'",
+                    else tool_call("forget", id=memory.id, version=memory.version,
+                                   because=SECRET_GOT_IN),
                 })  # fmt: skip
             for notebook in tx.list_notebooks():
                 secrets += _notebook_secrets(tx, notebook)
@@ -150,8 +161,8 @@ def _notebook_secrets(tx: StoreReader, notebook: Notebook) -> list[dict[str, Any
             found.append({
                 "notebook": notebook.id,
                 "fields": {name: kinds},
-                "fix": f"palimpsest forget --notebook {notebook.id} --field {name} "
-                "--because 'a secret got in'",
+                "fix": tool_call("forget", notebook=notebook.id, field=name,
+                                 because=SECRET_GOT_IN),
             })  # fmt: skip
     return found
 
@@ -191,8 +202,8 @@ def open_disputes(tx: StoreReader) -> dict[str, Any]:
             "id": dispute.id,
             "memories": [first, second],
             "opened_at": dispute.opened_at,
-            "fix": f"palimpsest dispute rule {dispute.id} --holds {first} (or {second}) "
-            "--reason 'why it holds'",
+            "fix": tool_call("dispute", action="rule", dispute=dispute.id,
+                             holds=f"<{first} or {second}>", reason="<why it holds>"),
         })  # fmt: skip
     return {"count": len(waiting), "oldest": oldest}
 
