@@ -169,7 +169,8 @@ def test_doctor_reads_a_named_project_and_recall_of_the_past_reads_no_file(
     assert [r["id"] for r in timed.doctor(dir=str(project))["stale_by_evidence"]] == [fact]
     timed.places = Places(working_dir=project, allowed=None)
     past = timed.recall(notebook="shop", as_of=clock.now)["hits"][0]
-    assert past["id"] == fact and not past.get("possibly_stale")  # today's files say nothing of then
+    # today's files say nothing of then
+    assert past["id"] == fact and not past.get("possibly_stale")
 
 
 def test_evidence_is_read_only_for_the_projects_notebook(
