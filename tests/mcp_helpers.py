@@ -97,7 +97,8 @@ def check_tool_schemas(tools: list[Tool]) -> None:
 
 def versions_whole(inspected: dict[str, Any]) -> dict[int, dict[str, Any] | None]:
     """Each version's content rebuilt from inspect's `versions` (each lists what changed
-    since the last readable version before it); None for a scrubbed one."""
+    since the last readable version before it, and what it `cleared`), its empty fields
+    absent; None for a scrubbed one."""
     whole: dict[int, dict[str, Any] | None] = {}
     content: dict[str, Any] = {}
     for version in inspected["versions"]:
@@ -105,5 +106,6 @@ def versions_whole(inspected: dict[str, Any]) -> dict[int, dict[str, Any] | None
             whole[version["version"]] = None
             continue
         content = {**content, **version.get("changed", {})}
+        content = {k: v for k, v in content.items() if k not in version.get("cleared", [])}
         whole[version["version"]] = content
     return whole

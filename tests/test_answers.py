@@ -5,12 +5,14 @@ what changed, the text once where it did not."""
 from __future__ import annotations
 
 import json
+import random
 from typing import Any
 
 import pytest
 from mcp import Client
 from mcp.types import TextContent
 
+from palimpsest.service import Service
 from palimpsest.views import lean
 
 from .mcp_helpers import call, versions_whole
@@ -105,3 +107,61 @@ async def test_recall_fills_its_budget_with_the_best_hits_and_names_the_rest(
     for bad in (10, 100_001, "500"):
         refused = await client.call_tool("recall", {"query": "migration", "budget": bad})
         assert refused.is_error
+
+
+def stored_versions(service: Service, memory_id: str) -> dict[int, dict[str, Any] | None]:
+    """Each version as the store holds it, the fields inspect's versions show, lean."""
+    with service.store.read(service.workspace) as tx:
+        versions = tx.memory_versions(memory_id)
+    whole: dict[int, dict[str, Any] | None] = {}
+    for version in versions:
+        if version.memory is None:
+            whole[version.version] = None
+            continue
+        content = version.memory.to_dict()
+        for name in ("id", "workspace", "version"):
+            content.pop(name)
+        whole[version.version] = lean(content)
+    return whole
+
+
+async def test_folding_what_changed_rebuilds_every_version_an_agent_reads(
+    client: Client, service: Service
+) -> None:
+    """Through the lean MCP answer, a field emptied by a version (a `why` cleared, the tags
+    removed, `superseded_by` dropped on reactivation) is still said to have changed: folding
+    `changed` gives each version exactly as the store keeps it, whatever the sequence."""
+    other = (await call(client, "remember", notebook="ops", kind="fact", text="Port 9090."))["id"]
+    for seed in range(6):
+        chance = random.Random(seed)
+        memory = (
+            await call(client, "remember", notebook="ops", kind="fact", text=f"{TEXT} {seed}",
+                       why="traffic must wait", tags=["deploy", "ci"], source="runbook")
+        )["id"]  # fmt: skip
+        for step in range(10):
+            shown = await call(client, "inspect", id=memory)
+            status = shown["memory"]["status"]
+            move = chance.choice(["clear", "set", "text", "status", "move", "revert", "forget"])
+            if move == "clear":
+                fields = chance.sample(["why", "tags", "source", "title"], 2)
+                await call(client, "revise", id=memory, clear=fields)
+            elif move == "set":
+                await call(client, "revise", id=memory, why=f"why {step}", tags=[f"t{step}"])
+            elif move == "text":
+                await call(client, "revise", id=memory, text=f"{TEXT} {seed} step {step}")
+            elif move == "status" and status == "active":
+                await call(client, "revise", id=memory, status="superseded", superseded_by=other)
+            elif move == "status":
+                await call(client, "revise", id=memory, status="active")
+            elif move == "move":
+                await call(client, "revise", id=memory, move_to=chance.choice(["ops", "dev"]))
+            readable = [v["version"] for v in shown["versions"] if not v.get("scrubbed")]
+            if move == "revert" and len(readable) > 1:
+                await call(client, "revert", id=memory, version=chance.choice(readable[:-1]))
+            elif move == "forget" and len(readable) > 2:
+                await call(client, "forget", id=memory, version=chance.choice(readable[:-1]),
+                           because="a test scrubs it")  # fmt: skip
+        shown = await call(client, "inspect", id=memory)
+        want = stored_versions(service, memory)
+        got = versions_whole(shown)
+        assert got == want, (seed, shown["versions"])

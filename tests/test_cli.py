@@ -73,6 +73,18 @@ def test_revise_small_edit_shows_in_history_and_omitted_fields_keep(
     assert "+Cache TTL is 120 seconds" in diff["text_diff"]
 
 
+def test_revise_retires_a_memory_as_superseded_by_one_filed_already(
+    cli: Callable[..., Any],
+) -> None:
+    """`--superseded-by`, as revise's `superseded_by` on MCP: the CLI reaches every field."""
+    old = cli("remember", "-n", "p", "Deploys run on Jenkins.")["id"]
+    new = cli("remember", "-n", "p", "Deploys run on GitHub Actions.")["id"]
+    cli("revise", old, "--status", "superseded", "--superseded-by", new, "--note", "moved CI")
+    shown = cli("inspect", old)
+    assert (shown["memory"]["status"], shown["memory"]["superseded_by"]) == ("superseded", new)
+    assert [(link["source"], link["type"]) for link in shown["links"]] == [(new, "supersedes")]
+
+
 def test_refusals_exit_1_with_the_error_class(
     cli: Callable[..., Any], run: Run, db_path: Path
 ) -> None:

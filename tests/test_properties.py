@@ -475,6 +475,28 @@ class MemoryMachine(RuleBasedStateMachine):
         self.withdraw(memory_id)
 
     @precondition(lambda self: self.current)
+    @rule(n=picks, m=picks, note=notes, any_memory=st.booleans())
+    def retire_for(self, n: int, m: int, note: str | None, any_memory: bool) -> None:
+        """Status superseded with `superseded_by`: a memory filed already replaces it."""
+        memory_id, successor = self.pick_pair(n, m, any_memory)
+        old = self.current[memory_id]
+        args = {"id": memory_id, "status": "superseded", "superseded_by": successor,
+                "note": note}  # fmt: skip
+        if old.status != "active":
+            result = self.call(0, self.by(memory_id).revise, **args)
+            assert [u["target"] for u in result["unmatched"]] == [memory_id]
+            return
+        if successor == memory_id or self.current[successor].status != "active":
+            self.refused("validation", self.by(memory_id).revise, **args)
+            return
+        withdrawn = self.open_disputes_of([memory_id])
+        self.call(1 + len(withdrawn), self.by(memory_id).revise, **args)
+        retired = self.bump(memory_id, status="superseded", status_note=note,
+                            superseded_by=successor)  # fmt: skip
+        self.put(memory_id, retired)
+        self.withdraw(memory_id)
+
+    @precondition(lambda self: self.current)
     @rule(n=picks, note=notes)
     def reactivate(self, n: int, note: str | None) -> None:
         memory_id = self.pick(n)

@@ -492,3 +492,18 @@ def test_a_revert_keeps_its_note(service: Service) -> None:
     event = service.history(id=memory)["events"][-1]
     assert (event["op"], event["note"]) == ("revert", "60 s was a typo")
     assert service.inspect(id=memory)["memory"]["text"] == "Timeout 30 s."
+
+
+@pytest.mark.parametrize("name", ["note", "because"])
+@pytest.mark.parametrize("value", [5, ["moved"], {"why": "x"}, True])
+def test_a_revert_refuses_a_note_or_reason_that_is_no_string(
+    service: Service, name: str, value: Any
+) -> None:
+    """A caller of the service (not only MCP, which types it) gets a refusal naming the
+    field, not an internal error."""
+    memory = service.remember(notebook="ops", kind="fact", text="Timeout 30 s.")["id"]
+    service.revise(id=memory, text="Timeout 60 s.")
+    with pytest.raises(ValidationError) as refused:
+        service.revert(id=memory, version=1, **{name: value})
+    assert refused.value.field == name
+    assert service.inspect(id=memory)["memory"]["text"] == "Timeout 60 s."

@@ -104,9 +104,14 @@ def rule_view(memory: Memory) -> dict[str, Any]:
 def version_views(versions: list[MemoryVersion]) -> list[dict[str, Any]]:
     """Each version as what changed: the fields whose values differ from the last version
     before it that can still be read, with this version's values (version 1: every field
-    it was filed with). Folding `changed` in order rebuilds any readable version; the
-    current one is shown whole beside them (inspect's `memory`), so no text is repeated
-    where it did not change. A forgotten version is only `scrubbed`."""
+    it was filed with), and `cleared`, the fields it emptied. Folding `changed` in order,
+    dropping what is `cleared`, rebuilds any readable version (its empty fields absent);
+    the current one is shown whole beside them (inspect's `memory`), so no text is
+    repeated where it did not change. A forgotten version is only `scrubbed`.
+
+    An emptied field is named in `cleared` rather than given an empty value in `changed`:
+    an agent reads answers lean (nothing empty in them), where an empty value would be
+    left out and the field would seem not to have changed."""
     views: list[dict[str, Any]] = []
     before: dict[str, Any] = {}
     for version in versions:
@@ -120,14 +125,15 @@ def version_views(versions: list[MemoryVersion]) -> list[dict[str, Any]]:
         if version.memory is None:
             body["scrubbed"] = True
         else:
-            content = version.memory.to_dict()
+            content = lean(version.memory.to_dict())
             for name in ("id", "workspace", "version"):
                 content.pop(name)
             body["changed"] = {
                 k: v for k, v in content.items() if k not in before or before[k] != v
             }
-            if not before:  # version 1, or the first readable: empty fields say nothing
-                body["changed"] = lean(body["changed"])
+            cleared = sorted(k for k in before if k not in content)
+            if cleared:
+                body["cleared"] = cleared
             before = content
         views.append(body)
     return views

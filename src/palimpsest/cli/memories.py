@@ -182,6 +182,7 @@ def recall(env: Env, /, query: tuple[str, ...], kind: tuple[str, ...], **options
 @click.option("--because", help="Reason, needed to weaken a rule or move across domains.")
 @click.option("--move-to", help="Move to this notebook (kept: id, dates, key, history).")
 @click.option("--supersede", is_flag=True, help="File as a new memory; retire the original.")
+@click.option("--superseded-by", help="With --status superseded: the active memory replacing it.")
 @click.option("--claim", is_flag=True, help="Make an ownerless memory yours.")
 @click.option("--override-reason", help="Why you change a memory someone else owns.")
 @click.option("--override-confirm", is_flag=True, help="Confirm overriding a person's memory.")

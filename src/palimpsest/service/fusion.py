@@ -76,8 +76,12 @@ def fuse(
     words: Sequence[tuple[Candidate, float]],
     meaning: Sequence[tuple[Candidate, float]],
     weights: Weights,
+    every: bool = False,
 ) -> list[Fused[Candidate]]:
-    """Every candidate of either list once, best fused score first (ties: full-text order)."""
+    """Every candidate of either list once, best fused score first (ties: full-text order).
+    `every`: each memory the store returned by meaning is a candidate however far (recall's
+    `near_misses`, the closest there are), still labelled as a match by meaning only from
+    `min_similarity`."""
     similarity = {m.id: s for m, s in meaning}
     lowest = meaning[-1][1] if meaning else 0.0
     by_meaning = weights.meaning * trust(meaning)
@@ -91,7 +95,7 @@ def fuse(
         matched = _matched(memory, near is not None and near >= weights.min_similarity)
         fused[memory.id] = Fused(memory, score, matched, share, near)
     for memory, near in meaning:
-        if near >= weights.min_similarity and memory.id not in fused:
+        if (every or near >= weights.min_similarity) and memory.id not in fused:
             fused[memory.id] = Fused(memory, by_meaning * near, MEANING, similarity=near)
     return sorted(fused.values(), key=lambda hit: -hit.score)
 

@@ -68,6 +68,8 @@ class HistoryOps(NotebookOps, GuardOps):  # forget reaches notebooks, kept comma
         check_version_arg(version)
         for name, value in (("because", because), ("note", note)):
             if value is not None:
+                if not isinstance(value, str):
+                    raise ValidationError(f"`{name}` must be a string.", field=name)
                 gate.screen(name, value)
         as_of_t = parse_time_arg(as_of, "as_of")
         request = {

@@ -49,6 +49,10 @@ NOTHING_MATCHES = (
     "No memory matches this well enough: the answer is likely not in memory. Recall with "
     "other words, or with `near_misses` to see the closest anyway."
 )
+NOTHING_CLOSE = (  # near_misses asked already: no memory passes the filters, or none shares
+    "No memory matches, not even loosely: none that passes the filters shares a word or "
+    "comes near in meaning. Recall with other words or fewer filters."
+)
 
 
 class RecallOps(ServiceBase):
@@ -95,6 +99,8 @@ class RecallOps(ServiceBase):
             raise ValidationError(f"`limit` must be from 1 to {MAX_LIMIT}.", field="limit")
         if budget is not None:
             budget = checked_budget(budget)
+        if not isinstance(near_misses, bool):
+            raise ValidationError("`near_misses` must be true or false.", field="near_misses")
         kinds = choices(kind, "kind")
         statuses = choices(status, "status") or (STATUSES if include_retired else ("active",))
         bad = [s for s in statuses if s not in STATUSES]
@@ -149,7 +155,7 @@ class RecallOps(ServiceBase):
         answer: dict[str, Any] = {"hits": shown, "rules": [rule_view(r) for r in rules],
                                   "as_of": as_of_t}  # fmt: skip
         if not shown and query.strip():
-            answer["note"] = NOTHING_MATCHES
+            answer["note"] = NOTHING_CLOSE if near_misses else NOTHING_MATCHES
         if budget is not None:
             answer["hits"], left_out = _within(shown, budget)
             if left_out:
@@ -175,8 +181,6 @@ class RecallOps(ServiceBase):
             found = tx.search_found(search)
             return [Fused[Candidate](m, s, WORDS, min(s, 1.0)) for m, s in found], None
         weights = _weights(settings)
-        if near_misses:
-            weights = replace(weights, min_similarity=0.0)
         # Context off: no memory comes in for being filed beside a match, by words either.
         search = replace(search, beside=weights.context > 0)
         pooled = replace(search, limit=max(search.limit, POOL))
@@ -193,7 +197,7 @@ class RecallOps(ServiceBase):
             if named:
                 names = frozenset().union(*map(name_terms, named))
                 words = tx.search_found(replace(pooled, without=names))
-        fused = fuse(words, meaning, weights)
+        fused = fuse(words, meaning, weights, every=near_misses)
         hits = with_context(tx, fused, search.at_seq, weights.context)
         hits = with_episodes(tx, fused, hits, weights.episode, facts)
         return with_authors(tx, hits, named, weights.author, facts), spread(meaning)
