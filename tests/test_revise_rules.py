@@ -507,3 +507,17 @@ def test_a_revert_refuses_a_note_or_reason_that_is_no_string(
         service.revert(id=memory, version=1, **{name: value})
     assert refused.value.field == name
     assert service.inspect(id=memory)["memory"]["text"] == "Timeout 60 s."
+
+
+def test_a_reason_to_weaken_a_rule_is_kept_beside_a_note(service: Service) -> None:
+    """Given with a `note`, the `because` a rule's weakening needs stays in history too."""
+    rule = service.remember(notebook="ops", kind="rule", text="Never deploy on Fridays.",
+                            falsifier="a Friday deploy that broke nothing",
+                            severity="costly")["id"]  # fmt: skip
+    service.revise(id=rule, clear=["severity"], note="house style now",
+                   because="the on-call rota covers Fridays")  # fmt: skip
+    event = service.history(id=rule)["events"][-1]
+    assert event["note"] == "house style now"
+    assert event["data"]["because"] == "the on-call rota covers Fridays"
+    service.revert(id=rule, version=1, note="back to costly", because="not weakening")
+    assert service.history(id=rule)["events"][-1]["data"]["because"] == "not weakening"

@@ -31,6 +31,14 @@ class Step:
     data: dict[str, Any] = field(default_factory=dict)
 
 
+def why(note: str | None, because: str | None) -> tuple[str | None, dict[str, Any]]:
+    """What an event keeps of a change's reasons: `note`, else `because`, as its note; and
+    `because` in its data too when both are given (a rule's weakening keeps its reason)."""
+    if note and because:
+        return note, {"because": because}
+    return note or because, {}
+
+
 def check_expected_version(memory: Memory, expected: int | None) -> None:
     """Refuse (conflict) a change made against a version that is no longer current."""
     if expected is not None and expected != memory.version:
@@ -106,7 +114,8 @@ def revision(
     screen_notes(new, note=changes.note, because=changes.because,
                  override_reason=changes.override_reason)  # fmt: skip
     override = {"override_reason": changes.override_reason} if changes.override_reason else {}
-    return Step(op_name(changes), old, new, changes.note or changes.because, override)
+    note, kept = why(changes.note, changes.because)
+    return Step(op_name(changes), old, new, note, override | kept)
 
 
 def check_move(destination: Notebook, domain: str | None, because: str | None) -> None:
@@ -174,7 +183,8 @@ def retirement(old: Memory, successor_id: str, *, note: str | None, because: str
     )
     require_because(old, retired, because)
     screen_notes(retired, note=note, because=because)
-    return Step("supersede", old, retired, because or note, {"superseded_by": successor_id})
+    kept_note, kept = why(note, because)
+    return Step("supersede", old, retired, kept_note, {"superseded_by": successor_id} | kept)
 
 
 def superseding_content(old: Memory, changes: Changes, *, now: str, actor: str) -> Memory:
