@@ -57,20 +57,14 @@ class IndexedWords:
     def _cursor(self, sql: str, params: Iterable[Any] = ()) -> Iterator[Row]: ...
 
     @abstractmethod
-    def vector_generation(self) -> int: ...
+    def snapshot_state(self) -> tuple[int, int]: ...
 
     def term_view(self) -> TermView | None:
         """The workspace's copy as this snapshot sees it, brought up to its last event;
         None where SQL ranks instead (a write, or a snapshot older than the copy)."""
         if self.term_indexes is None:
             return None
-        state = self._row(
-            "SELECT (SELECT max(seq) FROM events WHERE workspace = ?) AS seq, "
-            "(SELECT generation FROM vector_generations WHERE workspace = ?) AS generation",
-            (self.workspace, self.workspace),
-        )
-        assert state is not None  # a SELECT of subqueries: always one row
-        seq, generation = int(state["seq"] or 0), int(state["generation"] or 0)
+        seq, generation = self.snapshot_state()
         index = self.term_indexes.get(self.workspace)
         if index is not None and index.generation > generation:
             return None  # a snapshot from before a forget: keep the copy of after it

@@ -31,6 +31,7 @@ from ..errors import PalimpsestError, Retryable, ValidationError
 from . import Found, Rewrite, SearchQuery, bm25, pg_rewrite, pg_search, pg_vectors, shown
 from .migrations import migrations, refuse_newer, statements
 from .pg_indexed import IndexedWords
+from .pg_vector_cache import CachedVectors, VectorCaches
 from .rows import Row, found_from_row
 from .session import SqlSession, key_race, name_race
 from .term_index import TermIndex
@@ -45,7 +46,13 @@ CONNECT_SECONDS = 5  # the first connection's limit: a host that never answers
 MIGRATION_LOCK = 7_305_301  # any constant: one migrator at a time across processes
 # Migrations after whose SQL every version is indexed anew by store/terms.py's rules.
 REINDEX_AFTER = frozenset({6})
-_SHARE_REWRITTEN = f"LOCK TABLE {', '.join(pg_rewrite.REWRITTEN)} IN ACCESS SHARE MODE".encode()
+# A read's start in one round trip (no parameters: psycopg sends both statements at once).
+# The LOCK comes before the snapshot (a LOCK takes none): a scrub's copy swapped in later
+# holds rows newer than this snapshot, so a read reaching it would find it empty.
+_READ_START = (
+    "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY; "
+    f"LOCK TABLE {', '.join(pg_rewrite.REWRITTEN)} IN ACCESS SHARE MODE"
+).encode()
 
 
 # What libpq says when the server answered but refused (it gives no SQLSTATE at connect
@@ -73,6 +80,8 @@ class PostgresStore:
         self.url = url
         # Each workspace's term counts, copied for ranking full text (see pg_indexed).
         self._term_indexes: dict[str, TermIndex] = {}
+        # Each workspace's current vectors, copied for filtered searches (pg_vector_cache).
+        self._vector_caches: VectorCaches = {}
         try:
             # One plain connection first: a wrong URL, password or database fails at once,
             # where the pool would retry it in the background until its timeout.
@@ -134,11 +143,8 @@ class PostgresStore:
     @contextmanager
     def read(self, workspace: str) -> Iterator[PostgresSession]:
         with _translated(), self.pool.connection() as conn, conn.transaction():
-            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-            # Before the snapshot (a LOCK takes none): a scrub's copy swapped in later holds
-            # rows newer than this snapshot, so a read reaching it would find it empty.
-            conn.execute(_SHARE_REWRITTEN)
-            yield PostgresSession(conn, workspace, self._term_indexes)
+            conn.execute(_READ_START)
+            yield PostgresSession(conn, workspace, self._term_indexes, self._vector_caches)
 
     @contextmanager
     def write(self, workspace: str) -> Iterator[PostgresSession]:
@@ -241,16 +247,48 @@ def _translated() -> Iterator[None]:
         ) from exc
 
 
-class PostgresSession(SqlSession, IndexedWords):
+class PostgresSession(SqlSession, IndexedWords, CachedVectors):
     def __init__(
         self,
         conn: psycopg.Connection[Any],
         workspace: str,
         term_indexes: dict[str, TermIndex] | None = None,  # none for a write: its rows are not in
+        vector_caches: VectorCaches | None = None,  # the same
     ):
         super().__init__(workspace)
         self.conn = conn
         self.term_indexes = term_indexes
+        self.vector_caches = vector_caches
+        # What a read asks once, its snapshot never moving: the workspace's last event,
+        # vector generation and versions with content; its settings.
+        self._state: tuple[int, int, int] | None = None
+        self._settings: dict[str, Any] | None = None
+
+    def _read_state(self) -> tuple[int, int, int]:
+        if self._state is None or self.term_indexes is None:  # a write moves them
+            state = self._row(
+                "SELECT (SELECT max(seq) FROM events WHERE workspace = ?) AS seq, "
+                "(SELECT generation FROM vector_generations WHERE workspace = ?) AS generation, "
+                "(SELECT versions FROM search_stats WHERE workspace = ?) AS versions",
+                (self.workspace, self.workspace, self.workspace),
+            )
+            assert state is not None  # a SELECT of subqueries: always one row
+            self._state = (
+                int(state["seq"] or 0), int(state["generation"] or 0), int(state["versions"] or 0)
+            )  # fmt: skip
+        return self._state
+
+    def snapshot_state(self) -> tuple[int, int]:
+        """The workspace's last event and vector generation in this read's snapshot."""
+        seq, generation, _ = self._read_state()
+        return seq, generation
+
+    def settings(self) -> dict[str, Any]:
+        if self.term_indexes is None:  # a write may change them
+            return super().settings()
+        if self._settings is None:
+            self._settings = super().settings()
+        return dict(self._settings)
 
     def _rows(self, sql: str, params: Iterable[Any] = ()) -> list[Row]:
         return self.conn.execute(_placeholders(sql), tuple(params)).fetchall()
@@ -283,16 +321,19 @@ class PostgresSession(SqlSession, IndexedWords):
         if query.notebook_ids == () or query.limit <= 0:
             return []
         where, args = self.filters(query)
-        stats = self._row(
-            "SELECT versions FROM search_stats WHERE workspace = ?", (self.workspace,)
+        versions = self._read_state()[2]
+        cache = (
+            self.vector_cache(model, len(vector), versions)
+            if narrowed(query) and query.at_seq is None
+            else None
         )
-        versions = int(stats["versions"]) if stats else 0
+        if cache is not None:
+            return self.nearest_cached(cache, vector, query, model, where, args)
         if pg_vectors.use_index(query, len(vector), versions) or (
             pg_vectors.may_use_index(query, len(vector), versions)
             and pg_vectors.worth_the_index(self._estimated(where, args), query.limit, versions)
         ):
-            for setting in pg_vectors.INDEX_SETTINGS:
-                self._run(setting)
+            self.conn.execute("; ".join(pg_vectors.INDEX_SETTINGS).encode())  # one round trip
             sql, params = pg_vectors.indexed_sql(vector, model, where, args, query.limit)
             rows = self._rows(sql, params)
             if len(rows) >= query.limit or not narrowed(query):
