@@ -135,29 +135,37 @@ class IndexedWords:
         if len(matching) > pg_search.WINDOW:
             tries.append((matching, None))
         best: list[Passed] = []
+        known: dict[int, Row | None] = {}  # what SQL said of each row id: a wider try asks again
         for rows, cap in tries:
-            best = self._indexed_passing(view.ranked(rows, terms, stats, cap), where, args, depth)
+            leaders = view.ranked(rows, terms, stats, cap)
+            best = self._indexed_passing(leaders, where, args, depth, known)
             if len(best) >= limit:
                 break
         return best
 
     def _indexed_passing(
-        self, leaders: Ranked, where: list[str], args: list[Any], depth: int
-    ) -> list[Passed]:
+        self, leaders: Ranked, where: list[str], args: list[Any], depth: int,
+        known: dict[int, Row | None],
+    ) -> list[Passed]:  # fmt: skip
         """The best `depth` of `leaders` that pass the filters, asked of SQL a few hundred
-        at a time."""
+        at a time (twice as many each time: a filter may pass few), the row ids in `known`
+        not asked again."""
         passed: list[tuple[float, int, Row]] = []  # (score, row in the copy, its columns)
-        start = 0
+        start, size = 0, 2 * depth
         while start < len(leaders.rows) and len(passed) < depth:
             # Leaders left for later rank below these (newest first on a tie, as by seq).
-            end = start + 2 * depth
+            end = start + size
             rowids = leaders.rowids[start:end].tolist()
-            by_rowid = {int(row["rowid"]): row for row in self._passing_rows(rowids, where, args)}
+            asked = [rowid for rowid in rowids if rowid not in known]
+            if asked:
+                known.update(dict.fromkeys(asked))
+                known.update((int(row["rowid"]), row)
+                             for row in self._passing_rows(asked, where, args))  # fmt: skip
             chunk = zip(leaders.scores[start:end].tolist(), leaders.rows[start:end].tolist(),
                         rowids, strict=True)  # fmt: skip
-            passed += [(score, row, by_rowid[rowid]) for score, row, rowid in chunk
-                       if rowid in by_rowid]  # fmt: skip
-            start = end
+            passed += [(score, row, columns) for score, row, rowid in chunk
+                       if (columns := known[rowid]) is not None]  # fmt: skip
+            start, size = end, 2 * size
         passed.sort(key=lambda leader: (-leader[0], -int(leader[2]["seq"])))
         return [Passed(Found(columns["memory_id"], int(columns["rowid"])), int(columns["seq"]), row)
                 for _, row, columns in passed[:depth]]  # fmt: skip
