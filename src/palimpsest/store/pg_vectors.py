@@ -20,6 +20,10 @@ an exact search scores them all (`worth_the_index`), the index answers, and an a
 that comes back short (the iterative scan gave up: too few passed after all) is made
 exact. Notebooks and tags (which their own indexes find), time ranges and past states
 stay exact.
+
+A read of a large workspace answers every filtered question (but a past state) from the
+process's in-memory copy of the vectors instead (pg_vector_cache); what is here answers
+the rest: the unfiltered question, a write, a past state, a small workspace.
 """
 
 from __future__ import annotations

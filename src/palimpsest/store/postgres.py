@@ -7,12 +7,13 @@ repeatable-read snapshot and never wait for writers.
 
 Full text is store/terms.py's terms in a tsvector column with a GIN index, ranked by BM25
 as SQLite ranks (pg_search), so both stores find the same memories: a read ranks on each
-process's in-memory copy of the term counts (pg_indexed), a write in SQL. A forget sets the
-content and search columns to NULL at once, but the old row versions keep their bytes in
-the table, TOAST and index files: VACUUM marks the space free without erasing it. So a
-forget stays pending (`scrub_pending`) until `rewrite` has copied each
-table that held the text into new files (`pg_rewrite`: online, with brief locks). A
-server never runs it by itself.
+process's in-memory copy of the term counts (pg_indexed), a write in SQL. Nearest vectors
+are pgvector's (pg_vectors), or under a filter a copy of the vectors in memory
+(pg_vector_cache). A forget sets the content and search columns to NULL at once, but the
+old row versions keep their bytes in the table, TOAST and index files: VACUUM marks the
+space free without erasing it. So a forget stays pending (`scrub_pending`) until
+`rewrite` has copied each table that held the text into new files (`pg_rewrite`: online,
+with brief locks). A server never runs it by itself.
 """
 
 from __future__ import annotations
