@@ -165,3 +165,16 @@ async def test_folding_what_changed_rebuilds_every_version_an_agent_reads(
         want = stored_versions(service, memory)
         got = versions_whole(shown)
         assert got == want, (seed, shown["versions"])
+
+
+async def test_orient_says_each_text_once(client: Client) -> None:
+    """The brief holds the texts; its items beside it name the memories by id."""
+    await call(client, "remember", notebook="ops", kind="rule", text="Never skip migrations.",
+               falsifier="a skipped migration that broke nothing")  # fmt: skip
+    await call(client, "remember", notebook="ops", kind="issue", text="The login test is flaky.")
+    await call(client, "remember", notebook="ops", kind="fact", text=TEXT)
+    text = await text_block(client, "orient", notebook="ops")
+    for said in ("Never skip migrations.", "The login test is flaky.", TEXT):
+        assert text.count(said) == 1, said
+    brief = json.loads(text)
+    assert brief["rules"][0]["id"] and "text" not in brief["rules"][0]

@@ -362,7 +362,8 @@ def _fill(
                 lines.append(f"(more than {RULE_LIMIT} rules: recall kind rule for the rest)")
             out += lines
             used += sum(len(line) + 1 for line in lines)
-            answer["rules"], answer["rules_left_out"] = kept, [r["id"] for r in dropped]
+            answer["rules"] = [_by_id(rule) for rule in kept]
+            answer["rules_left_out"] = [r["id"] for r in dropped]
             room = budget if not dropped else used  # a rule left out: nothing after it fits
             continue
         section = _Section(name)
@@ -385,10 +386,19 @@ def _fill(
             used += len(line) + 1 + extra
         if section.lines:
             out += [header, *section.lines]
-        answer[name] = section.items
+        answer[name] = [_by_id(item) for item in section.items]
         left_out[name] = section.left_out + (1 if capped else 0)
     brief = "\n".join(out)
     return answer | {"left_out": left_out, "used": len(brief), "brief": brief}
+
+
+def _by_id(item: dict[str, Any]) -> dict[str, Any]:
+    """An item as the answer lists it beside the brief: without the text the brief shows
+    (said once), its memories by id."""
+    shown = {k: v for k, v in item.items() if k != "text"}
+    if "memories" in shown:
+        shown["memories"] = [m["id"] for m in shown["memories"]]
+    return shown
 
 
 def _section_lines(name: str, items: list[dict[str, Any]]) -> list[str]:
