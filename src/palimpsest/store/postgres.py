@@ -47,13 +47,15 @@ CONNECT_SECONDS = 5  # the first connection's limit: a host that never answers
 MIGRATION_LOCK = 7_305_301  # any constant: one migrator at a time across processes
 # Migrations after whose SQL every version is indexed anew by store/terms.py's rules.
 REINDEX_AFTER = frozenset({6})
-# A read's start in one round trip (no parameters: psycopg sends both statements at once).
-# The LOCK comes before the snapshot (a LOCK takes none): a scrub's copy swapped in later
+# A read's start in one round trip (no parameters: psycopg sends the statements at once),
+# with the settings of a search through the HNSW index (they touch no other query). The
+# LOCK comes before the snapshot (a LOCK takes none): a scrub's copy swapped in later
 # holds rows newer than this snapshot, so a read reaching it would find it empty.
-_READ_START = (
-    "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY; "
-    f"LOCK TABLE {', '.join(pg_rewrite.REWRITTEN)} IN ACCESS SHARE MODE"
-).encode()
+_READ_START = "; ".join((
+    "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY",
+    *pg_vectors.INDEX_SETTINGS,
+    f"LOCK TABLE {', '.join(pg_rewrite.REWRITTEN)} IN ACCESS SHARE MODE",
+)).encode()  # fmt: skip
 
 
 # What libpq says when the server answered but refused (it gives no SQLSTATE at connect
@@ -334,7 +336,8 @@ class PostgresSession(SqlSession, IndexedWords, CachedVectors):
             pg_vectors.may_use_index(query, len(vector), versions)
             and pg_vectors.worth_the_index(self._estimated(where, args), query.limit, versions)
         ):
-            self.conn.execute("; ".join(pg_vectors.INDEX_SETTINGS).encode())  # one round trip
+            if self.term_indexes is None:  # a write: a read set them as it began
+                self.conn.execute("; ".join(pg_vectors.INDEX_SETTINGS).encode())
             sql, params = pg_vectors.indexed_sql(vector, model, where, args, query.limit)
             rows = self._rows(sql, params)
             if len(rows) >= query.limit or not narrowed(query):
