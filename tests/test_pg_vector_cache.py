@@ -86,3 +86,28 @@ def test_the_copy_follows_another_process(postgres_store: Store, minilm: Embedde
         agree(mine, cases)
     finally:
         there.close()
+
+
+@pytest.mark.usefixtures("large")
+def test_full_text_under_a_filter_skips_what_the_copy_knows_fails(
+    postgres_store: Store, minilm: Embedder
+) -> None:
+    """The vector copy's facets leave out of full text's passes the rows they fail: the
+    answer is the one a write (ranking in SQL, no copy) gives."""
+    service = Service(postgres_store, workspace=f"words-{uuid.uuid4().hex[:12]}", embedder=minilm)
+    filled(service)
+    answers(service, "warm up", exact=False, kinds=("fact",))  # builds the copy
+    cases: list[dict[str, Any]] = [
+        {"kinds": ("fact",)}, {"kinds": ("decision", "note")}, {"statuses": ("retracted",)},
+        {"since": "2020-01-01"}, {"kinds": ("rule",), "scopes": ("workspace",)},
+    ]  # fmt: skip
+    for filters in cases:
+        for text in ["the cat", "deploy cache", "the market fell", "lion shade"]:
+            query = SearchQuery(text=text, limit=3, **filters)
+            with postgres_store.read(service.workspace) as tx:
+                assert tx.failing(query) is not None  # type: ignore[attr-defined]
+                read = [(f.id, round(s, 6)) for f, s in tx.search_found(query)]
+            with postgres_store.write(service.workspace) as tx:
+                written = [(f.id, round(s, 6)) for f, s in tx.search_found(query)]
+                tx.discard()
+            assert read == written, (filters, text)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import itertools
 from abc import abstractmethod
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -31,6 +31,8 @@ import numpy as np
 from . import Found, SearchQuery, bm25, pg_search
 from .rows import FOUND_COLUMNS, Row
 from .term_index import Positions, Ranked, TermIndex, TermView
+from .vector_cache import Mask, RowIds
+from .vector_search import narrowed
 
 
 class Passed(NamedTuple):
@@ -58,6 +60,9 @@ class IndexedWords:
 
     @abstractmethod
     def snapshot_state(self) -> tuple[int, int]: ...
+
+    @abstractmethod
+    def failing(self, query: SearchQuery) -> Callable[[RowIds], Mask] | None: ...
 
     def term_view(self) -> TermView | None:
         """The workspace's copy as this snapshot sees it, brought up to its last event;
@@ -114,17 +119,24 @@ class IndexedWords:
         limit pass) those holding any."""
         terms = query.terms()
         passes: list[list[Passed]] = []
+        # What SQL said of each row id (None: fails), first what the vector copy knows to
+        # fail: a filter that drops most of the best costs no round trip for them.
+        known: dict[int, Row | None] = {}
+        fails = self.failing(query) if narrowed(query) else None
         for every in (True, False)[: 2 if len(terms) > 1 else 1]:
             matching = view.matching(terms, every)
+            if fails is not None:
+                rowids = view.rowids[matching]
+                known.update(dict.fromkeys(rowids[fails(rowids)].tolist()))
             passes.append(self._indexed_best(view, matching, terms, stats, where, args,
-                                     query.limit, depth))  # fmt: skip
+                                     query.limit, depth, known))  # fmt: skip
             if len(passes[0]) >= query.limit:
                 break
         return passes[0], passes[1] if len(passes) > 1 else []
 
     def _indexed_best(
         self, view: TermView, matching: Positions, terms: list[str], stats: bm25.Stats,
-        where: list[str], args: list[Any], limit: int, depth: int,
+        where: list[str], args: list[Any], limit: int, depth: int, known: dict[int, Row | None],
     ) -> list[Passed]:  # fmt: skip
         """SQLite's `_best_indexed`: the newest WINDOW matches, their CANDIDATES best
         checked against the filters, then wider while fewer than `limit` pass."""
@@ -135,7 +147,6 @@ class IndexedWords:
         if len(matching) > pg_search.WINDOW:
             tries.append((matching, None))
         best: list[Passed] = []
-        known: dict[int, Row | None] = {}  # what SQL said of each row id: a wider try asks again
         for rows, cap in tries:
             leaders = view.ranked(rows, terms, stats, cap)
             best = self._indexed_passing(leaders, where, args, depth, known)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import itertools
 from abc import abstractmethod
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -28,7 +28,7 @@ import numpy as np
 from . import Found, SearchQuery
 from .pg_vectors import literal
 from .rows import FOUND_COLUMNS, Row, found_from_row
-from .vector_cache import FACET_COLUMNS, Table, VectorCache
+from .vector_cache import FACET_COLUMNS, Mask, RowIds, Table, VectorCache
 from .vector_search import Vectors
 
 # As SQLite's (sqlite.py): from this many versions on a workspace's copy is kept; the
@@ -132,6 +132,27 @@ class CachedVectors:
             rowids = np.array([row["rowid"] for row in added], dtype=np.int64)
             cache.add(cache.encoded(rowids, matrix, cache.facets(rowids, added)))
         cache.seq = seq
+
+    def failing(self, query: SearchQuery) -> Callable[[RowIds], Mask] | None:
+        """Which of some version rows a copy of the workspace's vectors knows to fail the
+        filters of `query` (None: no copy). A version row never changes what the filters
+        read, so a copy of any age may say so; a row it lacks is not said to fail."""
+        caches = [c for (workspace, _), c in (self.vector_caches or {}).items()
+                  if workspace == self.workspace]  # fmt: skip
+        if not caches:
+            return None
+        cache = caches[0]
+        table = cache.table
+        mask = cache.passing(table, query)
+        if mask is None or not len(table.rowids):
+            return None
+
+        def fails(rowids: RowIds) -> Mask:
+            at = np.minimum(np.searchsorted(table.rowids, rowids), len(table.rowids) - 1)
+            known: Mask = (table.rowids[at] == rowids) & ~mask[at]
+            return known
+
+        return fails
 
     def nearest_cached(
         self, cache: VectorCache, vector: Vectors, query: SearchQuery, model: str,

@@ -281,6 +281,8 @@ class PostgresSession(SqlSession, IndexedWords, CachedVectors):
             )  # fmt: skip
         return self._state
 
+    failing = CachedVectors.failing  # what full text's passes ask of the vector copy
+
     def snapshot_state(self) -> tuple[int, int]:
         """The workspace's last event and vector generation in this read's snapshot."""
         seq, generation, _ = self._read_state()
