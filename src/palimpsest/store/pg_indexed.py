@@ -119,17 +119,14 @@ class IndexedWords:
         limit pass) those holding any."""
         terms = query.terms()
         passes: list[list[Passed]] = []
-        # What SQL said of each row id (None: fails), first what the vector copy knows to
-        # fail: a filter that drops most of the best costs no round trip for them.
+        # What SQL or the vector copy said of each row id (None: fails): a filter that
+        # drops most of the best costs no round trip for them.
         known: dict[int, Row | None] = {}
         fails = self.failing(query) if narrowed(query) else None
         for every in (True, False)[: 2 if len(terms) > 1 else 1]:
             matching = view.matching(terms, every)
-            if fails is not None:
-                rowids = view.rowids[matching]
-                known.update(dict.fromkeys(rowids[fails(rowids)].tolist()))
             passes.append(self._indexed_best(view, matching, terms, stats, where, args,
-                                     query.limit, depth, known))  # fmt: skip
+                                     query.limit, depth, known, fails))  # fmt: skip
             if len(passes[0]) >= query.limit:
                 break
         return passes[0], passes[1] if len(passes) > 1 else []
@@ -137,6 +134,7 @@ class IndexedWords:
     def _indexed_best(
         self, view: TermView, matching: Positions, terms: list[str], stats: bm25.Stats,
         where: list[str], args: list[Any], limit: int, depth: int, known: dict[int, Row | None],
+        fails: Callable[[RowIds], Mask] | None,
     ) -> list[Passed]:  # fmt: skip
         """SQLite's `_best_indexed`: the newest WINDOW matches, their CANDIDATES best
         checked against the filters, then wider while fewer than `limit` pass."""
@@ -149,24 +147,27 @@ class IndexedWords:
         best: list[Passed] = []
         for rows, cap in tries:
             leaders = view.ranked(rows, terms, stats, cap)
-            best = self._indexed_passing(leaders, where, args, depth, known)
+            best = self._indexed_passing(leaders, where, args, depth, known, fails)
             if len(best) >= limit:
                 break
         return best
 
     def _indexed_passing(
         self, leaders: Ranked, where: list[str], args: list[Any], depth: int,
-        known: dict[int, Row | None],
+        known: dict[int, Row | None], fails: Callable[[RowIds], Mask] | None,
     ) -> list[Passed]:  # fmt: skip
         """The best `depth` of `leaders` that pass the filters, asked of SQL a few hundred
-        at a time (twice as many each time: a filter may pass few), the row ids in `known`
-        not asked again."""
+        at a time (twice as many each time: a filter may pass few); the row ids in `known`
+        are not asked again, nor those `fails` (the vector copy) knows to fail."""
         passed: list[tuple[float, int, Row]] = []  # (score, row in the copy, its columns)
         start, size = 0, 2 * depth
         while start < len(leaders.rows) and len(passed) < depth:
             # Leaders left for later rank below these (newest first on a tie, as by seq).
             end = start + size
             rowids = leaders.rowids[start:end].tolist()
+            if fails is not None:
+                chunk_ids = leaders.rowids[start:end]
+                known.update(dict.fromkeys(chunk_ids[fails(chunk_ids)].tolist()))
             asked = [rowid for rowid in rowids if rowid not in known]
             if asked:
                 known.update(dict.fromkeys(asked))
