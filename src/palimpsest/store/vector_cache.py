@@ -346,7 +346,10 @@ class VectorCache:
         ):
             if values:
                 wanted = [self.names[v] for v in values if v in self.names]
-                narrow(np.isin(column, np.array(wanted, dtype=np.int32)))
+                if len(wanted) == 1:  # the common case: a tenth of isin's time
+                    narrow(column == wanted[0])
+                else:
+                    narrow(np.isin(column, np.array(wanted, dtype=np.int32)))
         for tag in query.tags:
             code = self.names.get(tag, NONE)
             holders = facets.tag_rows[facets.tag_codes == code]
