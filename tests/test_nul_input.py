@@ -89,12 +89,14 @@ def nul_cases(memory: str, rule: str) -> dict[str, dict[str, dict[str, Any]]]:
             "override_reason": {"id": memory, "override_reason": NUL, **note},
             "idempotency_key": {"id": memory, "idempotency_key": NUL, **note},
             "accept_refusing": {"id": rule, "accept_refusing": [NUL], "because": "b"},
+            "superseded_by": {"id": memory, "status": "superseded", "superseded_by": NUL},
         },
         "revert": {
             "id": {"id": memory + "\x00", "version": 1},
             "notebook": {"notebook": NUL, "as_of": "2026-01-01"},
             "as_of": {"notebook": "n", "as_of": NUL},
             "because": {"id": memory, "version": 1, "because": NUL},
+            "note": {"id": memory, "version": 1, "note": NUL},
             "idempotency_key": {"id": memory, "version": 1, "idempotency_key": NUL},
         },
         "forget": {

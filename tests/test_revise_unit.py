@@ -143,7 +143,9 @@ def test_retiring_a_rule_needs_a_reason_which_its_event_keeps() -> None:
         retirement(a_rule(), "m_new", note="old", because=None)
     assert caught.value.field == "because" and "retires it" in caught.value.message
     step = retirement(a_rule(), "m_new", note="old", because="CI enforces it now")
-    assert step.note == "CI enforces it now"
+    assert (step.note, step.data["because"]) == ("old", "CI enforces it now")  # both kept
+    alone = retirement(a_rule(), "m_new", note=None, because="CI enforces it now")
+    assert alone.note == "CI enforces it now" and "because" not in alone.data
 
 
 def test_a_note_that_completes_a_key_in_the_record_is_refused() -> None:
