@@ -74,6 +74,21 @@ class Question:
     line: int = 0  # its line in the questions file (0: not from a file)
 
 
+def jsonl_rows(path: Path, option: str) -> list[dict[str, Any]]:
+    """The objects of a dev set's JSON Lines file; refused, naming the file and the
+    `option` its folder was given by, when it is missing, not JSON Lines or not objects."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        rows = [json.loads(line) for line in lines if line.strip()]
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        raise ValidationError(
+            f"{path.name} in the --{option} folder is missing or not JSON Lines.", field=option
+        ) from None
+    if not all(isinstance(row, dict) for row in rows):
+        raise ValidationError(f"{path.name} holds a line that is no object.", field=option)
+    return rows
+
+
 def read_questions(path: Path) -> list[Question]:
     """The questions of a JSONL file; a bad line is refused by its number, not echoed."""
     try:
@@ -215,13 +230,13 @@ def measure(
     """Ask every question of `service` and score its hits. `labels` maps a memory id to
     what `expected` calls it (LoCoMo's dialog ids); without it, `expected` holds ids.
     `floor` false counts what recall's relevance floor leaves out too (`near_misses`)."""
-    tally = _Tally([])
-    for question in progress(label, questions):
-        hits = service.recall(query=question.question, notebook=question.notebook,
-                              limit=LIMIT, near_misses=not floor)["hits"]  # fmt: skip
-        ranked = [labels.get(h["id"], ()) if labels is not None else (h["id"],) for h in hits]
-        tally.rows.append((question.category, scored(ranked, set(question.expected))))
-    return tally.figures()
+
+    def hits(question: Question) -> list[str]:
+        answer = service.recall(query=question.question, notebook=question.notebook,
+                                limit=LIMIT, near_misses=not floor)  # fmt: skip
+        return [hit["id"] for hit in answer["hits"]]
+
+    return _figures(questions, hits, labels, progress, label)
 
 
 def measure_meaning(
@@ -232,19 +247,33 @@ def measure_meaning(
 ) -> dict[str, Any]:
     """The same figures for the nearest vectors alone: each question embedded and its
     LIMIT nearest active memories (in its notebook, if it names one) taken as they come."""
-    tally = _Tally([])
     tag = model_tag(service.embedder)
     with service.store.read(service.workspace) as tx:
-        for question in progress("meaning", questions):
+
+        def hits(question: Question) -> list[str]:
             scope = None
             if question.notebook is not None:
                 scope = (service._find_notebook(tx, question.notebook).id,)
             vector = service.vectors.vector_of(question.question)
             assert vector is not None
             search = SearchQuery(text="", limit=LIMIT, notebook_ids=scope)
-            hits = [found.id for found, _ in tx.nearest_found(vector, search, tag)]
-            ranked = [labels.get(h, ()) if labels is not None else (h,) for h in hits]
-            tally.rows.append((question.category, scored(ranked, set(question.expected))))
+            return [found.id for found, _ in tx.nearest_found(vector, search, tag)]
+
+        return _figures(questions, hits, labels, progress, "meaning")
+
+
+def _figures(
+    questions: Sequence[Question],
+    hits: Callable[[Question], list[str]],
+    labels: Mapping[str, Sequence[str]] | None,
+    progress: Progress,
+    label: str,
+) -> dict[str, Any]:
+    """Each question's `hits` (memory ids, best first) scored, then averaged."""
+    tally = _Tally([])
+    for question in progress(label, questions):
+        ranked = [labels.get(h, ()) if labels is not None else (h,) for h in hits(question)]
+        tally.rows.append((question.category, scored(ranked, set(question.expected))))
     return tally.figures()
 
 

@@ -18,7 +18,6 @@ minute between its memories, as an agent working in sessions would file them.
 
 from __future__ import annotations
 
-import json
 import shutil
 import tempfile
 from datetime import UTC, datetime, timedelta
@@ -29,7 +28,7 @@ from ..embed import load_embedder
 from ..errors import ValidationError
 from ..store import open_store
 from . import Service  # the package is whole before any of its modules imports it
-from .bench import Progress, Question, compare, quiet
+from .bench import Progress, Question, compare, jsonl_rows, quiet
 
 SHIPPED = Path(__file__).resolve().parent.parent / "devsets" / "projects"
 FIRST_DAY = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
@@ -48,23 +47,10 @@ def read_devset(folder: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]
     memories: list[dict[str, Any]] = []
     questions: list[dict[str, Any]] = []
     for path in memories_files:
-        memories += _rows(path)
-        questions += _rows(path.with_name(path.name.replace(".memories.", ".questions.")))
+        memories += jsonl_rows(path, "projects")
+        named = path.with_name(path.name.replace(".memories.", ".questions."))
+        questions += jsonl_rows(named, "projects")
     return memories, questions
-
-
-def _rows(path: Path) -> list[dict[str, Any]]:
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-        rows = [json.loads(line) for line in lines if line.strip()]
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        raise ValidationError(
-            f"{path.name} in the --projects folder is missing or not JSON Lines.",
-            field="projects",
-        ) from None
-    if not all(isinstance(row, dict) for row in rows):
-        raise ValidationError(f"{path.name} holds a line that is no object.", field="projects")
-    return rows
 
 
 def file_devset(

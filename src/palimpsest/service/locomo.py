@@ -14,7 +14,6 @@ conversation's notebook and scored against its evidence turns.
 
 from __future__ import annotations
 
-import json
 import shutil
 import tempfile
 from collections import defaultdict
@@ -28,7 +27,7 @@ from ..embed import load_embedder
 from ..errors import ValidationError
 from ..store import open_store
 from . import Service  # the package is whole before any of its modules imports it
-from .bench import Progress, Question, compare, quiet
+from .bench import Progress, Question, compare, jsonl_rows, quiet
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 MEMORIES = ".memories.jsonl"
@@ -65,21 +64,10 @@ def read_locomo(folder: Path) -> list[Conversation]:
     for path in found:
         name = path.name.removesuffix(MEMORIES)
         questions = path.with_name(f"{name}.questions.jsonl")
-        conversations.append(Conversation(name, _rows(path), _rows(questions)))
+        conversations.append(
+            Conversation(name, jsonl_rows(path, "locomo"), jsonl_rows(questions, "locomo"))
+        )
     return conversations
-
-
-def _rows(path: Path) -> list[dict[str, Any]]:
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-        rows = [json.loads(line) for line in lines if line.strip()]
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        raise ValidationError(
-            f"{path.name} in the --locomo folder is missing or not JSON Lines.", field="locomo"
-        ) from None
-    if not all(isinstance(row, dict) for row in rows):
-        raise ValidationError(f"{path.name} holds a line that is no object.", field="locomo")
-    return rows
 
 
 def occurred_at(session_date_time: Any) -> str | None:

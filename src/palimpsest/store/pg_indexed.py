@@ -30,7 +30,7 @@ import numpy as np
 
 from . import Found, SearchQuery, bm25, pg_search
 from .rows import FOUND_COLUMNS, Row
-from .term_index import Positions, Ranked, TermIndex, TermView
+from .term_index import Positions, Ranked, TermIndex, TermView, view_at
 from .vector_cache import Mask, RowIds
 from .vector_search import narrowed
 
@@ -70,15 +70,8 @@ class IndexedWords:
         if self.term_indexes is None:
             return None
         seq, generation = self.snapshot_state()
-        index = self.term_indexes.get(self.workspace)
-        if index is not None and index.generation > generation:
-            return None  # a snapshot from before a forget: keep the copy of after it
-        if index is None or index.generation < generation:
-            index = self.term_indexes[self.workspace] = TermIndex(generation)
-        with index.lock:
-            if index.seq < seq:
-                index.add(self._counted_between(index.seq, seq), seq)
-            return index.view() if index.seq == seq else None
+        return view_at(self.term_indexes, self.workspace, seq, generation,
+                       self._counted_between)  # fmt: skip
 
     def _counted_between(self, after: int, upto: int) -> Iterator[tuple[int, str, int | None]]:
         """The term counts of the versions filed after event `after` up to `upto`."""

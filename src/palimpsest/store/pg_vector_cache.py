@@ -28,7 +28,7 @@ import numpy as np
 from . import Found, SearchQuery
 from .pg_vectors import literal
 from .rows import FOUND_COLUMNS, Row, found_from_row
-from .vector_cache import FACET_COLUMNS, Mask, RowIds, Table, VectorCache
+from .vector_cache import ADDED_SQL, ENDED_SQL, FACET_COLUMNS, Mask, RowIds, Table, VectorCache
 from .vector_search import Vectors
 
 # As SQLite's (sqlite.py): from this many versions on a workspace's copy is kept; the
@@ -112,26 +112,11 @@ class CachedVectors:
     def _caught_up(self, cache: VectorCache, model: str, seq: int) -> None:
         """Add the versions filed after the copy's last event up to `seq`, and drop those
         they ended."""
-        added = self._rows(
-            f"SELECT v.rowid AS rowid, vector_send(mv.vector) AS vector, {FACET_COLUMNS} "
-            "FROM memory_versions v JOIN memory_vectors mv ON mv.version_rowid = v.rowid "
-            "WHERE v.workspace = ? AND v.from_seq > ? AND v.from_seq <= ? "
-            "AND (v.to_seq IS NULL OR v.to_seq > ?) AND v.scrubbed = 0 AND mv.model = ? "
-            "ORDER BY v.rowid",
-            (self.workspace, cache.seq, seq, seq, model),
-        )
-        ended = self._rows(
-            "SELECT p.rowid AS rowid FROM memory_versions n JOIN memory_versions p "
-            "ON p.memory_id = n.memory_id AND p.to_seq = n.from_seq "
-            "WHERE n.workspace = ? AND n.from_seq > ? AND n.from_seq <= ?",
-            (self.workspace, cache.seq, seq),
-        )
-        cache.drop(np.array([row["rowid"] for row in ended], dtype=np.int64))
-        if added:
-            matrix = _vectors([bytes(row["vector"]) for row in added], cache.dimensions)
-            rowids = np.array([row["rowid"] for row in added], dtype=np.int64)
-            cache.add(cache.encoded(rowids, matrix, cache.facets(rowids, added)))
-        cache.seq = seq
+        added = self._rows(ADDED_SQL.format(vector="vector_send(mv.vector)"),
+                           (self.workspace, cache.seq, seq, seq, model))  # fmt: skip
+        ended = self._rows(ENDED_SQL, (self.workspace, cache.seq, seq))
+        dimensions = cache.dimensions
+        cache.caught_up(seq, added, ended, lambda b: _vectors([bytes(x) for x in b], dimensions))
 
     def failing(self, query: SearchQuery) -> Callable[[RowIds], Mask] | None:
         """Which of some version rows a copy of the workspace's vectors knows to fail the

@@ -416,30 +416,14 @@ class SqliteSession(SqlSession):
     def _catch_up(self, cache: VectorCache, model: str, seq: int) -> None:
         """Add the versions written after the cache's last event up to event `seq`, and
         drop those they ended (as they stood at `seq`: a write session's own are not)."""
-        import numpy as np
-
         from . import vector_search
-        from .vector_cache import FACET_COLUMNS
+        from .vector_cache import ADDED_SQL, ENDED_SQL
 
-        added = self._rows(
-            f"SELECT v.rowid AS rowid, mv.vector AS vector, {FACET_COLUMNS} "
-            "FROM memory_versions v JOIN memory_vectors mv ON mv.version_rowid = v.rowid "
-            "WHERE v.workspace = ? AND v.from_seq > ? AND v.from_seq <= ? "
-            "AND (v.to_seq IS NULL OR v.to_seq > ?) AND v.scrubbed = 0 AND mv.model = ?",
-            (self.workspace, cache.seq, seq, seq, model),
-        )
-        ended = self._rows(
-            "SELECT p.rowid AS rowid FROM memory_versions n JOIN memory_versions p "
-            "ON p.memory_id = n.memory_id AND p.to_seq = n.from_seq "
-            "WHERE n.workspace = ? AND n.from_seq > ? AND n.from_seq <= ?",
-            (self.workspace, cache.seq, seq),
-        )
-        cache.drop(np.array([row["rowid"] for row in ended], dtype=np.int64))
-        if added:
-            matrix = vector_search.from_blobs([row["vector"] for row in added], cache.dimensions)
-            rowids = np.array([row["rowid"] for row in added], dtype=np.int64)
-            cache.add(cache.encoded(rowids, matrix, cache.facets(rowids, added)))
-        cache.seq = seq
+        added = self._rows(ADDED_SQL.format(vector="mv.vector"),
+                           (self.workspace, cache.seq, seq, seq, model))  # fmt: skip
+        ended = self._rows(ENDED_SQL, (self.workspace, cache.seq, seq))
+        dimensions = cache.dimensions
+        cache.caught_up(seq, added, ended, lambda b: vector_search.from_blobs(b, dimensions))
 
     def _nearest_cached(
         self,
@@ -618,19 +602,11 @@ class SqliteSession(SqlSession):
         in the index) or when another thread moved the index past this snapshot."""
         if self._term_indexes is None:
             return None
-        from .term_index import TermIndex
+        from .term_index import view_at
 
-        # A forget moves the generation: it takes a version's words out.
         seq, generation = self._last_seq(), self.vector_generation()
-        index = self._term_indexes.get(self.workspace)
-        if index is not None and index.generation > generation:
-            return None  # a snapshot from before a forget: keep the index of after it
-        if index is None or index.generation < generation:
-            index = self._term_indexes[self.workspace] = TermIndex(generation)
-        with index.lock:
-            if index.seq < seq:
-                index.add(self._counted_between(index.seq, seq), seq)
-            return index.view() if index.seq == seq else None
+        return view_at(self._term_indexes, self.workspace, seq, generation,
+                       self._counted_between)  # fmt: skip
 
     def _counted_between(self, after: int, upto: int) -> Iterator[tuple[int, str, int | None]]:
         """The term counts of the versions filed after event `after` up to `upto`."""

@@ -27,7 +27,7 @@ import ctypes
 import itertools
 import json
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -133,6 +133,28 @@ class TermIndex:
     def view(self) -> TermView:
         size, total = self._published
         return TermView(size, total, self._rowids, self._lengths, self._packed, self._later)
+
+
+def view_at(
+    indexes: dict[str, TermIndex],
+    workspace: str,
+    seq: int,
+    generation: int,
+    counted_between: Callable[[int, int], Iterable[tuple[int, str, int | None]]],
+) -> TermView | None:
+    """`workspace`'s index in `indexes` as a snapshot at event `seq` and forget
+    `generation` sees it, brought up to `seq` (`counted_between(after, upto)` reads the
+    versions filed between); None when another reader moved it past this snapshot. A
+    forget moves the generation (it takes a version's words out): the index starts over."""
+    index = indexes.get(workspace)
+    if index is not None and index.generation > generation:
+        return None  # a snapshot from before a forget: keep the index of after it
+    if index is None or index.generation < generation:
+        index = indexes[workspace] = TermIndex(generation)
+    with index.lock:
+        if index.seq < seq:
+            index.add(counted_between(index.seq, seq), seq)
+        return index.view() if index.seq == seq else None
 
 
 class Read(NamedTuple):

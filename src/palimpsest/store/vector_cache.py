@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -237,6 +237,22 @@ FACET_COLUMNS = (
     "v.notebook_id, v.kind, v.status, v.scope, coalesce(v.occurred_at, v.recorded_at) "
     "AS happened, v.expires_at, v.tags"
 )
+# What a copy catches up on, the same for both stores (each reads `{vector}` its own way):
+# the versions filed after its last event up to the one asked, with their vectors, as they
+# stood then (parameters: workspace, after, upto, upto, model); and the versions those
+# ended (workspace, after, upto).
+ADDED_SQL = (
+    f"SELECT v.rowid AS rowid, {{vector}} AS vector, {FACET_COLUMNS} "
+    "FROM memory_versions v JOIN memory_vectors mv ON mv.version_rowid = v.rowid "
+    "WHERE v.workspace = ? AND v.from_seq > ? AND v.from_seq <= ? "
+    "AND (v.to_seq IS NULL OR v.to_seq > ?) AND v.scrubbed = 0 AND mv.model = ? "
+    "ORDER BY v.rowid"
+)
+ENDED_SQL = (
+    "SELECT p.rowid AS rowid FROM memory_versions n JOIN memory_versions p "
+    "ON p.memory_id = n.memory_id AND p.to_seq = n.from_seq "
+    "WHERE n.workspace = ? AND n.from_seq > ? AND n.from_seq <= ?"
+)
 
 
 @dataclass
@@ -323,6 +339,22 @@ class VectorCache:
             table, room = table.sorted(), None
         self._room, self._room_of = room, table
         self.table = table
+
+    def caught_up(
+        self,
+        seq: int,
+        added: Sequence[Any],
+        ended: Sequence[Any],
+        vectors: Callable[[list[Any]], Vectors],
+    ) -> None:
+        """The copy brought up to event `seq`: the rows of ADDED_SQL in (`vectors` reads
+        their vector column as the store gives it), those of ENDED_SQL out."""
+        self.drop(np.array([row["rowid"] for row in ended], dtype=np.int64))
+        if added:
+            rowids = np.array([row["rowid"] for row in added], dtype=np.int64)
+            matrix = vectors([row["vector"] for row in added])
+            self.add(self.encoded(rowids, matrix, self.facets(rowids, added)))
+        self.seq = seq
 
     def drop(self, rowids: RowIds) -> None:
         old = self.table
