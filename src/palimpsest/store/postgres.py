@@ -327,13 +327,13 @@ class PostgresSession(SqlSession, IndexedWords, CachedVectors):
             return []
         where, args = self.filters(query)
         versions = self._read_state()[2]
-        cache = (
+        copy = (
             self.vector_cache(model, len(vector), versions)
             if narrowed(query) and query.at_seq is None
             else None
         )
-        if cache is not None:
-            return self.nearest_cached(cache, vector, query, model, where, args)
+        if copy is not None:
+            return self.nearest_cached(*copy, vector, query, model, where, args)
         if pg_vectors.use_index(query, len(vector), versions) or (
             pg_vectors.may_use_index(query, len(vector), versions)
             and pg_vectors.worth_the_index(self._estimated(where, args), query.limit, versions)
