@@ -207,3 +207,25 @@ def test_a_snapshot_keeps_its_rows_when_another_thread_catches_the_copy_up(
     assert interleaved
     assert [f.id for f, _ in found] == [f.id for f, _ in exact]
     assert found[0][0].id == target
+
+
+@pytest.mark.usefixtures("large")
+def test_a_forget_leaves_no_copy_of_the_forgotten_in_the_forgetting_process(
+    postgres_store: Store,
+) -> None:
+    """The copies hold a forgotten memory's words and vector until a read starts them
+    over: the process that forgets lets go of them as it commits, not at its next read."""
+    workspace = f"attack-{uuid.uuid4().hex[:12]}"
+    service = service_on(postgres_store, workspace)
+    secret = service.remember(notebook="n", kind="fact", text="hunter2 alpha")["id"]
+    for n in range(6):
+        service.remember(notebook="n", kind="fact", text=f"alpha {WORDS[n]}")
+    assert words(postgres_store, workspace, False, text="alpha", limit=10)
+    assert nearest(postgres_store, workspace, "hunter2", False, kinds=("fact",))[0][0] == secret
+    caches = postgres_store._vector_caches  # type: ignore[attr-defined]
+    indexes = postgres_store._term_indexes  # type: ignore[attr-defined]
+    assert workspace in indexes and (workspace, MODEL) in caches
+    service.forget(id=secret, because="it was a password")
+    assert workspace not in indexes
+    assert not [key for key in caches if key[0] == workspace]
+    assert secret not in [i for i, _ in words(postgres_store, workspace, False, text="hunter2")]

@@ -159,6 +159,16 @@ class PostgresStore:
             yield session
             if session.discarded:
                 raise psycopg.Rollback()
+        if session.generation_moved:
+            self._let_go(workspace)
+
+    def _let_go(self, workspace: str) -> None:
+        """Drop this process's copies of `workspace` (a forget or reindex committed): they
+        hold a forgotten version's words and vector, which the next read would only then
+        replace. A read whose snapshot is older builds its own again, as it may."""
+        self._term_indexes.pop(workspace, None)
+        for key in [key for key in self._vector_caches if key[0] == workspace]:
+            self._vector_caches.pop(key, None)
 
     scrubs_in_place = False
 
@@ -266,6 +276,11 @@ class PostgresSession(SqlSession, IndexedWords, CachedVectors):
         # vector generation and versions with content; its settings.
         self._state: tuple[int, int, int] | None = None
         self._settings: dict[str, Any] | None = None
+        self.generation_moved = False  # a forget or reindex: the copies start over
+
+    def _next_vector_generation(self) -> None:
+        self.generation_moved = True
+        super()._next_vector_generation()
 
     def _read_state(self) -> tuple[int, int, int]:
         if self._state is None or self.term_indexes is None:  # a write moves them
