@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
+import psycopg
 import pytest
 
 from palimpsest.embed.base import Vectors, normalise
@@ -22,7 +23,7 @@ from palimpsest.service.vectors import model_tag
 from palimpsest.store import SearchQuery, Store, bm25, open_store, pg_search, pg_vector_cache
 from palimpsest.store.postgres import PostgresSession
 
-from .conftest import needs_postgres
+from .conftest import needs_postgres, own_postgres_schema
 
 pytestmark = needs_postgres
 
@@ -229,3 +230,56 @@ def test_a_forget_leaves_no_copy_of_the_forgotten_in_the_forgetting_process(
     assert workspace not in indexes
     assert not [key for key in caches if key[0] == workspace]
     assert secret not in [i for i, _ in words(postgres_store, workspace, False, text="hunter2")]
+
+
+def test_migration_014_indexes_the_tags_of_a_store_of_the_release_before() -> None:
+    """A store at 013 (odd tags, a forgotten memory, a past version) takes 014, finds by
+    tag as before, and opening it again runs nothing twice."""
+    with own_postgres_schema("before014") as schema:
+        store = open_store(schema.url)
+        try:
+            service = Service(store, workspace="default")
+            kept = service.remember(notebook="n", kind="fact", text="alpha", tags=TAGS)["id"]
+            service.revise(id=kept, text="alpha beta")
+            gone = service.remember(notebook="n", kind="fact", text="omega", tags=["red"])["id"]
+            service.forget(id=gone, because="test")
+        finally:
+            store.close()
+        with psycopg.connect(schema.url) as conn:  # as the release before 014 left it
+            conn.execute("DROP INDEX versions_current_tags")
+            conn.execute("DELETE FROM palimpsest_schema WHERE version >= 14")
+        for _ in range(2):
+            store = open_store(schema.url)
+            try:
+                assert store.schema_version() >= 14
+                for tag in TAGS:
+                    for in_write in (False, True):
+                        found = words(store, "default", in_write, text="alpha", tags=(tag,))
+                        assert [i for i, _ in found] == [kept], tag
+            finally:
+                store.close()
+        with psycopg.connect(schema.url) as conn:
+            applied = conn.execute(
+                "SELECT count(*) FROM palimpsest_schema WHERE version = 14"
+            ).fetchone()
+            index = conn.execute("SELECT to_regclass('versions_current_tags')").fetchone()
+        assert applied == (1,) and index is not None and index[0] is not None
+
+
+@pytest.mark.usefixtures("large")
+@pytest.mark.parametrize("tag", ["_", "red"])
+def test_a_tag_of_no_words_ranks_as_sql_ranks_it(postgres_store: Store, tag: str) -> None:
+    """A tag with no index terms (`_`) cannot narrow the matches: SQL ranks such a search
+    by the newest matches' window (as SQLite does), so the copy must too."""
+    workspace = f"attack-{uuid.uuid4().hex[:12]}"
+    service = service_on(postgres_store, workspace)
+    for n in range(4):  # the best matches, oldest
+        service.remember(notebook="n", kind="fact", text=f"alpha alpha alpha {WORDS[n + 1]}",
+                         tags=[tag])  # fmt: skip
+    for n in range(10):  # newer, weaker matches: the window
+        filler = " ".join(WORDS[1:] * 2)
+        service.remember(notebook="n", kind="fact", text=f"alpha {filler} {n}", tags=[tag])
+    for limit in (1, 3):
+        wording = {"text": "alpha", "limit": limit, "tags": (tag,)}
+        read = words(postgres_store, workspace, False, **wording)
+        assert read == words(postgres_store, workspace, True, **wording), wording

@@ -36,7 +36,6 @@ from .pg_vector_cache import CachedVectors, VectorCaches
 from .rows import Row, found_from_row
 from .session import SqlSession, key_race, name_race
 from .term_index import TermIndex
-from .terms import index_terms
 from .vector_search import Vectors, narrowed
 
 POOL_SIZE = 10
@@ -456,7 +455,7 @@ class PostgresSession(SqlSession, IndexedWords, CachedVectors):
             )
         held = self._row(*pg_search.held_sql(terms, self.workspace))
         assert held is not None  # an aggregate: always one row
-        narrowed = bool(query.notebook_ids) or any(index_terms(tag) for tag in query.tags)
+        narrowed = pg_search.narrows(query)
         # The best bm25.DEPTH by FTS5's ranking, every word first, re-ranked by bm25.py.
         depth = max(query.limit, bm25.DEPTH)
         if narrowed or pg_search.window_walk(held, len(terms), False) is None:
