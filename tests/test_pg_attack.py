@@ -159,6 +159,10 @@ def test_the_copies_answer_as_sql_in_two_workspaces_of_the_same_notebooks(
                 assert copied == nearest(postgres_store, mine, question, True, **filters), filters
                 assert not their_ids & {i for i, _ in copied}
                 wording = {"text": question, "limit": rng.choice([1, 3, 10]), **filters}
+                if rng.random() < 0.3:  # as of a past event
+                    with postgres_store.read(mine) as tx:
+                        last = tx.snapshot_state()[0]  # type: ignore[attr-defined]
+                    wording["at_seq"] = rng.randint(max(last - 40, 1), last)
                 read = words(postgres_store, mine, False, **wording)
                 assert read == words(postgres_store, mine, True, **wording), wording
                 assert not their_ids & {i for i, _ in read}
