@@ -91,7 +91,7 @@ class IndexedWords:
         terms = query.terms()
         stats = view.stats(terms)
         depth = max(query.limit, bm25.DEPTH)
-        if query.notebook_ids or query.tags:
+        if pg_search.narrows(query):  # as SQL decides (postgres.py)
             every, rest = self._indexed_narrowed(view, query, where, args, stats, depth)
         else:
             every, rest = self._indexed_passes(view, query, where, args, stats, depth)

@@ -36,7 +36,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from . import bm25
+from . import SearchQuery, bm25
 from .rows import FOUND_COLUMNS, Row
 from .terms import index_terms
 
@@ -142,6 +142,13 @@ def ranked_sql(
         *terms, match(terms, bool(every)), *args, limit,
     ]  # fmt: skip
     return sql, params
+
+
+def narrows(query: SearchQuery) -> bool:
+    """Whether a search's notebooks or tags may narrow its matches, so that every match
+    passing the filters is ranked; a tag with no index terms (`_`) cannot, and the search
+    takes the passes over the newest matches as an unnarrowed one (as SQLite's FTS5 does)."""
+    return bool(query.notebook_ids) or any(index_terms(tag) for tag in query.tags)
 
 
 def match(terms: list[str], every: bool) -> str:

@@ -66,9 +66,14 @@ class CachedVectors:
     @abstractmethod
     def snapshot_state(self) -> tuple[int, int]: ...
 
-    def vector_cache(self, model: str, dimensions: int, versions: int) -> VectorCache | None:
-        """The workspace's copy as this snapshot sees it, brought up to its last event;
-        None where SQL searches instead (a write, a small workspace, an older snapshot)."""
+    def vector_cache(
+        self, model: str, dimensions: int, versions: int
+    ) -> tuple[VectorCache, Table] | None:
+        """The workspace's copy and its table as this snapshot sees it, brought up to its
+        last event; None where SQL searches instead (a write, a small workspace, an older
+        snapshot). The table is taken under the copy's lock with the check of its event:
+        another read catching the copy up later drops the versions its events ended, which
+        this snapshot still holds current."""
         if self.vector_caches is None or versions < EXACT_BELOW:
             return None
         seq, generation = self.snapshot_state()
@@ -82,11 +87,10 @@ class CachedVectors:
                 self.vector_caches.pop(key, None)
                 return None
             self.vector_caches[key] = cache
-        if cache.seq < seq:
-            with cache.lock:
-                if cache.seq < seq:
-                    self._caught_up(cache, model, seq)
-        return cache if cache.seq == seq else None
+        with cache.lock:
+            if cache.seq < seq:
+                self._caught_up(cache, model, seq)
+            return (cache, cache.table) if cache.seq == seq else None
 
     def _built(self, model: str, dimensions: int, seq: int, generation: int) -> VectorCache | None:
         rows = self._cursor(
@@ -140,13 +144,13 @@ class CachedVectors:
         return fails
 
     def nearest_cached(
-        self, cache: VectorCache, vector: Vectors, query: SearchQuery, model: str,
+        self, cache: VectorCache, table: Table, vector: Vectors, query: SearchQuery, model: str,
         where: list[str], args: list[Any],
     ) -> list[tuple[Found, float]]:  # fmt: skip
         """The copy's best candidates among the rows passing the filters (read from its
-        facets), scored exactly from the column under the same filters in SQL, widened
-        until enough pass. The SQL filters have the last word."""
-        table = cache.table
+        facets, `table` as `vector_cache` gave it), scored exactly from the column under
+        the same filters in SQL, widened until enough pass. The SQL filters have the last
+        word."""
         mask = cache.passing(table, query)
         limit = query.limit
         count, keep = max(CANDIDATE_VECTORS, limit * 40), max(RESCORED, limit * 4)

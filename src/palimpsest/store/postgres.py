@@ -36,7 +36,6 @@ from .pg_vector_cache import CachedVectors, VectorCaches
 from .rows import Row, found_from_row
 from .session import SqlSession, key_race, name_race
 from .term_index import TermIndex
-from .terms import index_terms
 from .vector_search import Vectors, narrowed
 
 POOL_SIZE = 10
@@ -159,6 +158,16 @@ class PostgresStore:
             yield session
             if session.discarded:
                 raise psycopg.Rollback()
+        if session.generation_moved:
+            self._let_go(workspace)
+
+    def _let_go(self, workspace: str) -> None:
+        """Drop this process's copies of `workspace` (a forget or reindex committed): they
+        hold a forgotten version's words and vector, which the next read would only then
+        replace. A read whose snapshot is older builds its own again, as it may."""
+        self._term_indexes.pop(workspace, None)
+        for key in [key for key in self._vector_caches if key[0] == workspace]:
+            self._vector_caches.pop(key, None)
 
     scrubs_in_place = False
 
@@ -266,6 +275,11 @@ class PostgresSession(SqlSession, IndexedWords, CachedVectors):
         # vector generation and versions with content; its settings.
         self._state: tuple[int, int, int] | None = None
         self._settings: dict[str, Any] | None = None
+        self.generation_moved = False  # a forget or reindex: the copies start over
+
+    def _next_vector_generation(self) -> None:
+        self.generation_moved = True
+        super()._next_vector_generation()
 
     def _read_state(self) -> tuple[int, int, int]:
         if self._state is None or self.term_indexes is None:  # a write moves them
@@ -327,13 +341,13 @@ class PostgresSession(SqlSession, IndexedWords, CachedVectors):
             return []
         where, args = self.filters(query)
         versions = self._read_state()[2]
-        cache = (
+        copy = (
             self.vector_cache(model, len(vector), versions)
             if narrowed(query) and query.at_seq is None
             else None
         )
-        if cache is not None:
-            return self.nearest_cached(cache, vector, query, model, where, args)
+        if copy is not None:
+            return self.nearest_cached(*copy, vector, query, model, where, args)
         if pg_vectors.use_index(query, len(vector), versions) or (
             pg_vectors.may_use_index(query, len(vector), versions)
             and pg_vectors.worth_the_index(self._estimated(where, args), query.limit, versions)
@@ -441,7 +455,7 @@ class PostgresSession(SqlSession, IndexedWords, CachedVectors):
             )
         held = self._row(*pg_search.held_sql(terms, self.workspace))
         assert held is not None  # an aggregate: always one row
-        narrowed = bool(query.notebook_ids) or any(index_terms(tag) for tag in query.tags)
+        narrowed = pg_search.narrows(query)
         # The best bm25.DEPTH by FTS5's ranking, every word first, re-ranked by bm25.py.
         depth = max(query.limit, bm25.DEPTH)
         if narrowed or pg_search.window_walk(held, len(terms), False) is None:
