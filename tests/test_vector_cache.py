@@ -7,12 +7,18 @@ table a reader holds must not change under it while rows are added after it.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
+from palimpsest.service import Service
+from palimpsest.store import SearchQuery, open_store
 from palimpsest.store.vector_cache import Table, VectorCache
+
+from .test_pg_attack import EMBEDDER as WORDS
+from .test_pg_attack import MODEL
 
 DIMENSIONS = 384
 
@@ -85,3 +91,51 @@ def test_the_same_vector_filed_many_times_scores_the_same_and_comes_newest_first
         scored = [(rowid, score) for rowid, score in found.exact if rowid in copies]
         assert len({score for _, score in scored}) == 1
         assert [rowid for rowid, _ in scored] == sorted(copies, reverse=True)
+
+
+def test_a_snapshot_keeps_its_rows_when_another_thread_catches_the_cache_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read checks that the cache stands at its snapshot, then searches it: another
+    thread's newer read catching the cache up in between must not take away the rows its
+    snapshot still holds current (the version a later revise ended)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from palimpsest.embed import NullEmbedder
+    from palimpsest.store import sqlite as sqlite_store
+    from palimpsest.store.sqlite import SqliteSession
+
+    monkeypatch.setattr(sqlite_store, "EXACT_BELOW", 5)
+    store = open_store(str(tmp_path / "race.db"))
+    service = Service(store, embedder=WORDS)
+    target = service.remember(notebook="n", kind="fact", text="alpha beta gamma")["id"]
+    for n in range(8):
+        service.remember(notebook="n", kind="fact", text=f"delta omega river {n}")
+    vector = WORDS.embed(["alpha beta gamma"])[0]
+    query = SearchQuery(text="", limit=3, kinds=("fact",))
+
+    def nearest_now() -> list[str]:
+        with store.read("default") as tx:
+            return [f.id for f, _ in tx.nearest_found(vector, query, MODEL)]
+
+    assert nearest_now()[0] == target
+    original = SqliteSession._nearest_cached
+    interleaved = []
+
+    def caught_up_meanwhile(self: SqliteSession, *args: Any, **kwargs: Any) -> Any:
+        if not interleaved:  # once: another thread's newer read catches the cache up first
+            interleaved.append(True)
+            with ThreadPoolExecutor(1) as thread:
+                thread.submit(nearest_now).result()
+        return original(self, *args, **kwargs)
+
+    # Revised by a writer that embeds nothing, so no read of its own catches the cache up.
+    writer = Service(store, embedder=NullEmbedder())
+    with store.read("default") as older, ThreadPoolExecutor(1) as writing:
+        assert older.last_event() is not None  # the snapshot begins at its first read
+        # on a connection of its own: this thread's holds the older snapshot open
+        writing.submit(writer.revise, id=target, text="river stone cloud").result()
+        monkeypatch.setattr(SqliteSession, "_nearest_cached", caught_up_meanwhile)
+        found = [f.id for f, _ in older.nearest_found(vector, query, MODEL)]
+    assert interleaved and found[0] == target
+    store.close()

@@ -304,10 +304,10 @@ class SqliteSession(SqlSession):
             return []
         vector = vector.astype("float32", copy=False)
         where, args = self.filters(query)
-        cache = self._vector_cache(model, len(vector)) if query.at_seq is None else None
-        if cache is not None:
+        copy = self._vector_cache(model, len(vector)) if query.at_seq is None else None
+        if copy is not None:
             ids: dict[int, str] = {}  # the memory ids of the rows it read: every one it gives
-            best = self._nearest_cached(cache, vector, query, where, args, model, ids)
+            best = self._nearest_cached(*copy, vector, query, where, args, model, ids)
             return [(Found(ids[rowid], rowid), score) for rowid, score in best]
         return self._found(self._nearest_exact(vector, where, args, query.limit, model))
 
@@ -345,8 +345,11 @@ class SqliteSession(SqlSession):
 
     # -- the sign-code cache of a large workspace (store/vector_cache.py) ---------------
 
-    def _vector_cache(self, model: str, dimensions: int) -> VectorCache | None:
-        """The workspace's cache, brought up to the last event; None while it is small."""
+    def _vector_cache(self, model: str, dimensions: int) -> tuple[VectorCache, Table] | None:
+        """The workspace's cache and its table, brought up to the last event; None while it
+        is small. The table is taken under the cache's lock with the check of its event:
+        another thread catching the cache up later drops the versions its events ended,
+        which this snapshot still holds current."""
         if self._vector_caches is None:
             return None
         key = (self.workspace, model)
@@ -365,11 +368,12 @@ class SqliteSession(SqlSession):
                 self._vector_caches.pop(key, None)
                 return None
             self._vector_caches[key] = cache
-        if cache.seq < seq:
-            with cache.lock:
-                if cache.seq < seq:
-                    self._catch_up(cache, model, seq)
-        return cache
+        with cache.lock:
+            if cache.seq < seq:
+                self._catch_up(cache, model, seq)
+            if cache.seq != seq:
+                return None  # another thread moved it past this snapshot: search exactly
+            return cache, cache.table
 
     def _built_cache(
         self, model: str, dimensions: int, seq: int, generation: int
@@ -428,6 +432,7 @@ class SqliteSession(SqlSession):
     def _nearest_cached(
         self,
         cache: VectorCache,
+        table: Table,
         vector: Vectors,
         query: SearchQuery,
         where: list[str],
@@ -443,7 +448,6 @@ class SqliteSession(SqlSession):
         id in `ids`."""
         from . import vector_search
 
-        table = cache.table
         mask = cache.passing(table, query) if vector_search.narrowed(query) else None
         conditions = " AND ".join(where)
         limit = query.limit
