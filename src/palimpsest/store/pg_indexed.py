@@ -21,26 +21,17 @@ copy), rank in SQL (pg_search).
 
 from __future__ import annotations
 
-import itertools
 from abc import abstractmethod
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
 from . import Found, SearchQuery, bm25, pg_search
 from .rows import FOUND_COLUMNS, Row
-from .term_index import Positions, Ranked, TermIndex, TermView, view_at
+from .term_index import Passed, Positions, Ranked, TermIndex, TermView, view_at
 from .vector_cache import Mask, RowIds
 from .vector_search import narrowed
-
-
-class Passed(NamedTuple):
-    """A leader that passed the filters: its version and its row in the copy."""
-
-    found: Found
-    seq: int
-    row: int
 
 
 class IndexedWords:
@@ -95,14 +86,7 @@ class IndexedWords:
             every, rest = self._indexed_narrowed(view, query, where, args, stats, depth)
         else:
             every, rest = self._indexed_passes(view, query, where, args, stats, depth)
-        passed = {p.found.rowid: p for p in itertools.chain(every, rest)}
-        found = bm25.pooled([p.found for p in every], [p.found for p in rest], depth)
-        pool = [passed[f.rowid] for f in found]
-        counts = view.counts_of([p.row for p in pool], terms)
-        return [
-            bm25.Match(p.found, p.seq, counted, int(view.lengths[p.row]))
-            for p, counted in zip(pool, counts, strict=True)
-        ]
+        return view.pooled(every, rest, depth, terms)
 
     def _indexed_passes(
         self, view: TermView, query: SearchQuery, where: list[str], args: list[Any],

@@ -28,7 +28,16 @@ import numpy as np
 from . import Found, SearchQuery
 from .pg_vectors import literal
 from .rows import FOUND_COLUMNS, Row, found_from_row
-from .vector_cache import ADDED_SQL, ENDED_SQL, FACET_COLUMNS, Mask, RowIds, Table, VectorCache
+from .vector_cache import (
+    ADDED_SQL,
+    ENDED_SQL,
+    FACET_COLUMNS,
+    Mask,
+    RowIds,
+    Table,
+    VectorCache,
+    current_copy,
+)
 from .vector_search import Vectors
 
 # As SQLite's (sqlite.py): from this many versions on a workspace's copy is kept; the
@@ -77,20 +86,9 @@ class CachedVectors:
         if self.vector_caches is None or versions < EXACT_BELOW:
             return None
         seq, generation = self.snapshot_state()
-        key = (self.workspace, model)
-        cache = self.vector_caches.get(key)
-        if cache is not None and (cache.seq > seq or cache.generation > generation):
-            return None  # another read moved it past this snapshot
-        if cache is None or (cache.generation, cache.dimensions) != (generation, dimensions):
-            cache = self._built(model, dimensions, seq, generation)
-            if cache is None:
-                self.vector_caches.pop(key, None)
-                return None
-            self.vector_caches[key] = cache
-        with cache.lock:
-            if cache.seq < seq:
-                self._caught_up(cache, model, seq)
-            return (cache, cache.table) if cache.seq == seq else None
+        return current_copy(self.vector_caches, (self.workspace, model), seq, generation,
+                            dimensions, lambda: self._built(model, dimensions, seq, generation),
+                            lambda cache: self._caught_up(cache, model, seq))  # fmt: skip
 
     def _built(self, model: str, dimensions: int, seq: int, generation: int) -> VectorCache | None:
         rows = self._cursor(

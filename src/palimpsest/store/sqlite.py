@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import PalimpsestError, Retryable, ValidationError
 from . import Found, Rewrite, SearchQuery, bm25
@@ -29,7 +29,7 @@ from .terms import index_text
 # they are first used: a process that never searches (most commands, `palimpsest serve`
 # until its first recall) never loads them.
 if TYPE_CHECKING:
-    from .term_index import Positions, Ranked, TermIndex, TermView
+    from .term_index import Passed, Positions, Ranked, TermIndex, TermView
     from .vector_cache import Table, VectorCache
     from .vector_search import Vectors
 
@@ -346,34 +346,28 @@ class SqliteSession(SqlSession):
     # -- the sign-code cache of a large workspace (store/vector_cache.py) ---------------
 
     def _vector_cache(self, model: str, dimensions: int) -> tuple[VectorCache, Table] | None:
-        """The workspace's cache and its table, brought up to the last event; None while it
-        is small. The table is taken under the cache's lock with the check of its event:
-        another thread catching the cache up later drops the versions its events ended,
-        which this snapshot still holds current."""
+        """The workspace's cache and its table as this snapshot sees them (vector_cache's
+        `current_copy`); None while it is small, or searched exactly."""
         if self._vector_caches is None:
             return None
-        key = (self.workspace, model)
+        from .vector_cache import current_copy
+
         if self._writing:
             seq, generation = self._committed
             if self.vector_generation() != generation:
                 return None  # this transaction forgot or reindexed: search exactly
         else:
             seq, generation = self._last_seq(), self.vector_generation()
-        cache = self._vector_caches.get(key)
-        if cache is not None and cache.seq > seq:
-            return None  # another thread moved it past this snapshot: search exactly
-        if cache is None or (cache.generation, cache.dimensions) != (generation, dimensions):
-            cache = self._built_cache(model, dimensions, seq, generation)
-            if cache is None:
-                self._vector_caches.pop(key, None)
-                return None
-            self._vector_caches[key] = cache
-        with cache.lock:
-            if cache.seq < seq:
-                self._catch_up(cache, model, seq)
-            if cache.seq != seq:
-                return None  # another thread moved it past this snapshot: search exactly
-            return cache, cache.table
+
+        def built() -> VectorCache | None:
+            return self._built_cache(model, dimensions, seq, generation)
+
+        def caught_up(cache: VectorCache) -> None:
+            self._catch_up(cache, model, seq)
+
+        key = (self.workspace, model)
+        return current_copy(self._vector_caches, key, seq, generation, dimensions, built,
+                            caught_up)  # fmt: skip
 
     def _built_cache(
         self, model: str, dimensions: int, seq: int, generation: int
@@ -641,16 +635,7 @@ class SqliteSession(SqlSession):
                                              query.limit, depth))  # fmt: skip
             if len(passes[0]) >= query.limit:
                 break
-        passed = {p.found.rowid: p for p in itertools.chain(*passes)}
-        found = bm25.pooled([p.found for p in passes[0]],
-                            [p.found for p in passes[1]] if len(passes) > 1 else [],
-                            depth)  # fmt: skip
-        pool = [passed[f.rowid] for f in found]
-        counts = index.counts_of([p.row for p in pool], terms)
-        return [
-            bm25.Match(p.found, p.seq, counted, int(index.lengths[p.row]))
-            for p, counted in zip(pool, counts, strict=True)
-        ]
+        return index.pooled(passes[0], passes[1] if len(passes) > 1 else [], depth, terms)
 
     def _best_indexed(
         self,
@@ -700,6 +685,8 @@ class SqliteSession(SqlSession):
             passed += [(score, row, by_rowid[rowid]) for score, row, rowid in chunk
                        if rowid in by_rowid]  # fmt: skip
             start = end
+        from .term_index import Passed
+
         passed.sort(key=lambda leader: (-leader[0], -int(leader[2]["seq"])))
         return [Passed(found_from_row(columns), int(columns["seq"]), row)
                 for _, row, columns in passed[:depth]]  # fmt: skip
@@ -797,14 +784,6 @@ class SqliteSession(SqlSession):
             "ORDER BY c.rank, v.from_seq DESC LIMIT ?"
         )
         return self._rows(sql, [match, lowest or 0, *args, limit])
-
-
-class Passed(NamedTuple):
-    """A full-text match that passed the filters, as the term index's search keeps it."""
-
-    found: Found
-    seq: int  # its version's from_seq: the newer first on a tie
-    row: int  # its row in the term index
 
 
 # As 005_search_terms.sql makes memory_fts, `default`'s.

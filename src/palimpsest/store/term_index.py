@@ -34,12 +34,20 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from . import bm25
+from . import Found, bm25
 
 Positions = npt.NDArray[np.int32]  # rows of the copy, in the order they were added
 Counts = npt.NDArray[np.float64]
 FTS5_B = 0.75  # what FTS5's bm25() uses, which the first ranking reproduces
 CHUNK = 5_000  # versions read into Python objects at a time
+
+
+class Passed(NamedTuple):
+    """A full-text match that passed the filters, as a search on the index keeps it."""
+
+    found: Found
+    seq: int  # its version's from_seq: the newer first on a tie
+    row: int  # its row in the index
 
 
 class Posting(NamedTuple):
@@ -264,6 +272,20 @@ class TermView:
         rowids = self.rowids[rows]
         order = np.lexsort((-rowids, -scores))
         return Ranked(rows[order], rowids[order], scores[order])
+
+    def pooled(
+        self, every: list[Passed], rest: list[Passed], depth: int, terms: Sequence[str]
+    ) -> list[bm25.Match]:
+        """The best `depth` of a search's two passes (`every` term held, any term: `rest`),
+        as bm25.py scores them: every-term matches first, each with its counts here."""
+        passed = {p.found.rowid: p for p in itertools.chain(every, rest)}
+        found = bm25.pooled([p.found for p in every], [p.found for p in rest], depth)
+        pool = [passed[f.rowid] for f in found]
+        counts = self.counts_of([p.row for p in pool], terms)
+        return [
+            bm25.Match(p.found, p.seq, counted, int(self.lengths[p.row]))
+            for p, counted in zip(pool, counts, strict=True)
+        ]
 
     def counts_of(self, rows: Sequence[int], terms: Sequence[str]) -> list[dict[str, float]]:
         """Each term's weighted count in each of `rows` (0 where it is not held)."""

@@ -255,6 +255,37 @@ ENDED_SQL = (
 )
 
 
+def current_copy(
+    caches: dict[tuple[str, str], VectorCache],
+    key: tuple[str, str],
+    seq: int,
+    generation: int,
+    dimensions: int,
+    built: Callable[[], VectorCache | None],
+    caught_up: Callable[[VectorCache], None],
+) -> tuple[VectorCache, Table] | None:
+    """The copy `caches` holds under `key` (workspace, model) as a snapshot at event `seq`
+    and forget `generation` sees it, with its table; None where the store searches exactly
+    instead: the copy moved past this snapshot, or `built()` made none (a small workspace).
+    A copy of another generation or size is `built()` anew; one behind is `caught_up`. The
+    table is taken under the copy's lock with the check of its event: another reader
+    catching the copy up later drops the versions its events ended, which this snapshot
+    still holds current."""
+    cache = caches.get(key)
+    if cache is not None and (cache.seq > seq or cache.generation > generation):
+        return None  # another reader moved it past this snapshot
+    if cache is None or (cache.generation, cache.dimensions) != (generation, dimensions):
+        cache = built()
+        if cache is None:
+            caches.pop(key, None)
+            return None
+        caches[key] = cache
+    with cache.lock:
+        if cache.seq < seq:
+            caught_up(cache)
+        return (cache, cache.table) if cache.seq == seq else None
+
+
 @dataclass
 class VectorCache:
     """One workspace's current vectors of one model, as sign codes and int8."""
