@@ -31,7 +31,7 @@ class Step:
     data: dict[str, Any] = field(default_factory=dict)
 
 
-def why(note: str | None, because: str | None) -> tuple[str | None, dict[str, Any]]:
+def event_reasons(note: str | None, because: str | None) -> tuple[str | None, dict[str, Any]]:
     """What an event keeps of a change's reasons: `note`, else `because`, as its note; and
     `because` in its data too when both are given (a rule's weakening keeps its reason)."""
     if note and because:
@@ -114,7 +114,7 @@ def revision(
     screen_notes(new, note=changes.note, because=changes.because,
                  override_reason=changes.override_reason)  # fmt: skip
     override = {"override_reason": changes.override_reason} if changes.override_reason else {}
-    note, kept = why(changes.note, changes.because)
+    note, kept = event_reasons(changes.note, changes.because)
     return Step(op_name(changes), old, new, note, override | kept)
 
 
@@ -183,7 +183,7 @@ def retirement(old: Memory, successor_id: str, *, note: str | None, because: str
     )
     require_because(old, retired, because)
     screen_notes(retired, note=note, because=because)
-    kept_note, kept = why(note, because)
+    kept_note, kept = event_reasons(note, because)
     return Step("supersede", old, retired, kept_note, {"superseded_by": successor_id} | kept)
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..errors import NotFound, ValidationError
 from ..model import Memory
-from .decide import Step, why
+from .decide import Step, event_reasons
 from .edit import validate
 from .policy import require_because
 from .screen import screen_notes, screen_revision
@@ -111,5 +111,5 @@ def reverted(
         return None
     target = target.replace(version=current.version + 1)
     screen_notes(target, note=note, because=because)
-    kept_note, kept = why(note, because)
+    kept_note, kept = event_reasons(note, because)
     return Step("revert", current, target, kept_note, data | kept)

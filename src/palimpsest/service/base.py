@@ -37,6 +37,19 @@ MAX_ID = 100  # ours are 23 characters; anything far longer is no id, and not ec
 Body = Callable[[StoreWriter, str, str], dict[str, Any]]
 
 
+BUDGET_RANGE = (500, 100_000)  # characters an answer with a `budget` may fill (orient, recall)
+
+
+def checked_budget(budget: Any) -> int:
+    """A character budget, refused outside BUDGET_RANGE."""
+    low, high = BUDGET_RANGE
+    if not isinstance(budget, int) or isinstance(budget, bool) or not low <= budget <= high:
+        raise ValidationError(
+            f"`budget` is a number of characters from {low:,} to {high:,}.", field="budget"
+        )
+    return budget
+
+
 class ServiceBase:
     # The directories checks and anchors may read: none until an adapter says (checks.py).
     places: Places = NO_PLACES

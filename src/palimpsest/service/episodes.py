@@ -14,7 +14,7 @@ names none is in no episode. Only a date the memory itself gives says it belongs
 others: memories an agent files in one working session are about whatever came up, and
 grouping them by the day they were recorded ranked strangers above answers in a project's
 notebook (docs/recall.md). Fusion's candidates set each episode's best; every memory in the
-list gains (neighbouring context's newcomers too), and none enters it this way.
+list gains, and none enters it this way.
 """
 
 from __future__ import annotations

@@ -20,14 +20,10 @@ without meaning a paraphrase shares few.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from ..model import Memory
-from ..store.terms import STOPWORDS, index_terms, words
-from .fusion import Candidate, Fused
+from .fusion import LISTED, Candidate, Fused
 
 STANDS_APART = 0.25  # costs no answer on the dev set at any similarity floor tried
-LISTED = "filters"  # `matched` of a hit listed by filters alone: no floor
 
 
 @dataclass(frozen=True)
@@ -59,20 +55,3 @@ def above_floor(
     if near_misses:
         return hits, missed
     return [hit for hit in hits if hit.memory.id not in missed], missed
-
-
-def explained(hit: Fused[Memory], query: str) -> dict[str, Any]:
-    """How `hit` matched `query`, beside `matched`: the query's words it holds, and its
-    similarity when known (each left out when there is none)."""
-    memory = hit.memory
-    searched = [memory.text, memory.title, memory.why, *memory.tags]
-    held = {term for column in searched for term in index_terms(column)}
-    asked = list(dict.fromkeys(words(query)))
-    content = [word for word in asked if word not in STOPWORDS] or asked
-    found = [word for word in content if set(index_terms(word)) & held]
-    shown: dict[str, Any] = {}
-    if found:
-        shown["words"] = found
-    if hit.similarity is not None:
-        shown["similarity"] = round(hit.similarity, 2)
-    return shown

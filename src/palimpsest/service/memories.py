@@ -368,8 +368,10 @@ class MemoryOps(ServiceBase):
         if changes.supersede:
             return self._supersede(tx, old, changes, now, op_id, dry_run, trial)
         new = edit(old, changes, now=now, actor=self.actor)
+        successor = None  # the memory filed already that replaces `old`, when one is named
         if changes.superseded_by is not None:
-            new = new.replace(superseded_by=self._successor(tx, old, changes.superseded_by).id)
+            successor = self._successor(tx, old, changes.superseded_by).id
+            new = new.replace(superseded_by=successor)
         if changes.move_to is not None:
             new = new.replace(notebook_id=self._move_target(tx, old, changes, now, op_id).id)
         notes: list[str] = []
@@ -383,7 +385,6 @@ class MemoryOps(ServiceBase):
             return {"id": old.id, "version": old.version, "unchanged": True}
         if accepted:
             step = replace(step, data={**step.data, "accept_refusing": list(accepted)})
-        successor = step.new.superseded_by if changes.superseded_by is not None else None
         if successor is not None:  # as a supersede's retirement records it
             step = replace(step, data={**step.data, "superseded_by": successor})
         self._check_key(tx, old, step.new)

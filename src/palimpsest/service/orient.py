@@ -20,13 +20,12 @@ from ..model import SEVERITIES, Dispute, Memory, Notebook, add_days
 from ..projects import PROJECT_FILE, Places, find_project
 from ..secrets import redact
 from ..store import SearchQuery, StoreReader
-from .base import ServiceBase, refuse_nul
+from .base import ServiceBase, checked_budget, refuse_nul
 from .checks import Bound, directory, here, stale_by_evidence
 from .settings import freshness_days
 from .usefulness import usefulness_factor
 
 DEFAULT_BUDGET = 8_000
-BUDGET_RANGE = (500, 100_000)
 RULE_LIMIT = 1_000  # rules read at most; more is reported, never silently cut
 SECTION_LIMIT = 50  # issues and debts, disputes, stale memories read at most
 EVIDENCE_READ = 200  # memories whose anchors and checks are tried against the project's files
@@ -157,18 +156,6 @@ class OrientOps(ServiceBase):
             ("possibly_stale", [_stale_item(m, reasons.get(m.id)) for m in stale], False),
             ("recent", [_item(m, counts.get(m.id)) for _, m in ranked], False),
         ]
-
-
-def checked_budget(budget: Any) -> int:
-    """A character budget (orient's, recall's), refused outside BUDGET_RANGE."""
-    low, high = BUDGET_RANGE
-    if not isinstance(budget, int) or isinstance(budget, bool) or not low <= budget <= high:
-        raise ValidationError(
-            f"`budget` is a number of characters from {low:,} to {high:,} (default "
-            f"{DEFAULT_BUDGET:,}).",
-            field="budget",
-        )
-    return budget
 
 
 def _directory(dir: Any, places: Places) -> Path:

@@ -23,13 +23,13 @@ from ..revise import parse_fields
 from ..store import Found, SearchQuery, StoreReader
 from ..views import compact, hit_view, lean, mark_disputed, mark_stale, rule_view
 from .authors import name_terms, named_authors, with_authors
-from .base import MAX_LIMIT, ServiceBase, choices, parse_time_arg, refuse_nul
+from .base import MAX_LIMIT, ServiceBase, checked_budget, choices, parse_time_arg, refuse_nul
 from .checks import here, stale_by_evidence
 from .context import with_context
 from .episodes import with_episodes
-from .floor import LISTED, Floor, above_floor, explained
-from .fusion import WORDS, Candidate, Fused, Weights, fuse, spread
-from .orient import checked_budget
+from .floor import Floor, above_floor
+from .fusion import LISTED, WORDS, Candidate, Fused, Weights, fuse, spread
+from .matched import explained
 from .settings import current_settings, freshness_days
 from .usefulness import by_usefulness
 from .vectors import model_tag
