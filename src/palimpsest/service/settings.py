@@ -83,13 +83,14 @@ SETTINGS: Mapping[str, Setting] = {
             "recall.weight.context",
             0.3,
             share,
-            "share of a hit's score lent to memories filed beside it",
+            "share of a hit's score lent to memories filed beside it in its episode",
         ),
         Setting(
             "recall.weight.episode",
             0.7,
             share,
-            "share of the best match of its notebook and day that each match gains",
+            "share of the best match of its episode (a notebook, an occurred_at day) each "
+            "match gains",
         ),
         Setting(
             "recall.weight.author",
