@@ -277,3 +277,31 @@ def test_serve_loads_no_other_command(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "streamable HTTP" in done.stdout
+
+
+def _mode(path: Path) -> int:
+    return path.stat().st_mode & 0o777
+
+
+def test_the_default_store_is_readable_by_its_owner_only(run: Run, tmp_path: Path) -> None:
+    """The store holds every workspace's text, its users and their keys' hashes."""
+    done = run("remember", "-n", "infra", "The staging database is wiped every Sunday night.")
+    assert done.returncode == 0, done.stderr
+    (store,) = (tmp_path / "xdg").rglob("palimpsest.db")
+    assert _mode(store.parent) == 0o700
+    files = [p for p in store.parent.iterdir() if p.name.startswith("palimpsest.db")]
+    assert store in files
+    assert {p.name: _mode(p) for p in files} == {p.name: 0o600 for p in files}
+
+
+def test_a_store_others_could_read_is_made_private_when_opened(
+    cli: Callable[..., Any], db_path: Path
+) -> None:
+    cli("remember", "-n", "infra", "Deploys go out with make release.")
+    for path in db_path.parent.iterdir():
+        path.chmod(0o644)
+    cli("recall", "deploy")
+    tightened = {
+        p.name: _mode(p) for p in db_path.parent.iterdir() if p.name.startswith(db_path.name)
+    }
+    assert tightened == {name: 0o600 for name in tightened}

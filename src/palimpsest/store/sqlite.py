@@ -10,11 +10,12 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import os
 import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -65,7 +66,7 @@ class SqliteStore:
         self._vector_caches: dict[tuple[str, str], VectorCache] = {}
         self._term_indexes: dict[str, TermIndex] = {}
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            _made_private(path)
             with _translated():
                 self._migrate()
                 # A forget committed just before a crash may have left its bytes in the WAL.
@@ -209,6 +210,24 @@ class SqliteStore:
                 conn.close()
             self._connections.clear()
         self._local = threading.local()
+
+
+def _made_private(path: Path) -> None:
+    """Create the store's directory (0700) and file (0600) where missing, and take back a
+    store file others could read: it holds every workspace's text, users and key hashes.
+    SQLite gives its -wal and -shm files the mode of the store file."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with suppress(FileExistsError):
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    if not hasattr(os, "getuid"):
+        return  # Windows: files are private to their owner by the profile's ACLs
+    for file in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        try:
+            status = file.stat()
+            if status.st_mode & 0o077 and status.st_uid == os.getuid():
+                file.chmod(0o600)
+        except OSError:
+            pass  # missing, or not ours to change: SQLite's own error says more
 
 
 def _refuse_foreign(conn: sqlite3.Connection, path: Path) -> None:
