@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from palimpsest.checks import MAX_BYTES
 from palimpsest.model import add_days
 from palimpsest.projects import Places, bind_project
 from palimpsest.service import Service
@@ -213,3 +214,17 @@ def test_a_batch_records_the_hash_of_each_items_anchors(timed: Service, project:
     assert anchor["hash"] is not None and anchor["hash"].startswith("sha256:")
     (project / "config.toml").write_text("pool = 30\n")
     assert shown(timed, anchored)["possibly_stale"]
+
+
+def test_a_file_too_large_to_hash_is_anchored_by_its_path_alone(
+    timed: Service, project: Path
+) -> None:
+    """Hashing a huge file would hold the write for seconds: such a file is not read."""
+    with (project / "dump.bin").open("wb") as dump:
+        dump.truncate(MAX_BYTES + 1)  # sparse: no disk, but a real file of that size
+    fact = timed.remember(notebook="shop", kind="fact", text="The dump is kept for audits",
+                          anchors=["dump.bin"])["id"]  # fmt: skip
+    assert shown(timed, fact)["anchors"] == [{"path": "dump.bin", "hash": None}]
+    assert not shown(timed, fact)["possibly_stale"]
+    (project / "dump.bin").unlink()
+    assert "does not exist" in shown(timed, fact)["stale_reasons"][0]

@@ -161,13 +161,16 @@ def _read(shown: str, path: Path) -> tuple[bytes, Failure | None]:
 
 def file_hash(root: Path, relative: str) -> str | None:
     """The content hash of an anchored file (`sha256:` and hex), or None when it is not a
-    regular file inside the project."""
+    regular file inside the project, or is over `MAX_BYTES` (reading it would hold the
+    write for seconds: such a file, like a folder, is anchored by its path alone)."""
     base = root.resolve()
     target, failure = _inside(base, relative)
     if failure is not None or target is None or not target.is_file():
         return None
     try:
         seen = target.stat()
+        if seen.st_size > MAX_BYTES:
+            return None
         if time.time_ns() - seen.st_mtime_ns < SETTLED_NS:
             return _digest.__wrapped__(target, 0, 0, 0)
         return _digest(target, seen.st_ino, seen.st_size, seen.st_mtime_ns)
