@@ -303,6 +303,30 @@ def test_a_disputed_memory_retired_by_another_path_withdraws_its_dispute(
     assert "withdrawn" in body["message"]
 
 
+@pytest.mark.parametrize("path", ["supersede", "remember"])
+def test_who_may_not_rule_against_a_disputed_memory_may_not_retire_it_either(
+    service: Service, pair: tuple[str, str], path: str
+) -> None:
+    """An agent (it never overrides) would otherwise win a dispute by retiring a person's
+    memory with `supersede(s)`, which withdraws the dispute: both paths answer alike."""
+    old, new = pair
+    dispute = service.dispute(action="open", ids=[old, new], reason=REASON)["id"]
+    agent = Service(service.store, actor="agent:ci", workspace=service.workspace,
+                    may_override=False)  # fmt: skip
+    ruled = refused(agent, "forbidden", action="rule", dispute=dispute, holds=new, reason=WHY)
+    before = events(service)
+    with pytest.raises(PalimpsestError) as info:
+        retire_by(agent, path, old, new)
+    assert info.value.error_class == "forbidden" and dispute in info.value.message
+    assert "rule" in ruled["message"] and events(service) == before
+    assert service.dispute(action="list")["disputes"][0]["id"] == dispute
+    # once the dispute is ruled on, or where no dispute stands, a supersede is the agent's right
+    service.dispute(action="rule", dispute=dispute, holds=old, reason=WHY)
+    assert service.inspect(id=old)["memory"]["status"] == "active"
+    retire_by(agent, path, old, new)
+    assert service.inspect(id=old)["memory"]["status"] == "superseded"
+
+
 def test_an_undo_never_reopens_a_dispute_on_a_memory_retired_since(
     service: Service, pair: tuple[str, str]
 ) -> None:

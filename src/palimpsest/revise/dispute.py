@@ -101,6 +101,19 @@ def check_may_retire(loser: Memory, *, actor: str, may_override: bool) -> None:
         )
 
 
+def check_may_withdraw(
+    leaving: Memory, dispute: Dispute, *, actor: str, may_override: bool
+) -> None:
+    """Retiring a disputed memory withdraws its dispute, which settles it as a ruling would:
+    someone else's memory only by an actor who may rule against it."""
+    if leaving.owner not in (None, actor) and not may_override:
+        raise Forbidden(
+            f"{leaving.id} belongs to {leaving.owner} and stands in the open dispute "
+            f"{dispute.id}, which retiring it would settle: only an editor or owner of the "
+            "workspace may. Ask one to rule on the dispute, or leave it open."
+        )
+
+
 def losing(loser: Memory, holds: str, dispute_id: str, data: dict[str, Any], *,
            reason: str, because: str | None) -> Step:  # fmt: skip
     """The loser's step in a ruling: retired as superseded by `holds` if it was active (a

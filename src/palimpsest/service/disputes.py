@@ -25,6 +25,7 @@ from ..revise.dispute import (
     check_disputable,
     check_holder,
     check_may_retire,
+    check_may_withdraw,
     check_open,
     check_reopenable,
     check_undoable,
@@ -241,7 +242,8 @@ class DisputeOps(ServiceBase):
         """Every memory step of every operation passes here (this mixin comes before
         ServiceBase in Service's MRO). A memory that leaves `active` other than by a ruling
         (revise retires or supersedes it, remember supersedes it) cannot stand against
-        another: its open disputes are withdrawn in the same transaction. Its own event
+        another: its open disputes are withdrawn in the same transaction, by whoever may
+        rule against it (the way round a ruling is no wider than a ruling). Its own event
         names them (`withdraws`), and the other memory of each gets a `dispute.withdraw`
         event naming it and the status it left for."""
         if step.old is None or step.op.startswith("dispute."):
@@ -251,6 +253,7 @@ class DisputeOps(ServiceBase):
         leaving = old.status == "active" and step.new.status != "active"
         found = tx.disputes(old.id, ("open",)) if leaving else []
         if found:
+            check_may_withdraw(old, found[0], actor=self.actor, may_override=self.may_override)
             step = replace(step, data={**step.data, "withdraws": [d.id for d in found]})
         result = super()._write_step(tx, step, op_id, now)
         why = {"with_status": step.new.status}
