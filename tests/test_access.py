@@ -129,6 +129,26 @@ def test_roles_decide_what_a_key_may_write(service: Service) -> None:
     assert {e["key_id"] for e in written} == {"k_" + "2" * 20, "k_" + "3" * 20}
 
 
+def test_only_an_owner_moves_a_notebook_between_domains(service: Service) -> None:
+    service.create_notebook(name="shop", domain="commerce")
+    editor = service.acting_as(Principal("user:ed", "editor", "k_" + "2" * 20))
+    agent = service.acting_as(Principal("agent:ci", "agent", "k_" + "3" * 20))
+    before = events(service)
+    for changing in ({"domain": "retail"}, {"clear": ["domain"]}):
+        for who in (editor, agent):
+            for dry_run in (False, True):
+                with pytest.raises(Forbidden, match="owner"):
+                    who.edit_notebook(notebook="shop", dry_run=dry_run, **changing)
+    with pytest.raises(Forbidden, match="owner"):
+        editor.merge_domains(source="commerce", target="retail", because="one domain")
+    assert events(service) == before
+    assert editor.edit_notebook(notebook="shop", summary="The web shop")["notebook"]["domain"] == (
+        "commerce"
+    )  # the rest of a notebook is an editor's to change
+    editor.create_notebook(name="mobile", domain="commerce")  # and a new one's domain
+    service.edit_notebook(notebook="shop", domain="retail")
+
+
 def test_the_gate_refuses_a_memory_holding_one_of_our_keys(service: Service) -> None:
     service.add_user(name="ana", role="editor")
     key = service.create_key(user="ana")["key"]

@@ -19,7 +19,7 @@ from .base import (
     notebook_name,
     refuse_nul,
 )
-from .roles import check_forget
+from .roles import check_forget, check_owner
 
 # The notebook fields that can hold personal data and so can be forgotten.
 FORGETTABLE_FIELDS = ("summary", "name")
@@ -91,6 +91,8 @@ class NotebookOps(ServiceBase):
             if "name" in values and values["name"] != nb.name and tx.get_notebook(values["name"]):
                 raise Conflict(f"A notebook named {values['name']!r} exists.", field="name")
             updated = nb.replace(**values)
+            if updated.domain != nb.domain:  # a domain groups a workspace's notebooks
+                check_owner("notebook.domain", self.role)
             if "name" in values or values.get("summary"):
                 _screen_notebook(updated.name, updated.summary)
             if updated == nb:
