@@ -7,7 +7,7 @@ remember, or a revise of a memory read just before (a text change, a retire, or 
 reactivation) with `expected_version` from that read — now and then deliberately stale.
 
 Every outcome is one JSON line in the log, flushed at once: what was asked, the answer
-(`ok` with id, version and seq; or the error class), and three event sequence numbers
+(`ok` with id and version; or the error class), and three event sequence numbers
 that place the attempt in the history: `before` (the last event in the snapshot the
 memory was read from), `seen` (the last event the write transaction itself saw when it
 began, noted by `Observed`) and `after` (the last event in a snapshot read after the
@@ -157,13 +157,13 @@ class Worker:
         else:
             entry["answer"] = "ok"
             if entry["op"] == "remember":
-                entry.update(id=answer["id"], version=answer["version"], seq=answer["seq"])
+                entry.update(id=answer["id"], version=answer["version"])
             else:
                 entry["results"] = answer["results"]
                 entry["unmatched"] = answer["unmatched"]
                 if len(answer["results"]) == 1:
                     result = answer["results"][0]
-                    entry.update(version=result.get("version"), seq=result.get("seq"))
+                    entry.update(version=result.get("version"))
         entry["seen"] = self.store.seen
         entry["after"] = self.last_seq()
         return entry

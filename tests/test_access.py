@@ -244,6 +244,42 @@ def test_nothing_of_one_workspace_is_visible_from_another(service: Service) -> N
     assert service.acting_as(principal).recall(query="pool size")["hits"][0]["id"] == there["id"]
 
 
+def _keys(value: Any) -> set[str]:
+    if isinstance(value, dict):
+        return set(value) | {k for v in value.values() for k in _keys(v)}
+    return {k for v in value for k in _keys(v)} if isinstance(value, list) else set()
+
+
+def test_no_answer_shows_the_stores_sequence_which_counts_every_workspaces_writes(
+    service: Service,
+) -> None:
+    """A sequence number moving by more than one would tell another workspace's activity."""
+    other = service.in_workspace(service.create_workspace(name=unique("other"))["workspace"]["id"])
+    answers: list[Any] = [other.session_start(session_id="s1", notebook="ops")]
+    first = other.remember(notebook="ops", kind="fact", text="The pool size is forty")
+    service.remember(notebook="ops", kind="fact", text="Our own write, in between")
+    second = other.remember(notebook="ops", kind="fact", text="Deploys go out on Mondays")
+    answers += [
+        first,
+        second,
+        other.revise(id=first["id"], append="(checked)"),
+        other.revise(id=first["id"], tags=["db"], dry_run=True),
+        other.create_notebook(name="web"),
+        other.edit_notebook(notebook="web", summary="The web shop"),
+        other.dispute(action="open", ids=[first["id"], second["id"]], reason="they clash"),
+        other.history(id=first["id"]),
+        other.history(notebook="ops"),
+        other.inspect(id=first["id"]),
+        other.forget(id=second["id"], because="filed by mistake"),
+        other.add_user(name="ana", role="viewer"),
+        other.create_key(agent="ci"),
+        other.change_settings(changes={"freshness_days.fact": 30}, because="team's call"),
+        other.session_end(session_id="s1"),
+    ]
+    assert not {k for k in _keys(answers) if k.endswith("seq")}
+
+
+# -- over HTTP ---------------------------------------------------------------------------
 # -- over HTTP ---------------------------------------------------------------------------
 
 

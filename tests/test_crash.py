@@ -2,7 +2,7 @@
 
 A client streams remember and revise calls (each revise with the `expected_version` it
 was last told) to a `palimpsest serve` process over stdio, with the official MCP client,
-and notes a write — id, version, seq, text — only once its success reply has arrived.
+and notes a write — id, version, text — only once its success reply has arrived.
 At a random moment (seeded) the server gets SIGKILL, usually with a call in flight. Then:
 
 - for SQLite, `PRAGMA integrity_check` on the file must say ok;
@@ -71,7 +71,6 @@ WORKSPACE = "default"
 class Write:
     id: str
     version: int
-    seq: int
     text: str
 
 
@@ -115,9 +114,9 @@ class Ledger:
 
 def acknowledged(tool: str, arguments: dict[str, Any], answer: dict[str, Any]) -> Write:
     if tool == "remember":
-        return Write(answer["id"], answer["version"], answer["seq"], arguments["text"])
+        return Write(answer["id"], answer["version"], arguments["text"])
     [result] = answer["results"]
-    return Write(result["id"], result["version"], result["seq"], arguments["text"])
+    return Write(result["id"], result["version"], arguments["text"])
 
 
 async def stream(client: Client, ledger: Ledger, rng: random.Random, outage: bool) -> None:
@@ -180,7 +179,6 @@ def check_store(url: str, ledger: Ledger, writes: list[Write]) -> None:
                 for write in (w for w in writes if w.id == memory_id):
                     row = versions.get(write.version)
                     assert row is not None, ("an acknowledged write is missing", write)
-                    assert row.seq == write.seq, (write, row)
                     assert row.memory is not None and row.memory.text == write.text, (write, row)
                 ledger.current[memory_id] = max(versions)  # an unanswered write may have landed
         ledger.unanswered.clear()
@@ -198,7 +196,7 @@ async def check_inspect(client: Client, writes: list[Write]) -> None:
             assert write.version in versions, ("inspect misses a write", write)
             content = texts[write.version]
             assert content is not None
-            assert (versions[write.version]["seq"], content["text"]) == (write.seq, write.text)
+            assert content["text"] == write.text, (write, versions[write.version])
 
 
 def check_sqlite_file(db: Path) -> None:

@@ -128,7 +128,7 @@ def test_the_cli_marks_with_feedback(tmp_path: Path) -> None:
     memory_id = str(run("remember", "-n", "shop", "-k", "fact", "The pool size is 20")["id"])
     marked = run("revise", memory_id, "--feedback", "helped")
     assert marked["results"] == [
-        {"id": memory_id, "version": 1, "seq": 3, "feedback": "helped", "changed": []}
+        {"id": memory_id, "version": 1, "feedback": "helped", "changed": []}
     ]
     shouted = run("revise", memory_id, "--feedback", "NOISE")  # case forgiven, as elsewhere
     assert shouted["results"][0]["feedback"] == "noise"

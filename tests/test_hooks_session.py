@@ -88,7 +88,7 @@ def test_a_resumed_session_keeps_its_start_and_an_active_stop_hook_is_never_aske
     first = service.session_start(session_id="s-1", notebook="shop")
     service.remember(notebook="shop", kind="fact", text="Written in the session")
     resumed = service.session_start(session_id="s-1", notebook="shop")
-    assert resumed["session"]["started_seq"] == first["session"]["started_seq"]
+    assert resumed["session"]["started_at"] == first["session"]["started_at"]
     assert resumed["session"]["resumed"] is True
     assert service.session_end(session_id="s-1", stop_hook_active=True)["ask"] is None
     assert service.session_end(session_id="s-1")["ask"]  # the first real end asks

@@ -248,8 +248,8 @@ async def test_two_stdio_servers_on_one_file_write_and_see_each_other(
             group.start_soon(burst, first, "first")
             group.start_soon(burst, second, "second")
         assert len({a["id"] for a in answers}) == 30
-        seqs = [e["seq"] for e in (await call(first, "history", limit=1000))["events"]]
-        assert seqs == sorted(seqs) and len(seqs) == event_count(db_path)
+        times = [e["at"] for e in (await call(first, "history", limit=1000))["events"]]
+        assert times == sorted(times) and len(times) == event_count(db_path)
 
 
 # -- malformed arguments --------------------------------------------------------------------

@@ -273,7 +273,6 @@ class Event:
     def to_dict(self) -> dict[str, Any]:
         through = {"key_id": self.key_id} if self.key_id else {}
         return through | {
-            "seq": self.seq,
             "op_id": self.op_id,
             "at": self.at,
             "actor": self.actor,

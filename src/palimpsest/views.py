@@ -117,7 +117,6 @@ def version_views(versions: list[MemoryVersion]) -> list[dict[str, Any]]:
     for version in versions:
         body: dict[str, Any] = {
             "version": version.version,
-            "seq": version.seq,
             "at": version.at,
             "actor": version.actor,
             "op": version.op,

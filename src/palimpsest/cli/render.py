@@ -150,7 +150,7 @@ def events(result: dict[str, Any]) -> None:
     rows = [{**e, "target": e.get("target_id"), "changed": _changed(e)} for e in result["events"]]
     if not rows:
         click.echo("No events.")
-    columns = [("seq", "seq"), ("at", "at"), ("actor", "actor"), ("op", "op")]
+    columns = [("at", "at"), ("actor", "actor"), ("op", "op")]
     table(rows, [*columns, ("target", "target"), ("changed", "changed")])
 
 
@@ -204,7 +204,7 @@ def inspected(result: dict[str, Any]) -> None:
         click.echo("versions:")
         table(
             result["versions"],
-            [("version", "version"), ("seq", "seq"), ("at", "at"), ("actor", "actor"), *OP],
+            [("version", "version"), ("at", "at"), ("actor", "actor"), *OP],
         )
     if result.get("links"):
         click.echo("links:")

@@ -126,4 +126,4 @@ def _show_history(result: dict[str, Any]) -> None:
         changes = "; ".join(
             f"{name}: {_value(old)} -> {_value(new)}" for name, (old, new) in event["data"].items()
         )
-        click.echo(f"{event['seq']}  {event['at']}  {event['actor']}  {changes}  ({event['note']})")
+        click.echo(f"{event['at']}  {event['actor']}  {changes}  ({event['note']})")

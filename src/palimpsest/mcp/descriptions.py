@@ -169,7 +169,7 @@ other in `disputed_with`, until a ruling.
 - undo: `dispute`, `reason`: the loser back as before the ruling, the dispute open again.
 
 Each step is an event on both memories, one version up each; answers the dispute's `id`, \
-`status` and `results` (id, version, seq per memory). Refused: one memory twice, an \
+`status` and `results` (id and version per memory). Refused: one memory twice, an \
 unknown or retired one; a second open dispute between the same two; ruling one not \
 open; undoing one not ruled, or whose loser changed status since. Forgetting a memory \
 withdraws its open disputes.

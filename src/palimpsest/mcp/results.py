@@ -28,7 +28,6 @@ Items = list[dict[str, Any]]
 class RememberResult(TypedDict, total=False):
     id: str
     version: int
-    seq: int
     notebook: str
     superseded: Items
     duplicate_of: str
@@ -101,7 +100,6 @@ class HistoryResult(TypedDict, total=False):
 class NotebookResult(TypedDict, total=False):
     notebooks: Items
     notebook: dict[str, Any]
-    seq: int
     unchanged: bool
     moved: list[str]
     redacted: Items
@@ -157,7 +155,7 @@ class GuardResult(TypedDict, total=False):
 class DisputeResult(TypedDict, total=False):
     id: str  # the dispute's
     status: str  # open, ruled or withdrawn
-    results: Items  # per memory touched: id, version, seq
+    results: Items  # per memory touched: id, version
     holds: str
     superseded: str
     loses: str  # the loser, when it was retired already and stays as it was

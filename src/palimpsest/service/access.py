@@ -47,9 +47,9 @@ class AccessOps(ServiceBase):
             user = User(name, role, before.added_at if before else now)
             tx.put_user(user)
             data = {"role": [before.role if before else None, role]}
-            seq = self._event(tx, "user.add", op_id, now, ("user", f"user:{name}"),
-                              fields=("role",), data=data)  # fmt: skip
-            return {"user": f"user:{name}", "role": role, "seq": seq}
+            self._event(tx, "user.add", op_id, now, ("user", f"user:{name}"),
+                        fields=("role",), data=data)  # fmt: skip
+            return {"user": f"user:{name}", "role": role}
 
         return self._write("user.add", {"name": name, "role": role}, None, False, body)
 
@@ -64,7 +64,7 @@ class AccessOps(ServiceBase):
             if name not in {u.name for u in tx.users()}:
                 raise NotFound(f"There is no user {actor} here (`palimpsest user list`).")
             tx.drop_user(name)
-            seq = self._event(tx, "user.remove", op_id, now, ("user", actor))
+            self._event(tx, "user.remove", op_id, now, ("user", actor))
             revoked = []  # for good: a user added again by that name gets new keys
             for key in tx.access_keys():
                 if key.holder == actor and key.revoked_at is None:
@@ -78,8 +78,7 @@ class AccessOps(ServiceBase):
                 self._memory_event(tx, "disown", op_id, now, memory, new,
                                    note=f"{actor} was removed from the workspace")  # fmt: skip
                 released.append(memory.id)
-            return {"user": actor, "removed": True, "revoked": revoked, "ownerless": released,
-                    "seq": seq}  # fmt: skip
+            return {"user": actor, "removed": True, "revoked": revoked, "ownerless": released}
 
         return self._write("user.remove", {"name": name}, None, False, body)
 
@@ -122,8 +121,8 @@ class AccessOps(ServiceBase):
             key = AccessKey(key_id, holder, note, now, expires_at, None)
             tx.put_access_key(key, secret_hash(secret))
             data = {"holder": holder, "expires_at": expires_at}
-            seq = self._event(tx, "key.create", op_id, now, ("key", key_id), note=note, data=data)
-            return {"key": f"{KEY_PREFIX}{key_id}_{secret}", **_key_view(key), "seq": seq}
+            self._event(tx, "key.create", op_id, now, ("key", key_id), note=note, data=data)
+            return {"key": f"{KEY_PREFIX}{key_id}_{secret}", **_key_view(key)}
 
         request = {"holder": holder, "expires": expires_at, "note": note, "id": key_id}
         return self._write("key.create", request, None, False, body)
@@ -148,10 +147,8 @@ class AccessOps(ServiceBase):
             if key.revoked_at is not None:
                 return {**_key_view(key), "unchanged": True}
             tx.revoke_access_key(id, now)
-            seq = self._event(
-                tx, "key.revoke", op_id, now, ("key", id), data={"holder": key.holder}
-            )
-            return {**_key_view(key), "revoked_at": now, "seq": seq}
+            self._event(tx, "key.revoke", op_id, now, ("key", id), data={"holder": key.holder})
+            return {**_key_view(key), "revoked_at": now}
 
         return self._write("key.revoke", {"id": id}, None, False, body)
 

@@ -127,7 +127,7 @@ class ServiceBase:
                 time.sleep(0.05 * 2**attempt)
         if op == "forget" and not dry_run:
             result["scrub_pending"] = not self.store.scrub(self.workspace)
-        return result
+        return dict(without_seq(result))
 
     def _transaction(
         self,
@@ -152,7 +152,7 @@ class ServiceBase:
             result = body(tx, self._now(tx), new_id("op"))
             if dry_run:
                 tx.discard()
-                result = {**without_seq(result), "dry_run": True}
+                result = {**result, "dry_run": True}
             elif idempotency_key:
                 answer = StoredResponse(request_hash, json.dumps(ids_only(result)))
                 tx.store_response(self.actor, op, idempotency_key, answer)
@@ -225,7 +225,8 @@ class ServiceBase:
         return self.vectors.vector_of(text)
 
     def _write_step(self, tx: StoreWriter, step: Step, op_id: str, now: str) -> dict[str, Any]:
-        """Write the event that makes `step.new` the memory's next version: its id and seq."""
+        """Write the event that makes `step.new` the memory's next version: its id, version
+        and seq (for the operation's own use: `_write` drops it from the answer)."""
         seq = self._memory_event(tx, step.op, op_id, now, step.old, step.new, step.note, step.data)
         return {"id": step.new.id, "version": step.new.version, "seq": seq}
 
@@ -391,11 +392,10 @@ def notebook_fields(
 
 
 def ids_only(result: dict[str, Any]) -> dict[str, Any]:
-    """What an idempotent replay returns: ids, versions and sequences, never content."""
+    """What an idempotent replay returns: ids and versions, never content."""
     keep = {  # never `target`, `reason` or a notebook's summary: they may quote content
         "id",
         "version",
-        "seq",
         "results",
         "superseded",
         "unmatched",
@@ -424,7 +424,9 @@ def ids_only(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def without_seq(value: Any) -> Any:
-    """A dry run's answer: no event was written, so no sequence number is claimed."""
+    """`value` without the events' sequence numbers, which a write's steps pass along: one
+    sequence numbers the events of every workspace of the store, so showing it would show
+    how much the others write. An answer lists events in their order instead."""
     if isinstance(value, dict):
         return {k: without_seq(v) for k, v in value.items() if k != "seq"}
     if isinstance(value, list):

@@ -223,9 +223,7 @@ class HistoryOps(NotebookOps, GuardOps):  # forget reaches notebooks, kept comma
                 withdrawn = withdraw_disputes(self, tx, memory, now, op_id)  # texts go below
                 seq = self._event(tx, "forget", op_id, now, memory, note=because)
                 tx.forget_memory(Tombstone(memory_id, now, self.actor, because), seq)
-                results.append(
-                    {"id": memory_id, "forgotten": True, "seq": seq, "versions": memory.version}
-                )
+                results.append({"id": memory_id, "forgotten": True, "versions": memory.version})
                 if withdrawn:
                     results[-1]["disputes_withdrawn"] = withdrawn
                 if erased is not None:  # names and counts only: never the content itself
@@ -274,10 +272,10 @@ class HistoryOps(NotebookOps, GuardOps):  # forget reaches notebooks, kept comma
         scrubbed = {v.version for v in tx.memory_versions(memory.id) if v.memory is None}
         if version in scrubbed:
             return {"id": memory.id, "version": version, "forgotten": True, "unchanged": True}
-        seq = self._event(tx, "forget_version", op_id, now, memory, note=because,
-                          data={"version": version})  # fmt: skip
+        self._event(tx, "forget_version", op_id, now, memory, note=because,
+                    data={"version": version})  # fmt: skip
         tx.forget_version(memory.id, version)
-        return {"id": memory.id, "version": version, "forgotten": True, "seq": seq}
+        return {"id": memory.id, "version": version, "forgotten": True}
 
     def inspect(self, *, id: str | None = None, notebook: str | None = None) -> dict[str, Any]:
         """One memory whole (versions, links), or one notebook with all its memories."""

@@ -130,14 +130,13 @@ class MemoryOps(ServiceBase):
             except Unmatched as exc:
                 raise ValidationError(f"Refused: {exc.reason}.", field="key") from None
             trial = {"accept_refusing": list(accepted)} if accepted else None
-            seq = self._memory_event(tx, "remember", op_id, now, None, memory,
-                                     note=because if accepted else None, data=trial)  # fmt: skip
+            self._memory_event(tx, "remember", op_id, now, None, memory,
+                               note=because if accepted else None, data=trial)  # fmt: skip
             for old_id in superseded_ids:
                 self._link_supersedes(tx, memory.id, old_id, now)
             result: dict[str, Any] = {
                 "id": memory.id,
                 "version": 1,
-                "seq": seq,
                 "notebook": nb.name,
                 "superseded": retired,
             }
@@ -229,8 +228,8 @@ class MemoryOps(ServiceBase):
         memory, notes = hashed_on_write(tx, self.places, memory, verifying=False)
         tried(tx, None, memory, now, (), False)  # a too-broad forbidden check refuses the batch
         self._check_key(tx, None, memory)
-        seq = self._memory_event(tx, "remember", op_id, now, None, memory)
-        filed = {"id": memory.id, "version": 1, "seq": seq, "notebook": nb.name}
+        self._memory_event(tx, "remember", op_id, now, None, memory)
+        filed = {"id": memory.id, "version": 1, "notebook": nb.name}
         return {**filed, "warnings": notes} if notes else filed
 
     def _link_supersedes(self, tx: StoreWriter, successor_id: str, old_id: str, now: str) -> None:

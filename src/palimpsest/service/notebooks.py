@@ -53,8 +53,8 @@ class NotebookOps(ServiceBase):
                 )
             nb = Notebook(new_id("nb"), self.workspace, name, now, **values)
             tx.put_notebook(nb)
-            seq = self._notebook_event(tx, "notebook.create", op_id, now, nb, nb.to_dict())
-            return {"notebook": nb.to_dict(), "seq": seq} | _listed(redacted)
+            self._notebook_event(tx, "notebook.create", op_id, now, nb, nb.to_dict())
+            return {"notebook": nb.to_dict()} | _listed(redacted)
 
         request = {"name": name, **values}
         return self._write("notebook.create", request, idempotency_key, dry_run, body)
@@ -100,9 +100,9 @@ class NotebookOps(ServiceBase):
             tx.put_notebook(updated)
             before, after = nb.to_dict(), updated.to_dict()
             data = {k: [before[k], after[k]] for k in after if before[k] != after[k]}
-            seq = self._notebook_event(tx, "notebook.edit", op_id, now, updated, data)
+            self._notebook_event(tx, "notebook.edit", op_id, now, updated, data)
             shown = {"diff": _changes(data)} if dry_run else {}
-            return {"notebook": after, "seq": seq} | shown | _listed(redacted)
+            return {"notebook": after} | shown | _listed(redacted)
 
         request = {"notebook": notebook, **values}
         return self._write("notebook.edit", request, idempotency_key, dry_run, body)
@@ -174,7 +174,7 @@ class NotebookOps(ServiceBase):
                 )
             seq = self._notebook_event(tx, "forget", op_id, now, nb, {}, because)
             tx.forget_notebook(Tombstone(nb.id, now, self.actor, because), seq)
-            return {"results": [{"notebook": nb.id, "forgotten": True, "seq": seq}]}
+            return {"results": [{"notebook": nb.id, "forgotten": True}]}
 
         return self._write("forget", request, idempotency_key, dry_run, body)
 
@@ -200,7 +200,7 @@ class NotebookOps(ServiceBase):
             tx.put_notebook(nb)
         seq = self._notebook_event(tx, "forget_field", op_id, now, nb, {"field": field}, because)
         tx.forget_notebook_field(nb.id, field, seq)
-        item = {"notebook": nb.id, "field": field, "forgotten": True, "seq": seq}
+        item = {"notebook": nb.id, "field": field, "forgotten": True}
         if dry_run:
             item["would_erase"] = would_erase
         return {"results": [item]}

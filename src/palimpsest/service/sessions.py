@@ -65,7 +65,7 @@ class SessionOps(OrientOps):
                 "know what it wrote."
             )
             return brief
-        brief["session"] = {"id": session_id, "started_seq": kept.started_seq,
+        brief["session"] = {"id": session_id, "started_at": kept.started_at,
                             "resumed": kept.started_at != now}  # fmt: skip
         return brief
 
@@ -88,7 +88,7 @@ class SessionOps(OrientOps):
             written = _written(tx, session.started_seq, brief["notebook"]) if session else []
         answer: dict[str, Any] = {
             "notebook": brief["notebook"],
-            "session": {"id": session_id, "started_seq": session.started_seq if session else None},
+            "session": {"id": session_id, "started_at": session.started_at if session else None},
             "written": written,
             "open": brief.get("open", [])[:OPEN_SHOWN],
             "disputes": len(brief.get("disputes", [])),

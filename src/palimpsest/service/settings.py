@@ -185,8 +185,8 @@ class SettingsOps(ServiceBase):
                 return answer | {"settings": _listed(chosen), "unchanged": True}
             event = Event(0, op_id, now, self.actor, OP, "workspace", self.workspace,
                           fields=tuple(data), note=because.strip(), data=data)  # fmt: skip
-            seq = tx.append_event(event)
-            return answer | {"settings": _listed(tx.settings()), "seq": seq}
+            tx.append_event(event)
+            return answer | {"settings": _listed(tx.settings())}
 
         request = {"changes": {k: DEFAULT if v is _RESET else v for k, v in wanted.items()},
                    "because": because}  # fmt: skip

@@ -91,12 +91,11 @@ def write_mark(
 ) -> dict[str, Any]:
     """Write the mark as one event about `memory` with no new version (the version it
     judged is in its data); revise's answer for that target."""
-    seq = service._event(tx, FEEDBACK_OP, op_id, now, memory, note=note,
-                         data={"feedback": feedback, "version": memory.version})  # fmt: skip
+    service._event(tx, FEEDBACK_OP, op_id, now, memory, note=note,
+                   data={"feedback": feedback, "version": memory.version})  # fmt: skip
     return {
         "id": memory.id,
         "version": memory.version,
-        "seq": seq,
         "feedback": feedback,
         "changed": [],
     }

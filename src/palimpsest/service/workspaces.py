@@ -49,10 +49,10 @@ class WorkspaceOps(ServiceBase):
         def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
             _refuse_taken(tx, name)  # in the write: two at once cannot both take it
             tx.name_workspace(name)
-            seq = created._event(tx, "workspace.create", op_id, now, ("workspace", tx.workspace),
-                                 data={"name": name})  # fmt: skip
+            created._event(tx, "workspace.create", op_id, now, ("workspace", tx.workspace),
+                           data={"name": name})  # fmt: skip
             made = {"id": tx.workspace, "name": name, "created_at": now}
-            return {"workspace": made, "seq": seq}
+            return {"workspace": made}
 
         return created._write("workspace.create", {"name": name}, None, False, body)
 
@@ -66,10 +66,9 @@ class WorkspaceOps(ServiceBase):
         def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
             _refuse_taken(tx, name, self.workspace)
             tx.name_workspace(name)
-            seq = self._event(tx, "workspace.rename", op_id, now, ("workspace", tx.workspace),
-                              data={"name": [before, name]})  # fmt: skip
-            return {"workspace": {"id": tx.workspace, "name": name}, "renamed_from": before,
-                    "seq": seq}  # fmt: skip
+            self._event(tx, "workspace.rename", op_id, now, ("workspace", tx.workspace),
+                        data={"name": [before, name]})  # fmt: skip
+            return {"workspace": {"id": tx.workspace, "name": name}, "renamed_from": before}
 
         return self._write("workspace.rename", {"name": name}, None, False, body)
 
