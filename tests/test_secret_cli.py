@@ -96,6 +96,23 @@ def test_a_value_no_keychain_should_keep_is_refused_and_nothing_stored(
     )
 
 
+def test_stdin_that_is_not_utf8_or_absent_is_refused(keyring_env: dict[str, str]) -> None:
+    command = [sys.executable, "-m", "palimpsest", "secret", "set", "ci/token", "--json"]
+    for locale in ("C.UTF-8", "C"):
+        done = subprocess.run(
+            command,
+            env={**keyring_env, "LC_ALL": locale},
+            input=b"caf\xe9-Zq9\n",
+            capture_output=True,
+            timeout=60,
+        )
+        assert done.returncode == 1, done.stderr
+        assert json.loads(done.stdout)["field"] == "value"
+    closed = subprocess.run(command, env=keyring_env, stdin=subprocess.DEVNULL, timeout=60)
+    assert closed.returncode == 1
+    assert secret(keyring_env, "get", "ci/token").returncode == 1  # nothing was stored
+
+
 def test_a_value_given_as_an_argument_is_refused_without_being_repeated(
     keyring_env: dict[str, str],
 ) -> None:

@@ -84,6 +84,10 @@ def check_value(value: str) -> str:
             "(a key file) as a file and write its path in memory.",
             field="value",
         )
+    if any("\ud800" <= c <= "\udfff" for c in value):  # stdin's bytes were not UTF-8
+        raise ValidationError(
+            "The value is not UTF-8 text; nothing was stored. Send it as UTF-8.", field="value"
+        )
     if "\x00" in value or len(value) > MAX_VALUE:
         raise ValidationError(
             f"The value holds a NUL character or is over {MAX_VALUE} characters, more than "

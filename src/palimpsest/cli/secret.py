@@ -9,6 +9,7 @@ Only `get` prints it.
 from __future__ import annotations
 
 import getpass
+import io
 import sys
 from typing import Any
 
@@ -75,13 +76,16 @@ def secret_delete(name: str) -> None:
 
 
 def _read_value(name: str) -> str:
+    if sys.stdin is None:  # no stdin at all (`<&-`): nothing to keep
+        return ""
     if sys.stdin.isatty():
-        value = getpass.getpass(f"Value for {keychain.reference(name)} (not shown): ")
-    else:
-        # Two characters over the limit tell a long value from one with its newline.
-        value = sys.stdin.read(keychain.MAX_VALUE + 3)
-        value = value.removesuffix("\n").removesuffix("\r")
-    return value
+        return getpass.getpass(f"Value for {keychain.reference(name)} (not shown): ")
+    # Undecodable bytes are kept as surrogates for check_value to refuse, whatever the
+    # locale: a strict decoder would fail with the bytes in its message.
+    stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="surrogateescape")
+    # Two characters over the limit tell a long value from one with its newline.
+    value = stdin.read(keychain.MAX_VALUE + 3)
+    return value.removesuffix("\n").removesuffix("\r")
 
 
 def _said_stored(answer: dict[str, Any]) -> None:
