@@ -186,6 +186,7 @@ SECRET_REFERENCES = [
     "client_secret: secret:oauth/client-secret",
     "The staging password is secret:db.",
     "DB_PASSWORD=secret:db-password and GITHUB_TOKEN=secret:ci.deploy_token",
+    "Push with secret:github/pat-2025.",  # not "secret" naming the value "github/pat-2025"
 ]
 
 
@@ -201,6 +202,7 @@ def test_a_secret_kept_by_name_passes(service: Service, text: str) -> None:
         f"client_secret=secret:{_random(ALNUM, 32)}",  # a random "name" is a key
         f"token: secret:{SECRETS['github-token']}",
         f"AWS_SECRET_ACCESS_KEY=secret:{_random(ALNUM + '/+', 40)}",
+        "The wifi password is secret:hunter22",  # one word with digits reads as a password
     ],
 )
 def test_a_key_pasted_after_secret_is_still_refused(service: Service, text: str) -> None:

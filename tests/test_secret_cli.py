@@ -131,6 +131,7 @@ def test_a_value_given_as_an_argument_is_refused_without_being_repeated(
         "-starts-with-a-dash",
         "ends/with/",
         "has space",
+        "hunter22",  # one word with digits: `password: secret:hunter22` reads as a password
         "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5",  # the value pasted as the name
     ],
 )

@@ -64,11 +64,14 @@ def check_name(name: str) -> str:
     """Return `name` if it may name a secret; the refusal never repeats it."""
     if not _NAME.fullmatch(name):
         raise ValidationError(NAME_RULE, field="name")
-    if find_secrets(name) or find_secrets(reference(name)):
+    # Where a password stands is where the gate reads a reference most strictly: a name
+    # accepted here is one every memory can hold.
+    if find_secrets(name) or find_secrets(f"password: {reference(name)}"):
         raise ValidationError(
-            "NAME looks like a secret itself: a name lands in shell history and in every "
-            "memory that refers to it. Name what the secret is for (`stripe/live-key`) and "
-            "give the value on stdin or at the prompt.",
+            "NAME reads like a credential itself (random, a vendor's key, or one word with "
+            "digits): a name lands in shell history and in every memory that refers to it. "
+            "Name what the secret is for (`stripe/live-key`, `wifi/home-2`) and give the "
+            "value on stdin or at the prompt.",
             field="name",
         )
     return name

@@ -69,8 +69,10 @@ def _is_placeholder(value: str) -> bool:
 
 def _is_reference(value: str) -> bool:
     by_name = _SECRET_BY_NAME.fullmatch(value)
-    if by_name:  # a key pasted after "secret:" is still a key
-        return not looks_random(by_name[1])
+    if by_name:  # a key pasted after "secret:" is still a key, a password still a password
+        name = by_name[1]
+        one_word = not any(c in "._/-" for c in name)
+        return not looks_random(name) and not (one_word and looks_like_password(name))
     return bool(_REFERENCE.match(value))
 
 
