@@ -168,6 +168,19 @@ def test_without_a_keychain_it_says_what_to_install_and_stores_nothing(
     assert not list(tmp_path.rglob("keyring_pass.cfg"))  # nothing stored anywhere
 
 
+def test_a_backend_named_in_keyringrc_is_a_choice(
+    keyring_env: dict[str, str], tmp_path: Path
+) -> None:
+    config = tmp_path / "cfg" / "python_keyring" / "keyringrc.cfg"
+    config.parent.mkdir(parents=True)
+    config.write_text(f"[backend]\ndefault-keyring = {PLAIN_FILE}\n", encoding="utf-8")
+    by_file = {k: v for k, v in keyring_env.items() if k != "PYTHON_KEYRING_BACKEND"}
+    assert answer(secret(by_file, "set", "ci/token", "--json", stdin=VALUE))["backend"] == (
+        PLAIN_FILE
+    )
+    assert secret(by_file, "get", "ci/token").stdout == VALUE + "\n"
+
+
 def test_a_plain_file_backend_nobody_chose_is_refused() -> None:
     """keyring falls back to keyrings.alt's plain file on its own when it is installed and
     no keychain is: only a person's choice makes that acceptable."""

@@ -16,6 +16,7 @@ No message here repeats a value; a NAME is repeated only once it passed `check_n
 
 from __future__ import annotations
 
+import configparser
 import os
 import re
 from collections.abc import Callable, Iterator
@@ -182,7 +183,12 @@ def _chosen() -> bool:
 
     if os.environ.get("PYTHON_KEYRING_BACKEND"):
         return True
-    return (Path(platform_.config_root()) / "keyringrc.cfg").exists()
+    config = configparser.RawConfigParser()
+    try:  # keyring reads the same file, the same way (keyring.core.load_config)
+        config.read(Path(platform_.config_root()) / "keyringrc.cfg", encoding="utf-8")
+    except (OSError, UnicodeDecodeError, configparser.Error):
+        return False
+    return config.has_option("backend", "default-keyring")
 
 
 def _label(backend: KeyringBackend) -> str:
