@@ -179,6 +179,44 @@ def test_ordinary_text_passes_unchanged(service: Service, text: str) -> None:
     assert current(service, mid)["text"] == text
 
 
+# `secret:NAME` names a value kept in the OS keychain (`palimpsest secret set NAME`): the
+# way out the refusal offers must itself pass, in the places a credential's value stood.
+SECRET_REFERENCES = [
+    "AWS_SECRET_ACCESS_KEY=secret:aws/prod-secret-key",
+    "client_secret: secret:oauth/client-secret",
+    "The staging password is secret:db.",
+    "DB_PASSWORD=secret:db-password and GITHUB_TOKEN=secret:ci.deploy_token",
+    "Push with secret:github/pat-2025.",  # not "secret" naming the value "github/pat-2025"
+]
+
+
+@pytest.mark.parametrize("text", SECRET_REFERENCES)
+def test_a_secret_kept_by_name_passes(service: Service, text: str) -> None:
+    mid = fact(service, text=text, title="Where the credentials are")
+    assert current(service, mid)["text"] == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"client_secret=secret:{_random(ALNUM, 32)}",  # a random "name" is a key
+        f"token: secret:{SECRETS['github-token']}",
+        f"AWS_SECRET_ACCESS_KEY=secret:{_random(ALNUM + '/+', 40)}",
+        "The wifi password is secret:hunter22",  # one word with digits reads as a password
+    ],
+)
+def test_a_key_pasted_after_secret_is_still_refused(service: Service, text: str) -> None:
+    secret = text.partition("secret:")[2]
+    assert_refused_without_echo(service, secret, lambda: fact(service, text=text), field="text")
+
+
+def test_the_refusal_names_the_way_out(service: Service) -> None:
+    with pytest.raises(ValidationError) as caught:
+        fact(service, text=f"CI pushes with {SECRETS['github-token']}")
+    assert "`palimpsest secret set NAME`" in caught.value.message
+    assert "`secret:NAME`" in caught.value.message
+
+
 @pytest.mark.parametrize(("kind", "secret"), SECRET_ITEMS)
 def test_redaction_on_notes_and_summaries(service: Service, kind: str, secret: str) -> None:
     mid = fact(service)

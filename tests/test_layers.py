@@ -31,8 +31,9 @@ ALLOWED = {
     "guard": {"model", "errors"},  # reading commands and matching patterns: pure
     "service": DOMAIN | {"store", "embed", "projects", "guard", "formats"},
     "config": {"errors", "gate", "service"},  # the process's configuration, for adapters
+    "keychain": {"errors", "secret_rules", "secrets"},  # secrets by name, in the OS keychain
     "mcp": DOMAIN | {"service", "config"},
-    "cli": DOMAIN | {"service", "config", "mcp", "hook_guard"},
+    "cli": DOMAIN | {"service", "config", "mcp", "hook_guard", "keychain"},
     # The guard's hook must answer before the service could load: it reads the rules
     # through store/guard_rows.py alone, and keeps the command through the service.
     "hook_guard": {"errors", "model", "guard", "projects", "store", "service"},

@@ -701,6 +701,12 @@ NEGATIVE_FAMILIES: dict[str, list[Callable[[random.Random], str]]] = {
         ),
         lambda r: f"Request id {rand(r, 32, HEX)} failed with a 502.",
     ],
+    # A value kept in the OS keychain, named (`palimpsest secret set NAME`, keychain.py).
+    "keychain-reference": [
+        lambda r: "STRIPE_SECRET_KEY=secret:stripe/live-key",
+        lambda r: "client_secret: secret:oauth/client-secret",
+        lambda r: "The staging password is secret:db.",
+    ],
     "url-without-password": [
         lambda r: "Connect with postgresql://reporting@db.internal:5432/analytics (peer auth).",
         lambda r: "https://api.acme.io/v1/items?page=2&limit=50",

@@ -99,9 +99,11 @@ def screen_redacting(
     return screen(field, cleaned, limit_name=limit_name), kinds
 
 
+# The way out, short (every refusal costs the agent's context): a person keeps the value
+# in the OS keychain (palimpsest.keychain) and the memory holds its name, which passes.
 _KEEP_OUT = (
-    "Remove it and keep a pointer instead (the vault path or the name of the environment "
-    "variable that holds it)."
+    "Store it with `palimpsest secret set NAME` (OS keychain; value on stdin) and write "
+    "`secret:NAME` instead, or a vault path or env variable name."
 )
 
 

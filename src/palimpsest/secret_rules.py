@@ -380,6 +380,10 @@ STOPWORDS = frozenset(
     stdin keychain keyring vault env environment blank see ask name ****
     changeit letmein p@ssw0rd passw0rd p@55w0rd pa$$word pa55word s3cr3t""".split()
 )
+# A secret kept by name in the OS keychain (`palimpsest secret set NAME`, palimpsest.keychain):
+# `secret:NAME` is a reference, like `vault:` or `op://`. It ends with a letter or digit, so
+# the full stop of a sentence is not part of it; a NAME that looks random is no name.
+SECRET_NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._/-]{0,98}[A-Za-z0-9])?"
 # Known documented example credentials (jwt.io's sample signature, Stripe's docs test key).
 DOCUMENTED = ("SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c", "sk_test_4eC39HqLyjWDarjtT1zdp7dc")
 # Values that are public by design, whatever word names them: Stripe publishable keys,

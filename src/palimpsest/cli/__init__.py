@@ -45,6 +45,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "revert": ("memories",),
     "revise": ("memories",),
     "scrub": ("admin",),
+    "secret": ("secret",),
     "seen": ("guard",),
     "serve": ("admin",),
     "settings": ("settings",),

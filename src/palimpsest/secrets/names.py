@@ -249,6 +249,8 @@ def named_values(text: str, lower: str) -> Iterator[Hit]:
                 end = start + len(value)
                 if mode != "assign" and (len(value) < 6 or (value.isalpha() and len(value) < 16)):
                     continue  # prose goes on: "token budget", "password policy"
+            if ident == "secret" and start == b + 1 and is_allowed(text[a:end]):
+                continue  # `secret:NAME` names a value in the OS keychain (keychain.py)
             if ident.lower() == "pass" and (
                 text[b] not in ":=" if mode == "assign" else quoted or not _DIGIT.search(value)
             ):

@@ -8,7 +8,7 @@ import binascii
 import math
 import re
 
-from ..secret_rules import DOCUMENTED, PLACEHOLDER_WORDS, PUBLIC_PREFIX, STOPWORDS
+from ..secret_rules import DOCUMENTED, PLACEHOLDER_WORDS, PUBLIC_PREFIX, SECRET_NAME, STOPWORDS
 
 # --- what is allowed: placeholders, references, public values --------------------------
 
@@ -36,6 +36,7 @@ _REFERENCE = re.compile(
     r"|Environment\.GetEnvironmentVariable|env\(|secrets\.|vars\.|var\.|local\.|data\.)"
 )
 _PUBLIC_PREFIX = re.compile(PUBLIC_PREFIX)
+_SECRET_BY_NAME = re.compile(f"secret:({SECRET_NAME})")
 
 HEX = re.compile(r"(?:0x)?[0-9a-f]+|(?:0x)?[0-9A-F]+")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
@@ -67,6 +68,11 @@ def _is_placeholder(value: str) -> bool:
 
 
 def _is_reference(value: str) -> bool:
+    by_name = _SECRET_BY_NAME.fullmatch(value)
+    if by_name:  # a key pasted after "secret:" is still a key, a password still a password
+        name = by_name[1]
+        one_word = not any(c in "._/-" for c in name)
+        return not looks_random(name) and not (one_word and looks_like_password(name))
     return bool(_REFERENCE.match(value))
 
 
