@@ -12,8 +12,10 @@ merge    into a workspace that holds something (or from another server's files),
 The unit is a memory with its whole history: one refused (a secret, a damaged record,
 an id another workspace holds, a tombstone here) is reported by line and field, never
 echoed, and the rest goes on; `strict` refuses the whole file instead. The same id with
-other content is a conflict; importing the same file again changes nothing. Both ways
-read the file twice (check, then write), so a refusal never leaves half a memory.
+other content is a conflict; importing the same file again changes nothing. The file is
+read once, into memory (importing.FileCopy); both ways check that copy whole before they
+write from it, so a refusal never leaves half a memory and what is written is what was
+checked, whatever happens to the file on disk meanwhile.
 Vectors are derived: after a restore `reindex` embeds in batches; a merge embeds each
 batch before its transaction, as a batch remember does.
 """
@@ -41,7 +43,7 @@ from ..revise.decide import duplicate_of
 from ..store import EventFilter, StoreReader, StoreWriter
 from ..store.rows import memory_from_row
 from .base import ServiceBase, notebook_name
-from .importing import FileLines, Report, Steps, numbered, screened
+from .importing import FileCopy, Report, Steps, screened
 from .restore_plan import RestorePlan
 from .roles import check_owner, check_write
 from .vectors import embedding_text, reindex
@@ -131,12 +133,12 @@ class TransferOps(ServiceBase):
         if source_format != "palimpsest":
             return self._import_foreign(path, source_format, notebook_name(notebook), dry_run,
                                         strict, progress)  # fmt: skip
-        with FileLines(path) as first:
-            try:
-                head = native.read_header(next(first, ""))
-            except UnicodeDecodeError:
-                raise ValidationError("The file is not UTF-8 text.", field="file") from None
-        _check_complete(path, head)
+        copy = FileCopy.read(path)  # the only read of the file: every pass reads the copy
+        try:
+            head = native.read_header(next(copy.lines(), ""))
+        except UnicodeDecodeError:
+            raise ValidationError("The file is not UTF-8 text.", field="file") from None
+        _check_complete(copy, head)
         _screen_header(head)
         source = {"format": native.FORMAT, "file": _shown_file(path),
                   "workspace": head.workspace["name"], "exported_at": head.exported_at}  # fmt: skip
@@ -144,10 +146,11 @@ class TransferOps(ServiceBase):
             empty = _restorable(tx)
         total = sum(head.counts.values())
         if empty:
-            return self._restore(path, Report("restore", source, dry_run), strict, total, progress)
+            report = Report("restore", source, dry_run)
+            return self._restore(copy, str(path), report, strict, total, progress)
         report = Report("merge", source, dry_run)
-        candidates = functools.partial(_native_candidates, path, report)
-        links = functools.partial(_native_links, path, report)
+        candidates = functools.partial(_native_candidates, copy, report)
+        links = functools.partial(_native_links, copy, report)
         answer = self._merge(candidates, links, report, strict, progress)
         if report.counts["unchanged"] and not dry_run:
             # The file is here already: a restore run again after it committed but before
@@ -159,10 +162,16 @@ class TransferOps(ServiceBase):
     # -- restore: a file of ours, verbatim, into an empty workspace -------------------------
 
     def _restore(
-        self, path: Path, report: Report, strict: bool, total: int, progress: Steps | None
+        self,
+        copy: FileCopy,
+        file: str,
+        report: Report,
+        strict: bool,
+        total: int,
+        progress: Steps | None,
     ) -> dict[str, Any]:
         plan = RestorePlan(report)
-        for count, (number, text) in enumerate(numbered(path), start=1):
+        for count, (number, text) in enumerate(copy.numbered(), start=1):
             plan.read(number, text)
             if progress is not None and count % 1000 == 0:
                 progress("checking", count, total)
@@ -182,10 +191,10 @@ class TransferOps(ServiceBase):
                     "import at the same time?): import again, and the file is merged.",
                     field="file",
                 )
-            counts = tx.load(plan.rows(path, progress, total))
+            counts = tx.load(plan.rows(copy, progress, total))
             return {"loaded": counts}
 
-        loaded = self._write("import", {"file": str(path)}, None, False, body)["loaded"]
+        loaded = self._write("import", {"file": file}, None, False, body)["loaded"]
         self.store.scrub(self.workspace)
         report.counts.update(_by_kind(loaded))
         answer = report.answer()
@@ -515,12 +524,12 @@ def _belongs(kind: str, row: Any, notebooks: set[str], members: set[str]) -> boo
 # -- merge of a file of ours ----------------------------------------------------------------
 
 
-def _native_candidates(path: Path, report: Report) -> Iterator[Candidate]:
+def _native_candidates(copy: FileCopy, report: Report) -> Iterator[Candidate]:
     """The current version of each memory of the file, as a merge files it."""
     notebooks: dict[str, str] = {}
     forgotten: set[str] = set()
     memories: set[str] = set()  # the memory records read so far: each before its versions
-    for number, text in numbered(path):
+    for number, text in copy.numbered():
         where = f"line {number}"
         try:
             record = native.parse_record(text)
@@ -566,10 +575,10 @@ def _native_candidates(path: Path, report: Report) -> Iterator[Candidate]:
 _LINK_OR_MEMORY = re.compile(r'"record"\s*:\s*"(link|memory)"')  # spaced, if written by hand
 
 
-def _native_links(path: Path, report: Report) -> Iterator[tuple[str, IncomingLink]]:
+def _native_links(copy: FileCopy, report: Report) -> Iterator[tuple[str, IncomingLink]]:
     """The file's links; one to a memory the source forgot is counted, not made."""
     forgotten: set[str] = set()
-    for number, text in numbered(path):
+    for number, text in copy.numbered():
         if not _LINK_OR_MEMORY.search(text):  # most lines: skipped unparsed
             continue
         try:
@@ -649,11 +658,11 @@ def _link_gap(link: IncomingLink) -> dict[str, Any]:
     return {"where": link.where, "reason": "an end of the link is not here (refused or missing)"}
 
 
-def _check_complete(path: Path, head: native.Header) -> None:
+def _check_complete(copy: FileCopy, head: native.Header) -> None:
     """Refuse a file that holds other records than its header counts (cut short, or
     changed by hand), before anything is read into the store."""
     found: Counter[str] = Counter()
-    for number, text in numbered(path):
+    for number, text in copy.numbered():
         try:
             kind = native.loads(text).get("record")
         except (ValueError, AttributeError):
