@@ -415,8 +415,12 @@ class TransferOps(ServiceBase):
         report = Report("merge", source, dry_run)
         derived = functools.partial(_derived_id, self.workspace, source_format)
 
+        # Read once: a strict import's check and its writing see the same records, even if
+        # the file or folder changes meanwhile.
+        read = list(reader(path, notebook))
+
         def records() -> Iterator[Record]:
-            return reader(path, notebook)
+            return iter(read)
 
         def candidates() -> Iterator[Candidate]:
             for record in records():
