@@ -35,7 +35,7 @@ from typing import Any, TextIO
 from .. import gate
 from ..errors import Conflict, InternalError, NotFound, PalimpsestError, ValidationError
 from ..formats import native
-from ..formats.records import Incoming, IncomingLink, Record, Unmapped
+from ..formats.records import Incoming, IncomingLink, Origin, Record, Unmapped
 from ..ids import new_id
 from ..model import KINDS, LINK_TYPES, STATUSES, Link, Memory, normalize_text
 from ..revise import Unmatched, check_rule_fields, parse_fields
@@ -59,6 +59,16 @@ class Candidate:
     where: str
     memory: Memory  # workspace, notebook and times are the importer's, set when filed
     notebook: str
+    origin: Origin | None = None  # the memory of ours a note was exported from
+
+
+class ForgottenHere(ValidationError):
+    """A note names a memory (or version) forgotten in this workspace: refused, and
+    reported by that id, which is one of ours (never a value the file made up)."""
+
+    def __init__(self, message: str, memory_id: str):
+        super().__init__(message, field="id")
+        self.memory_id = memory_id
 
 
 class TransferOps(ServiceBase):
@@ -246,13 +256,15 @@ class TransferOps(ServiceBase):
             outcome = self._outcome(tx, candidate)
         except PalimpsestError as exc:
             seen[memory.id] = "refused"
-            report.refuse(candidate.where, exc, memory.id)
+            report.refuse(candidate.where, exc, _refused_id(candidate, exc))
             return
         report.counts[outcome] += 1
 
     def _outcome(self, tx: StoreReader, candidate: Candidate) -> str:
         """`imported`, `unchanged` or `duplicates` for a candidate; a refusal raises."""
         memory = candidate.memory
+        if candidate.origin is not None:
+            _refuse_if_forgotten(tx, candidate.origin)
         if tx.get_tombstone(memory.id) is not None:
             raise ValidationError(
                 f"{memory.id} was forgotten in this workspace; a forgotten memory never comes "
@@ -315,7 +327,7 @@ class TransferOps(ServiceBase):
             self._write("import", {"chunk": [c.memory.id for c in chunk]}, None, False, body)
         for candidate, outcome in outcomes:
             if isinstance(outcome, PalimpsestError):
-                report.refuse(candidate.where, outcome, candidate.memory.id)
+                report.refuse(candidate.where, outcome, _refused_id(candidate, outcome))
             else:
                 report.counts[outcome] += 1
 
@@ -478,7 +490,7 @@ class TransferOps(ServiceBase):
             **values,
         )
         screened(memory)
-        return Candidate(record.where, memory, notebook_name(record.notebook))
+        return Candidate(record.where, memory, notebook_name(record.notebook), record.origin)
 
 
 # -- what an export holds, and in which order ---------------------------------------------
@@ -656,6 +668,33 @@ def _quietly(outcome: Callable[[StoreReader, Candidate], str], tx: StoreReader,
         return outcome(tx, candidate)
     except PalimpsestError:
         return None
+
+
+def _refuse_if_forgotten(tx: StoreReader, origin: Origin) -> None:
+    """Refuse a note exported from a memory forgotten here, or from a version of it
+    forgotten here (`forget --version`): what is forgotten stays forgotten, even when a
+    folder kept in git brings its text back under a new id."""
+    if tx.get_tombstone(origin.id) is not None:
+        raise ForgottenHere(
+            f"The note is {origin.id}, forgotten in this workspace; a forgotten memory never "
+            "comes back: delete the note (exporting again into the folder removes it).",
+            origin.id,
+        )
+    if origin.version is None or tx.get_memory(origin.id) is None:
+        return
+    for past in tx.memory_versions(origin.id):
+        if past.version == origin.version and past.memory is None:
+            raise ForgottenHere(
+                f"The note holds version {origin.version} of {origin.id}, a version forgotten "
+                "in this workspace; it never comes back: delete the note (exporting again "
+                "into the folder rewrites it).",
+                origin.id,
+            )
+
+
+def _refused_id(candidate: Candidate, exc: PalimpsestError) -> str:
+    """The id a refusal names: the forgotten one a note names, else the memory's."""
+    return exc.memory_id if isinstance(exc, ForgottenHere) else candidate.memory.id
 
 
 def _link_gap(link: IncomingLink) -> dict[str, Any]:
