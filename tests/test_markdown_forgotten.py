@@ -74,7 +74,11 @@ def _other_text(path: Path, memory_id: str) -> None:
     path.write_text(text.replace(PHONE, "Ana can be called at home"), encoding="utf-8")
 
 
-@pytest.mark.parametrize("edit", [_spelled_otherwise, _other_text])
+def _front_matter_cut(path: Path, memory_id: str) -> None:
+    path.write_text(path.read_text(encoding="utf-8").split("---\n", 2)[2], encoding="utf-8")
+
+
+@pytest.mark.parametrize("edit", [_spelled_otherwise, _other_text, _front_matter_cut])
 def test_a_note_naming_the_forgotten_id_otherwise_or_with_other_text_is_refused(
     service: Service, tmp_path: Path, edit: Any
 ) -> None:

@@ -40,8 +40,9 @@ A note's notebook is its folder's relative path (`projects/auth`); notes at the 
 the caller's notebook. A note of ours (front matter with `id` and `kind`) is its fields and
 text only, the text exactly as the export wrote it: nothing is read out of its body. Every
 record of a note whose front matter has a string `id` carries it as its `origin` (trimmed,
-lower case, with the note's `version`): the service refuses it where that memory, or that
-version, was forgotten.
+lower case, with the note's `version`), and so does one without an `id` named as our
+export names a memory's file (`m_...md`): the service refuses it where that memory, or
+that version, was forgotten.
 
 Reported (`Unmapped`) rather than brought: a link naming no note of the folder; a note
 that is not UTF-8, larger than MAX_NOTE_BYTES, not a regular file, whose front matter is
@@ -91,6 +92,7 @@ _LIST_ITEM = re.compile(r"\s*(?:[-*+]|\d+[.)])\s+(.*)")
 _CATEGORY = re.compile(r"\[([^\[\]()]+)\]\s+(.+)")
 _TIMESTAMP = re.compile(r"\d{1,3}:\d{2}(?::\d{2})?(?:[.,]\d{1,3})?")
 _WIKI_LINK = re.compile(r"\[\[([^\[\]]+)\]\]")
+_EXPORTED_NAME = re.compile(r"m_[0-9a-z]{20}")  # a memory file of our export, by its name
 
 
 @dataclass(frozen=True)
@@ -117,9 +119,14 @@ class _Note:
     @property
     def origin(self) -> Origin | None:
         """The memory the front matter's `id` names (any note that has one, of ours or
-        not), in our ids' shape whatever its case or spacing, and its `version`."""
+        not), in our ids' shape whatever its case or spacing, and its `version`; without
+        an `id`, the memory a file name of our export names (`m_....md`, its front matter
+        cut away)."""
         ident = self.meta.get("id")
         if not isinstance(ident, str) or not ident.strip():
+            stem = PurePosixPath(self.rel).stem.strip().casefold()
+            ident = stem if _EXPORTED_NAME.fullmatch(stem) else None
+        if ident is None:
             return None
         version = self.meta.get("version")
         if not isinstance(version, int) or isinstance(version, bool):
