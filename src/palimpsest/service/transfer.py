@@ -10,12 +10,14 @@ merge    into a workspace that holds something (or from another server's files),
          its source: nobody can write history in another's name.
 
 The unit is a memory with its whole history: one refused (a secret, a damaged record,
-an id another workspace holds, a tombstone here) is reported by line and field, never
+an id another workspace holds, a tombstone here, a markdown note of a memory or version
+forgotten here) is reported by line and field, never
 echoed, and the rest goes on; `strict` refuses the whole file instead. The same id with
 other content is a conflict; importing the same file again changes nothing. The file is
-read once, into memory (importing.FileCopy); both ways check that copy whole before they
-write from it, so a refusal never leaves half a memory and what is written is what was
-checked, whatever happens to the file on disk meanwhile.
+read once, into memory (importing.FileCopy), and every pass reads that copy: a restore
+checks it whole before it loads it, a merge checks each memory as it files it, so a
+refusal never leaves half a memory and what is written is what was checked, whatever
+happens to the file on disk meanwhile.
 Vectors are derived: after a restore `reindex` embeds in batches; a merge embeds each
 batch before its transaction, as a batch remember does.
 """
