@@ -16,6 +16,9 @@ import sys
 import threading
 from pathlib import Path
 
+import pytest
+
+from palimpsest.errors import ValidationError
 from palimpsest.service import Service
 from palimpsest.store import open_store
 
@@ -132,3 +135,17 @@ def test_a_restore_from_standard_input(tmp_path: Path, env: dict[str, str]) -> N
             assert len(tx.memories_at(None)) == 3
     finally:
         store.close()
+
+
+def test_a_file_with_no_end_of_line_is_refused_before_it_is_held_whole(
+    service: Service, tmp_path: Path, env: dict[str, str]
+) -> None:
+    """Read once, a file must not be held whole to be refused: /dev/zero has no end."""
+    with pytest.raises(ValidationError) as refused:
+        service.import_file(Path("/dev/zero"))
+    assert refused.value.to_dict()["field"] == "file"
+    command = [sys.executable, "-m", "palimpsest", "--db", str(tmp_path / "t.db"), "--json",
+               "import", "/dev/zero"]  # fmt: skip
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0
+    assert json.loads(done.stdout or done.stderr)["error_class"] == "validation"

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from .. import gate
 from ..errors import Conflict, NotFound, PalimpsestError, ValidationError
@@ -87,16 +87,16 @@ class FileCopy:
     the counts, the checks, the load) reads these bytes, so what is loaded is what was
     checked even if the file is changed or swapped on disk meanwhile; a pipe such as
     /dev/stdin, which can be read once only, is read whole too. It costs the file's size
-    in memory."""
+    in memory, held as the chunks it was read in (never joined: that would hold it twice)."""
 
-    def __init__(self, data: bytes):
-        self.data = data
+    def __init__(self, chunks: list[bytes]):
+        self.chunks = chunks
 
     @classmethod
     def read(cls, path: Path) -> FileCopy:
         try:
             with path.open("rb") as handle:
-                return cls(handle.read())
+                return cls(_bounded_chunks(handle))
         except FileNotFoundError:
             raise NotFound(f"No file {path}: check the path.", field="file") from None
         except IsADirectoryError:
@@ -112,7 +112,8 @@ class FileCopy:
     def lines(self) -> Iterator[str]:
         """The file's lines, UTF-8, without their ends, each no longer than any record of
         ours (a line that is raises; one not UTF-8 raises UnicodeDecodeError)."""
-        text = io.TextIOWrapper(io.BytesIO(self.data), encoding="utf-8", newline="")
+        raw = io.BufferedReader(_ChunkReader(self.chunks))
+        text = io.TextIOWrapper(raw, encoding="utf-8", newline="")
         number = 0
         while line := text.readline(MAX_LINE + 1):
             number += 1
@@ -132,3 +133,48 @@ class FileCopy:
                     yield number, text
         except UnicodeDecodeError:
             raise ValidationError("The file is not UTF-8 text.", field="file") from None
+
+
+def _bounded_chunks(handle: BinaryIO) -> list[bytes]:
+    """The handle's bytes, refused as soon as a line runs past any record of ours (in
+    UTF-8, at most four bytes a character): a wrong file (/dev/zero, a disk image) is
+    never held whole."""
+    chunks: list[bytes] = []
+    number, line = 1, 0  # the line being read, and its bytes so far
+    while chunk := handle.read(1 << 20):
+        end = chunk.rfind(b"\n")
+        if end == -1:
+            line += len(chunk)
+        else:
+            number += chunk.count(b"\n")
+            line = len(chunk) - end - 1
+        if line > MAX_LINE * 4:
+            raise ValidationError(
+                f"Line {number} is longer than any record of ours ({MAX_LINE:,} characters): "
+                "this is not an export of ours, or it was changed; nothing was imported.",
+                field="file",
+            )
+        chunks.append(chunk)
+    return chunks
+
+
+class _ChunkReader(io.RawIOBase):
+    """A stream over a file's chunks, read in order, each from where the last read ended."""
+
+    def __init__(self, chunks: list[bytes]):
+        self.chunks = chunks
+        self.index = self.offset = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while self.index < len(self.chunks):
+            chunk = memoryview(self.chunks[self.index])[self.offset :]
+            if chunk:
+                size = min(len(buffer), len(chunk))
+                buffer[:size] = chunk[:size]
+                self.offset += size
+                return size
+            self.index, self.offset = self.index + 1, 0
+        return 0
