@@ -198,3 +198,57 @@ def test_a_readme_of_ones_own_in_the_folder_is_never_overwritten(
     assert files(out) == {"README.md": mine}  # refused before anything was written
     service.export_markdown(tmp_path / "memory")  # a folder of its own: the index is ours
     service.export_markdown(tmp_path / "memory")  # and again: ours, rewritten in place
+
+
+# -- a destination reached through a symbolic link (issue 30, item 14) ------------------------
+
+
+def _link_to_folder(tmp_path: Path, outside: Path) -> Path:
+    (tmp_path / "link").symlink_to(outside, target_is_directory=True)
+    return tmp_path / "link"
+
+
+def _dangling_link(tmp_path: Path, outside: Path) -> Path:
+    (tmp_path / "link").symlink_to(outside / "not-yet", target_is_directory=True)
+    return tmp_path / "link"
+
+
+def _link_to_a_file(tmp_path: Path, outside: Path) -> Path:
+    (outside / "notes.txt").write_text("mine", encoding="utf-8")
+    (tmp_path / "link").symlink_to(outside / "notes.txt")
+    return tmp_path / "link"
+
+
+def _under_a_linked_folder(tmp_path: Path, outside: Path) -> Path:
+    (tmp_path / "repo").symlink_to(outside, target_is_directory=True)
+    return tmp_path / "repo" / "memory"
+
+
+def _an_existing_file(tmp_path: Path, outside: Path) -> Path:
+    (tmp_path / "memory").write_text("mine", encoding="utf-8")
+    return tmp_path / "memory"
+
+
+@pytest.mark.parametrize(
+    "destination",
+    [_link_to_folder, _dangling_link, _link_to_a_file, _under_a_linked_folder, _an_existing_file],
+)
+def test_the_cli_never_exports_through_a_link_and_writes_nothing(
+    tmp_path: Path, env: dict[str, str], destination: Any
+) -> None:
+    db, outside = tmp_path / "a.db", tmp_path / "outside"
+    outside.mkdir()
+    run = [sys.executable, "-m", "palimpsest", "--db", str(db)]
+    subprocess.run([*run, "remember", "-n", "web", "--kind", "fact", "Webhooks at /hooks"],
+                   env=env, check=True, capture_output=True)  # fmt: skip
+    before = files(tmp_path)
+    out = destination(tmp_path, outside)
+    made = files(tmp_path)
+    done = subprocess.run([*run, "--json", "export", "--markdown", str(out)], env=env,
+                          capture_output=True, text=True)  # fmt: skip
+    assert done.returncode != 0
+    refusal = json.loads(done.stdout or done.stderr)
+    assert (refusal["error_class"], refusal["field"]) == ("validation", "markdown")
+    assert files(tmp_path) == made and set(made) >= set(before)  # nothing written anywhere
+    folders = [p.name for p in tmp_path.rglob("*") if p.is_dir() and not p.is_symlink()]
+    assert folders == ["outside"]

@@ -83,6 +83,8 @@ def import_(env: Env, /, file: str, source_format: str, notebook: str, dry_run: 
     memory is filed anew as an `import` event by you, naming the file. A memory refused
     (a secret, an id held here with other content, one forgotten here) is reported by
     line and field, and the rest goes in; importing the same file again changes nothing.
+    FILE is read once, into memory, and what is written is what was checked: a pipe such
+    as /dev/stdin works too.
     """
     service = env.service()
     with ExitStack() as stack:

@@ -38,7 +38,11 @@ A link target is found by permalink, then relative path, then title, then file s
 first note in path order when several match; case and a `|alias` or `#heading` ignored).
 A note's notebook is its folder's relative path (`projects/auth`); notes at the top go to
 the caller's notebook. A note of ours (front matter with `id` and `kind`) is its fields and
-text only, the text exactly as the export wrote it: nothing is read out of its body.
+text only, the text exactly as the export wrote it: nothing is read out of its body. Every
+record of a note whose front matter has a string `id` carries it as its `origin` (trimmed,
+lower case, with the note's `version`), and so does one without an `id` named as our
+export names a memory's file (`m_...md`): the service refuses it where that memory, or
+that version, was forgotten.
 
 Reported (`Unmapped`) rather than brought: a link naming no note of the folder; a note
 that is not UTF-8, larger than MAX_NOTE_BYTES, not a regular file, whose front matter is
@@ -73,7 +77,7 @@ from ..model import KINDS, LINK_TYPES, RULE_KINDS, STATUSES
 from .markdown_out import INDEX_MARK
 from .mcp_memory import digest, link_type
 from .mem0 import KINDS_OF_OURS, MAX_NOTEBOOK, Tally, actor, iso_time, plain_name
-from .records import Incoming, IncomingLink, Record, Records, Unmapped
+from .records import Incoming, IncomingLink, Origin, Record, Records, Unmapped
 
 MAX_NOTE_BYTES = 1_000_000
 MAX_FRONT_MATTER_VALUES = 10_000  # keys and values, an alias counted each time it is used
@@ -88,6 +92,7 @@ _LIST_ITEM = re.compile(r"\s*(?:[-*+]|\d+[.)])\s+(.*)")
 _CATEGORY = re.compile(r"\[([^\[\]()]+)\]\s+(.+)")
 _TIMESTAMP = re.compile(r"\d{1,3}:\d{2}(?::\d{2})?(?:[.,]\d{1,3})?")
 _WIKI_LINK = re.compile(r"\[\[([^\[\]]+)\]\]")
+_EXPORTED_NAME = re.compile(r"m_[0-9a-z]{20}")  # a memory file of our export, by its name
 
 
 @dataclass(frozen=True)
@@ -110,6 +115,23 @@ class _Note:
         if isinstance(permalink, str) and permalink.strip():
             return f"permalink:{permalink.strip()}"
         return f"path:{self.rel}"
+
+    @property
+    def origin(self) -> Origin | None:
+        """The memory the front matter's `id` names (any note that has one, of ours or
+        not), in our ids' shape whatever its case or spacing, and its `version`; without
+        an `id`, the memory a file name of our export names (`m_....md`, its front matter
+        cut away)."""
+        ident = self.meta.get("id")
+        if not isinstance(ident, str) or not ident.strip():
+            stem = PurePosixPath(self.rel).stem.strip().casefold()
+            ident = stem if _EXPORTED_NAME.fullmatch(stem) else None
+        if ident is None:
+            return None
+        version = self.meta.get("version")
+        if not isinstance(version, int) or isinstance(version, bool):
+            version = None
+        return Origin(unicodedata.normalize("NFKC", ident).strip().casefold(), version)
 
     @property
     def title(self) -> str:
@@ -361,7 +383,7 @@ def _note(note: _Note, notebook: str, index: _Index, left_out: Tally) -> Iterato
         if key not in _USED and key not in _TIME_KEYS:
             left_out.add(plain_name(key), rel)
     fields["text"] = _text(note.body, note.ours) or note.title
-    yield Incoming(note.ref, rel, notebook, fields, author=author, status=status)
+    yield Incoming(note.ref, rel, notebook, fields, author, status, note.origin)
     yield from reports
     if note.ours:
         yield from _links_of_ours(note)
@@ -583,7 +605,7 @@ def _related(
         if fact not in seen.refs:
             seen.refs.add(fact)
             fields = {"kind": "fact", "title": note.title, "text": text}
-            yield Incoming(fact, where, notebook, fields)
+            yield Incoming(fact, where, notebook, fields, origin=note.origin)
             yield IncomingLink(fact, note.ref, "part_of", where)
     if target != note.ref:
         yield from _linked(seen, note.ref, target, plain or "relates_to", where)
@@ -642,5 +664,5 @@ def _observed(
     fields: dict[str, Any] = {"kind": kind or "fact", "title": note.title, "text": text}
     if tags:
         fields["tags"] = list(dict.fromkeys(tags))
-    yield Incoming(ref, where, notebook, fields)
+    yield Incoming(ref, where, notebook, fields, origin=note.origin)
     yield IncomingLink(ref, note.ref, "part_of", where)

@@ -13,6 +13,11 @@ The same memories always give the same bytes. Exporting again into the folder re
 the files whose bytes change and removes only stale files of its own (a `MEMORY_ID.md` whose
 front matter opens with that id); anything else in the folder is left alone. Each file is
 written beside its name and renamed, so an interrupted export leaves whole files only.
+
+Nothing is written through a symbolic link: a DIR that is one, or lies under one as given
+(`DIR` a link, `links/DIR`, a dangling link), is refused before anything is written, and
+so is a link where a notebook's folder or the index goes; a link where a file goes is
+replaced, never followed.
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ def write_markdown(
 ) -> dict[str, int]:
     """Write `memories` under `directory`; `links(id)` gives a memory's links. Answers the
     counts of notebooks and memories, and of files written, unchanged and removed."""
+    _refuse_links(directory)
     if directory.exists() and not directory.is_dir():
         raise ValidationError(
             f"{directory} is a file: give --markdown a folder (it is made if missing).",
@@ -83,6 +89,22 @@ def write_markdown(
         counts["written" if changed else "unchanged"] += 1
     counts["removed"] = _remove_stale(directory, set(wanted))
     return counts
+
+
+def _refuse_links(directory: Path) -> None:
+    """Refuse a folder that is, or lies under, a symbolic link, as given: the link (one
+    left by anyone who could write where it is, or checked out of a repository) would take
+    the files wherever it points. The real path, given instead, is written to."""
+    for part in (directory, *directory.parents):
+        if not part.is_symlink():
+            continue
+        real = os.path.realpath(directory) if directory.parent.exists() else None
+        hint = f"give its real path ({real}) if that is the folder meant, or " if real else ""
+        raise ValidationError(
+            f"{part} is a symbolic link, and an export never writes through one; nothing was "
+            f"written: {hint}give a folder that is not reached through a link.",
+            field="markdown",
+        )
 
 
 def _memory_file(memory: Memory, notebook: str, links: list[Link]) -> str:

@@ -3,6 +3,7 @@
     Incoming      a memory: its notebook and remember's fields (kind, text, title, ...)
     IncomingLink  a link between two Incoming records, named by their `ref`
     Unmapped      something the source holds that has no place here, and why
+    Origin        the memory (and version) of a store of ours a record was exported from
 
 `ref` is stable for the same content of the same source: the service derives the
 memory's id from it, so importing the same file twice files nothing new the second time.
@@ -18,6 +19,16 @@ from typing import Any
 
 
 @dataclass(frozen=True)
+class Origin:
+    """The memory a note names as its own (our markdown export's front matter `id`, in the
+    shape our ids have: trimmed, lower case), and its version when the note says: an
+    import refuses a record whose origin was forgotten where it lands."""
+
+    id: str
+    version: int | None = None
+
+
+@dataclass(frozen=True)
 class Incoming:
     ref: str
     where: str
@@ -25,6 +36,7 @@ class Incoming:
     fields: dict[str, Any]  # remember's fields: kind and text always, others as mapped
     author: str | None = None  # who wrote it in the source, when the source says
     status: str = "active"  # or "superseded" / "retracted" when the source retired it
+    origin: Origin | None = None  # the memory it was exported from, when it says
 
 
 @dataclass(frozen=True)

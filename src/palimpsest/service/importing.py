@@ -2,18 +2,18 @@
 on a memory it would file.
 
     Report     what an import did or would do, by line and field, never by text
-    FileLines  a file's lines, each no longer than any record of ours
-    numbered   the records of an export file with their line numbers
+    FileCopy   a file of ours read once into memory: its lines and its numbered records
     screened   the gate as remember's, and on what a file brings that a caller does not
 """
 
 from __future__ import annotations
 
+import io
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from .. import gate
 from ..errors import Conflict, NotFound, PalimpsestError, ValidationError
@@ -82,44 +82,99 @@ def screened(memory: Memory) -> None:
     gate.screen_record(fields)
 
 
-class FileLines:
-    """A file's lines, UTF-8, without their ends; a missing file is not_found."""
+class FileCopy:
+    """A file of ours read once, whole, into memory. Every pass of an import (the header,
+    the counts, the checks, the load) reads these bytes, so what is loaded is what was
+    checked even if the file is changed or swapped on disk meanwhile; a pipe such as
+    /dev/stdin, which can be read once only, is read whole too. It costs the file's size
+    in memory, held as the chunks it was read in (never joined: that would hold it twice)."""
 
-    def __init__(self, path: Path):
+    def __init__(self, chunks: list[bytes]):
+        self.chunks = chunks
+
+    @classmethod
+    def read(cls, path: Path) -> FileCopy:
         try:
-            self.handle = path.open(encoding="utf-8", newline="")
+            with path.open("rb") as handle:
+                return cls(_bounded_chunks(handle))
         except FileNotFoundError:
             raise NotFound(f"No file {path}: check the path.", field="file") from None
         except IsADirectoryError:
             raise ValidationError(
                 f"{path} is a folder: give the export file.", field="file"
             ) from None
+        except PermissionError:
+            raise ValidationError(
+                f"{path} cannot be read (no permission): give a file you may read.",
+                field="file",
+            ) from None
 
-    def __enter__(self) -> Iterator[str]:
-        return self._read()
-
-    def _read(self) -> Iterator[str]:
+    def lines(self) -> Iterator[str]:
+        """The file's lines, UTF-8, without their ends, each no longer than any record of
+        ours (a line that is raises; one not UTF-8 raises UnicodeDecodeError)."""
+        raw = io.BufferedReader(_ChunkReader(self.chunks))
+        text = io.TextIOWrapper(raw, encoding="utf-8", newline="")
         number = 0
-        while text := self.handle.readline(MAX_LINE + 1):
+        while line := text.readline(MAX_LINE + 1):
             number += 1
-            if len(text) > MAX_LINE:
+            if len(line) > MAX_LINE:
                 raise ValidationError(
                     f"Line {number} is longer than any record of ours ({MAX_LINE:,} "
                     "characters): the file was changed; nothing was imported.",
                     field="file",
                 )
-            yield text.rstrip("\r\n")
+            yield line.rstrip("\r\n")
 
-    def __exit__(self, *_: object) -> None:
-        self.handle.close()
-
-
-def numbered(path: Path) -> Iterator[tuple[int, str]]:
-    """The records of an export file with their line numbers, the header skipped."""
-    with FileLines(path) as read:
+    def numbered(self) -> Iterator[tuple[int, str]]:
+        """The records of an export file with their line numbers, the header skipped."""
         try:
-            for number, text in enumerate(read, start=1):
+            for number, text in enumerate(self.lines(), start=1):
                 if number > 1 and text.strip():
                     yield number, text
         except UnicodeDecodeError:
             raise ValidationError("The file is not UTF-8 text.", field="file") from None
+
+
+def _bounded_chunks(handle: BinaryIO) -> list[bytes]:
+    """The handle's bytes, refused as soon as a line runs past any record of ours (in
+    UTF-8, at most four bytes a character): a wrong file (/dev/zero, a disk image) is
+    never held whole."""
+    chunks: list[bytes] = []
+    number, line = 1, 0  # the line being read, and its bytes so far
+    while chunk := handle.read(1 << 20):
+        end = chunk.rfind(b"\n")
+        if end == -1:
+            line += len(chunk)
+        else:
+            number += chunk.count(b"\n")
+            line = len(chunk) - end - 1
+        if line > MAX_LINE * 4:
+            raise ValidationError(
+                f"Line {number} is longer than any record of ours ({MAX_LINE:,} characters): "
+                "this is not an export of ours, or it was changed; nothing was imported.",
+                field="file",
+            )
+        chunks.append(chunk)
+    return chunks
+
+
+class _ChunkReader(io.RawIOBase):
+    """A stream over a file's chunks, read in order, each from where the last read ended."""
+
+    def __init__(self, chunks: list[bytes]):
+        self.chunks = chunks
+        self.index = self.offset = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while self.index < len(self.chunks):
+            chunk = memoryview(self.chunks[self.index])[self.offset :]
+            if chunk:
+                size = min(len(buffer), len(chunk))
+                buffer[:size] = chunk[:size]
+                self.offset += size
+                return size
+            self.index, self.offset = self.index + 1, 0
+        return 0

@@ -1,7 +1,7 @@
 """The first reading of a file of ours to restore verbatim (service/transfer.py): every
 record checked as the store and the write gate would check it, and what a refusal takes
 with it (a memory's events, versions, links and disputes; a notebook's memories); then
-the second reading, the rows a restore loads.
+the second reading of the same copy of the file, the rows a restore loads.
 """
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 from .. import gate
@@ -18,7 +17,7 @@ from ..formats import native
 from ..model import DISPUTE_STATES, KINDS, LINK_TYPES, STATUSES
 from ..store import StoreReader
 from ..store.rows import memory_from_row
-from .importing import Report, Steps, numbered, screened
+from .importing import FileCopy, Report, Steps, screened
 from .roles import ROLES
 
 # The gate's limit of a column whose name is not its limit's (gate.LIMITS), by record kind.
@@ -226,11 +225,12 @@ class RestorePlan:
         self.histories.clear()
 
     def rows(
-        self, path: Path, progress: Steps | None, total: int
+        self, copy: FileCopy, progress: Steps | None, total: int
     ) -> Iterator[tuple[str, dict[str, Any]]]:
-        """The second reading: what is kept, as rows `load` replays."""
+        """The second reading, of the copy the first one checked: what is kept, as rows
+        `load` replays."""
         kept_events: set[int] = set()
-        for count, (number, text) in enumerate(numbered(path), start=1):
+        for count, (number, text) in enumerate(copy.numbered(), start=1):
             if progress is not None and count % 1000 == 0:
                 progress("writing", count, total)
             if number in self.dropped:

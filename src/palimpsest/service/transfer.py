@@ -10,10 +10,14 @@ merge    into a workspace that holds something (or from another server's files),
          its source: nobody can write history in another's name.
 
 The unit is a memory with its whole history: one refused (a secret, a damaged record,
-an id another workspace holds, a tombstone here) is reported by line and field, never
+an id another workspace holds, a tombstone here, a markdown note of a memory or version
+forgotten here) is reported by line and field, never
 echoed, and the rest goes on; `strict` refuses the whole file instead. The same id with
-other content is a conflict; importing the same file again changes nothing. Both ways
-read the file twice (check, then write), so a refusal never leaves half a memory.
+other content is a conflict; importing the same file again changes nothing. The file is
+read once, into memory (importing.FileCopy), and every pass reads that copy: a restore
+checks it whole before it loads it, a merge checks each memory as it files it, so a
+refusal never leaves half a memory and what is written is what was checked, whatever
+happens to the file on disk meanwhile.
 Vectors are derived: after a restore `reindex` embeds in batches; a merge embeds each
 batch before its transaction, as a batch remember does.
 """
@@ -33,7 +37,7 @@ from typing import Any, TextIO
 from .. import gate
 from ..errors import Conflict, InternalError, NotFound, PalimpsestError, ValidationError
 from ..formats import native
-from ..formats.records import Incoming, IncomingLink, Record, Unmapped
+from ..formats.records import Incoming, IncomingLink, Origin, Record, Unmapped
 from ..ids import new_id
 from ..model import KINDS, LINK_TYPES, STATUSES, Link, Memory, normalize_text
 from ..revise import Unmatched, check_rule_fields, parse_fields
@@ -41,7 +45,7 @@ from ..revise.decide import duplicate_of
 from ..store import EventFilter, StoreReader, StoreWriter
 from ..store.rows import memory_from_row
 from .base import ServiceBase, notebook_name
-from .importing import FileLines, Report, Steps, numbered, screened
+from .importing import FileCopy, Report, Steps, screened
 from .restore_plan import RestorePlan
 from .roles import check_owner, check_write
 from .vectors import embedding_text, reindex
@@ -57,6 +61,16 @@ class Candidate:
     where: str
     memory: Memory  # workspace, notebook and times are the importer's, set when filed
     notebook: str
+    origin: Origin | None = None  # the memory of ours a note was exported from
+
+
+class ForgottenHere(ValidationError):
+    """A note names a memory (or version) forgotten in this workspace: refused, and
+    reported by that id, which is one of ours (never a value the file made up)."""
+
+    def __init__(self, message: str, memory_id: str):
+        super().__init__(message, field="id")
+        self.memory_id = memory_id
 
 
 class TransferOps(ServiceBase):
@@ -131,12 +145,12 @@ class TransferOps(ServiceBase):
         if source_format != "palimpsest":
             return self._import_foreign(path, source_format, notebook_name(notebook), dry_run,
                                         strict, progress)  # fmt: skip
-        with FileLines(path) as first:
-            try:
-                head = native.read_header(next(first, ""))
-            except UnicodeDecodeError:
-                raise ValidationError("The file is not UTF-8 text.", field="file") from None
-        _check_complete(path, head)
+        copy = FileCopy.read(path)  # the only read of the file: every pass reads the copy
+        try:
+            head = native.read_header(next(copy.lines(), ""))
+        except UnicodeDecodeError:
+            raise ValidationError("The file is not UTF-8 text.", field="file") from None
+        _check_complete(copy, head)
         _screen_header(head)
         source = {"format": native.FORMAT, "file": _shown_file(path),
                   "workspace": head.workspace["name"], "exported_at": head.exported_at}  # fmt: skip
@@ -144,10 +158,11 @@ class TransferOps(ServiceBase):
             empty = _restorable(tx)
         total = sum(head.counts.values())
         if empty:
-            return self._restore(path, Report("restore", source, dry_run), strict, total, progress)
+            report = Report("restore", source, dry_run)
+            return self._restore(copy, str(path), report, strict, total, progress)
         report = Report("merge", source, dry_run)
-        candidates = functools.partial(_native_candidates, path, report)
-        links = functools.partial(_native_links, path, report)
+        candidates = functools.partial(_native_candidates, copy, report)
+        links = functools.partial(_native_links, copy, report)
         answer = self._merge(candidates, links, report, strict, progress)
         if report.counts["unchanged"] and not dry_run:
             # The file is here already: a restore run again after it committed but before
@@ -159,10 +174,16 @@ class TransferOps(ServiceBase):
     # -- restore: a file of ours, verbatim, into an empty workspace -------------------------
 
     def _restore(
-        self, path: Path, report: Report, strict: bool, total: int, progress: Steps | None
+        self,
+        copy: FileCopy,
+        file: str,
+        report: Report,
+        strict: bool,
+        total: int,
+        progress: Steps | None,
     ) -> dict[str, Any]:
         plan = RestorePlan(report)
-        for count, (number, text) in enumerate(numbered(path), start=1):
+        for count, (number, text) in enumerate(copy.numbered(), start=1):
             plan.read(number, text)
             if progress is not None and count % 1000 == 0:
                 progress("checking", count, total)
@@ -182,10 +203,10 @@ class TransferOps(ServiceBase):
                     "import at the same time?): import again, and the file is merged.",
                     field="file",
                 )
-            counts = tx.load(plan.rows(path, progress, total))
+            counts = tx.load(plan.rows(copy, progress, total))
             return {"loaded": counts}
 
-        loaded = self._write("import", {"file": str(path)}, None, False, body)["loaded"]
+        loaded = self._write("import", {"file": file}, None, False, body)["loaded"]
         self.store.scrub(self.workspace)
         report.counts.update(_by_kind(loaded))
         answer = report.answer()
@@ -237,13 +258,15 @@ class TransferOps(ServiceBase):
             outcome = self._outcome(tx, candidate)
         except PalimpsestError as exc:
             seen[memory.id] = "refused"
-            report.refuse(candidate.where, exc, memory.id)
+            report.refuse(candidate.where, exc, _refused_id(candidate, exc))
             return
         report.counts[outcome] += 1
 
     def _outcome(self, tx: StoreReader, candidate: Candidate) -> str:
         """`imported`, `unchanged` or `duplicates` for a candidate; a refusal raises."""
         memory = candidate.memory
+        if candidate.origin is not None:
+            _refuse_if_forgotten(tx, candidate.origin)
         if tx.get_tombstone(memory.id) is not None:
             raise ValidationError(
                 f"{memory.id} was forgotten in this workspace; a forgotten memory never comes "
@@ -306,7 +329,7 @@ class TransferOps(ServiceBase):
             self._write("import", {"chunk": [c.memory.id for c in chunk]}, None, False, body)
         for candidate, outcome in outcomes:
             if isinstance(outcome, PalimpsestError):
-                report.refuse(candidate.where, outcome, candidate.memory.id)
+                report.refuse(candidate.where, outcome, _refused_id(candidate, outcome))
             else:
                 report.counts[outcome] += 1
 
@@ -406,8 +429,12 @@ class TransferOps(ServiceBase):
         report = Report("merge", source, dry_run)
         derived = functools.partial(_derived_id, self.workspace, source_format)
 
+        # Read once: a strict import's check and its writing see the same records, even if
+        # the file or folder changes meanwhile.
+        read = list(reader(path, notebook))
+
         def records() -> Iterator[Record]:
-            return reader(path, notebook)
+            return iter(read)
 
         def candidates() -> Iterator[Candidate]:
             for record in records():
@@ -465,7 +492,7 @@ class TransferOps(ServiceBase):
             **values,
         )
         screened(memory)
-        return Candidate(record.where, memory, notebook_name(record.notebook))
+        return Candidate(record.where, memory, notebook_name(record.notebook), record.origin)
 
 
 # -- what an export holds, and in which order ---------------------------------------------
@@ -515,12 +542,12 @@ def _belongs(kind: str, row: Any, notebooks: set[str], members: set[str]) -> boo
 # -- merge of a file of ours ----------------------------------------------------------------
 
 
-def _native_candidates(path: Path, report: Report) -> Iterator[Candidate]:
+def _native_candidates(copy: FileCopy, report: Report) -> Iterator[Candidate]:
     """The current version of each memory of the file, as a merge files it."""
     notebooks: dict[str, str] = {}
     forgotten: set[str] = set()
     memories: set[str] = set()  # the memory records read so far: each before its versions
-    for number, text in numbered(path):
+    for number, text in copy.numbered():
         where = f"line {number}"
         try:
             record = native.parse_record(text)
@@ -566,10 +593,10 @@ def _native_candidates(path: Path, report: Report) -> Iterator[Candidate]:
 _LINK_OR_MEMORY = re.compile(r'"record"\s*:\s*"(link|memory)"')  # spaced, if written by hand
 
 
-def _native_links(path: Path, report: Report) -> Iterator[tuple[str, IncomingLink]]:
+def _native_links(copy: FileCopy, report: Report) -> Iterator[tuple[str, IncomingLink]]:
     """The file's links; one to a memory the source forgot is counted, not made."""
     forgotten: set[str] = set()
-    for number, text in numbered(path):
+    for number, text in copy.numbered():
         if not _LINK_OR_MEMORY.search(text):  # most lines: skipped unparsed
             continue
         try:
@@ -645,15 +672,42 @@ def _quietly(outcome: Callable[[StoreReader, Candidate], str], tx: StoreReader,
         return None
 
 
+def _refuse_if_forgotten(tx: StoreReader, origin: Origin) -> None:
+    """Refuse a note exported from a memory forgotten here, or from a version of it
+    forgotten here (`forget --version`): what is forgotten stays forgotten, even when a
+    folder kept in git brings its text back under a new id."""
+    if tx.get_tombstone(origin.id) is not None:
+        raise ForgottenHere(
+            f"The note is {origin.id}, forgotten in this workspace; a forgotten memory never "
+            "comes back: delete the note (exporting again into the folder removes it).",
+            origin.id,
+        )
+    if origin.version is None or tx.get_memory(origin.id) is None:
+        return
+    for past in tx.memory_versions(origin.id):
+        if past.version == origin.version and past.memory is None:
+            raise ForgottenHere(
+                f"The note holds version {origin.version} of {origin.id}, a version forgotten "
+                "in this workspace; it never comes back: delete the note (exporting again "
+                "into the folder rewrites it).",
+                origin.id,
+            )
+
+
+def _refused_id(candidate: Candidate, exc: PalimpsestError) -> str:
+    """The id a refusal names: the forgotten one a note names, else the memory's."""
+    return exc.memory_id if isinstance(exc, ForgottenHere) else candidate.memory.id
+
+
 def _link_gap(link: IncomingLink) -> dict[str, Any]:
     return {"where": link.where, "reason": "an end of the link is not here (refused or missing)"}
 
 
-def _check_complete(path: Path, head: native.Header) -> None:
+def _check_complete(copy: FileCopy, head: native.Header) -> None:
     """Refuse a file that holds other records than its header counts (cut short, or
     changed by hand), before anything is read into the store."""
     found: Counter[str] = Counter()
-    for number, text in numbered(path):
+    for number, text in copy.numbered():
         try:
             kind = native.loads(text).get("record")
         except (ValueError, AttributeError):
