@@ -162,7 +162,9 @@ def serve(
             err=True,
         )
     if http:  # it reads only the directories its owner configured: it has none of its own
-        service.places = Places(working_dir=None, allowed=config.check_dirs)
+        owners = {d: service.find_workspace(w) if w else service.workspace
+                  for d, w in config.check_dirs.items()}  # fmt: skip
+        service.places = Places.served(owners, service.workspace)
         host, port = config.http_host, config.http_port
         if not is_loopback(host) and not service.has_keys():
             raise ValidationError(
