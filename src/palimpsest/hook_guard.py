@@ -44,6 +44,7 @@ class Call:
 class Verdict:
     decision: str
     body: dict[str, Any]
+    notebook_id: str | None = None  # where the command ran, for keeping it (not printed)
 
 
 def read_call(raw: str, form: str) -> Call:
@@ -186,17 +187,25 @@ def _judge_sqlite(path: Path, call: Call) -> Verdict:
     from .guard import decide
     from .guard.rules import applying
     from .model import now_utc
-    from .projects import find_project
+    from .projects import binding_lost, find_project
     from .store.guard_rows import read_forbidding_rules
 
     assert call.command is not None
     project = find_project(Path(call.cwd or os.getcwd()))  # no `cwd`: where the agent ran it
-    notebook = project.notebook if project else None
-    notebook_id, rules = read_forbidding_rules(path, WORKSPACE, notebook)
-    decision = decide(call.command, applying(rules, notebook_id, now_utc()))
+    found, rules = read_forbidding_rules(path, WORKSPACE, project.refs if project else ())
+    at = now_utc()
+    notebook_id, name = found or (None, project.notebook if project else None)
+    decision = decide(call.command, applying(rules, notebook_id, at))
     body = decision.to_dict()
-    body["notebook"] = notebook
-    return Verdict(decision.decision, body)
+    body["notebook"] = name
+    lost = binding_lost(
+        project, notebook_id, rules, at, call.command
+    )  # as the service's guard asks
+    if lost is not None and body["decision"] == "allow":
+        body |= {"decision": "ask", "reason": lost}
+    elif project is not None and notebook_id is None:  # as the service's guard warns
+        body["warnings"] = [project.unknown_notebook()]
+    return Verdict(body["decision"], body, notebook_id)
 
 
 def keep_later(db: str, call: Call, verdict: Verdict) -> None:
@@ -216,7 +225,7 @@ def keep_later(db: str, call: Call, verdict: Verdict) -> None:
         service = open_service(db, actor=ACTOR, create=False)
         try:
             assert call.command is not None
-            notebook = verdict.body.get("notebook")
+            notebook = verdict.notebook_id or verdict.body.get("notebook")  # id: the surest
             service.keep_seen(call.command, verdict.decision, notebook, call.session)
         finally:
             service.close()

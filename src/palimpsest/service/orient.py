@@ -21,7 +21,7 @@ from ..projects import PROJECT_FILE, Places, find_project
 from ..secrets import redact
 from ..store import SearchQuery, StoreReader
 from .base import ServiceBase, checked_budget, refuse_nul
-from .checks import Bound, directory, here, stale_by_evidence
+from .checks import Bound, directory, here, notebook_of, stale_by_evidence
 from .settings import freshness_days
 from .usefulness import usefulness_factor
 
@@ -88,6 +88,9 @@ class OrientOps(ServiceBase):
                 project_root, notebook = str(project.root), project.notebook
         with self.store.read(self.workspace) as tx:
             at = self.clock()
+            if project is not None:  # by the id the binding records: a rename keeps it
+                found = notebook_of(tx, project)
+                notebook = found.id if found is not None else notebook
             lenient = project_root is not None or not must_exist
             nb, scope = self._scope(tx, notebook, lenient=lenient)
             if dir is not None and project_root is None:
