@@ -76,6 +76,10 @@ async def test_a_workspace_reads_only_its_own_configured_directories_over_http(
             assert (await refuse(client, "check", dir=str(lab / "link")))["error_class"] == (
                 "forbidden"
             )
+            (lab / "config.toml").unlink()
+            (lab / "config.toml").symlink_to(shop / "config.toml")  # nor is a linked file
+            linked = await call(client, "check", dir=str(lab))
+            assert not linked.get("holds") and linked["fails"][0]["reason"] == "leaves the project"
 
 
 def test_check_dirs_are_given_to_workspaces_in_the_file_or_the_environment(
@@ -107,3 +111,13 @@ def test_a_directory_inside_another_workspaces_is_refused(tmp_path: Path) -> Non
     served = Places.served({outer: "w_a", inner: "w_a"}, "w_a")
     assert served.permits(inner) and not served.within("w_b").permits(inner)
     assert served.within("w_b").within("w_a").permits(inner)  # a request moves, never narrows
+
+
+def test_a_served_directory_swapped_for_a_link_later_moves_nothing(tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    served = Places.served({a: "w_a", b: "w_b"}, "w_a")
+    b.rmdir()
+    b.symlink_to(a)  # after the server started
+    assert not served.within("w_b").permits(b) and not served.within("w_b").permits(a)

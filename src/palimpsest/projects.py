@@ -37,9 +37,9 @@ class Project:
         """Why nothing of this binding applies: it names no notebook of the workspace."""
         return (
             f"{self.root / PROJECT_FILE} names the notebook {shown(self.notebook)}, which this "
-            "workspace does not hold (renamed or deleted before its id was recorded, or "
-            "bound in another store): its rules cannot be told. Bind the project again: "
-            f"palimpsest project bind {self.root} --notebook NAME"
+            "workspace does not hold (not made yet, renamed or deleted before its id "
+            "was recorded, or bound in another store): its rules cannot be told. Bind the "
+            f"project again: palimpsest project bind {self.root} --notebook NAME"
         )
 
 
@@ -130,8 +130,9 @@ class Places:
 
     def __post_init__(self) -> None:
         # Resolved once, when configured: a directory swapped for a symlink later (to
-        # another workspace's) does not move what is permitted.
-        if self.allowed is not None:
+        # another workspace's) does not move what is permitted. A server's were resolved
+        # by `served`, and each request's `within` takes them as they are.
+        if self.allowed is not None and self.owners is None:
             object.__setattr__(self, "allowed", tuple(p.resolve() for p in self.allowed))
 
     @classmethod

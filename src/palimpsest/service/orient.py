@@ -98,6 +98,8 @@ class OrientOps(ServiceBase):
             nb, scope = self._scope(tx, notebook, lenient=lenient)
             if dir is not None and project_root is None:
                 scope = ()  # outside any project: what binds everywhere, and nothing else
+            elif project is not None and nb is None:
+                note = project.unknown_notebook() + " Only workspace-wide rules are briefed."
             elif notebook is not None and nb is None:
                 note = f"Notebook {notebook!r} holds no memories yet: only workspace-wide rules."
             if project is not None:
