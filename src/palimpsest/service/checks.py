@@ -13,6 +13,7 @@ changed or went away since its hash was recorded makes the memory possibly stale
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,24 @@ class Bound:
         the workspace-wide rules."""
         wide = memory.kind in RULE_KINDS and memory.scope == "workspace"
         return memory.notebook_id == self.notebook.id or wide
+
+
+def served_places(
+    dirs: Mapping[Path, str | None], workspace: str, find: Callable[[str], str]
+) -> Places:
+    """An HTTP server's places: each directory of `http.check_dirs` for the workspace it
+    names (`find` gives a name's id; none named: `workspace`, the server's own)."""
+    owners = {}
+    for path, name in dirs.items():
+        try:
+            owners[path] = find(name) if name else workspace
+        except NotFound:
+            raise ValidationError(
+                f"`http.check_dirs` gives {path} to the workspace {name!r}, which this store "
+                "does not hold: name one of `palimpsest workspace list`.",
+                field="http.check_dirs",
+            ) from None
+    return Places.served(owners, workspace)
 
 
 def directory(places: Places, given: str | None) -> Path:
