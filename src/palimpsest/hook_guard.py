@@ -186,8 +186,9 @@ def _sqlite_store(argv: list[str]) -> Path | None:
 def _judge_sqlite(path: Path, call: Call) -> Verdict:
     from .guard import decide
     from .guard.rules import applying
+    from .guard.unbound import refused_in_some_notebook
     from .model import now_utc
-    from .projects import binding_lost, find_project
+    from .projects import find_project
     from .store.guard_rows import read_forbidding_rules
 
     assert call.command is not None
@@ -198,13 +199,15 @@ def _judge_sqlite(path: Path, call: Call) -> Verdict:
     decision = decide(call.command, applying(rules, notebook_id, at))
     body = decision.to_dict()
     body["notebook"] = name
-    lost = binding_lost(
-        project, notebook_id, rules, at, call.command
-    )  # as the service's guard asks
-    if lost is not None and body["decision"] == "allow":
-        body |= {"decision": "ask", "reason": lost}
-    elif project is not None and notebook_id is None:  # as the service's guard warns
-        body["warnings"] = [project.unknown_notebook()]
+    unbound = project if project is not None and notebook_id is None else None
+    if (
+        unbound
+        and body["decision"] == "allow"
+        and refused_in_some_notebook(call.command, rules, at)
+    ):
+        body |= {"decision": "ask", "reason": unbound.lost()}  # as the service's guard asks
+    elif unbound:  # as the service's guard warns
+        body["warnings"] = [unbound.unknown_notebook()]
     return Verdict(body["decision"], body, notebook_id)
 
 

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import json
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .errors import ValidationError
-from .model import Memory
 
 PROJECT_FILE = ".palimpsest.toml"
 
@@ -32,6 +31,11 @@ class Project:
     def refs(self) -> tuple[str, ...]:
         """How to look the notebook up, the surest first: its id, then its name."""
         return (self.notebook_id, self.notebook) if self.notebook_id else (self.notebook,)
+
+    def lost(self) -> str:
+        """Why the guard asks about a command it would allow: this binding names no notebook,
+        and a notebook's rule (which may be the project's own) refuses the command."""
+        return self.unknown_notebook() + " (a forbidden rule of a notebook refuses this command)"
 
     def unknown_notebook(self) -> str:
         """Why nothing of this binding applies: it names no notebook of the workspace."""
@@ -94,24 +98,6 @@ def shown(name: str) -> str:
     """A name from a file, quoted on one line and bounded, for a message."""
     flat = " ".join(name.split())
     return repr(flat if len(flat) <= 80 else flat[:79] + "…")
-
-
-def binding_lost(
-    project: Project | None, notebook_id: str | None, rules: Iterable[Memory], at: str,
-    command: str,
-) -> str | None:  # fmt: skip
-    """Why the guard asks about `command` rather than allow it: `project`'s file names no
-    notebook of the workspace (`notebook_id` None), and a notebook's forbidden rule, which
-    may be the project's own, would refuse it (or cannot tell). None when nothing is lost."""
-    if project is None or notebook_id is not None:
-        return None
-    from .guard import decide  # the guard's hook loads no more than it needs
-    from .guard.rules import applies
-
-    rules = [r for r in rules if r.scope != "workspace" and applies(r, r.notebook_id, at)]
-    if rules and decide(command, rules).decision != "allow":
-        return project.unknown_notebook() + " (a forbidden rule of a notebook refuses this command)"
-    return None
 
 
 @dataclass(frozen=True)

@@ -18,9 +18,10 @@ from ..guard import Decision, decide, simple_commands
 from ..guard.decide import refusals_of, rule_patterns
 from ..guard.patterns import program_of
 from ..guard.rules import CONTESTED, applying, enforcing
+from ..guard.unbound import refused_in_some_notebook
 from ..ids import new_id
 from ..model import MAX_COMMAND, Memory, Notebook, SeenCommand, add_days
-from ..projects import Places, Project, binding_lost, find_project
+from ..projects import Places, Project, find_project
 from ..secrets import redact
 from ..store import StoreReader
 from .base import ServiceBase
@@ -147,7 +148,8 @@ class GuardOps(ServiceBase):
                 )
             every = tx.forbidding_rules()
         decision = decide(command, applying(every, nb.id if nb else None, at))
-        lost = binding_lost(place.binding, nb.id if nb else None, every, at, command)
+        binding = place.binding if nb is None else None  # a binding naming no notebook
+        lost = binding.lost() if binding and refused_in_some_notebook(command, every, at) else None
         result = answer(decision, place, nb, lost)
         if keep:
             self.keep_seen(command, result["decision"], nb.id if nb else None, session)
