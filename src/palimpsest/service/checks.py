@@ -93,8 +93,8 @@ def _no_working_dir(places: Places) -> str:
         listed = ", ".join(str(p) for p in places.allowed)
         return f"Give `dir`: one of the directories this server may read ({listed}) or below."
     return (
-        "This server reads no directory: its owner lists those it may read in the `check_dirs` "
-        "configuration key."
+        "This server reads no directory for this workspace: its owner gives directories to "
+        "workspaces in the `http.check_dirs` configuration key."
     )
 
 
@@ -102,7 +102,10 @@ def _not_permitted(places: Places) -> str:
     if not places.allowed:
         return _no_working_dir(places)
     listed = ", ".join(str(p) for p in places.allowed)
-    return f"This server reads only the directories its owner configured ({listed}) and below."
+    return (
+        f"This server reads only the directories its owner configured for this workspace "
+        f"({listed}) and below."
+    )
 
 
 def project_at(places: Places, given: str | None) -> Project:
