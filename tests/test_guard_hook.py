@@ -171,3 +171,58 @@ def test_guard_from_the_shell_exits_by_decision(
     refused = guard("   ")
     assert refused.returncode == 1
     assert json.loads(refused.stdout)["error_class"] == "validation"
+
+
+def palimpsest(env: dict[str, str], *args: str) -> dict[str, Any]:
+    done = subprocess.run([sys.executable, "-m", "palimpsest", *args, "--json"],
+                          capture_output=True, text=True, env=env, timeout=60)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    answer: dict[str, Any] = json.loads(done.stdout)
+    return answer
+
+
+# The ordinary command line (the service), not the fast path: a workspace named disables it.
+ORDINARY = {"PALIMPSEST_WORKSPACE": "default"}
+
+
+def test_a_renamed_notebook_keeps_its_project_bound_by_id(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    db = str(tmp_path / "store.db")
+    file_rules(db)
+    shop = tmp_path / "shop"
+    shop.mkdir()
+    bound = palimpsest(env, "--db", db, "project", "bind", str(shop), "--notebook", "web")
+    palimpsest(env, "--db", db, "notebook", "edit", "web", "--name", "web-renamed")
+    for extra in ({}, ORDINARY):
+        denied = hook(env | extra, "claude", claude("git push --force", shop), "--db", db)
+        output = json.loads(denied.stdout)["hookSpecificOutput"]
+        assert output["permissionDecision"] == "deny", extra
+        generic = hook(env | extra, "generic", {"command": "ls", "cwd": str(shop)}, "--db", db)
+        assert json.loads(generic.stdout)["notebook"] == "web-renamed"
+    shown = palimpsest(env, "--db", db, "project", "show", str(shop))
+    assert (shown["notebook"], shown["notebook_id"]) == ("web-renamed", bound["notebook_id"])
+    assert "rename" in shown["note"]
+
+
+def test_a_binding_naming_no_notebook_asks_while_notebook_rules_exist(
+    env: dict[str, str], tmp_path: Path, project: Path
+) -> None:
+    db = str(tmp_path / "store.db")
+    file_rules(db)
+    palimpsest(env, "--db", db, "notebook", "edit", "web", "--name", "web-renamed")
+    for extra in ({}, ORDINARY):  # a file from before ids were kept names the old name alone
+        asked = hook(env | extra, "claude", claude("git push --force", project), "--db", db)
+        output = json.loads(asked.stdout)["hookSpecificOutput"]
+        assert output["permissionDecision"] == "ask", extra
+        assert "palimpsest project bind" in output["permissionDecisionReason"]
+        for command, code in (("git push --force", 3), ("ls", 0)):  # `ls`: no rule refuses it
+            payload = {"command": command, "cwd": str(project)}
+            generic = hook(env | extra, "generic", payload, "--db", db)
+            assert generic.returncode == code, (extra, command)
+            assert "palimpsest project bind" in json.dumps(json.loads(generic.stdout))
+    empty = str(tmp_path / "empty.db")  # no rule of any notebook: nothing is lost
+    palimpsest(env, "--db", empty, "notebook", "create", "other")
+    for extra in ({}, ORDINARY):
+        allowed = hook(env | extra, "claude", claude("git push --force", project), "--db", empty)
+        assert json.loads(allowed.stdout) == {}

@@ -7,10 +7,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp import Client
 
 from palimpsest.errors import Forbidden, NotFound, ValidationError
+from palimpsest.mcp import build_server
 from palimpsest.projects import Places, bind_project
 from palimpsest.service import Service
+
+from .mcp_helpers import call
 
 FORCE = {"kind": "forbidden", "literals": ["git push --force"]}
 
@@ -50,6 +54,7 @@ def test_rules_apply_in_their_notebook_or_everywhere_when_workspace_wide(
     service: Service, tmp_path: Path
 ) -> None:
     rule(service, notebook="other")
+    service.create_notebook(name="web")
     bind_project(tmp_path, "web")
     assert service.guard(command="git push --force", dir=str(tmp_path))["decision"] == "allow"
     assert service.guard(command="git push --force")["decision"] == "allow"
@@ -260,3 +265,36 @@ def test_a_superseding_rule_is_tried_too(service: Service) -> None:
     with pytest.raises(ValidationError):
         service.revise(id=rule_id, supersede=True, check=wider, because="push less")
     assert service.inspect(id=rule_id)["memory"]["status"] == "active"
+
+
+@pytest.mark.anyio
+async def test_mcp_guard_says_when_only_workspace_wide_rules_were_checked(
+    service: Service, tmp_path: Path
+) -> None:
+    rule(service)
+    bind_project(tmp_path, "web")
+    service.places = Places(working_dir=None, allowed=(tmp_path,))  # a team server's
+    server = build_server(service)
+    try:
+        async with Client(server) as client:
+            blind = await call(client, "guard", command="git push --force")
+            assert blind["decision"] == "allow" and blind.get("notebook") is None
+            assert "`dir`" in blind["note"] and "`notebook`" in blind["note"]
+            seen = await call(client, "guard", command="git push --force", dir=str(tmp_path))
+            assert seen["decision"] == "deny" and "note" not in seen
+            named = await call(client, "guard", command="git push --force", notebook="web")
+            assert named["decision"] == "deny" and "note" not in named
+    finally:
+        server.close()
+
+
+def test_a_binding_naming_no_notebook_asks_when_a_notebook_s_rule_refuses(
+    service: Service, tmp_path: Path
+) -> None:
+    rule(service)
+    bind_project(tmp_path, "gone")  # by hand, or the notebook renamed before ids were kept
+    asked = service.guard(command="git push --force", dir=str(tmp_path))
+    assert asked["decision"] == "ask" and "palimpsest project bind" in asked["reason"]
+    allowed = service.guard(command="ls", dir=str(tmp_path))  # no rule anywhere refuses it
+    assert allowed["decision"] == "allow"
+    assert "palimpsest project bind" in allowed["warnings"][0]

@@ -53,3 +53,15 @@ def test_a_server_reads_only_what_its_places_permit(tmp_path: Path) -> None:
     assert not http.permits(allowed / "link")
     assert not Places().permits(allowed)  # nothing configured: nothing read
     assert local_places().allowed is None and local_places().working_dir == Path.cwd().resolve()
+
+
+def test_a_binding_records_the_notebook_s_id_and_any_name_round_trips(tmp_path: Path) -> None:
+    for name in ('web "shop"', "a\\b", "tab\there", "del\x7f", "line\nbreak", "caf\u00e9 \u2028"):
+        project = bind_project(tmp_path, name, "nb_01abc")
+        assert (project.notebook, project.notebook_id) == (name.strip(), "nb_01abc")
+        assert project.refs == ("nb_01abc", name.strip())
+    old = bind_project(tmp_path, "shop")  # a file by hand, or from before ids were kept
+    assert (old.notebook_id, old.refs) == (None, ("shop",))
+    (tmp_path / PROJECT_FILE).write_text('notebook = "shop"\nnotebook_id = 7\n')
+    with pytest.raises(ValidationError, match="notebook_id"):
+        find_project(tmp_path)

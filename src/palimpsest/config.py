@@ -123,18 +123,47 @@ def _embedder(value: Any) -> str:
     raise ValueError(f"one of {', '.join(sorted(EMBEDDERS))}")
 
 
-def _directories(value: Any) -> tuple[str, ...]:
-    """Absolute directory paths: a list in the file, or joined by the path separator (`:`
-    on Linux and macOS) in the environment. Each is expanded (`~`) and resolved."""
+def _check_dirs(value: Any) -> dict[str, str | None]:
+    """Each directory an HTTP server may read, with the workspace it belongs to (None: the
+    workspace the server itself acts in). In the file, a table `{"/srv/shop" = "team-a"}`,
+    or a list of `DIR=WORKSPACE` (or bare `DIR`); in the environment, such entries joined
+    by the path separator (`:` on Linux and macOS). Each path is absolute, expanded (`~`)
+    and resolved."""
+    what = (
+        'a table of absolute directory paths to workspace names ({"/srv/shop" = "team-a"}), '
+        f"or a list of DIR=WORKSPACE entries (in the environment, joined by {os.pathsep!r})"
+    )
     if isinstance(value, str):
         value = [part for part in value.split(os.pathsep) if part.strip()]
-    what = f"a list of absolute directory paths (in the environment, joined by {os.pathsep!r})"
-    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+    if isinstance(value, list):
+        if not all(isinstance(v, str) for v in value):
+            raise ValueError(what)
+        pairs = [_dir_entry(v) for v in value]
+    elif isinstance(value, dict):
+        pairs = list(value.items())
+    else:
         raise ValueError(what)
-    paths = [Path(v.strip()).expanduser() for v in value]
-    if not all(p.is_absolute() for p in paths) or any("\0" in v for v in value):
-        raise ValueError(what)
-    return tuple(str(p.resolve()) for p in paths)
+    found: dict[str, str | None] = {}
+    for raw, workspace in pairs:
+        if not isinstance(raw, str) or not raw.strip() or "\0" in raw:
+            raise ValueError(what)
+        if workspace is not None and (not isinstance(workspace, str) or not workspace.strip()):
+            raise ValueError(what)
+        path = Path(raw.strip()).expanduser()
+        if not path.is_absolute():
+            raise ValueError(what)
+        resolved = str(path.resolve())
+        owner = workspace.strip() if workspace else None
+        if found.get(resolved, owner) != owner:  # one directory, two workspaces: which?
+            raise ValueError(what + ", each directory given to one workspace")
+        found[resolved] = owner
+    return found
+
+
+def _dir_entry(entry: str) -> tuple[str, str | None]:
+    """`DIR=WORKSPACE` (a workspace's name holds no `=`), or a bare `DIR`."""
+    head, equals, tail = entry.rpartition("=")
+    return (head, tail) if equals else (entry, None)
 
 
 @dataclass(frozen=True)
@@ -174,9 +203,11 @@ KEYS: Mapping[str, Key] = {
             "time a client has to send a request's headers"),
         Key("http.keep_alive_seconds", 5, _whole(1, 300),
             "how long an idle connection is kept between requests"),
-        Key("http.check_dirs", (), _directories,
-            "the directories `check` (and anchors) may read over HTTP, with those below; none "
-            "by default (the CLI and a stdio server read their working directory)"),
+        Key("http.check_dirs", {}, _check_dirs,
+            "the directories `check`, `guard`, `orient` (and anchors) may read over HTTP, "
+            "with those below, each for one workspace's requests (DIR=WORKSPACE; a bare DIR: "
+            "the server's own workspace); none by default (the CLI and a stdio server read "
+            "their working directory)"),
         Key("http.stateless", False, _yes_no,
             "answer each HTTP request on its own, keeping no MCP session: for several "
             "processes behind one address (a reverse proxy)", "--stateless"),
@@ -239,8 +270,10 @@ class Config:
         return str(self.values["embedder"])
 
     @property
-    def check_dirs(self) -> tuple[Path, ...]:
-        return tuple(Path(p) for p in self.values["http.check_dirs"])
+    def check_dirs(self) -> dict[Path, str | None]:
+        """Each directory an HTTP server may read -> the name of the workspace it belongs
+        to (None: the one the server acts in)."""
+        return {Path(p): w for p, w in self.values["http.check_dirs"].items()}
 
     @property
     def limits(self) -> Limits:

@@ -44,6 +44,7 @@ class Call:
 class Verdict:
     decision: str
     body: dict[str, Any]
+    notebook_id: str | None = None  # where the command ran, for keeping it (not printed)
 
 
 def read_call(raw: str, form: str) -> Call:
@@ -185,18 +186,29 @@ def _sqlite_store(argv: list[str]) -> Path | None:
 def _judge_sqlite(path: Path, call: Call) -> Verdict:
     from .guard import decide
     from .guard.rules import applying
+    from .guard.unbound import refused_in_some_notebook
     from .model import now_utc
     from .projects import find_project
     from .store.guard_rows import read_forbidding_rules
 
     assert call.command is not None
     project = find_project(Path(call.cwd or os.getcwd()))  # no `cwd`: where the agent ran it
-    notebook = project.notebook if project else None
-    notebook_id, rules = read_forbidding_rules(path, WORKSPACE, notebook)
-    decision = decide(call.command, applying(rules, notebook_id, now_utc()))
+    found, rules = read_forbidding_rules(path, WORKSPACE, project.refs if project else ())
+    at = now_utc()
+    notebook_id, name = found or (None, project.notebook if project else None)
+    decision = decide(call.command, applying(rules, notebook_id, at))
     body = decision.to_dict()
-    body["notebook"] = notebook
-    return Verdict(decision.decision, body)
+    body["notebook"] = name
+    unbound = project if project is not None and notebook_id is None else None
+    if (
+        unbound
+        and body["decision"] == "allow"
+        and refused_in_some_notebook(call.command, rules, at)
+    ):
+        body |= {"decision": "ask", "reason": unbound.lost()}  # as the service's guard asks
+    elif unbound:  # as the service's guard warns
+        body["warnings"] = [unbound.unknown_notebook()]
+    return Verdict(body["decision"], body, notebook_id)
 
 
 def keep_later(db: str, call: Call, verdict: Verdict) -> None:
@@ -216,7 +228,7 @@ def keep_later(db: str, call: Call, verdict: Verdict) -> None:
         service = open_service(db, actor=ACTOR, create=False)
         try:
             assert call.command is not None
-            notebook = verdict.body.get("notebook")
+            notebook = verdict.notebook_id or verdict.body.get("notebook")  # id: the surest
             service.keep_seen(call.command, verdict.decision, notebook, call.session)
         finally:
             service.close()

@@ -16,8 +16,8 @@ import click
 
 from ..config import is_loopback
 from ..errors import ValidationError
-from ..projects import Places
 from ..service import DEFAULT_WORKSPACE, copy_between, store_label
+from ..service.checks import served_places
 from . import render
 from .app import Env, command, emit, palimpsest, pass_env
 from .demo import run_demo
@@ -162,7 +162,8 @@ def serve(
             err=True,
         )
     if http:  # it reads only the directories its owner configured: it has none of its own
-        service.places = Places(working_dir=None, allowed=config.check_dirs)
+        service.places = served_places(config.check_dirs, service.workspace,
+                                       service.find_workspace)  # fmt: skip
         host, port = config.http_host, config.http_port
         if not is_loopback(host) and not service.has_keys():
             raise ValidationError(

@@ -21,7 +21,8 @@ def project() -> None:
 @pass_env
 def project_bind(env: Env, /, directory: str, notebook: str, create: bool) -> None:
     """Bind DIR (default: here) to a notebook by writing .palimpsest.toml at its root,
-    replacing an earlier binding. The notebook must exist, or --create makes it: a typo
+    replacing an earlier binding. The file records the notebook's name and id: renaming
+    the notebook later keeps the binding. The notebook must exist, or --create makes it: a typo
     would otherwise bind an empty notebook, and `check` would pass with nothing to check."""
     emit(env.service().bind_project(dir=directory, notebook=notebook, create=create))
 

@@ -17,10 +17,11 @@ from typing import Any
 import click
 
 from ..errors import PalimpsestError
-from ..service.orient import DEFAULT_BUDGET
+from ..service.orient import DEFAULT_BUDGET, LINE_CHARS, one_line
 from .app import Env, command, pass_env
 from .hooks import hook
 
+ASK_CHARS = 1_000  # the request to file what was learned, with the notebook's name
 GENERIC_HELP = "Answer with one JSON object on stdout instead of Claude Code's form."
 
 
@@ -110,13 +111,15 @@ def session_end(env: Env, /, notebook: str | None, generic: bool) -> None:
 
 def _reason(result: dict[str, Any]) -> str:
     """What the agent reads when asked to go on: the request, what it wrote, what is open."""
-    lines = [result["ask"]]
+    lines = [one_line(result["ask"], ASK_CHARS)]  # it names the notebook: a user's text
     if result["written"]:
         lines.append(f"Written since the session began ({len(result['written'])}):")
-        lines += [f"- {w['op']} {w['kind']} {w['id']}: {w['text']}" for w in result["written"]]
+        lines += [f"- {w['op']} {w['kind']} {w['id']}: {one_line(w['text'], LINE_CHARS)}"
+                  for w in result["written"]]  # fmt: skip
     else:
         lines.append("Nothing was written to memory since the session began.")
     if result["open"]:
         lines.append("Open in the notebook:")
-        lines += [f"- {o['kind']} {o['id']}: {o['text']}" for o in result["open"]]
+        lines += [f"- {o['kind']} {o['id']}" + (f": {one_line(o['text'], LINE_CHARS)}"
+                  if o.get("text") else "") for o in result["open"]]  # fmt: skip
     return "\n".join(lines)

@@ -90,6 +90,7 @@ class ServiceBase:
         """This service acting in another workspace of the same store."""
         moved = copy.copy(self)
         moved.workspace = workspace
+        moved.places = self.places.within(workspace)  # a server's directories are per workspace
         return moved
 
     def with_actor(self, actor: str) -> Self:

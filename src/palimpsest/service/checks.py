@@ -13,6 +13,7 @@ changed or went away since its hash was recorded makes the memory possibly stale
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from typing import Any
 from ..checks import anchor_reasons, check_said, run_check, runnable, with_hashes
 from ..errors import Forbidden, NotFound, ValidationError
 from ..model import RULE_KINDS, Memory, Notebook
-from ..projects import PROJECT_FILE, Places, Project, bind_project, find_project
+from ..projects import PROJECT_FILE, Places, Project, bind_project, find_project, shown
 from ..revise import Unmatched
 from ..store import StoreReader, StoreWriter
 from .notebooks import NotebookOps
@@ -41,6 +42,24 @@ class Bound:
         the workspace-wide rules."""
         wide = memory.kind in RULE_KINDS and memory.scope == "workspace"
         return memory.notebook_id == self.notebook.id or wide
+
+
+def served_places(
+    dirs: Mapping[Path, str | None], workspace: str, find: Callable[[str], str]
+) -> Places:
+    """An HTTP server's places: each directory of `http.check_dirs` for the workspace it
+    names (`find` gives a name's id; none named: `workspace`, the server's own)."""
+    owners = {}
+    for path, name in dirs.items():
+        try:
+            owners[path] = find(name) if name else workspace
+        except NotFound:
+            raise ValidationError(
+                f"`http.check_dirs` gives {path} to the workspace {name!r}, which this store "
+                "does not hold: name one of `palimpsest workspace list`.",
+                field="http.check_dirs",
+            ) from None
+    return Places.served(owners, workspace)
 
 
 def directory(places: Places, given: str | None) -> Path:
@@ -74,8 +93,8 @@ def _no_working_dir(places: Places) -> str:
         listed = ", ".join(str(p) for p in places.allowed)
         return f"Give `dir`: one of the directories this server may read ({listed}) or below."
     return (
-        "This server reads no directory: its owner lists those it may read in the `check_dirs` "
-        "configuration key."
+        "This server reads no directory for this workspace: its owner gives directories to "
+        "workspaces in the `http.check_dirs` configuration key."
     )
 
 
@@ -83,7 +102,10 @@ def _not_permitted(places: Places) -> str:
     if not places.allowed:
         return _no_working_dir(places)
     listed = ", ".join(str(p) for p in places.allowed)
-    return f"This server reads only the directories its owner configured ({listed}) and below."
+    return (
+        f"This server reads only the directories its owner configured for this workspace "
+        f"({listed}) and below."
+    )
 
 
 def project_at(places: Places, given: str | None) -> Project:
@@ -100,14 +122,20 @@ def project_at(places: Places, given: str | None) -> Project:
     return project
 
 
+def notebook_of(tx: StoreReader, project: Project) -> Notebook | None:
+    """The notebook `project` is bound to: by the id its file records (it survives a
+    rename), else by the name (a file written by hand, or in another store)."""
+    for ref in project.refs:
+        found = tx.get_notebook(ref)
+        if found is not None:
+            return found
+    return None
+
+
 def bound(tx: StoreReader, project: Project) -> Bound:
-    notebook = tx.get_notebook(project.notebook)
+    notebook = notebook_of(tx, project)
     if notebook is None:
-        raise NotFound(
-            f"{project.root / PROJECT_FILE} names the notebook {project.notebook!r}, which this "
-            f"workspace does not hold: create it, or bind the project to another ({BIND_HINT}).",
-            field="dir",
-        )
+        raise NotFound(project.unknown_notebook(), field="dir")
     return Bound(project, notebook)
 
 
@@ -121,7 +149,7 @@ def here(tx: StoreReader, places: Places) -> Bound | None:
         return None
     if project is None or not places.permits(project.root):
         return None
-    notebook = tx.get_notebook(project.notebook)
+    notebook = notebook_of(tx, project)
     return Bound(project, notebook) if notebook is not None else None
 
 
@@ -187,11 +215,12 @@ class CheckOps(NotebookOps):  # binding may create the notebook
         """The project holding `dir` (None: the working directory) and its notebook."""
         project = project_at(self.places, dir)
         with self.store.read(self.workspace) as tx:
-            notebook = tx.get_notebook(project.notebook)
+            notebook = notebook_of(tx, project)
         return _project_view(project, notebook)
 
     def bind_project(self, *, dir: str, notebook: str, create: bool = False) -> dict[str, Any]:
-        """Bind a directory to a notebook: write `.palimpsest.toml` at its root.
+        """Bind a directory to a notebook: write `.palimpsest.toml` at its root, naming the
+        notebook and recording its id (a rename later keeps the binding).
 
         The notebook must exist, or `create` makes it: a typo bound to a new, empty
         notebook would make `check` pass with nothing to check.
@@ -214,7 +243,7 @@ class CheckOps(NotebookOps):  # binding may create the notebook
             with self.store.read(self.workspace) as tx:
                 found = tx.get_notebook(answer["notebook"]["id"])
         assert found is not None
-        project = bind_project(path, found.name)
+        project = bind_project(path, found.name, found.id)
         return _project_view(project, found) | {"created": created}
 
     def check(self, *, dir: str | None = None) -> dict[str, Any]:
@@ -265,10 +294,25 @@ def _check_line(memory: Memory) -> dict[str, Any]:
 
 
 def _project_view(project: Project, notebook: Notebook | None) -> dict[str, Any]:
-    return {
+    view: dict[str, Any] = {
         "dir": str(project.root),
         "file": str(project.root / PROJECT_FILE),
-        "notebook": project.notebook,
+        "notebook": notebook.name if notebook else project.notebook,
         "notebook_id": notebook.id if notebook else None,
         "notebook_exists": notebook is not None,
     }
+    if notebook is None:
+        view["note"] = project.unknown_notebook()
+    elif project.notebook_id is None:
+        view["note"] = (
+            "The file names the notebook by name alone: a rename would lose the binding. "
+            f"Bind it again to record its id (palimpsest project bind {project.root} "
+            f"--notebook {notebook.id})."
+        )
+    elif notebook.name != project.notebook:
+        view["note"] = (
+            f"The file still names the notebook {shown(project.notebook)}, its name before a "
+            "rename; it is found by its id. Bind it again to write its name (palimpsest "
+            f"project bind {project.root} --notebook {notebook.id})."
+        )
+    return view

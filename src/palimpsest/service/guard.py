@@ -18,9 +18,10 @@ from ..guard import Decision, decide, simple_commands
 from ..guard.decide import refusals_of, rule_patterns
 from ..guard.patterns import program_of
 from ..guard.rules import CONTESTED, applying, enforcing
+from ..guard.unbound import refused_in_some_notebook
 from ..ids import new_id
-from ..model import MAX_COMMAND, Memory, SeenCommand, add_days
-from ..projects import Places, find_project
+from ..model import MAX_COMMAND, Memory, Notebook, SeenCommand, add_days
+from ..projects import Places, Project, find_project
 from ..secrets import redact
 from ..store import StoreReader
 from .base import ServiceBase
@@ -41,6 +42,14 @@ class Place:
     notebook: str | None
     project: str | None = None
     named: bool = False  # named by the caller (an unknown one is refused), not by a project
+    binding: Project | None = None  # the project file that named it, when one did
+
+    @property
+    def refs(self) -> tuple[str, ...]:
+        """How to look the notebook up: the binding's id, then its name; or the name given."""
+        if self.binding is not None:
+            return self.binding.refs
+        return (self.notebook,) if self.notebook is not None else ()
 
 
 SEEN_PREFIX = "cmd_"  # the ids of kept commands
@@ -75,7 +84,7 @@ def where(dir: Any, notebook: Any, places: Places) -> Place:
     project = find_project(path)
     if project is None or not places.permits(project.root):
         return Place(None)
-    return Place(project.notebook, str(project.root))
+    return Place(project.notebook, str(project.root), binding=project)
 
 
 def check_command(command: Any) -> str:
@@ -90,15 +99,26 @@ def check_command(command: Any) -> str:
     return command
 
 
-def answer(decision: Decision, place: Place, notebook_found: bool) -> dict[str, Any]:
+WIDE_ONLY = (
+    "Only workspace-wide rules were checked: no notebook is known here. Pass `dir` (a "
+    "directory of a bound project) or `notebook` to check a notebook's rules too."
+)
+
+
+def answer(
+    decision: Decision, place: Place, found: Notebook | None, lost: str | None
+) -> dict[str, Any]:
+    """The guard's answer; `lost`: why a binding naming no notebook turns an allow to ask."""
     body = decision.to_dict()
-    body["notebook"] = place.notebook
+    body["notebook"] = found.name if found is not None else place.notebook
     if place.project is not None:
         body["project"] = place.project
-    if place.notebook is not None and not notebook_found:
-        body["warnings"] = [
-            f"No notebook is named {place.notebook!r} here: only workspace-wide rules applied."
-        ]
+    if lost is not None and body["decision"] == "allow":
+        body |= {"decision": "ask", "reason": lost}
+    if place.notebook is None:
+        body["note"] = WIDE_ONLY
+    elif found is None and place.binding is not None and body["reason"] != lost:
+        body["warnings"] = [place.binding.unknown_notebook()]  # else said in the reason
     return body
 
 
@@ -119,18 +139,20 @@ class GuardOps(ServiceBase):
         place = where(dir, notebook, self.places)
         at = self.clock()
         with self.store.read(self.workspace) as tx:
-            nb = tx.get_notebook(place.notebook) if place.notebook is not None else None
+            nb = next(filter(None, map(tx.get_notebook, place.refs)), None)
             if place.named and nb is None:
                 raise NotFound(
                     f"No notebook is named {gate.shown_reference(place.notebook or '')}; "
                     "name an existing one, or give `dir` instead.",
                     field="notebook",
                 )
-            rules = applying(tx.forbidding_rules(), nb.id if nb else None, at)
-        decision = decide(command, rules)
-        result = answer(decision, place, nb is not None)
+            every = tx.forbidding_rules()
+        decision = decide(command, applying(every, nb.id if nb else None, at))
+        binding = place.binding if nb is None else None  # a binding naming no notebook
+        lost = binding.lost() if binding and refused_in_some_notebook(command, every, at) else None
+        result = answer(decision, place, nb, lost)
         if keep:
-            self.keep_seen(command, decision.decision, place.notebook, session)
+            self.keep_seen(command, result["decision"], nb.id if nb else None, session)
         return result
 
     def keep_seen(

@@ -25,7 +25,8 @@ FORBIDDING_RULES = (
 )
 FORBIDDEN_CHECK = '%"forbidden"%'
 NOTEBOOK = (
-    "SELECT id FROM notebooks WHERE workspace = ? AND (id = ? OR name = ?) ORDER BY (id = ?) DESC"
+    "SELECT id, name FROM notebooks WHERE workspace = ? AND (id = ? OR name = ?) "
+    "ORDER BY (id = ?) DESC"
 )
 
 
@@ -95,20 +96,23 @@ def _seen(row: Row) -> SeenCommand:
 
 
 def read_forbidding_rules(
-    path: Path, workspace: str, notebook: str | None
-) -> tuple[str | None, list[Memory]]:
-    """From a SQLite file, read only (a WAL reader waits for no writer): the id of the
-    notebook named `notebook` (None when there is none) and the forbidding rules."""
+    path: Path, workspace: str, refs: tuple[str, ...]
+) -> tuple[tuple[str, str] | None, list[Memory]]:
+    """From a SQLite file, read only (a WAL reader waits for no writer): the id and name of
+    the notebook the first of `refs` to name one names (a binding's id, then its name; None
+    when none does) and the forbidding rules."""
     if not path.is_file():
         raise FileNotFoundError(f"no store at {path}")
     conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=1.0)
     conn.row_factory = sqlite3.Row
     try:
-        notebook_id = None
-        if notebook is not None:
-            row = conn.execute(NOTEBOOK, (workspace, notebook, notebook, notebook)).fetchone()
-            notebook_id = row["id"] if row else None
+        found = None
+        for ref in refs:
+            row = conn.execute(NOTEBOOK, (workspace, ref, ref, ref)).fetchone()
+            if row is not None:
+                found = (row["id"], row["name"])
+                break
         rows = conn.execute(FORBIDDING_RULES, (workspace, FORBIDDEN_CHECK)).fetchall()
-        return notebook_id, [memory_from_row(row) for row in rows]
+        return found, [memory_from_row(row) for row in rows]
     finally:
         conn.close()
