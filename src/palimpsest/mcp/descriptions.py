@@ -192,10 +192,10 @@ CHECK = """\
 Run the file checks that apply to a project directory: those of its notebook's memories \
 (the notebook `.palimpsest.toml` at its root names) and of workspace-wide rules; \
 `forbidden` ones are the guard's. Use it before committing, or to see whether the facts \
-you rely on still match the files.
+you rely on still hold.
 
 `dir`: the project or a directory in it. Default: the server's working directory (stdio); \
-over HTTP, only directories the owner configured for your workspace.
+over HTTP, only those configured for your workspace.
 
 Paths are relative to the project root. A path that is missing, or resolves (symlinks \
 followed) outside the project, fails. A folder's check reads each regular file directly \
@@ -233,16 +233,13 @@ pattern it matched, and its own decision). Call it before a command that could d
 publish something; a coding agent's pre-command hook calls it for you (docs/hooks.md).
 
 Rules with a `forbidden` check apply: those of the notebook of `dir`'s project (or \
-`notebook`) and the workspace-wide ones; with neither and no project known, only the \
-workspace-wide ones (a `note` says so). The command is read as a shell would: chains, \
-pipes, quotes, wrappers (sudo, env, timeout, xargs), `bash -c`, `$(...)`, backticks and \
+`notebook`) and the workspace-wide ones; with no project known, only the latter (a \
+`note` says so). The command is read as a shell would: chains, pipes, quotes, wrappers (sudo, env, timeout, xargs), `bash -c`, `$(...)`, backticks and \
 subshells; options in any order and form (`-f` for `--force`). A rule denies; a \
 house_style one, or an orientation, asks. What cannot be read is ask. No memory \
 changes; the command is kept, credentials redacted, to try new checks against. Refused: \
 an empty command, a `dir` that is no directory (validation) or that this server may \
-not read (forbidden: over HTTP, only those its owner configured for your workspace), \
-an unknown \
-`notebook` (not_found).
+not read (forbidden: see check's `dir`), an unknown `notebook` (not_found).
 """
 
 DESCRIPTIONS = {
