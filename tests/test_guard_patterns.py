@@ -48,7 +48,8 @@ TABLE = [
     ("git -c user.name=x push -uf origin main", "deny", "force"),
     ("git push", "allow", None),
     ("git push origin main", "allow", None),
-    ("git push --force-with-lease", "allow", None),
+    ("git push --force-with-lease", "deny", "force"),  # a family of --force: it rewrites too
+    ("git push --force-if-includes", "deny", "force"),
     ("git pull --force", "allow", None),
     ("git status", "allow", None),
     ("gitk push --force", "allow", None),
@@ -181,7 +182,7 @@ TABLE = [
     # an unambiguous start of a long option is that option, as GNU tools and git read it
     ("rm --rec --for /", "deny", "rmroot"),
     ("git push --forc", "deny", "force"),
-    ("git push --force-w", "allow", None),  # --force-with-lease
+    ("git push --force-w", "deny", "force"),  # --force-with-lease, of the --force family
     ("git push --fo", "allow", None),  # too short to tell
 ]
 

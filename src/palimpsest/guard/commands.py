@@ -4,116 +4,52 @@ Each simple command is kept as its layers, outermost first: `sudo -u ci git push
 `sudo -u ci git push` and `git push`, so a pattern may name the wrapper or the program.
 Leading `VAR=value` assignments and reserved words (`if`, `then`, `do`, `{`, `!`...) are
 dropped; the script of `bash -c`, `sh -c`, `eval`, `$(...)`, backticks, a here-document
-or here-string fed to a shell, and `find -exec` are read the same way, to a bounded depth.
+or here-string fed to a shell, an alias, a git alias, `watch`, `flock -c` and `find -exec`
+are read the same way, to a bounded depth. Each layer keeps its words as read, so that
+a pattern can tell which are only known when the command runs (`$x`, `$(...)`, a glob, the
+words xargs adds); an interpreter's inline code (`python3 -c`) is kept as it is written.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from .lexer import SEPARATOR, Lexed, Unparseable, Word, lex
+from .lexer import SEPARATOR, Lexed, Unparseable, Word, lex, substitutions
+from .scripts import (
+    command_option,
+    env_split,
+    git_aliases,
+    inline_code,
+    reads_code_from_input,
+    shell_run,
+)
+from .wrappers import WRAPPERS, Wrapper, interpreter
 
 MAX_DEPTH = 8
 MAX_LAYERS = 16  # wrappers around one command: more is no command typed by hand
-SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash"})
+SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "rbash", "yash",
+                    "posh", "fish", "csh", "tcsh"})  # fmt: skip
 COMMAND_TAKERS = frozenset({"su", "script"})  # run `-c CMD` or `--command CMD`
-STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
-# Shell options followed by a value (`bash -o pipefail -c '...'`), which is no script.
-SHELL_VALUES = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
+STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"})
 RESERVED = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while", "until",
                       "!", "{", "}", "esac", "in", "function", "coproc"})  # fmt: skip
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
-
-
-@dataclass(frozen=True)
-class Wrapper:
-    """How a command that runs another takes its options: those followed by a value, and
-    how many words (a duration...) come before the command it runs."""
-
-    values: frozenset[str] = frozenset()  # short letters and long names taking a value
-    positionals: int = 0
-    dash: bool = False  # a lone `-` is one of its options (env's), not a program
-
-
-WRAPPERS = {
-    "env": Wrapper(frozenset({"u", "C", "--unset", "--chdir"}), dash=True),
-    "sudo": Wrapper(
-        frozenset(
-            {
-                "u",
-                "g",
-                "C",
-                "D",
-                "h",
-                "p",
-                "r",
-                "t",
-                "U",
-                "T",
-                "--user",
-                "--group",
-                "--chdir",
-                "--host",
-                "--prompt",
-                "--role",
-                "--type",
-                "--other-user",
-                "--command-timeout",
-            }
-        )
-    ),
-    "doas": Wrapper(frozenset({"u"})),
-    "busybox": Wrapper(),  # `busybox sh -c '...'`: the applet is the program
-    "setsid": Wrapper(),
-    "unbuffer": Wrapper(),
-    "ionice": Wrapper(frozenset({"c", "n", "--class", "--classdata"})),
-    "chrt": Wrapper(positionals=1),  # its priority
-    "taskset": Wrapper(positionals=1),  # its mask or list of processors
-    "flock": Wrapper(frozenset({"w", "E", "--timeout", "--conflict-exit-code"}), positionals=1),
-    "chroot": Wrapper(frozenset({"--userspec", "--groups"}), positionals=1),
-    "runuser": Wrapper(frozenset({"u", "g", "G", "--user", "--group", "--supp-group"})),
-    "watch": Wrapper(frozenset({"n", "--interval"})),
-    "nohup": Wrapper(),
-    "time": Wrapper(frozenset({"f", "o", "--format", "--output"})),
-    "command": Wrapper(),
-    "builtin": Wrapper(),
-    "exec": Wrapper(frozenset({"a"})),
-    "nice": Wrapper(frozenset({"n", "--adjustment"})),
-    "stdbuf": Wrapper(frozenset({"i", "o", "e", "--input", "--output", "--error"})),
-    "timeout": Wrapper(frozenset({"s", "k", "--signal", "--kill-after"}), positionals=1),
-    "xargs": Wrapper(
-        frozenset(
-            {
-                "I",
-                "n",
-                "P",
-                "d",
-                "E",
-                "L",
-                "s",
-                "a",
-                "--arg-file",
-                "--delimiter",
-                "--max-args",
-                "--max-procs",
-                "--replace",
-                "--max-lines",
-                "--max-chars",
-                "--eof",
-            }
-        )
-    ),
-}
+DECLARERS = frozenset({"declare", "typeset", "export", "local", "readonly"})
+# The words xargs (or parallel) adds to its command: read at run time, any number.
+FED = Word("", dynamic=True, many=True)
 
 
 @dataclass(frozen=True)
 class SimpleCommand:
     """One command that would run. `unknown` says its program or script is not known
-    here (`$CMD ...`, `eval "$x"`): only what is written can be matched."""
+    here (`$CMD ...`, `eval "$x"`): only what is written can be matched. `argv` holds each
+    layer's words as read (with the words xargs adds), `code` an interpreter's inline code."""
 
     layers: tuple[tuple[str, ...], ...]  # outermost first; the last is what finally runs
     unknown: bool = False
+    argv: tuple[tuple[Word, ...], ...] = field(default=(), compare=False, repr=False)
+    code: Word | None = field(default=None, compare=False)
 
     @property
     def words(self) -> tuple[str, ...]:
@@ -183,10 +119,28 @@ def _next_word(lexed: Lexed, index: int) -> Word | None:
     return following[0].word if following and following[0].kind == "word" else None
 
 
+class _Layers:
+    """The layers of one simple command as they are found, outermost first."""
+
+    def __init__(self) -> None:
+        self.texts: list[tuple[str, ...]] = []
+        self.argv: list[tuple[Word, ...]] = []
+        self.fed = False  # under xargs: more words come at run time
+
+    def add(self, words: list[Word]) -> None:
+        if len(self.texts) == MAX_LAYERS:
+            raise Unparseable(f"more than {MAX_LAYERS} wrappers around one command")
+        self.texts.append(tuple(w.text for w in words))
+        self.argv.append((*words, FED) if self.fed else tuple(words))
+
+    def command(self, *, unknown: bool = False, code: Word | None = None) -> SimpleCommand:
+        return SimpleCommand(tuple(self.texts), unknown, tuple(self.argv), code)
+
+
 def _unwrap(words: list[Word], given: _Input, depth: int) -> list[SimpleCommand]:
     if depth > MAX_DEPTH:
         raise Unparseable(f"commands nest more than {MAX_DEPTH} deep")
-    layers: list[tuple[str, ...]] = []
+    layers = _Layers()
     nested: list[SimpleCommand] = []
     start = 0  # an index, not a slice a word: a long line of assignments stays linear
     while start < len(words):
@@ -194,56 +148,150 @@ def _unwrap(words: list[Word], given: _Input, depth: int) -> list[SimpleCommand]
         if not first.quoted and first.text in ("function", "coproc"):
             start += 1 + _names_a_group(words, start)  # `function f {`, `coproc X {`
             continue
-        if not first.quoted and (first.text in RESERVED or _ASSIGNMENT.match(first.text)):
+        if not first.quoted and first.text in RESERVED:
             start += 1
             continue
-        if len(layers) == MAX_LAYERS:
-            raise Unparseable(f"more than {MAX_LAYERS} wrappers around one command")
+        if _ASSIGNMENT.match(first.text):
+            nested.extend(_stored(first, depth))
+            start += 1
+            continue
         rest = words[start:]
-        layers.append(tuple(w.text for w in rest))
+        layers.add(rest)
         program = _program(first.text)
         if first.dynamic:
-            return [*nested, SimpleCommand(tuple(layers), unknown=True)]
-        if program == "command" and any(w.text in ("-v", "-V") for w in rest[1:2]):
-            return nested  # `command -v git` only says where git is
-        split = _env_split(rest[1:]) if program == "env" else None
-        if split is not None:  # `env -S 'cmd args'` splits its text as a command line
-            return [*nested, *_script(split, depth, layers)]
+            return [*nested, layers.command(unknown=True)]
+        inner = _inner(program, rest, given, layers, depth)
+        if inner is not None:
+            return [*nested, *inner]
         if program in WRAPPERS:
-            words, start = _after_options(rest[1:], WRAPPERS[program]), 0
+            wrapper = WRAPPERS[program]
+            layers.fed = layers.fed or wrapper.feeds
+            words, start = _after_options(rest[1:], wrapper), 0
             continue
-        if program == "eval":
-            return [*nested, *_script(rest[1:], depth, layers)]
-        if program in COMMAND_TAKERS:
-            script = _command_option(rest[1:])
-            if script is not None:  # `su -c 'CMD' user`, `script -qc 'CMD' /dev/null`
-                return [*nested, *_script([script], depth, layers)]
-        if program == "trap" and len(rest) > 2 and not rest[1].text.startswith("-"):
-            return [*nested, *_script(rest[1:2], depth, layers)]  # `trap 'CMD' EXIT` runs CMD
-        if program in SHELLS:
-            script, reads_input = _shell_script(rest[1:])
-            if script is not None:
-                return [*nested, *_script([script], depth, layers)]
-            if reads_input:
-                if given.piped:  # `... | bash`: it runs whatever the pipe holds
-                    return [*nested, SimpleCommand(tuple(layers), unknown=True)]
-                for fed in given.feeds:
-                    nested.extend(simple_commands(fed, depth + 1))
-        if program in ("source", ".") and len(rest) > 1:
-            script = rest[1]
-            if script.dynamic:  # `source <(...)`, `. "$file"`: it runs what is not written
-                return [*nested, SimpleCommand(tuple(layers), unknown=True)]
-            if script.text in STDIN_FILES:
-                if given.piped:
-                    return [*nested, SimpleCommand(tuple(layers), unknown=True)]
-                for fed in given.feeds:
-                    nested.extend(simple_commands(fed, depth + 1))
-        if program == "find":
-            nested.extend(_find_exec(rest, depth))
+        nested.extend(_nested(program, rest, given, depth))
         break
-    if not layers:
+    if not layers.texts:
         return nested
-    return [*nested, SimpleCommand(tuple(layers))]
+    return [*nested, layers.command()]
+
+
+def _inner(
+    program: str, rest: list[Word], given: _Input, layers: _Layers, depth: int
+) -> list[SimpleCommand] | None:
+    """What a command that runs the text of others runs (its own layer included), or None
+    when it is not one: then it is a wrapper, or a program."""
+    arguments = rest[1:]
+    if program == "command" and any(w.text in ("-v", "-V") for w in arguments[:1]):
+        return []  # `command -v git` only says where git is
+    split = env_split(arguments) if program == "env" else None
+    if split is not None:  # `env -S 'cmd args'` splits its text as a command line
+        return _script(split, depth, layers)
+    if program in ("eval", "alias"):  # an alias's text runs wherever its name is typed
+        texts = arguments if program == "eval" else [_alias_text(w) for w in arguments]
+        return _script(texts, depth, layers)
+    if program in COMMAND_TAKERS or program == "flock":
+        after = arguments if program != "flock" else _after_options(arguments, WRAPPERS[program])
+        script = command_option(after[:2] if program == "flock" else after)
+        if script is not None:  # `su -c 'CMD' user`, `flock FILE -c 'CMD'`
+            return _script([script], depth, layers)
+    if program == "sg" and len(arguments) > 1:  # `sg GROUP [-c] CMD`: a line for `sh -c`
+        return _script([w for w in arguments[1:] if w.text != "-c"], depth, layers)
+    if program == "watch" and not _watch_execs(arguments):  # it hands its words to `sh -c`
+        return _script(_after_options(arguments, WRAPPERS[program]), depth, layers)
+    if program == "trap" and len(rest) > 2 and not arguments[0].text.startswith("-"):
+        return _script(arguments[:1], depth, layers)  # `trap 'CMD' EXIT` runs CMD
+    if program in SHELLS:
+        return _shell(arguments, given, layers, depth)
+    if program in ("source", ".") and arguments:
+        return _sourced(arguments[0], given, layers, depth)
+    name = interpreter(program)
+    if name is not None:
+        code = inline_code(name, arguments)
+        if code is None and reads_code_from_input(name, arguments) and given.piped:
+            code = Word("", dynamic=True)  # `curl ... | python3`: code not written here
+        elif code is None and reads_code_from_input(name, arguments) and given.feeds:
+            code = Word("\n".join(given.feeds))  # `python3 - <<EOF`
+        if code is not None:
+            return [layers.command(code=code)]
+    return None
+
+
+def _nested(program: str, rest: list[Word], given: _Input, depth: int) -> list[SimpleCommand]:
+    """Commands a program runs besides itself: `find -exec`'s, a git alias's, and those in
+    the values a declaration stores."""
+    if program in DECLARERS:
+        return [found for word in rest[1:] for found in _stored(word, depth)]
+    if program == "find":
+        return _find_exec(rest, depth)
+    if program == "git":
+        found: list[SimpleCommand] = []
+        for line in git_aliases(rest[1:]):
+            found.extend(_script([line], depth, _Layers()))
+        return found
+    return []
+
+
+def _shell(
+    arguments: list[Word], given: _Input, layers: _Layers, depth: int
+) -> list[SimpleCommand]:
+    run = shell_run(arguments)
+    if run.script is not None:
+        return _script([run.script], depth, layers)
+    source = run.file
+    if source is not None and source.dynamic:  # `bash <(curl ...)`, `bash "$f"`
+        return [layers.command(unknown=True)]
+    if run.reads_input or (source is not None and source.text in STDIN_FILES):
+        return _fed(given, layers, depth)
+    return [layers.command()]  # a script file: what it holds is not read
+
+
+def _sourced(script: Word, given: _Input, layers: _Layers, depth: int) -> list[SimpleCommand]:
+    if script.dynamic:  # `source <(...)`, `. "$file"`: it runs what is not written
+        return [layers.command(unknown=True)]
+    if script.text in STDIN_FILES:
+        return _fed(given, layers, depth)
+    return [layers.command()]
+
+
+def _fed(given: _Input, layers: _Layers, depth: int) -> list[SimpleCommand]:
+    """What a shell reading its standard input runs: its here-documents and here-strings,
+    or, from a pipe, what is not written here."""
+    if given.piped:  # `... | bash`: it runs whatever the pipe holds
+        return [layers.command(unknown=True)]
+    found = [layers.command()]
+    for fed in given.feeds:
+        found.extend(simple_commands(fed, depth + 1))
+    return found
+
+
+def _stored(assignment: Word, depth: int) -> list[SimpleCommand]:
+    """The commands `$(...)` or backticks kept unexpanded in a value would run: bash runs
+    them when an arithmetic expansion reads the variable (`x='a[$(cmd)]'; echo $((x))`)."""
+    _, equals, value = assignment.text.partition("=")
+    if not equals or ("$(" not in value and "`" not in value):
+        return []
+    try:
+        scripts = substitutions(value)
+    except Unparseable:
+        return []  # not a complete substitution: arithmetic could not run it either
+    return [found for script in scripts for found in simple_commands(script, depth + 1)]
+
+
+def _alias_text(word: Word) -> Word:
+    """The text `alias NAME='TEXT'` stands for (nothing for `alias` or `alias NAME`)."""
+    _, equals, text = word.text.partition("=")
+    return Word(text if equals else "", dynamic=word.dynamic)
+
+
+def _watch_execs(arguments: list[Word]) -> bool:
+    """Whether `watch -x` (`--exec`) runs its words as a command, not through `sh -c`."""
+    for word in arguments:
+        text = word.text
+        if text == "--exec" or (text.startswith("-") and not text.startswith("--") and "x" in text):
+            return True
+        if not text.startswith("-"):
+            return False
+    return False
 
 
 def _names_a_group(words: list[Word], start: int) -> int:
@@ -253,20 +301,6 @@ def _names_a_group(words: list[Word], start: int) -> int:
     if words[start].text == "function" and start + 1 < len(words):
         return 1
     return 1 if body < len(words) and words[body].text in ("{", "(") else 0
-
-
-def _command_option(arguments: list[Word]) -> Word | None:
-    """The command given by `-c CMD` (or in a cluster, `-qc CMD`) or `--command[=]CMD`."""
-    for index, word in enumerate(arguments):
-        text = word.text
-        if text == "--":
-            return None
-        if text.startswith("--command="):
-            return Word(text[len("--command=") :], dynamic=word.dynamic)
-        is_short = text.startswith("-") and not text.startswith("--") and text.endswith("c")
-        if (text == "--command" or is_short) and index + 1 < len(arguments):
-            return arguments[index + 1]
-    return None
 
 
 def _program(word: str) -> str:
@@ -296,61 +330,14 @@ def _after_options(words: list[Word], wrapper: Wrapper) -> list[Word]:
     return words[i:]
 
 
-def _env_split(arguments: list[Word]) -> list[Word] | None:
-    """What follows `env -S` / `--split-string`, the string first, if it is given."""
-    for index, word in enumerate(arguments):
-        text = word.text
-        if not text.startswith("-") or text == "--":
-            return None
-        if text.startswith("--split-string="):
-            string = text[len("--split-string=") :]
-            return [Word(string, dynamic=word.dynamic), *arguments[index + 1 :]]
-        if text == "--split-string":
-            return arguments[index + 1 :]
-        cluster = _ENV_SPLIT.match(text)  # `-S 'cmd'`, `-S'cmd'`, `-vS'cmd'`
-        if cluster is not None:
-            string = text[cluster.end() :]
-            if not string:
-                return arguments[index + 1 :]
-            return [Word(string, dynamic=word.dynamic), *arguments[index + 1 :]]
-    return None
-
-
-_ENV_SPLIT = re.compile(r"-[iv0]*S")
-
-
-def _shell_script(arguments: list[Word]) -> tuple[Word | None, bool]:
-    """The script a shell is given with `-c` (`bash -lc '...'`, `bash -o pipefail -c
-    '...'`, `bash -c -- '...'`), if any; and, when none, whether it reads its commands
-    from its standard input (no script file named, or `-s`)."""
-    index = 0
-    while index < len(arguments):
-        text = arguments[index].text
-        if text == "--" or not text.startswith(("-", "+")) or text in ("-", "+"):
-            break
-        if text in SHELL_VALUES:
-            index += 2
-            continue
-        if not text.startswith("--") and "c" in text[1:]:
-            after = arguments[index + 1 :]
-            if after and after[0].text == "--":
-                after = after[1:]
-            return (after[0] if after else None), False
-        if not text.startswith("--") and "s" in text[1:]:
-            return None, True  # `sh -s`: commands from the input, the rest are arguments
-        index += 1
-    if index < len(arguments) and arguments[index].text == "--":
-        index += 1
-    return None, index >= len(arguments)
-
-
-def _script(words: list[Word], depth: int, layers: list[tuple[str, ...]]) -> list[SimpleCommand]:
+def _script(words: list[Word], depth: int, layers: _Layers) -> list[SimpleCommand]:
     """What `eval` or `sh -c` runs: its text read as a command line, or unknown when the
     text is not written out (`eval "$x"`)."""
     if any(w.dynamic for w in words):
-        return [SimpleCommand(tuple(layers), unknown=True)]
+        return [layers.command(unknown=True)]
     text = " ".join(w.text for w in words)
-    return [SimpleCommand(tuple(layers)), *simple_commands(text, depth + 1)]
+    own = [layers.command()] if layers.texts else []
+    return [*own, *simple_commands(text, depth + 1)]
 
 
 def _find_exec(words: list[Word], depth: int) -> list[SimpleCommand]:

@@ -1,0 +1,152 @@
+"""Where a command holds the text of other commands: a shell's `-c` script or the file it
+reads, `env -S`, `su -c`, `flock FILE -c`, a git alias given with `-c alias.NAME=...`, and
+an interpreter's inline code. Each function finds that text in a command's words; reading
+it is `commands`' part.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+
+from .lexer import Word
+from .wrappers import INTERPRETERS
+
+# Shell options followed by a value (`bash -o pipefail -c '...'`), which is no script.
+SHELL_VALUES = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
+_ENV_SPLIT = re.compile(r"-[iv0]*S")
+AWKS = frozenset({"awk", "gawk", "mawk", "nawk"})
+
+
+@dataclass(frozen=True)
+class ShellRun:
+    """What a shell is told to run: a `-c` script, a script file, or its standard input."""
+
+    script: Word | None = None
+    file: Word | None = None
+    reads_input: bool = False
+
+
+def shell_run(arguments: list[Word]) -> ShellRun:
+    """What a shell's arguments tell it to run. As bash reads them: options (their values
+    too: `-o pipefail`, `-euo pipefail`) until the first other word, `--` or a lone `-`;
+    with `-c` anywhere among them the first other word is the script (`bash -c -e '...'`),
+    else that word is a script file; none, or `-s`, and it reads its standard input.
+    `fish -c`, `--command=...` too."""
+    command = stdin = False
+    index = 0
+    while index < len(arguments):
+        text = arguments[index].text
+        if text in ("--", "-"):
+            index += 1
+            break
+        if text.startswith("--command=") or text == "--command":  # fish, zsh's long form
+            if text == "--command":
+                return ShellRun(script=_at(arguments, index + 1))
+            value = arguments[index]
+            return ShellRun(script=Word(text[len("--command=") :], dynamic=value.dynamic))
+        if not text.startswith(("-", "+")) or text == "+":
+            break
+        if text in SHELL_VALUES:
+            index += 2
+            continue
+        letters = text[1:] if not text.startswith("--") else ""
+        command = command or (text[0] == "-" and "c" in letters)
+        stdin = stdin or "s" in letters
+        index += 2 if "o" in letters or "O" in letters else 1  # `-eo pipefail`
+    operand = _at(arguments, index)
+    if command:
+        return ShellRun(script=operand)
+    if stdin or operand is None:
+        return ShellRun(reads_input=True)
+    return ShellRun(file=operand)
+
+
+def _at(words: list[Word], index: int) -> Word | None:
+    return words[index] if index < len(words) else None
+
+
+def command_option(arguments: list[Word]) -> Word | None:
+    """The command given by `-c CMD` (or in a cluster, `-qc CMD`) or `--command[=]CMD`."""
+    for index, word in enumerate(arguments):
+        text = word.text
+        if text == "--":
+            return None
+        if text.startswith("--command="):
+            return Word(text[len("--command=") :], dynamic=word.dynamic)
+        is_short = text.startswith("-") and not text.startswith("--") and text.endswith("c")
+        if (text == "--command" or is_short) and index + 1 < len(arguments):
+            return arguments[index + 1]
+    return None
+
+
+def env_split(arguments: list[Word]) -> list[Word] | None:
+    """What follows `env -S` / `--split-string`, the string first, if it is given."""
+    for index, word in enumerate(arguments):
+        text = word.text
+        if not text.startswith("-") or text == "--":
+            return None
+        if text.startswith("--split-string="):
+            string = text[len("--split-string=") :]
+            return [Word(string, dynamic=word.dynamic), *arguments[index + 1 :]]
+        if text == "--split-string":
+            return arguments[index + 1 :]
+        cluster = _ENV_SPLIT.match(text)  # `-S 'cmd'`, `-S'cmd'`, `-vS'cmd'`
+        if cluster is not None:
+            string = text[cluster.end() :]
+            if not string:
+                return arguments[index + 1 :]
+            return [Word(string, dynamic=word.dynamic), *arguments[index + 1 :]]
+    return None
+
+
+def git_aliases(arguments: list[Word]) -> list[Word]:
+    """The command lines that `git -c alias.NAME=VALUE ...` may run: `git VALUE ARGS`, or
+    for a `!VALUE` alias the shell line `VALUE ARGS` (git appends the arguments). ARGS are
+    all the words after the alias's definition: a little more than git passes, never less."""
+    found: list[Word] = []
+    for index, word in enumerate(arguments[:-1]):
+        if word.text != "-c":
+            continue
+        setting = arguments[index + 1]
+        key, _, value = setting.text.partition("=")
+        if not key.lower().startswith("alias."):
+            continue
+        after = arguments[index + 2 :]
+        tail = " ".join(shlex.quote(w.text) for w in after)
+        line = value[1:] if value.startswith("!") else "git " + value
+        dynamic = setting.dynamic or any(w.dynamic and w.many for w in after)
+        found.append(Word(f"{line} {tail}", dynamic=dynamic))
+    return found
+
+
+def inline_code(name: str, arguments: list[Word]) -> Word | None:
+    """The code an interpreter (`INTERPRETERS`) is given on its command line, if any
+    (`python3 -c CODE`, `perl -ne CODE`, `node --eval=CODE`, awk's program): all its words
+    together, a little more than the code, so that no way of attaching it is missed."""
+    options = INTERPRETERS[name]
+    given = name in AWKS and not any(w.text.startswith(("-f", "--file")) for w in arguments)
+    for word in arguments:
+        text = word.text
+        if text == "--" or not text.startswith("-"):
+            break
+        letters = text[1:] if not text.startswith("--") else ""
+        given = given or text.split("=", 1)[0] in options
+        given = given or any(len(o) == 2 and o[1] in letters for o in options)
+    if not given:
+        return None
+    return Word(" ".join(w.text for w in arguments), dynamic=any(w.dynamic for w in arguments))
+
+
+def reads_code_from_input(name: str, arguments: list[Word]) -> bool:
+    """Whether an interpreter given no code on its command line reads it from its standard
+    input (`python3`, `python3 -`, `node -`): no script file named."""
+    if name in AWKS:
+        return False
+    for word in arguments:
+        if word.text == "-":
+            return True
+        if not word.text.startswith("-"):
+            return False
+    return True
