@@ -12,11 +12,14 @@ words xargs adds); an interpreter's inline code (`python3 -c`) is kept as it is 
 
 from __future__ import annotations
 
+import contextlib
 import re
+import shlex
 from dataclasses import dataclass, field
 
 from .lexer import SEPARATOR, Lexed, Unparseable, Word, lex, substitutions
 from .scripts import (
+    alias_line,
     command_option,
     env_split,
     git_aliases,
@@ -32,8 +35,10 @@ SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "rbash", 
                     "posh", "fish", "csh", "tcsh"})  # fmt: skip
 COMMAND_TAKERS = frozenset({"su", "script"})  # run `-c CMD` or `--command CMD`
 STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"})
+FD_FILES = ("/dev/fd/", "/proc/self/fd/", "/dev/stdin", "/proc/")  # open descriptors' files
 RESERVED = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while", "until",
                       "!", "{", "}", "esac", "in", "function", "coproc"})  # fmt: skip
+_GIT_VALUE = re.compile(r"GIT_CONFIG_VALUE_[0-9]+")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 DECLARERS = frozenset({"declare", "typeset", "export", "local", "readonly"})
 # The words xargs (or parallel) adds to its command: read at run time, any number.
@@ -73,7 +78,8 @@ def simple_commands(text: str, depth: int = 0) -> list[SimpleCommand]:
 @dataclass
 class _Input:
     """What feeds a simple command's standard input: here-documents and here-strings (a
-    shell reading them runs them), and whether a pipe does (what it runs is unknown)."""
+    shell reading them runs them), and whether a pipe, or a redirect from what is not
+    written here (`< <(...)`, `<&3`, `< /dev/fd/3`), does (what it runs is unknown)."""
 
     feeds: list[str]
     piped: bool = False
@@ -104,6 +110,8 @@ def _split(lexed: Lexed) -> list[tuple[list[Word], _Input]]:
                 skip_next = True
             else:
                 skip_next = True  # the redirect's target is a file, not an argument
+                target = _next_word(lexed, index)
+                piped = piped or (token.op in ("<", "<&", "<>") and _unseen(token.op, target))
         else:
             if words:
                 commands.append((words, _Input(feeds, piped)))
@@ -112,6 +120,14 @@ def _split(lexed: Lexed) -> list[tuple[list[Word], _Input]]:
     if words:
         commands.append((words, _Input(feeds, piped)))
     return commands
+
+
+def _unseen(op: str, target: Word | None) -> bool:
+    """Whether an input redirect reads what is not written here: another descriptor, a
+    process substitution, a variable's file (a plain file is a script file, not read)."""
+    if op == "<&" or target is None or target.dynamic:
+        return True
+    return target.text.startswith(FD_FILES)
 
 
 def _next_word(lexed: Lexed, index: int) -> Word | None:
@@ -238,18 +254,20 @@ def _shell(
     if run.script is not None:
         return _script([run.script], depth, layers)
     source = run.file
-    if source is not None and source.dynamic:  # `bash <(curl ...)`, `bash "$f"`
-        return [layers.command(unknown=True)]
-    if run.reads_input or (source is not None and source.text in STDIN_FILES):
+    if source is not None and source.text in STDIN_FILES:
+        return _fed(given, layers, depth)
+    if source is not None and (source.dynamic or source.text.startswith(FD_FILES)):
+        return [layers.command(unknown=True)]  # `bash <(curl ...)`, `bash /dev/fd/3 3<...`
+    if run.reads_input:
         return _fed(given, layers, depth)
     return [layers.command()]  # a script file: what it holds is not read
 
 
 def _sourced(script: Word, given: _Input, layers: _Layers, depth: int) -> list[SimpleCommand]:
-    if script.dynamic:  # `source <(...)`, `. "$file"`: it runs what is not written
-        return [layers.command(unknown=True)]
     if script.text in STDIN_FILES:
         return _fed(given, layers, depth)
+    if script.dynamic or script.text.startswith(FD_FILES):  # `source <(...)`, `. "$file"`
+        return [layers.command(unknown=True)]
     return [layers.command()]
 
 
@@ -265,16 +283,33 @@ def _fed(given: _Input, layers: _Layers, depth: int) -> list[SimpleCommand]:
 
 
 def _stored(assignment: Word, depth: int) -> list[SimpleCommand]:
-    """The commands `$(...)` or backticks kept unexpanded in a value would run: bash runs
-    them when an arithmetic expansion reads the variable (`x='a[$(cmd)]'; echo $((x))`)."""
-    _, equals, value = assignment.text.partition("=")
-    if not equals or ("$(" not in value and "`" not in value):
+    """The commands a value stored in a variable may run: `$(...)` or backticks kept in it
+    unexpanded (bash runs them when an arithmetic expansion reads the variable: `x='a[$(cmd)]';
+    echo $((x))`), and a git alias given in git's environment (`GIT_CONFIG_VALUE_0`)."""
+    name, equals, value = assignment.text.partition("=")
+    if not equals:
+        return []
+    lines = _git_environment(name, value)
+    # not a complete substitution: arithmetic could not run it either
+    with contextlib.suppress(Unparseable):
+        lines += substitutions(value) if "$(" in value or "`" in value else []
+    if lines and assignment.dynamic:
+        return [SimpleCommand((), unknown=True)]
+    return [found for line in lines for found in simple_commands(line, depth + 1)]
+
+
+def _git_environment(name: str, value: str) -> list[str]:
+    """The lines the git aliases a `GIT_CONFIG_VALUE_<n>` or `GIT_CONFIG_PARAMETERS` value
+    may define would run (read as aliases whatever their key: a little more, never less)."""
+    if _GIT_VALUE.fullmatch(name):
+        return [alias_line(value)]
+    if name != "GIT_CONFIG_PARAMETERS":
         return []
     try:
-        scripts = substitutions(value)
-    except Unparseable:
-        return []  # not a complete substitution: arithmetic could not run it either
-    return [found for script in scripts for found in simple_commands(script, depth + 1)]
+        settings = shlex.split(value)
+    except ValueError:
+        return [value]
+    return [alias_line(s.partition("=")[2]) for s in settings if s.lower().startswith("alias.")]
 
 
 def _alias_text(word: Word) -> Word:

@@ -102,23 +102,37 @@ def env_split(arguments: list[Word]) -> list[Word] | None:
 
 
 def git_aliases(arguments: list[Word]) -> list[Word]:
-    """The command lines that `git -c alias.NAME=VALUE ...` may run: `git VALUE ARGS`, or
-    for a `!VALUE` alias the shell line `VALUE ARGS` (git appends the arguments). ARGS are
-    all the words after the alias's definition: a little more than git passes, never less."""
+    """The command lines a git alias defined in this command may run: one given with
+    `git -c alias.NAME=VALUE ...` (run now), or set with `git config alias.NAME VALUE` (run
+    by a later `git NAME`). Each is `git VALUE ARGS`, or for a `!VALUE` alias the shell line
+    `VALUE ARGS` (git appends the arguments); ARGS are all the words after the definition:
+    a little more than git passes, never less."""
     found: list[Word] = []
+    configures = any(w.text == "config" for w in arguments)
     for index, word in enumerate(arguments[:-1]):
-        if word.text != "-c":
+        if word.text == "-c":
+            key, _, value = arguments[index + 1].text.partition("=")
+            after = index + 2
+        elif configures and word.text.lower().startswith("alias.") and "=" not in word.text:
+            key, value, after = word.text, arguments[index + 1].text, index + 2
+        else:
             continue
-        setting = arguments[index + 1]
-        key, _, value = setting.text.partition("=")
         if not key.lower().startswith("alias."):
             continue
-        after = arguments[index + 2 :]
-        tail = " ".join(shlex.quote(w.text) for w in after)
-        line = value[1:] if value.startswith("!") else "git " + value
-        dynamic = setting.dynamic or any(w.dynamic and w.many for w in after)
-        found.append(Word(f"{line} {tail}", dynamic=dynamic))
+        rest = arguments[after:]
+        dynamic = any(w.dynamic for w in arguments[index : index + 2])
+        dynamic = dynamic or any(w.dynamic and w.many for w in rest)
+        found.append(Word(f"{alias_line(value)} {_quoted(rest)}", dynamic=dynamic))
     return found
+
+
+def alias_line(value: str) -> str:
+    """The command line a git alias's value stands for."""
+    return value[1:] if value.startswith("!") else "git " + value
+
+
+def _quoted(words: list[Word]) -> str:
+    return " ".join(shlex.quote(w.text) for w in words)
 
 
 def inline_code(name: str, arguments: list[Word]) -> Word | None:
