@@ -242,7 +242,7 @@ TABLE = [
     ("git -c alias.p=push p --force", "deny", "force"),
     ("x='a[$(git push --force)]'; echo $((x))", "deny", "force"),
     ("alias p='git push --force'", "deny", "force"),
-    ("export V='$(git push -f)'; echo $((V))", "deny", "force"),
+    ("export V='a[$(git push -f)]'; echo $((V))", "deny", "force"),
     ("git config alias.p 'push --force' && git p", "deny", "force"),
     ("git config --global alias.p '!git push -f'", "deny", "force"),
     (
