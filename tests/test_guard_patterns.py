@@ -252,6 +252,14 @@ TABLE = [
     ),
     ("GIT_CONFIG_PARAMETERS=\"'alias.p=push --force'\" git p", "deny", "force"),
     ("git config user.name 'A Person'", "allow", None),
+    # a subcommand written out that is not the pattern's: no word known later makes it one
+    ("git log --oneline -n $N", "allow", None),
+    ("for f in *.py; do git add $f; done", "allow", None),
+    ("npm install $PKG", "allow", None),
+    ('git -C "$repo" log $range', "allow", None),
+    ("git $(echo push) --force", "ask", None),
+    ("git --git-dir .git push $F", "ask", None),
+    ("git push origin HEAD:$BRANCH", "ask", None),
     # input a shell reads from what is not written here
     ("bash < <(echo 'git push -f')", "ask", None),
     ("exec 3<<<'git push -f'; bash <&3", "ask", None),

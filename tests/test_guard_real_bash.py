@@ -65,6 +65,12 @@ FORBIDDEN = [
     "rm -rf ${HOME}/",
     "rm -rf /*",
     'dir=/; rm -rf "$dir"',
+    "git $(echo push) --force",
+    "F=--force; git --git-dir .git push $F",
+    "B='main --force'; git push origin HEAD:$B",
+    "bash -c 'git push \"$1\"' _ --force",
+    "echo / | xargs rm -rf",
+    "node -e \"require('child_process').execSync('git push -f')\"",
 ]
 # Lines a wrapper hands to a shell; run only where the wrapper is installed.
 WRAPPED = [
@@ -84,6 +90,10 @@ HARMLESS = [
     "python3 -c 'print(1)'",
     "echo --force | xargs echo",
     "git push -- --force",  # after `--`, a remote named --force: no option
+    "N='5 push --force'; git log --oneline -n $N",  # the subcommand is log, whatever N holds
+    "touch a.py b.py; for f in *.py; do git add $f; done",
+    "git checkout -b $(echo topic)",
+    "git -C . log $(echo --force)",
 ]
 
 
@@ -121,7 +131,7 @@ def forbidden(argv: list[str], home: str) -> bool:
     if program == "git":
         forced = "f" in letters or any(a.startswith("--force") for a in flags)
         forced = forced or any(a.startswith("+") for a in options)
-        return "push" in options and forced
+        return _subcommand(options) == "push" and forced
     recursive = bool(letters & {"r", "R"}) or "--recursive" in flags
     force = "f" in letters or "--force" in flags
     # the path each names, by its words (`/bin` is not `/usr/bin` here: `/*` lists `/`)
@@ -129,6 +139,17 @@ def forbidden(argv: list[str], home: str) -> bool:
     everything = {f"/{name}" for name in os.listdir("/") if not name.startswith(".")}
     wipes = "/" in paths or home in paths or everything <= paths
     return recursive and force and wipes
+
+
+def _subcommand(arguments: list[str]) -> str | None:
+    """git's subcommand: its first word that is no option nor the value of -C or -c."""
+    words = iter(arguments)
+    for word in words:
+        if word in ("-C", "-c", "--git-dir", "--work-tree"):
+            next(words, None)
+        elif not word.startswith("-"):
+            return word
+    return None
 
 
 @pytest.mark.parametrize("line", FORBIDDEN)

@@ -164,8 +164,15 @@ def _in_order(wanted: tuple[str, ...], words: tuple[str, ...]) -> bool:
 # word of the pattern (`git commit -m "$(cat msg)"` is a message).
 VALUE_OPTIONS: dict[str, frozenset[str]] = {
     "git": frozenset({"-m", "-F", "-C", "-c", "-b", "-B", "-X", "-s", "--message", "--file",
-                      "--author", "--date", "--template", "--strategy", "--strategy-option"}),
+                      "--author", "--date", "--template", "--strategy", "--strategy-option",
+                      "--git-dir", "--work-tree", "--namespace", "--config-env"}),
 }  # fmt: skip
+# Programs whose first plain word is the subcommand they run: once it is written out and is
+# not the pattern's, no word known later makes the command the pattern's (`git log -n $N`
+# never pushes, whatever N holds).
+SUBCOMMANDS = frozenset({"git", "docker", "podman", "kubectl", "helm", "npm", "yarn", "pnpm",
+                         "terraform", "tofu", "gh", "cargo", "go", "pip", "pip3", "systemctl",
+                         "apt", "apt-get", "brew", "dotnet", "gcloud", "az", "aws"})  # fmt: skip
 
 
 def could_match(pattern: Pattern, command: SimpleCommand) -> bool:
@@ -177,7 +184,7 @@ def could_match(pattern: Pattern, command: SimpleCommand) -> bool:
         if not layer or _program(layer[0].text) != pattern.program:
             continue
         known, holes = _known_and_holes(pattern.program, layer[1:])
-        if not holes:
+        if not holes or _other_subcommand(pattern, layer[1:]):
             continue
         plain, options = _read(pattern.program, known, pattern.options)
         missing = [[w] for w in pattern.plain if w not in plain]
@@ -205,6 +212,24 @@ def could_run(command: SimpleCommand) -> bool:
 
 def _program(word: str) -> str:
     return word.rsplit("/", 1)[-1]
+
+
+def _other_subcommand(pattern: Pattern, words: tuple[Word, ...]) -> bool:
+    """Whether the command's subcommand is written out and is not the pattern's."""
+    if pattern.program not in SUBCOMMANDS or not pattern.plain:
+        return False
+    takes_value = VALUE_OPTIONS.get(pattern.program, frozenset())
+    value = False
+    for word in words:
+        if value:  # `git -C "$dir" log`: the value of an option, whatever it holds
+            value = False
+        elif word.dynamic:
+            return False  # the subcommand itself is only known at run time
+        elif word.text.startswith("-"):
+            value = word.text in takes_value
+        else:
+            return word.text != pattern.plain[0]
+    return False
 
 
 def _known_and_holes(program: str, words: tuple[Word, ...]) -> tuple[tuple[str, ...], list[Word]]:
