@@ -266,6 +266,11 @@ TABLE = [
     ("source /dev/fd/3 3<<<'git push -f'", "ask", None),
     ("bash < script.sh", "allow", None),
     ("sort < data.txt", "allow", None),
+    # a script file this line writes, then runs
+    ("printf 'git push -f' > s.sh; bash s.sh", "ask", None),
+    ("cat > s.sh <<'EOF'\ngit push -f\nEOF\n. ./s.sh", "ask", None),
+    ("echo 'git push -f' > s.sh; chmod +x s.sh; ./s.sh", "ask", None),
+    ("bash run.sh > out.log", "allow", None),
 ]
 
 

@@ -66,6 +66,9 @@ FORBIDDEN = [
     "rm -rf /*",
     'dir=/; rm -rf "$dir"',
     "git $(echo push) --force",
+    "printf 'git push -f' > s.sh; bash s.sh",
+    "cat > s.sh <<'EOF'\ngit push -f\nEOF\n. ./s.sh",
+    "echo 'git push -f' > s.sh; chmod +x s.sh; ./s.sh",
     "F=--force; git --git-dir .git push $F",
     "B='main --force'; git push origin HEAD:$B",
     "bash -c 'git push \"$1\"' _ --force",
@@ -94,6 +97,7 @@ HARMLESS = [
     "touch a.py b.py; for f in *.py; do git add $f; done",
     "git checkout -b $(echo topic)",
     "git -C . log $(echo --force)",
+    "echo 'git status' > s.sh; bash ./other.sh 2>/dev/null; echo done",
 ]
 
 
@@ -107,7 +111,8 @@ def sandbox(tmp_path: Path) -> dict[str, str]:
     (tmp_path / "home" / "build").mkdir(parents=True)
     (tmp_path / "work" / "build").mkdir(parents=True)
     return {"PATH": f"{fakes}:/usr/bin:/bin", "HOME": str(tmp_path / "home"),
-            "GUARD_LOG": str(tmp_path / "log"), "LC_ALL": "C"}  # fmt: skip
+            "GUARD_LOG": str(tmp_path / "log"), "LC_ALL": "C",
+            "GIT_DIR": str(tmp_path / "no-repo")}  # a real git, if one ran: no repo  # fmt: skip
 
 
 def run(line: str, env: dict[str, str]) -> list[list[str]]:

@@ -13,6 +13,7 @@ words xargs adds); an interpreter's inline code (`python3 -c`) is kept as it is 
 from __future__ import annotations
 
 import contextlib
+import posixpath
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -40,6 +41,7 @@ RESERVED = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while",
                       "!", "{", "}", "esac", "in", "function", "coproc"})  # fmt: skip
 _GIT_VALUE = re.compile(r"GIT_CONFIG_VALUE_[0-9]+")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
+_WRITES = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
 DECLARERS = frozenset({"declare", "typeset", "export", "local", "readonly"})
 # The words xargs (or parallel) adds to its command: read at run time, any number.
 FED = Word("", dynamic=True, many=True)
@@ -83,11 +85,14 @@ class _Input:
 
     feeds: list[str]
     piped: bool = False
+    written: frozenset[str] = frozenset()  # files the line writes: a script run from one is
+    # not written out here (`cat > s.sh <<EOF ... EOF; bash s.sh`)
 
 
 def _split(lexed: Lexed) -> list[tuple[list[Word], _Input]]:
     """Simple commands as word lists, each with what feeds its standard input."""
     bodies = dict(lexed.heredocs)
+    written = _written(lexed)
     commands: list[tuple[list[Word], _Input]] = []
     words: list[Word] = []
     feeds: list[str] = []
@@ -114,12 +119,23 @@ def _split(lexed: Lexed) -> list[tuple[list[Word], _Input]]:
                 piped = piped or (token.op in ("<", "<&", "<>") and _unseen(token.op, target))
         else:
             if words:
-                commands.append((words, _Input(feeds, piped)))
+                commands.append((words, _Input(feeds, piped, written)))
             words, feeds = [], []
             piped = token.op in ("|", "|&")
     if words:
-        commands.append((words, _Input(feeds, piped)))
+        commands.append((words, _Input(feeds, piped, written)))
     return commands
+
+
+def _written(lexed: Lexed) -> frozenset[str]:
+    """The files a line's output redirections write (`> s.sh`, `>> s.sh`), as paths."""
+    targets = (_next_word(lexed, i) for i, t in enumerate(lexed.tokens)
+               if t.kind == "redirect" and t.op in _WRITES)  # fmt: skip
+    return frozenset(_as_file(w.text) for w in targets if w is not None and w.text)
+
+
+def _as_file(path: str) -> str:
+    return posixpath.normpath(path)
 
 
 def _unseen(op: str, target: Word | None) -> bool:
@@ -174,8 +190,8 @@ def _unwrap(words: list[Word], given: _Input, depth: int) -> list[SimpleCommand]
         rest = words[start:]
         layers.add(rest)
         program = _program(first.text)
-        if first.dynamic:
-            return [*nested, layers.command(unknown=True)]
+        if first.dynamic or ("/" in first.text and _as_file(first.text) in given.written):
+            return [*nested, layers.command(unknown=True)]  # `$CMD`, or `./s.sh` made here
         inner = _inner(program, rest, given, layers, depth)
         if inner is not None:
             return [*nested, *inner]
@@ -256,7 +272,7 @@ def _shell(
     source = run.file
     if source is not None and source.text in STDIN_FILES:
         return _fed(given, layers, depth)
-    if source is not None and (source.dynamic or source.text.startswith(FD_FILES)):
+    if source is not None and _unwritten(source, given):
         return [layers.command(unknown=True)]  # `bash <(curl ...)`, `bash /dev/fd/3 3<...`
     if run.reads_input:
         return _fed(given, layers, depth)
@@ -266,9 +282,16 @@ def _shell(
 def _sourced(script: Word, given: _Input, layers: _Layers, depth: int) -> list[SimpleCommand]:
     if script.text in STDIN_FILES:
         return _fed(given, layers, depth)
-    if script.dynamic or script.text.startswith(FD_FILES):  # `source <(...)`, `. "$file"`
+    if _unwritten(script, given):  # `source <(...)`, `. "$file"`
         return [layers.command(unknown=True)]
     return [layers.command()]
+
+
+def _unwritten(script: Word, given: _Input) -> bool:
+    """Whether a script file a shell runs holds what is not written here: a process
+    substitution, a variable, another descriptor, or a file this line writes."""
+    text = script.text
+    return script.dynamic or text.startswith(FD_FILES) or _as_file(text) in given.written
 
 
 def _fed(given: _Input, layers: _Layers, depth: int) -> list[SimpleCommand]:
