@@ -271,6 +271,20 @@ TABLE = [
     ("cat > s.sh <<'EOF'\ngit push -f\nEOF\n. ./s.sh", "ask", None),
     ("echo 'git push -f' > s.sh; chmod +x s.sh; ./s.sh", "ask", None),
     ("bash run.sh > out.log", "allow", None),
+    # options whose value is a command line the program runs
+    ("echo x | sed 'e git push -f'", "ask", None),
+    ("sed -n '1e git push -f' <<< x", "ask", None),
+    ("sed -i 's/a/b/g; s/e/E/' f.txt", "allow", None),
+    ("git -c core.pager='git push -f' -p log", "deny", "force"),
+    ("git config core.sshCommand 'git push -f'", "deny", "force"),
+    ("GIT_PAGER='git push -f' git -p log", "deny", "force"),
+    ("rsync -e 'git push -f' a h:b", "deny", "force"),
+    ("tar --use-compress-program='git push -f' -cf x.tar .", "deny", "force"),
+    ("ssh -o ProxyCommand='git push -f' h", "deny", "force"),
+    ("ssh -o 'ProxyCommand git push -f' h", "deny", "force"),
+    ("ssh -o StrictHostKeyChecking=no h uptime", "allow", None),
+    ("vim -c '!git push -f' -c q", "deny", "force"),
+    ("gdb -batch -ex 'shell git push -f'", "deny", "force"),
 ]
 
 

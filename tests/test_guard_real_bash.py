@@ -66,6 +66,8 @@ FORBIDDEN = [
     "rm -rf /*",
     'dir=/; rm -rf "$dir"',
     "git $(echo push) --force",
+    "echo x | sed 'e git push -f'",
+    "sed -n '1e git push -f' <<< x",
     "printf 'git push -f' > s.sh; bash s.sh",
     "cat > s.sh <<'EOF'\ngit push -f\nEOF\n. ./s.sh",
     "echo 'git push -f' > s.sh; chmod +x s.sh; ./s.sh",
@@ -75,8 +77,12 @@ FORBIDDEN = [
     "echo / | xargs rm -rf",
     "node -e \"require('child_process').execSync('git push -f')\"",
 ]
-# Lines a wrapper hands to a shell; run only where the wrapper is installed.
+# Lines a wrapper or an option hands to a shell; run only where the program is installed.
 WRAPPED = [
+    ("tar", "tar -I 'git push -f' -cf x.tar ."),
+    ("ssh", "ssh -o ProxyCommand='git push -f' h"),
+    ("vim", "vim -es -c '!git push -f' -c q"),
+    ("gdb", "gdb -batch -ex 'shell git push -f'"),
     ("flock", "flock ./lock -c 'git push --force'"),
     ("fish", "fish -c 'git push --force'"),
     ("strace", "strace -f -o ./trace git push --force"),

@@ -25,6 +25,7 @@ from .scripts import (
     env_split,
     git_aliases,
     inline_code,
+    option_lines,
     reads_code_from_input,
     shell_run,
 )
@@ -39,6 +40,9 @@ STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"})
 FD_FILES = ("/dev/fd/", "/proc/self/fd/", "/dev/stdin", "/proc/")  # open descriptors' files
 RESERVED = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while", "until",
                       "!", "{", "}", "esac", "in", "function", "coproc"})  # fmt: skip
+RUNNER_VARIABLES = frozenset({"GIT_PAGER", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_SSH",
+                              "GIT_SSH_COMMAND", "GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "SSH_ASKPASS",
+                              "PAGER", "EDITOR", "VISUAL", "LESSOPEN", "MANPAGER"})  # fmt: skip
 _GIT_VALUE = re.compile(r"GIT_CONFIG_VALUE_[0-9]+")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 _WRITES = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
@@ -249,18 +253,17 @@ def _inner(
 
 
 def _nested(program: str, rest: list[Word], given: _Input, depth: int) -> list[SimpleCommand]:
-    """Commands a program runs besides itself: `find -exec`'s, a git alias's, and those in
-    the values a declaration stores."""
+    """Commands a program runs besides itself: `find -exec`'s, a git alias's, an option's
+    (`rsync -e CMD`, `git -c core.pager=CMD`), and those in the values a declaration
+    stores."""
     if program in DECLARERS:
         return [found for word in rest[1:] for found in _stored(word, depth)]
     if program == "find":
         return _find_exec(rest, depth)
+    lines = option_lines(program, rest[1:])
     if program == "git":
-        found: list[SimpleCommand] = []
-        for line in git_aliases(rest[1:]):
-            found.extend(_script([line], depth, _Layers()))
-        return found
-    return []
+        lines += git_aliases(rest[1:])
+    return [found for line in lines for found in _script([line], depth, _Layers())]
 
 
 def _shell(
@@ -322,10 +325,13 @@ def _stored(assignment: Word, depth: int) -> list[SimpleCommand]:
 
 
 def _git_environment(name: str, value: str) -> list[str]:
-    """The lines the git aliases a `GIT_CONFIG_VALUE_<n>` or `GIT_CONFIG_PARAMETERS` value
-    may define would run (read as aliases whatever their key: a little more, never less)."""
-    if _GIT_VALUE.fullmatch(name):
-        return [alias_line(value)]
+    """The lines a variable's value may have a program run: git aliases and settings given
+    by `GIT_CONFIG_VALUE_<n>` or `GIT_CONFIG_PARAMETERS` (read as aliases whatever their
+    key: a little more, never less), and a pager, an editor or an ssh command to run."""
+    if _GIT_VALUE.fullmatch(name):  # an alias, or a setting that runs a line (core.pager)
+        return [alias_line(value), value]
+    if name in RUNNER_VARIABLES:
+        return [value.lstrip("|")]  # `LESSOPEN='|cmd %s'`
     if name != "GIT_CONFIG_PARAMETERS":
         return []
     try:

@@ -164,3 +164,102 @@ def reads_code_from_input(name: str, arguments: list[Word]) -> bool:
         if not word.text.startswith("-"):
             return False
     return True
+
+
+# Options whose value is a shell line the program runs (`rsync -e CMD`, `tar -I CMD`).
+OPTION_COMMANDS: dict[str, frozenset[str]] = {
+    "rsync": frozenset({"-e", "--rsh"}),
+    "tar": frozenset({"-I", "-F", "--use-compress-program", "--to-command", "--info-script",
+                      "--new-volume-script"}),
+    "ssh": frozenset(), "scp": frozenset({"-S"}), "sftp": frozenset({"-S"}),
+    "vim": frozenset({"-c", "--cmd"}), "vi": frozenset({"-c", "--cmd"}),
+    "nvim": frozenset({"-c", "--cmd"}), "ex": frozenset({"-c", "--cmd"}),
+    "gdb": frozenset({"-ex", "--ex", "-iex", "--eval-command"}),
+}  # fmt: skip
+# ssh's `-o` settings whose value runs on this machine.
+SSH_RUNNERS = frozenset({"proxycommand", "localcommand", "knownhostscommand"})
+# git settings whose value is a shell line git runs (and `pager.<command>`).
+GIT_RUNNERS = frozenset({"core.pager", "core.sshcommand", "core.editor", "core.fsmonitor",
+                         "core.hookspath", "sequence.editor", "diff.external",
+                         "credential.helper", "core.askpass", "gpg.program"})  # fmt: skip
+# sed's `e` command, or the `e` flag of `s///e`: sed runs a shell line it builds.
+_SED_RUNS = re.compile(
+    r"(^|[;\n{}\d$/,])\s*e(\s|$|;)|s(.)[^;\n]*?\3[^;\n]*?\3[gpiImM0-9]*e[gpiImM0-9]*(\s|$|;|\})"
+)
+
+
+def option_lines(program: str, arguments: list[Word]) -> list[Word]:
+    """The shell lines a program runs from its options' values (`rsync -e CMD`, `ssh -o
+    ProxyCommand=CMD`, `vim -c '!CMD'`, `gdb -ex 'shell CMD'`, git's `-c core.pager=CMD`);
+    for sed with an `e` command, an unknown line (what it runs is built from its input)."""
+    if program == "sed":
+        runs = any(_SED_RUNS.search(w.text) for w in arguments)
+        return [Word("", dynamic=True)] if runs else []
+    if program == "git":
+        return [Word(value, dynamic=setting.dynamic) for setting, value in _git_settings(arguments)]
+    names = OPTION_COMMANDS.get(program)
+    if names is None:
+        return []
+    lines: list[Word] = []
+    for name, word, value in _option_values(arguments, names | _SSH_OPTION):
+        if name == "-o":
+            key, _, line = value.replace("=", " ", 1).partition(" ")
+            if program not in SSHS or key.lower() not in SSH_RUNNERS:
+                continue
+        elif program in EDITORS:
+            bang = _after_bang(value)
+            if bang is None:
+                continue
+            line = bang
+        else:
+            line = value
+        lines.append(Word(line, dynamic=word.dynamic))
+    return lines
+
+
+SSHS = frozenset({"ssh", "scp", "sftp"})
+EDITORS = frozenset({"vim", "vi", "nvim", "ex", "gdb"})
+_SSH_OPTION = frozenset({"-o"})
+
+
+def _option_values(arguments: list[Word], names: frozenset[str]) -> list[tuple[str, Word, str]]:
+    """Each option of `names` with its value: `-e CMD`, `-eCMD`, `--rsh=CMD`, `--rsh CMD`."""
+    found: list[tuple[str, Word, str]] = []
+    for index, word in enumerate(arguments):
+        text = word.text
+        following = arguments[index + 1] if index + 1 < len(arguments) else None
+        for name in names:
+            if text == name and following is not None:
+                found.append((name, following, following.text))
+            elif name.startswith("--") and text.startswith(name + "="):
+                found.append((name, word, text[len(name) + 1 :]))
+            elif len(name) == 2 and text.startswith(name) and len(text) > 2:
+                found.append((name, word, text[2:]))
+    return found
+
+
+def _after_bang(command: str) -> str | None:
+    """The shell line of an editor's or gdb's `!CMD` / `shell CMD`, if it holds one."""
+    if "!" in command:
+        return command.split("!", 1)[1]
+    stripped = command.strip()
+    return stripped[len("shell") :] if stripped.startswith("shell") else None
+
+
+def _git_settings(arguments: list[Word]) -> list[tuple[Word, str]]:
+    """git's `-c KEY=VALUE` (and `git config KEY VALUE`) settings that run a shell line."""
+    found: list[tuple[Word, str]] = []
+    configures = any(w.text == "config" for w in arguments)
+    for index, word in enumerate(arguments[:-1]):
+        following = arguments[index + 1]
+        if word.text == "-c":
+            key, _, value = following.text.partition("=")
+            setting = following
+        elif configures and not word.text.startswith("-"):
+            key, value, setting = word.text, following.text, following
+        else:
+            continue
+        key = key.lower()
+        if key in GIT_RUNNERS or key.startswith("pager."):
+            found.append((setting, value[1:] if value.startswith("!") else value))
+    return found
