@@ -285,6 +285,19 @@ TABLE = [
     ("ssh -o StrictHostKeyChecking=no h uptime", "allow", None),
     ("vim -c '!git push -f' -c q", "deny", "force"),
     ("gdb -batch -ex 'shell git push -f'", "deny", "force"),
+    # command lines made at run time, or run later
+    ("xargs -I{} sh -c '{}' <<< 'git push -f'", "ask", None),
+    ("echo 'git push -f' | xargs -0 bash -c", "ask", None),
+    ("parallel sh -c ::: 'git push -f'", "ask", None),
+    ("echo 'git push -f' | at now", "ask", None),
+    ("at now <<< 'git push -f'", "deny", "force"),
+    ("tmux new -d 'git push -f'", "deny", "force"),
+    ("tmux send-keys -t work 'git push -f' Enter", "deny", "force"),
+    ("tmux attach -t work", "allow", None),
+    ("screen -dmS work git push -f", "deny", "force"),
+    ("BASH_ENV=<(echo 'git push -f') bash -c true", "ask", None),
+    ("PS4='$(git push -f)' bash -x -c true", "deny", "force"),
+    ("expect -c 'spawn git push -f; expect eof'", "ask", None),
 ]
 
 

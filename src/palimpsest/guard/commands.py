@@ -46,6 +46,9 @@ RUNNER_VARIABLES = frozenset({"GIT_PAGER", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", 
 _GIT_VALUE = re.compile(r"GIT_CONFIG_VALUE_[0-9]+")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 _WRITES = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
+SCHEDULERS = frozenset({"at", "batch"})  # read commands from their input, run them later
+# tmux's options that take a value: what else it is given may be a command line.
+TMUX = Wrapper(frozenset({"s", "n", "t", "c", "e", "F", "x", "y", "L", "S", "f", "T"}))
 DECLARERS = frozenset({"declare", "typeset", "export", "local", "readonly"})
 # The words xargs (or parallel) adds to its command: read at run time, any number.
 FED = Word("", dynamic=True, many=True)
@@ -238,6 +241,11 @@ def _inner(
         return _script(arguments[:1], depth, layers)  # `trap 'CMD' EXIT` runs CMD
     if program in SHELLS:
         return _shell(arguments, given, layers, depth)
+    if program in SCHEDULERS and not any(w.text.startswith("-f") for w in arguments):
+        return _fed(given, layers, depth)  # `echo CMD | at now`: a shell runs it later
+    if program == "tmux":  # `tmux new 'CMD'`, `tmux send-keys 'CMD' Enter`: each may run
+        lines = [w for w in _after_options(arguments, TMUX) if not w.text.startswith("-")]
+        return [layers.command(), *[c for w in lines for c in _script([w], depth, _Layers())]]
     if program in ("source", ".") and arguments:
         return _sourced(arguments[0], given, layers, depth)
     name = interpreter(program)
@@ -270,6 +278,9 @@ def _shell(
     arguments: list[Word], given: _Input, layers: _Layers, depth: int
 ) -> list[SimpleCommand]:
     run = shell_run(arguments)
+    if layers.fed:  # `xargs -I{} sh -c '{}'`, `parallel sh -c ::: CMD`: made at run time
+        read = _script([run.script], depth, layers)[1:] if run.script is not None else []
+        return [*read, layers.command(unknown=True)]
     if run.script is not None:
         return _script([run.script], depth, layers)
     source = run.file
@@ -315,6 +326,8 @@ def _stored(assignment: Word, depth: int) -> list[SimpleCommand]:
     name, equals, value = assignment.text.partition("=")
     if not equals:
         return []
+    if name in ("BASH_ENV", "ENV"):  # a file a shell reads first: not written here
+        return [SimpleCommand((), unknown=True)]
     lines = _git_environment(name, value)
     # not a complete substitution: arithmetic could not run it either
     with contextlib.suppress(Unparseable):

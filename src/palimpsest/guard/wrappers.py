@@ -36,6 +36,8 @@ WRAPPERS = {
     "doas": Wrapper(_takes("u")),
     "pkexec": Wrapper(_takes("--user")),
     "busybox": Wrapper(),  # `busybox sh -c '...'`: the applet is the program
+    "toybox": Wrapper(),
+    "screen": Wrapper(_takes("S", "c", "p", "T", "t", "h", "X", "r", "x", "L", "Logfile")),
     "setsid": Wrapper(),
     "unbuffer": Wrapper(),
     "ionice": Wrapper(_takes("c", "n", "--class", "--classdata")),
@@ -99,6 +101,7 @@ INTERPRETERS = {
     "lua": frozenset({"-e"}),
     "Rscript": frozenset({"-e"}),
     "osascript": frozenset({"-e"}),
+    "expect": frozenset({"-c"}),
     "awk": frozenset(),  # `awk 'BEGIN { system("...") }'`: its program is its first word
     "gawk": frozenset(),
     "mawk": frozenset(),
