@@ -213,6 +213,8 @@ TABLE = [
     ("rm -rf ${HOME}/", "deny", "rmhome"),
     ("rm -rf ~/*", "deny", "rmhome"),
     ("rm -rf ~/build", "allow", None),
+    ("rm -rf $HOME/.cache/pip", "allow", None),  # `$HOME` is one path...
+    ('HOME="/ x"; rm -rf $HOME/.cache', "ask", None),  # ...unless the line sets HOME
     # shells that read their script elsewhere, and wrappers (item 9)
     ('bash -c -e "git push --force"', "deny", "force"),
     ("bash -euo pipefail -c 'git push -f'", "deny", "force"),

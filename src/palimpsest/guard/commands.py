@@ -326,8 +326,8 @@ def _stored(assignment: Word, depth: int) -> list[SimpleCommand]:
     name, equals, value = assignment.text.partition("=")
     if not equals:
         return []
-    if name in ("BASH_ENV", "ENV"):  # a file a shell reads first: not written here
-        return [SimpleCommand((), unknown=True)]
+    if name in ("BASH_ENV", "ENV", "HOME"):  # a file a shell reads first: not written here;
+        return [SimpleCommand((), unknown=True)]  # a home `$HOME` would not be (`HOME='/ x'`)
     lines = _git_environment(name, value)
     # not a complete substitution: arithmetic could not run it either
     with contextlib.suppress(Unparseable):

@@ -229,6 +229,7 @@ class _Lexer:
         an expansion's value is split into any number of words; `"$@"` is too."""
         text = self.text
         following = text[self.i + 1 : self.i + 2]
+        many_before = word.many  # `$HOME` is one path: an assignment to HOME is asked about
         if following in ("(", "{") or following.isalnum() or following in "_@*#?$!-":
             word.many = word.many or not quoted
         if text.startswith("$((", self.i):  # arithmetic: only a substitution in it runs
@@ -252,7 +253,7 @@ class _Lexer:
             word.dynamic = True
             word.many = word.many or "@" in inside  # `"${args[@]}"`, `"${@:2}"`
             if inside == "HOME":
-                word.home = True
+                word.home, word.many = True, many_before
                 return "~"
             return ""
         if following == "'":
@@ -270,7 +271,7 @@ class _Lexer:
             word.dynamic = True
             word.many = word.many or following == "@"
             if text[start : self.i] == "HOME":  # the home directory, as `~` is
-                word.home = True
+                word.home, word.many = True, many_before
                 return "~"
             return ""
         self.i += 1
