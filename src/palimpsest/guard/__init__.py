@@ -2,9 +2,10 @@
 
 Pure functions, no I/O: `lexer` reads a command line as the shell would, `commands` finds
 the simple commands it runs (`wrappers` and the texts `scripts` finds seen through: shells'
-scripts, aliases, inline code), `patterns` matches them against a rule's command patterns
-(or says they could match once they run), and `decide` gives the answer. The service reads
-the rules that apply; the hook answers a coding agent with them.
+scripts, aliases, inline code), `patterns` matches them against a rule's command patterns,
+`runtime` says whether words only known when they run could make them match, and `decide`
+gives the answer. The service reads the rules that apply; the hook answers a coding agent
+with them.
 """
 
 from .commands import SimpleCommand, Unparseable, simple_commands

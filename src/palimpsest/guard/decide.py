@@ -16,7 +16,8 @@ from typing import Any
 
 from ..model import Memory
 from .commands import SimpleCommand, Unparseable, simple_commands
-from .patterns import Pattern, compile_pattern, could_match, matches
+from .patterns import Pattern, compile_pattern, matches
+from .runtime import could_match
 
 ASKING_SEVERITIES = frozenset({"house_style"})
 
