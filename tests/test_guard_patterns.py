@@ -280,6 +280,7 @@ TABLE = [
     ("git -c core.pager='git push -f' -p log", "deny", "force"),
     ("git config core.sshCommand 'git push -f'", "deny", "force"),
     ("GIT_PAGER='git push -f' git -p log", "deny", "force"),
+    ("GIT_CONFIG_PARAMETERS=\"'core.pager=git push -f'\" git -p log", "deny", "force"),
     ("rsync -e 'git push -f' a h:b", "deny", "force"),
     ("tar --use-compress-program='git push -f' -cf x.tar .", "deny", "force"),
     ("ssh -o ProxyCommand='git push -f' h", "deny", "force"),

@@ -15,12 +15,11 @@ from __future__ import annotations
 import contextlib
 import posixpath
 import re
-import shlex
 from dataclasses import dataclass, field
 
 from .lexer import SEPARATOR, Lexed, Unparseable, Word, lex, substitutions
 from .scripts import (
-    alias_line,
+    alias_text,
     command_option,
     env_split,
     git_aliases,
@@ -28,6 +27,8 @@ from .scripts import (
     option_lines,
     reads_code_from_input,
     shell_run,
+    variable_lines,
+    watch_execs,
 )
 from .wrappers import WRAPPERS, Wrapper, interpreter
 
@@ -40,10 +41,6 @@ STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"})
 FD_FILES = ("/dev/fd/", "/proc/self/fd/", "/dev/stdin", "/proc/")  # open descriptors' files
 RESERVED = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while", "until",
                       "!", "{", "}", "esac", "in", "function", "coproc"})  # fmt: skip
-RUNNER_VARIABLES = frozenset({"GIT_PAGER", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_SSH",
-                              "GIT_SSH_COMMAND", "GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "SSH_ASKPASS",
-                              "PAGER", "EDITOR", "VISUAL", "LESSOPEN", "MANPAGER"})  # fmt: skip
-_GIT_VALUE = re.compile(r"GIT_CONFIG_VALUE_[0-9]+")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 _WRITES = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
 SCHEDULERS = frozenset({"at", "batch"})  # read commands from their input, run them later
@@ -226,7 +223,7 @@ def _inner(
     if split is not None:  # `env -S 'cmd args'` splits its text as a command line
         return _script(split, depth, layers)
     if program in ("eval", "alias"):  # an alias's text runs wherever its name is typed
-        texts = arguments if program == "eval" else [_alias_text(w) for w in arguments]
+        texts = arguments if program == "eval" else [alias_text(w) for w in arguments]
         return _script(texts, depth, layers)
     if program in COMMAND_TAKERS or program == "flock":
         after = arguments if program != "flock" else _after_options(arguments, WRAPPERS[program])
@@ -235,7 +232,7 @@ def _inner(
             return _script([script], depth, layers)
     if program == "sg" and len(arguments) > 1:  # `sg GROUP [-c] CMD`: a line for `sh -c`
         return _script([w for w in arguments[1:] if w.text != "-c"], depth, layers)
-    if program == "watch" and not _watch_execs(arguments):  # it hands its words to `sh -c`
+    if program == "watch" and not watch_execs(arguments):  # it hands its words to `sh -c`
         return _script(_after_options(arguments, WRAPPERS[program]), depth, layers)
     if program == "trap" and len(rest) > 2 and not arguments[0].text.startswith("-"):
         return _script(arguments[:1], depth, layers)  # `trap 'CMD' EXIT` runs CMD
@@ -328,47 +325,13 @@ def _stored(assignment: Word, depth: int) -> list[SimpleCommand]:
         return []
     if name in ("BASH_ENV", "ENV", "HOME"):  # a file a shell reads first: not written here;
         return [SimpleCommand((), unknown=True)]  # a home `$HOME` would not be (`HOME='/ x'`)
-    lines = _git_environment(name, value)
+    lines = variable_lines(name, value)
     # not a complete substitution: arithmetic could not run it either
     with contextlib.suppress(Unparseable):
         lines += substitutions(value) if "$(" in value or "`" in value else []
     if lines and assignment.dynamic:
         return [SimpleCommand((), unknown=True)]
     return [found for line in lines for found in simple_commands(line, depth + 1)]
-
-
-def _git_environment(name: str, value: str) -> list[str]:
-    """The lines a variable's value may have a program run: git aliases and settings given
-    by `GIT_CONFIG_VALUE_<n>` or `GIT_CONFIG_PARAMETERS` (read as aliases whatever their
-    key: a little more, never less), and a pager, an editor or an ssh command to run."""
-    if _GIT_VALUE.fullmatch(name):  # an alias, or a setting that runs a line (core.pager)
-        return [alias_line(value), value]
-    if name in RUNNER_VARIABLES:
-        return [value.lstrip("|")]  # `LESSOPEN='|cmd %s'`
-    if name != "GIT_CONFIG_PARAMETERS":
-        return []
-    try:
-        settings = shlex.split(value)
-    except ValueError:
-        return [value]
-    return [alias_line(s.partition("=")[2]) for s in settings if s.lower().startswith("alias.")]
-
-
-def _alias_text(word: Word) -> Word:
-    """The text `alias NAME='TEXT'` stands for (nothing for `alias` or `alias NAME`)."""
-    _, equals, text = word.text.partition("=")
-    return Word(text if equals else "", dynamic=word.dynamic)
-
-
-def _watch_execs(arguments: list[Word]) -> bool:
-    """Whether `watch -x` (`--exec`) runs its words as a command, not through `sh -c`."""
-    for word in arguments:
-        text = word.text
-        if text == "--exec" or (text.startswith("-") and not text.startswith("--") and "x" in text):
-            return True
-        if not text.startswith("-"):
-            return False
-    return False
 
 
 def _names_a_group(words: list[Word], start: int) -> int:

@@ -263,3 +263,50 @@ def _git_settings(arguments: list[Word]) -> list[tuple[Word, str]]:
         if key in GIT_RUNNERS or key.startswith("pager."):
             found.append((setting, value[1:] if value.startswith("!") else value))
     return found
+
+
+RUNNER_VARIABLES = frozenset({"GIT_PAGER", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_SSH",
+                              "GIT_SSH_COMMAND", "GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "SSH_ASKPASS",
+                              "PAGER", "EDITOR", "VISUAL", "LESSOPEN", "MANPAGER"})  # fmt: skip
+_GIT_VALUE = re.compile(r"GIT_CONFIG_VALUE_[0-9]+")
+
+
+def variable_lines(name: str, value: str) -> list[str]:
+    """The lines a variable's value may have a program run: git aliases and settings given
+    by `GIT_CONFIG_VALUE_<n>` or `GIT_CONFIG_PARAMETERS` (read as aliases whatever their
+    key: a little more, never less), and a pager, an editor or an ssh command to run."""
+    if _GIT_VALUE.fullmatch(name):  # an alias, or a setting that runs a line (core.pager)
+        return [alias_line(value), value]
+    if name in RUNNER_VARIABLES:
+        return [value.lstrip("|")]  # `LESSOPEN='|cmd %s'`
+    if name != "GIT_CONFIG_PARAMETERS":
+        return []
+    try:
+        settings = shlex.split(value)
+    except ValueError:
+        return [value]
+    lines = []
+    for setting in settings:
+        key, _, value = setting.partition("=")
+        if key.lower().startswith("alias."):
+            lines.append(alias_line(value))
+        elif key.lower() in GIT_RUNNERS or key.lower().startswith("pager."):
+            lines.append(value[1:] if value.startswith("!") else value)
+    return lines
+
+
+def alias_text(word: Word) -> Word:
+    """The text `alias NAME='TEXT'` stands for (nothing for `alias` or `alias NAME`)."""
+    _, equals, text = word.text.partition("=")
+    return Word(text if equals else "", dynamic=word.dynamic)
+
+
+def watch_execs(arguments: list[Word]) -> bool:
+    """Whether `watch -x` (`--exec`) runs its words as a command, not through `sh -c`."""
+    for word in arguments:
+        text = word.text
+        if text == "--exec" or (text.startswith("-") and not text.startswith("--") and "x" in text):
+            return True
+        if not text.startswith("-"):
+            return False
+    return False
