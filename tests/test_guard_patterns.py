@@ -231,6 +231,8 @@ TABLE = [
     ("fakeroot git push --force", "deny", "force"),
     ("python3 -c 'import os; os.system(\"git push --force\")'", "ask", None),
     ("python3 -c 'print(1)'", "allow", None),
+    ("python3 -c \"import os as o; o.__dict__['sys' + 'tem']('git push -f')\"", "ask", None),
+    ("python3 -c 'print(\"empty\" if not [] else 1)'", "allow", None),
     (
         "python3 - <<'EOF'\nimport subprocess\nsubprocess.run(['git', 'push', '-f'])\nEOF",
         "ask",

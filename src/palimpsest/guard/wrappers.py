@@ -120,5 +120,6 @@ def interpreter(program: str) -> str | None:
 # What in inline code may run a program: a call that runs one, or that builds a name to run.
 RUNS_PROGRAMS = re.compile(
     r"system|exec|popen|spawn|subprocess|child_process|__import__|importlib|getattr|eval|"
-    r"Function|`|qx|%x|pty|Process|Runtime|shell|fork|[Oo]pen3|pipe|Command|do shell",
+    r"__dict__|__builtins__|globals|ctypes|Function|`|\bqx\b|%x|\bpty\b|Process|Runtime|"
+    r"shell|fork|[Oo]pen3|\bpipe|Command|do shell",
 )
