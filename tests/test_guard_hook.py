@@ -226,3 +226,42 @@ def test_a_binding_naming_no_notebook_asks_while_notebook_rules_exist(
     for extra in ({}, ORDINARY):
         allowed = hook(env | extra, "claude", claude("git push --force", project), "--db", empty)
         assert json.loads(allowed.stdout) == {}
+
+
+# Issue 30: lines an agent could send that bash runs as a forced push, once allowed.
+HIDDEN_FORCE = {
+    "git push $(echo --force) origin main": "ask",
+    "F=--force; git push $F origin main": "ask",
+    "git push {--force,origin} main": "ask",
+    "echo --force | xargs git push origin": "ask",
+    'f(){ git push "$@"; }; f --force': "ask",
+    "git push --force-with-lease": "deny",
+    'bash -c -e "git push --force"': "deny",
+    "bash - <<< 'git push --force'": "deny",
+    "bash /dev/stdin <<< 'git push --force'": "deny",
+    "bash <(echo git push --force)": "ask",
+    "fish -c 'git push --force'": "deny",
+    "flock /tmp/lock -c 'git push --force'": "deny",
+    "watch -n 60 'git push --force'": "deny",
+    "strace -f git push --force": "deny",
+    "python3 -c 'import os; os.system(\"git push --force\")'": "ask",
+    "git -c alias.p='push --force' p": "deny",
+    "x='a[$(git push --force)]'; echo $((x))": "deny",
+}
+
+
+def test_the_hook_never_allows_a_forced_push_bash_would_run(
+    env: dict[str, str], tmp_path: Path, project: Path
+) -> None:
+    db = str(tmp_path / "store.db")
+    rule_id = file_rules(db)
+    answers = {}
+    for command in [*HIDDEN_FORCE, "git push origin main"]:
+        done = hook(env, "claude", claude(command, project), "--db", db)
+        output = json.loads(done.stdout).get("hookSpecificOutput", {})
+        answers[command] = output.get("permissionDecision", "allow")
+        if answers[command] == "ask":  # the reason says why, and names the rule it could break
+            reason = output["permissionDecisionReason"]
+            assert "only known when it runs" in reason or "could run a program" in reason
+            assert rule_id in reason or "<(" in command
+    assert answers == {**HIDDEN_FORCE, "git push origin main": "allow"}

@@ -28,13 +28,25 @@ async def test_the_guard_tool_names_the_refusing_rule(client: Client, service: S
     assert allowed["decision"] == "allow" and "refused_by" not in allowed
     refused = await refuse(client, "guard", command="  ")
     assert refused["error_class"] == "validation" and refused["field"] == "command"
-    deadline = time.monotonic() + 30  # kept on a store thread after the answer
-    while len(service.seen()["commands"]) < 2 and time.monotonic() < deadline:
+    time.sleep(0.3)  # a keep on a store thread after the answer, had there been one, lands
+    assert service.seen()["commands"] == []  # trials count what the hook saw run, not asks
+
+
+async def test_flooding_the_guard_tool_cannot_make_a_new_rule_too_broad(
+    client: Client, service: Service
+) -> None:
+    """Anyone with a key could ask about a forbidden command again and again, so that the
+    rule a person files next is refused as too broad: what the tool is asked is not kept."""
+    await call(client, "remember", notebook="web", kind="note", text="The web project.")
+    for n in range(12):
+        await call(client, "guard", command=f"git push --force origin f{n}", notebook="web")
+    deadline = time.monotonic() + 2  # before the fix, each was kept on a store thread
+    while len(service.seen()["commands"]) < 12 and time.monotonic() < deadline:
         time.sleep(0.05)
-    time.sleep(0.3)  # a second keep of either, had there been one, lands meanwhile
-    assert sorted(c["command"] for c in service.seen()["commands"]) == [
-        "echo 'git push --force'", "sudo git push origin +main"
-    ]  # each kept once  # fmt: skip
+    force = {"kind": "forbidden", "literals": ["git push --force"]}
+    filed = await call(client, "remember", notebook="web", kind="rule", text="No force-push.",
+                       falsifier="f", check=force)  # fmt: skip
+    assert filed["version"] == 1 and "kept_as_note" not in filed
 
 
 async def test_remember_over_mcp_takes_the_trials_answers(client: Client, service: Service) -> None:

@@ -298,3 +298,23 @@ def test_a_binding_naming_no_notebook_asks_when_a_notebook_s_rule_refuses(
     allowed = service.guard(command="ls", dir=str(tmp_path))  # no rule anywhere refuses it
     assert allowed["decision"] == "allow"
     assert "palimpsest project bind" in allowed["warnings"][0]
+
+
+def test_paths_are_compared_as_the_files_they_name(service: Service) -> None:
+    """Issue 30: `rm -rf //` and `rm -rf "$HOME"` wipe what `rm -rf /` and `rm -rf ~` name."""
+    wipe = {"kind": "forbidden", "literals": ["rm -rf /", "rm -rf ~"]}
+    rule(service, check=wipe, scope="workspace", text="Never wipe a disk or a home.")
+    for command in ("rm -rf /*", "rm -rf //", "rm -rf /.", "rm -rf ~/", 'rm -rf "$HOME"',
+                    "rm -rf ${HOME}", "sudo rm -fr /tmp/.."):  # fmt: skip
+        assert service.guard(command=command)["decision"] == "deny", command
+    assert service.guard(command="rm -rf ~/build /tmp/x")["decision"] == "allow"
+    asked = service.guard(command='rm -rf "$target"')
+    assert asked["decision"] == "ask" and "only known when it runs" in asked["reason"]
+
+
+def test_a_rule_naming_force_refuses_its_family(service: Service) -> None:
+    rule(service, scope="workspace")
+    for command in ("git push --force-with-lease", "git push --force-if-includes origin x",
+                    "git push --force-with-lease=main:abc origin main"):  # fmt: skip
+        assert service.guard(command=command)["decision"] == "deny", command
+    assert service.guard(command="git push --forced-ok")["decision"] == "allow"  # no boundary

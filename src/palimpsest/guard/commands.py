@@ -4,116 +4,63 @@ Each simple command is kept as its layers, outermost first: `sudo -u ci git push
 `sudo -u ci git push` and `git push`, so a pattern may name the wrapper or the program.
 Leading `VAR=value` assignments and reserved words (`if`, `then`, `do`, `{`, `!`...) are
 dropped; the script of `bash -c`, `sh -c`, `eval`, `$(...)`, backticks, a here-document
-or here-string fed to a shell, and `find -exec` are read the same way, to a bounded depth.
+or here-string fed to a shell, an alias, a git alias, `watch`, `flock -c` and `find -exec`
+are read the same way, to a bounded depth. Each layer keeps its words as read, so that
+a pattern can tell which are only known when the command runs (`$x`, `$(...)`, a glob, the
+words xargs adds); an interpreter's inline code (`python3 -c`) is kept as it is written.
 """
 
 from __future__ import annotations
 
+import contextlib
+import posixpath
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from .lexer import SEPARATOR, Lexed, Unparseable, Word, lex
+from .lexer import SEPARATOR, Lexed, Unparseable, Word, lex, substitutions
+from .scripts import (
+    alias_text,
+    command_option,
+    env_split,
+    git_aliases,
+    inline_code,
+    option_lines,
+    reads_code_from_input,
+    shell_run,
+    variable_lines,
+    watch_execs,
+)
+from .wrappers import WRAPPERS, Wrapper, interpreter
 
 MAX_DEPTH = 8
 MAX_LAYERS = 16  # wrappers around one command: more is no command typed by hand
-SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash"})
+SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "rbash", "yash",
+                    "posh", "fish", "csh", "tcsh"})  # fmt: skip
 COMMAND_TAKERS = frozenset({"su", "script"})  # run `-c CMD` or `--command CMD`
-STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
-# Shell options followed by a value (`bash -o pipefail -c '...'`), which is no script.
-SHELL_VALUES = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
+STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"})
+FD_FILES = ("/dev/fd/", "/proc/self/fd/", "/dev/stdin", "/proc/")  # open descriptors' files
 RESERVED = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while", "until",
                       "!", "{", "}", "esac", "in", "function", "coproc"})  # fmt: skip
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
-
-
-@dataclass(frozen=True)
-class Wrapper:
-    """How a command that runs another takes its options: those followed by a value, and
-    how many words (a duration...) come before the command it runs."""
-
-    values: frozenset[str] = frozenset()  # short letters and long names taking a value
-    positionals: int = 0
-    dash: bool = False  # a lone `-` is one of its options (env's), not a program
-
-
-WRAPPERS = {
-    "env": Wrapper(frozenset({"u", "C", "--unset", "--chdir"}), dash=True),
-    "sudo": Wrapper(
-        frozenset(
-            {
-                "u",
-                "g",
-                "C",
-                "D",
-                "h",
-                "p",
-                "r",
-                "t",
-                "U",
-                "T",
-                "--user",
-                "--group",
-                "--chdir",
-                "--host",
-                "--prompt",
-                "--role",
-                "--type",
-                "--other-user",
-                "--command-timeout",
-            }
-        )
-    ),
-    "doas": Wrapper(frozenset({"u"})),
-    "busybox": Wrapper(),  # `busybox sh -c '...'`: the applet is the program
-    "setsid": Wrapper(),
-    "unbuffer": Wrapper(),
-    "ionice": Wrapper(frozenset({"c", "n", "--class", "--classdata"})),
-    "chrt": Wrapper(positionals=1),  # its priority
-    "taskset": Wrapper(positionals=1),  # its mask or list of processors
-    "flock": Wrapper(frozenset({"w", "E", "--timeout", "--conflict-exit-code"}), positionals=1),
-    "chroot": Wrapper(frozenset({"--userspec", "--groups"}), positionals=1),
-    "runuser": Wrapper(frozenset({"u", "g", "G", "--user", "--group", "--supp-group"})),
-    "watch": Wrapper(frozenset({"n", "--interval"})),
-    "nohup": Wrapper(),
-    "time": Wrapper(frozenset({"f", "o", "--format", "--output"})),
-    "command": Wrapper(),
-    "builtin": Wrapper(),
-    "exec": Wrapper(frozenset({"a"})),
-    "nice": Wrapper(frozenset({"n", "--adjustment"})),
-    "stdbuf": Wrapper(frozenset({"i", "o", "e", "--input", "--output", "--error"})),
-    "timeout": Wrapper(frozenset({"s", "k", "--signal", "--kill-after"}), positionals=1),
-    "xargs": Wrapper(
-        frozenset(
-            {
-                "I",
-                "n",
-                "P",
-                "d",
-                "E",
-                "L",
-                "s",
-                "a",
-                "--arg-file",
-                "--delimiter",
-                "--max-args",
-                "--max-procs",
-                "--replace",
-                "--max-lines",
-                "--max-chars",
-                "--eof",
-            }
-        )
-    ),
-}
+_WRITES = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
+SCHEDULERS = frozenset({"at", "batch"})  # read commands from their input, run them later
+# tmux's options that take a value: what else it is given may be a command line.
+TMUX = Wrapper(frozenset({"s", "n", "t", "c", "e", "F", "x", "y", "L", "S", "f", "T"}))
+DECLARERS = frozenset({"declare", "typeset", "export", "local", "readonly"})
+# The words xargs (or parallel) adds to its command: read at run time, any number.
+FED = Word("", dynamic=True, many=True)
 
 
 @dataclass(frozen=True)
 class SimpleCommand:
     """One command that would run. `unknown` says its program or script is not known
-    here (`$CMD ...`, `eval "$x"`): only what is written can be matched."""
+    here (`$CMD ...`, `eval "$x"`): only what is written can be matched. `argv` holds each
+    layer's words as read (with the words xargs adds), `code` an interpreter's inline code."""
 
     layers: tuple[tuple[str, ...], ...]  # outermost first; the last is what finally runs
     unknown: bool = False
+    argv: tuple[tuple[Word, ...], ...] = field(default=(), compare=False, repr=False)
+    code: Word | None = field(default=None, compare=False)
 
     @property
     def words(self) -> tuple[str, ...]:
@@ -137,15 +84,19 @@ def simple_commands(text: str, depth: int = 0) -> list[SimpleCommand]:
 @dataclass
 class _Input:
     """What feeds a simple command's standard input: here-documents and here-strings (a
-    shell reading them runs them), and whether a pipe does (what it runs is unknown)."""
+    shell reading them runs them), and whether a pipe, or a redirect from what is not
+    written here (`< <(...)`, `<&3`, `< /dev/fd/3`), does (what it runs is unknown)."""
 
     feeds: list[str]
     piped: bool = False
+    written: frozenset[str] = frozenset()  # files the line writes: a script run from one is
+    # not written out here (`cat > s.sh <<EOF ... EOF; bash s.sh`)
 
 
 def _split(lexed: Lexed) -> list[tuple[list[Word], _Input]]:
     """Simple commands as word lists, each with what feeds its standard input."""
     bodies = dict(lexed.heredocs)
+    written = _written(lexed)
     commands: list[tuple[list[Word], _Input]] = []
     words: list[Word] = []
     feeds: list[str] = []
@@ -168,14 +119,35 @@ def _split(lexed: Lexed) -> list[tuple[list[Word], _Input]]:
                 skip_next = True
             else:
                 skip_next = True  # the redirect's target is a file, not an argument
+                target = _next_word(lexed, index)
+                piped = piped or (token.op in ("<", "<&", "<>") and _unseen(token.op, target))
         else:
             if words:
-                commands.append((words, _Input(feeds, piped)))
+                commands.append((words, _Input(feeds, piped, written)))
             words, feeds = [], []
             piped = token.op in ("|", "|&")
     if words:
-        commands.append((words, _Input(feeds, piped)))
+        commands.append((words, _Input(feeds, piped, written)))
     return commands
+
+
+def _written(lexed: Lexed) -> frozenset[str]:
+    """The files a line's output redirections write (`> s.sh`, `>> s.sh`), as paths."""
+    targets = (_next_word(lexed, i) for i, t in enumerate(lexed.tokens)
+               if t.kind == "redirect" and t.op in _WRITES)  # fmt: skip
+    return frozenset(_as_file(w.text) for w in targets if w is not None and w.text)
+
+
+def _as_file(path: str) -> str:
+    return posixpath.normpath(path)
+
+
+def _unseen(op: str, target: Word | None) -> bool:
+    """Whether an input redirect reads what is not written here: another descriptor, a
+    process substitution, a variable's file (a plain file is a script file, not read)."""
+    if op == "<&" or target is None or target.dynamic:
+        return True
+    return target.text.startswith(FD_FILES)
 
 
 def _next_word(lexed: Lexed, index: int) -> Word | None:
@@ -183,10 +155,28 @@ def _next_word(lexed: Lexed, index: int) -> Word | None:
     return following[0].word if following and following[0].kind == "word" else None
 
 
+class _Layers:
+    """The layers of one simple command as they are found, outermost first."""
+
+    def __init__(self) -> None:
+        self.texts: list[tuple[str, ...]] = []
+        self.argv: list[tuple[Word, ...]] = []
+        self.fed = False  # under xargs: more words come at run time
+
+    def add(self, words: list[Word]) -> None:
+        if len(self.texts) == MAX_LAYERS:
+            raise Unparseable(f"more than {MAX_LAYERS} wrappers around one command")
+        self.texts.append(tuple(w.text for w in words))
+        self.argv.append((*words, FED) if self.fed else tuple(words))
+
+    def command(self, *, unknown: bool = False, code: Word | None = None) -> SimpleCommand:
+        return SimpleCommand(tuple(self.texts), unknown, tuple(self.argv), code)
+
+
 def _unwrap(words: list[Word], given: _Input, depth: int) -> list[SimpleCommand]:
     if depth > MAX_DEPTH:
         raise Unparseable(f"commands nest more than {MAX_DEPTH} deep")
-    layers: list[tuple[str, ...]] = []
+    layers = _Layers()
     nested: list[SimpleCommand] = []
     start = 0  # an index, not a slice a word: a long line of assignments stays linear
     while start < len(words):
@@ -194,56 +184,154 @@ def _unwrap(words: list[Word], given: _Input, depth: int) -> list[SimpleCommand]
         if not first.quoted and first.text in ("function", "coproc"):
             start += 1 + _names_a_group(words, start)  # `function f {`, `coproc X {`
             continue
-        if not first.quoted and (first.text in RESERVED or _ASSIGNMENT.match(first.text)):
+        if not first.quoted and first.text in RESERVED:
             start += 1
             continue
-        if len(layers) == MAX_LAYERS:
-            raise Unparseable(f"more than {MAX_LAYERS} wrappers around one command")
-        rest = words[start:]
-        layers.append(tuple(w.text for w in rest))
-        program = _program(first.text)
-        if first.dynamic:
-            return [*nested, SimpleCommand(tuple(layers), unknown=True)]
-        if program == "command" and any(w.text in ("-v", "-V") for w in rest[1:2]):
-            return nested  # `command -v git` only says where git is
-        split = _env_split(rest[1:]) if program == "env" else None
-        if split is not None:  # `env -S 'cmd args'` splits its text as a command line
-            return [*nested, *_script(split, depth, layers)]
-        if program in WRAPPERS:
-            words, start = _after_options(rest[1:], WRAPPERS[program]), 0
+        if _ASSIGNMENT.match(first.text):
+            nested.extend(_stored(first, depth))
+            start += 1
             continue
-        if program == "eval":
-            return [*nested, *_script(rest[1:], depth, layers)]
-        if program in COMMAND_TAKERS:
-            script = _command_option(rest[1:])
-            if script is not None:  # `su -c 'CMD' user`, `script -qc 'CMD' /dev/null`
-                return [*nested, *_script([script], depth, layers)]
-        if program == "trap" and len(rest) > 2 and not rest[1].text.startswith("-"):
-            return [*nested, *_script(rest[1:2], depth, layers)]  # `trap 'CMD' EXIT` runs CMD
-        if program in SHELLS:
-            script, reads_input = _shell_script(rest[1:])
-            if script is not None:
-                return [*nested, *_script([script], depth, layers)]
-            if reads_input:
-                if given.piped:  # `... | bash`: it runs whatever the pipe holds
-                    return [*nested, SimpleCommand(tuple(layers), unknown=True)]
-                for fed in given.feeds:
-                    nested.extend(simple_commands(fed, depth + 1))
-        if program in ("source", ".") and len(rest) > 1:
-            script = rest[1]
-            if script.dynamic:  # `source <(...)`, `. "$file"`: it runs what is not written
-                return [*nested, SimpleCommand(tuple(layers), unknown=True)]
-            if script.text in STDIN_FILES:
-                if given.piped:
-                    return [*nested, SimpleCommand(tuple(layers), unknown=True)]
-                for fed in given.feeds:
-                    nested.extend(simple_commands(fed, depth + 1))
-        if program == "find":
-            nested.extend(_find_exec(rest, depth))
+        rest = words[start:]
+        layers.add(rest)
+        program = _program(first.text)
+        if first.dynamic or ("/" in first.text and _as_file(first.text) in given.written):
+            return [*nested, layers.command(unknown=True)]  # `$CMD`, or `./s.sh` made here
+        inner = _inner(program, rest, given, layers, depth)
+        if inner is not None:
+            return [*nested, *inner]
+        if program in WRAPPERS:
+            wrapper = WRAPPERS[program]
+            layers.fed = layers.fed or wrapper.feeds
+            words, start = _after_options(rest[1:], wrapper), 0
+            continue
+        nested.extend(_nested(program, rest, given, depth))
         break
-    if not layers:
+    if not layers.texts:
         return nested
-    return [*nested, SimpleCommand(tuple(layers))]
+    return [*nested, layers.command()]
+
+
+def _inner(
+    program: str, rest: list[Word], given: _Input, layers: _Layers, depth: int
+) -> list[SimpleCommand] | None:
+    """What a command that runs the text of others runs (its own layer included), or None
+    when it is not one: then it is a wrapper, or a program."""
+    arguments = rest[1:]
+    if program == "command" and any(w.text in ("-v", "-V") for w in arguments[:1]):
+        return []  # `command -v git` only says where git is
+    split = env_split(arguments) if program == "env" else None
+    if split is not None:  # `env -S 'cmd args'` splits its text as a command line
+        return _script(split, depth, layers)
+    if program in ("eval", "alias"):  # an alias's text runs wherever its name is typed
+        texts = arguments if program == "eval" else [alias_text(w) for w in arguments]
+        return _script(texts, depth, layers)
+    if program in COMMAND_TAKERS or program == "flock":
+        after = arguments if program != "flock" else _after_options(arguments, WRAPPERS[program])
+        script = command_option(after[:2] if program == "flock" else after)
+        if script is not None:  # `su -c 'CMD' user`, `flock FILE -c 'CMD'`
+            return _script([script], depth, layers)
+    if program == "sg" and len(arguments) > 1:  # `sg GROUP [-c] CMD`: a line for `sh -c`
+        return _script([w for w in arguments[1:] if w.text != "-c"], depth, layers)
+    if program == "watch" and not watch_execs(arguments):  # it hands its words to `sh -c`
+        return _script(_after_options(arguments, WRAPPERS[program]), depth, layers)
+    if program == "trap" and len(rest) > 2 and not arguments[0].text.startswith("-"):
+        return _script(arguments[:1], depth, layers)  # `trap 'CMD' EXIT` runs CMD
+    if program in SHELLS:
+        return _shell(arguments, given, layers, depth)
+    if program in SCHEDULERS and not any(w.text.startswith("-f") for w in arguments):
+        return _fed(given, layers, depth)  # `echo CMD | at now`: a shell runs it later
+    if program == "tmux":  # `tmux new 'CMD'`, `tmux send-keys 'CMD' Enter`: each may run
+        lines = [w for w in _after_options(arguments, TMUX) if not w.text.startswith("-")]
+        return [layers.command(), *[c for w in lines for c in _script([w], depth, _Layers())]]
+    if program in ("source", ".") and arguments:
+        return _sourced(arguments[0], given, layers, depth)
+    name = interpreter(program)
+    if name is not None:
+        code = inline_code(name, arguments)
+        if code is None and reads_code_from_input(name, arguments) and given.piped:
+            code = Word("", dynamic=True)  # `curl ... | python3`: code not written here
+        elif code is None and reads_code_from_input(name, arguments) and given.feeds:
+            code = Word("\n".join(given.feeds))  # `python3 - <<EOF`
+        if code is not None:
+            return [layers.command(code=code)]
+    return None
+
+
+def _nested(program: str, rest: list[Word], given: _Input, depth: int) -> list[SimpleCommand]:
+    """Commands a program runs besides itself: `find -exec`'s, a git alias's, an option's
+    (`rsync -e CMD`, `git -c core.pager=CMD`), and those in the values a declaration
+    stores."""
+    if program in DECLARERS:
+        return [found for word in rest[1:] for found in _stored(word, depth)]
+    if program == "find":
+        return _find_exec(rest, depth)
+    lines = option_lines(program, rest[1:])
+    if program == "git":
+        lines += git_aliases(rest[1:])
+    return [found for line in lines for found in _script([line], depth, _Layers())]
+
+
+def _shell(
+    arguments: list[Word], given: _Input, layers: _Layers, depth: int
+) -> list[SimpleCommand]:
+    run = shell_run(arguments)
+    if layers.fed:  # `xargs -I{} sh -c '{}'`, `parallel sh -c ::: CMD`: made at run time
+        read = _script([run.script], depth, layers)[1:] if run.script is not None else []
+        return [*read, layers.command(unknown=True)]
+    if run.script is not None:
+        return _script([run.script], depth, layers)
+    source = run.file
+    if source is not None and source.text in STDIN_FILES:
+        return _fed(given, layers, depth)
+    if source is not None and _unwritten(source, given):
+        return [layers.command(unknown=True)]  # `bash <(curl ...)`, `bash /dev/fd/3 3<...`
+    if run.reads_input:
+        return _fed(given, layers, depth)
+    return [layers.command()]  # a script file: what it holds is not read
+
+
+def _sourced(script: Word, given: _Input, layers: _Layers, depth: int) -> list[SimpleCommand]:
+    if script.text in STDIN_FILES:
+        return _fed(given, layers, depth)
+    if _unwritten(script, given):  # `source <(...)`, `. "$file"`
+        return [layers.command(unknown=True)]
+    return [layers.command()]
+
+
+def _unwritten(script: Word, given: _Input) -> bool:
+    """Whether a script file a shell runs holds what is not written here: a process
+    substitution, a variable, another descriptor, or a file this line writes."""
+    text = script.text
+    return script.dynamic or text.startswith(FD_FILES) or _as_file(text) in given.written
+
+
+def _fed(given: _Input, layers: _Layers, depth: int) -> list[SimpleCommand]:
+    """What a shell reading its standard input runs: its here-documents and here-strings,
+    or, from a pipe, what is not written here."""
+    if given.piped:  # `... | bash`: it runs whatever the pipe holds
+        return [layers.command(unknown=True)]
+    found = [layers.command()]
+    for fed in given.feeds:
+        found.extend(simple_commands(fed, depth + 1))
+    return found
+
+
+def _stored(assignment: Word, depth: int) -> list[SimpleCommand]:
+    """The commands a value stored in a variable may run: `$(...)` or backticks kept in it
+    unexpanded (bash runs them when an arithmetic expansion reads the variable: `x='a[$(cmd)]';
+    echo $((x))`), and a git alias given in git's environment (`GIT_CONFIG_VALUE_0`)."""
+    name, equals, value = assignment.text.partition("=")
+    if not equals:
+        return []
+    if name in ("BASH_ENV", "ENV", "HOME"):  # a file a shell reads first: not written here;
+        return [SimpleCommand((), unknown=True)]  # a home `$HOME` would not be (`HOME='/ x'`)
+    lines = variable_lines(name, value)
+    # not a complete substitution: arithmetic could not run it either
+    with contextlib.suppress(Unparseable):
+        lines += substitutions(value) if "$(" in value or "`" in value else []
+    if lines and assignment.dynamic:
+        return [SimpleCommand((), unknown=True)]
+    return [found for line in lines for found in simple_commands(line, depth + 1)]
 
 
 def _names_a_group(words: list[Word], start: int) -> int:
@@ -253,20 +341,6 @@ def _names_a_group(words: list[Word], start: int) -> int:
     if words[start].text == "function" and start + 1 < len(words):
         return 1
     return 1 if body < len(words) and words[body].text in ("{", "(") else 0
-
-
-def _command_option(arguments: list[Word]) -> Word | None:
-    """The command given by `-c CMD` (or in a cluster, `-qc CMD`) or `--command[=]CMD`."""
-    for index, word in enumerate(arguments):
-        text = word.text
-        if text == "--":
-            return None
-        if text.startswith("--command="):
-            return Word(text[len("--command=") :], dynamic=word.dynamic)
-        is_short = text.startswith("-") and not text.startswith("--") and text.endswith("c")
-        if (text == "--command" or is_short) and index + 1 < len(arguments):
-            return arguments[index + 1]
-    return None
 
 
 def _program(word: str) -> str:
@@ -296,61 +370,14 @@ def _after_options(words: list[Word], wrapper: Wrapper) -> list[Word]:
     return words[i:]
 
 
-def _env_split(arguments: list[Word]) -> list[Word] | None:
-    """What follows `env -S` / `--split-string`, the string first, if it is given."""
-    for index, word in enumerate(arguments):
-        text = word.text
-        if not text.startswith("-") or text == "--":
-            return None
-        if text.startswith("--split-string="):
-            string = text[len("--split-string=") :]
-            return [Word(string, dynamic=word.dynamic), *arguments[index + 1 :]]
-        if text == "--split-string":
-            return arguments[index + 1 :]
-        cluster = _ENV_SPLIT.match(text)  # `-S 'cmd'`, `-S'cmd'`, `-vS'cmd'`
-        if cluster is not None:
-            string = text[cluster.end() :]
-            if not string:
-                return arguments[index + 1 :]
-            return [Word(string, dynamic=word.dynamic), *arguments[index + 1 :]]
-    return None
-
-
-_ENV_SPLIT = re.compile(r"-[iv0]*S")
-
-
-def _shell_script(arguments: list[Word]) -> tuple[Word | None, bool]:
-    """The script a shell is given with `-c` (`bash -lc '...'`, `bash -o pipefail -c
-    '...'`, `bash -c -- '...'`), if any; and, when none, whether it reads its commands
-    from its standard input (no script file named, or `-s`)."""
-    index = 0
-    while index < len(arguments):
-        text = arguments[index].text
-        if text == "--" or not text.startswith(("-", "+")) or text in ("-", "+"):
-            break
-        if text in SHELL_VALUES:
-            index += 2
-            continue
-        if not text.startswith("--") and "c" in text[1:]:
-            after = arguments[index + 1 :]
-            if after and after[0].text == "--":
-                after = after[1:]
-            return (after[0] if after else None), False
-        if not text.startswith("--") and "s" in text[1:]:
-            return None, True  # `sh -s`: commands from the input, the rest are arguments
-        index += 1
-    if index < len(arguments) and arguments[index].text == "--":
-        index += 1
-    return None, index >= len(arguments)
-
-
-def _script(words: list[Word], depth: int, layers: list[tuple[str, ...]]) -> list[SimpleCommand]:
+def _script(words: list[Word], depth: int, layers: _Layers) -> list[SimpleCommand]:
     """What `eval` or `sh -c` runs: its text read as a command line, or unknown when the
     text is not written out (`eval "$x"`)."""
     if any(w.dynamic for w in words):
-        return [SimpleCommand(tuple(layers), unknown=True)]
+        return [layers.command(unknown=True)]
     text = " ".join(w.text for w in words)
-    return [SimpleCommand(tuple(layers)), *simple_commands(text, depth + 1)]
+    own = [layers.command()] if layers.texts else []
+    return [*own, *simple_commands(text, depth + 1)]
 
 
 def _find_exec(words: list[Word], depth: int) -> list[SimpleCommand]:

@@ -17,6 +17,7 @@ from typing import Any
 from ..model import Memory
 from .commands import SimpleCommand, Unparseable, simple_commands
 from .patterns import Pattern, compile_pattern, matches
+from .runtime import could_match
 
 ASKING_SEVERITIES = frozenset({"house_style"})
 
@@ -98,7 +99,27 @@ def decide(command: str, rules: Iterable[Memory]) -> Decision:
     if patterns and any(c.unknown for c in commands):
         hidden = "its program or script is only known when it runs"
         return Decision("ask", unreadable=hidden, commands=commands)
+    maybe = possible_refusal(commands, patterns)
+    if maybe is not None:
+        return Decision("ask", unreadable=maybe, commands=commands)
     return Decision("allow", commands=commands)
+
+
+def possible_refusal(
+    commands: Iterable[SimpleCommand], patterns: list[tuple[Memory, Pattern]]
+) -> str | None:
+    """Why a rule could refuse one of `commands` once it runs, when one could."""
+    for command in commands:
+        for rule, pattern in patterns:
+            if not could_match(pattern, command):
+                continue
+            if command.code is not None:
+                what = f"`{command.words[0]}` runs inline code that could run a program"
+            else:
+                what = (f"an argument of `{pattern.program}` is only known when it runs "
+                        "($(...), $VAR, a glob, xargs)")  # fmt: skip
+            return f"{what}; it could be `{pattern.literal}`, which {rule.id} forbids"
+    return None
 
 
 def refusals_of(

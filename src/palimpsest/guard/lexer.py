@@ -31,6 +31,14 @@ class Word:
     text: str  # quotes removed, substitutions left out
     quoted: bool = False  # some of it was quoted: never an operator or a reserved word
     dynamic: bool = False  # holds an expansion or substitution: its value is unknown here
+    many: bool = False  # may become several words, any of them (`$x`, `"$@"`, `{a,b}`)
+    glob: str | None = None  # when a glob is all that is dynamic: a regex of what it yields
+    home: bool = False  # holds `$HOME` or `${HOME}`, written `~` in `text`
+
+    @property
+    def fixed(self) -> str:
+        """The characters written in the word itself, which its value holds in this order."""
+        return self.text.replace("~", "") if self.home else self.text
 
 
 @dataclass
@@ -140,8 +148,10 @@ class _Lexer:
         word = Word("")
         parts: list[str] = []
         bare: list[str] = []  # unquoted characters a glob or brace expansion starts with
+        shape: list[str] = []  # the word as a regex, its unquoted `*` and `?` as a glob's
         while self.i < len(text):
             char = text[self.i]
+            before = len(parts)
             if char in " \t\r\n;&|()<>":
                 if char in "<>" and text.startswith("(", self.i + 1):
                     self._substitution(self.i + 2, ")")
@@ -164,18 +174,24 @@ class _Lexer:
                 parts.append(self._double_quoted(word))
                 word.quoted = True
             elif char == "$":
-                parts.append(self._dollar(word))
+                parts.append(self._dollar(word, quoted=False))
             elif char == "`":
                 self._backticks()
-                word.dynamic = True
+                word.dynamic = word.many = True
             else:
                 parts.append(char)
                 if char in "*?[{":
                     bare.append(char)
+                shape.append(_GLOB.get(char, re.escape(char)))
                 self.i += 1
+                continue
+            shape.extend(re.escape(part) for part in parts[before:])
         word.text = "".join(parts)
         if _expands(bare, word.text):
-            word.dynamic = True  # a glob or a brace list: the shell makes other words of it
+            # a glob or a brace list: the shell makes other words of it
+            if not word.dynamic and "[" not in bare and "{" not in bare:
+                word.glob = "".join(shape)  # a glob alone: its words fit it
+            word.dynamic = word.many = True
         if record:
             self.out.tokens.append(Token("word", word=word))
         return word
@@ -199,7 +215,7 @@ class _Lexer:
                     parts.append(char + following)
                 self.i += 2
             elif char == "$":
-                parts.append(self._dollar(word))
+                parts.append(self._dollar(word, quoted=True))
             elif char == "`":
                 self._backticks()
                 word.dynamic = True
@@ -207,11 +223,15 @@ class _Lexer:
                 parts.append(char)
                 self.i += 1
 
-    def _dollar(self, word: Word) -> str:
+    def _dollar(self, word: Word, *, quoted: bool) -> str:
         """`$...` at `self.i`: a substitution (its script kept), an expansion (unknown), or
-        a plain `$`. Returns the literal text it stands for, if any."""
+        a plain `$`. Returns the literal text it stands for, if any. Outside double quotes
+        an expansion's value is split into any number of words; `"$@"` is too."""
         text = self.text
         following = text[self.i + 1 : self.i + 2]
+        many_before = word.many  # `$HOME` is one path: an assignment to HOME is asked about
+        if following in ("(", "{") or following.isalnum() or following in "_@*#?$!-":
+            word.many = word.many or not quoted
         if text.startswith("$((", self.i):  # arithmetic: only a substitution in it runs
             end = _closing(text, self.i + 3, "(", ")", "an arithmetic expansion", depth=2)
             inside = text[self.i + 3 : end - 2]
@@ -231,6 +251,10 @@ class _Lexer:
                 self.out.inner.append(inside)  # `${x:-$(cmd)}` may run cmd: read it all
             self.i = end
             word.dynamic = True
+            word.many = word.many or "@" in inside  # `"${args[@]}"`, `"${@:2}"`
+            if inside == "HOME":
+                word.home, word.many = True, many_before
+                return "~"
             return ""
         if following == "'":
             return self._ansi_c()
@@ -239,11 +263,16 @@ class _Lexer:
             word.quoted = True
             return self._double_quoted(word)
         if following and (following.isalnum() or following in "_@*#?$!-"):
+            start = self.i + 1
             self.i += 2
             if following.isalpha() or following == "_":
                 while self.i < len(text) and (text[self.i].isalnum() or text[self.i] == "_"):
                     self.i += 1
             word.dynamic = True
+            word.many = word.many or following == "@"
+            if text[start : self.i] == "HOME":  # the home directory, as `~` is
+                word.home, word.many = True, many_before
+                return "~"
             return ""
         self.i += 1
         return "$"
@@ -296,6 +325,7 @@ class _Lexer:
 _ANSI_ESCAPE = re.compile(
     r"\\(x[0-9A-Fa-f]{1,2}|[0-7]{1,3}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|c.|.)", re.DOTALL
 )
+_GLOB = {"*": "[^/]*", "?": "[^/]"}  # what a glob's `*` and `?` stand for in a file name
 _ANSI_LETTERS = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r",
                  "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}  # fmt: skip
 

@@ -7,12 +7,20 @@ the pattern's options appears anywhere among the command's options, whatever the
 and form: `-rf` is `-r -f`, `--force=yes` is `--force`, and for the programs of `ALIASES`
 a short option is its long name (`git push -f` is `--force`; `rm -R` is `--recursive`)
 and an unambiguous start of a long option is that option (`rm --rec --for`).
+A long option of the pattern also names the longer options it starts with a `-` boundary
+(`--force` names `--force-with-lease` and `--force-if-includes`, which rewrite history
+too): a family of options shares its first name. Paths are compared normalised: `//`,
+`/.`, `/..` and a trailing `/` or `/*` are dropped (`rm -rf /*` wipes `/`), and `~/`,
+`$HOME` and `${HOME}` are `~`.
 For git, a `+` refspec (`+main`, `+HEAD:main`) is a forced push of that ref, read as
 `--force` and the ref. Words after `--` are plain words.
+
 """
 
 from __future__ import annotations
 
+import posixpath
+import re
 from dataclasses import dataclass
 
 from .commands import SimpleCommand, Unparseable, simple_commands
@@ -53,7 +61,7 @@ def compile_pattern(literal: str) -> Pattern | None:
         return None
     words = commands[0].words
     program = words[0].rsplit("/", 1)[-1]
-    plain, options = _read(program, words[1:])
+    plain, options = plain_and_options(program, words[1:])
     return Pattern(literal, program, plain, frozenset(options))
 
 
@@ -67,13 +75,23 @@ def matches(pattern: Pattern, command: SimpleCommand) -> bool:
     for layer in command.layers:
         if not layer or layer[0].rsplit("/", 1)[-1] != pattern.program:
             continue
-        plain, options = _read(pattern.program, layer[1:], pattern.options)
-        if pattern.options <= options and _in_order(pattern.plain, plain):
+        plain, options = plain_and_options(pattern.program, layer[1:], pattern.options)
+        if _covers(options, pattern.options) and _in_order(pattern.plain, plain):
             return True
     return False
 
 
-def _read(
+def _covers(options: set[str], named: frozenset[str]) -> bool:
+    """Whether `options` hold each of `named`, or for a long one a longer option of its
+    family (`--force-with-lease` for `--force`)."""
+    return all(o in options or in_family(o, options) for o in named)
+
+
+def in_family(option: str, options: set[str]) -> bool:
+    return option.startswith("--") and any(o.startswith(option + "-") for o in options)
+
+
+def plain_and_options(
     program: str, words: tuple[str, ...], named: frozenset[str] = frozenset()
 ) -> tuple[tuple[str, ...], set[str]]:
     """A command's plain words in order, and its options in their long form where known.
@@ -98,6 +116,7 @@ def _read(
             for letter in word[1:]:
                 short = "-" + letter
                 options.update(aliases.get(short, (short,)))
+    plain = [normalised(w) for w in plain]
     if program == "git" and "push" in plain:
         refs = [w for w in plain if w.startswith("+") and len(w) > 1]
         if refs:
@@ -106,6 +125,20 @@ def _read(
             # `+HEAD:main` pushes to main: the destination is the ref a pattern names
             plain = [*plain, *(w.split(":", 1)[1] for w in refs if ":" in w)]
     return tuple(plain), options
+
+
+def normalised(word: str) -> str:
+    """A path as the file it names: `//`, `/.`, `/..`, a trailing `/` or `/*` dropped, `~/`
+    as `~`. Other words are themselves."""
+    if not word.startswith(("/", "~")):
+        return word
+    path = re.sub("/+", "/", word)
+    while True:
+        path = posixpath.normpath(path)
+        parent, last = posixpath.split(path)
+        if not parent or not last or last.strip("*"):
+            return path
+        path = parent  # `/*`, `dir/**`: every file in it
 
 
 def _whole(option: str, longs: set[str], abbreviates: bool) -> str:

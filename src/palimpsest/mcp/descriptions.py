@@ -236,8 +236,9 @@ Rules with a `forbidden` check apply: those of the notebook of `dir`'s project (
 `notebook`) and the workspace-wide ones; with no project known, only the latter (a \
 `note` says so). The command is read as a shell would: chains, pipes, quotes, wrappers (sudo, env, timeout, xargs), `bash -c`, `$(...)`, backticks and \
 subshells; options in any order and form (`-f` for `--force`). A rule denies; a \
-house_style one, or an orientation, asks. What cannot be read is ask. No memory \
-changes; the command is kept, credentials redacted, to try new checks against. Refused: \
+house_style one, or an orientation, asks. What cannot be read, or could match once it \
+runs (`git push $X`), is ask. Nothing is written: what this tool is asked is not kept \
+for trials of new checks (the hook keeps what agents run). Refused: \
 an empty command, a `dir` that is no directory (validation) or that this server may \
 not read (forbidden: see check's `dir`), an unknown `notebook` (not_found).
 """

@@ -466,14 +466,12 @@ class PalimpsestTools:
         ] = None,
         notebook: Annotated[str | None, describe("Use this notebook's rules instead.")] = None,
     ) -> GuardResult:
-        # Not kept by the judging call: `_given` leaves out a false `keep`, as any false value.
+        # Not kept for trials: a caller could send any commands, many times, to make a new
+        # rule look too broad. Trials count what the pre-command hook saw agents about to run.
+        # (`_given` leaves out a false `keep`, as any false value.)
         arguments = {"command": command, "dir": dir, "notebook": notebook}
         judge = functools.partial(self.service.guard, keep=False)
         answer = await self._call(judge, arguments)
-        # Kept for trials after answering, on a store thread: a busy store never delays it.
-        keep = functools.partial(self.service.keep_seen, command, answer["decision"],
-                                 answer.get("notebook"), None)  # fmt: skip
-        asyncio.get_running_loop().run_in_executor(self.threads, keep)
         return cast(GuardResult, answered(answer))
 
 
