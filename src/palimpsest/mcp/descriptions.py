@@ -230,17 +230,17 @@ GUARD = """\
 Say whether a command you are about to run is refused by a rule: answers `decision` \
 allow, deny or ask, the `reason`, and `refused_by` (each refusing rule's id, title, the \
 pattern it matched, and its own decision). Call it before a command that could destroy or \
-publish something; a coding agent's pre-command hook calls it for you (docs/hooks.md).
+publish something; a coding agent's pre-command hook calls it for you.
 
 Rules with a `forbidden` check apply: those of the notebook of `dir`'s project (or \
 `notebook`) and the workspace-wide ones; with no project known, only the latter (a \
-`note` says so). The command is read as a shell would: chains, pipes, quotes, wrappers (sudo, env, timeout, xargs), `bash -c`, `$(...)`, backticks and \
-subshells; options in any order and form (`-f` for `--force`). A rule denies; a \
-house_style one, or an orientation, asks. What cannot be read, or could match once it \
-runs (`git push $X`), is ask. Nothing is written: what this tool is asked is not kept \
-for trials of new checks (the hook keeps what agents run). Refused: \
-an empty command, a `dir` that is no directory (validation) or that this server may \
-not read (forbidden: see check's `dir`), an unknown `notebook` (not_found).
+`note` says so). The command is read as a shell would: chains, pipes, quotes, wrappers \
+(sudo, env, timeout, xargs), `bash -c`, `$(...)`, backticks and subshells; options in \
+any order and form (`-f` for `--force`). A rule denies; a house_style one, or an \
+orientation, asks. What cannot be read, or could match once it runs (`git push $X`), is \
+ask. Nothing is written (trials of new checks use what the hook saw). Refused: an empty \
+command, a `dir` that is no directory (validation) or that this server may not read \
+(forbidden: see check's `dir`), an unknown `notebook` (not_found).
 """
 
 DESCRIPTIONS = {
