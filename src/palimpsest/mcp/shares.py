@@ -19,6 +19,7 @@ Everything here runs on the server's event loop: no locks.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable, Collection
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ from .refusals import refusal, unauthorized
 if TYPE_CHECKING:
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
+logger = logging.getLogger("palimpsest.mcp")
 RECHECK_SECONDS = 2.0  # how soon a revoked key loses its sessions, streams and requests
 SESSION_HEADER = b"mcp-session-id"
 # The id of the key the current request came with (None: the local owner, no keys yet).
@@ -158,7 +160,11 @@ class KeyShares:
                 if not share.requests and not share.sessions:
                     del self._shares[key_id]
             held = {key_id: share.token for key_id, share in self._shares.items()}
-            revoked = await anyio.to_thread.run_sync(self._revoked, held)
+            try:
+                revoked = await anyio.to_thread.run_sync(self._revoked, held)
+            except Exception:  # the store is unreachable: take nothing back, try again
+                logger.warning("could not check the keys holding sessions", exc_info=True)
+                continue
             for key_id in revoked:
                 self._take_back(key_id)
 
@@ -199,7 +205,10 @@ class _Answer:
         if self.complete:
             return
         if not self.started:
-            message = "the key was revoked while the request was under way; use a valid key"
+            message = (
+                "the key was revoked, or its newer requests took this one's place, "
+                "while it was under way"
+            )
             with anyio.CancelScope(shield=True):
                 await unauthorized(message)(scope, _never, self._send)
             return
