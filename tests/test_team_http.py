@@ -11,7 +11,7 @@ import socket
 import subprocess
 import time
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import AsyncExitStack, ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -87,15 +87,15 @@ def session_answers(url: str, key: str, session: str) -> int:
     return httpx2.post(url, json=listing, headers=headers(key, session), timeout=30).status_code
 
 
-def open_stream(port: int, key: str, session: str) -> socket.socket:
-    """An event stream (GET) held open on a raw socket, once the server answered 200."""
+def open_stream(port: int, key: str, session: str, status: int = 200) -> socket.socket:
+    """An event stream (GET) held open on a raw socket, once the server answered `status`."""
     client = socket.create_connection(("127.0.0.1", port), timeout=30)
     client.sendall(
         f"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {key}\r\n"
         f"Accept: text/event-stream\r\nMcp-Session-Id: {session}\r\n"
         f"MCP-Protocol-Version: {PROTOCOL}\r\n\r\n".encode()
     )
-    assert read_status(client) == 200
+    assert read_status(client) == status
     return client
 
 
@@ -172,8 +172,13 @@ async def test_a_revoked_key_loses_its_sessions_and_streams_within_seconds(
         kept = open_session(server.url, ana["key"]).headers["mcp-session-id"]
         kept_stream = open_stream(server.port, ana["key"], kept)
         stack.callback(kept_stream.close)
+        slow = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+        stack.callback(slow.close)
+        slow.sendall(head(server.port) + f"Authorization: Bearer {vic['key']}\r\n".encode()
+                     + b"Content-Length: 1000\r\n\r\n{")  # fmt: skip
         cli(db_path, env, "key", "revoke", str(vic["id"]))
         assert all(stream_ended(s, RECHECK_SECONDS + 10) for s in streams)
+        assert read_status(slow, RECHECK_SECONDS + 10) == 401  # not 408 once its body is late
         assert not stream_ended(kept_stream, 1)  # another key's stream is left alone
         assert session_answers(server.url, ana["key"], kept) == 200
         cli(db_path, env, "user", "remove", "ana")  # a removed user's too
@@ -192,11 +197,11 @@ async def test_one_key_cannot_hold_every_connection_with_streams_or_slow_request
         sessions = [open_session(server.url, vic["key"]).headers["mcp-session-id"]
                     for _ in range(16)]  # fmt: skip
         streams = []
-        for session in sessions:  # as many streams as the server has connections
-            streams.append(open_stream(server.port, vic["key"], session))
+        for n, session in enumerate(sessions):  # as many as the server has connections
+            status = 200 if n < 4 else 429  # past the key's four, refused
+            streams.append(open_stream(server.port, vic["key"], session, status))
             stack.callback(streams[-1].close)
-        ended = [stream_ended(s, 1) for s in streams]
-        assert ended.count(False) == 4, ended  # the key's four newest streams stay
+        assert [stream_ended(s, 1) for s in streams[:4]] == [False] * 4  # the four stay
         # Requests whose bodies never come: past its share a key is answered at once.
         slow = []
         for _ in range(16):
@@ -308,3 +313,19 @@ def test_requests_without_a_key_write_no_log_line_each(db_path: Path, env: dict[
                 assert read_status(client) == 400
         written = server.log.read_text()[before:]
         assert len(written) < 600, written  # a summary a minute at most, not a line each
+
+
+async def test_more_clients_on_one_key_than_its_streams_are_all_served(
+    db_path: Path, env: dict[str, str]
+) -> None:
+    """Past its streams a key's client works without one (the official client stops asking
+    for a refused stream): six clients of one person, each with its own session."""
+    (ana,) = keys_of(db_path, env, ("ana", "editor"))
+    with team_server(db_path, env) as server:
+        async with AsyncExitStack() as stack:
+            clients = [await stack.enter_async_context(keyed(server.url, ana["key"]))
+                       for _ in range(6)]  # fmt: skip
+            for n, client in enumerate(clients):
+                await call(client, "remember", notebook="n", kind="fact", text=f"Client {n}")
+            for client in clients:
+                assert len((await call(client, "recall", query="client"))["hits"]) == 6

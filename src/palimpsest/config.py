@@ -187,8 +187,7 @@ KEYS: Mapping[str, Key] = {
             "MCP sessions one key may hold open (per server process); a new one past it "
             "closes that key's least recently used"),
         Key("http.streams_per_key", 4, _whole(1, 1000),
-            "event streams (GET) one key may hold open; a new one past it closes that "
-            "key's oldest"),
+            "event streams (GET) one key may hold open; past it a new one is answered 429"),
         Key("http.requests_per_key", 16, _whole(1, 4096),
             "requests one key may have under way at once, its streams included; past it a "
             "request is answered 429"),

@@ -7,7 +7,7 @@ per server process:
 
 - at most `requests_per_key` requests under way at once, streams included; past it a
   request is answered 429 with `Retry-After`, so other keys still find connections;
-- at most `streams_per_key` event streams (GET): a new one closes that key's oldest;
+- at most `streams_per_key` event streams (GET): past it a new one is answered 429;
 - at most `sessions_per_key` MCP sessions: a new one closes that key's least recently
   used (the one its holder most likely forgot: a client that crashed never says goodbye);
 - every RECHECK_SECONDS the keys holding any of these are checked again against the
@@ -45,7 +45,7 @@ REQUEST_KEY: ContextVar[str | None] = ContextVar("request_key", default=None)
 class _Request:
     stream: bool  # a GET: an event stream that stays open
     cancel: anyio.CancelScope = field(default_factory=anyio.CancelScope)
-    ended: bool = False  # ended by us: no longer counted, though still unwinding
+    ended: bool = False  # ended by us (its key revoked): no longer counted, still unwinding
 
     def end(self) -> None:
         self.ended = True
@@ -57,6 +57,7 @@ class _Share:
     token: str  # the key itself, kept to check it again (its id alone cannot be checked)
     requests: list[_Request] = field(default_factory=list)  # oldest first
     sessions: dict[str, None] = field(default_factory=dict)  # least recently used first
+    taken_back: bool = False  # its key was found revoked: it holds nothing more
 
     def live(self, stream: bool | None = None) -> list[_Request]:
         return [r for r in self.requests if not r.ended and stream in (None, r.stream)]
@@ -79,31 +80,18 @@ class KeyShares:
         self._shares: dict[str, _Share] = {}
         self._watcher: asyncio.Task[None] | None = None
 
-    def held(self, key_id: str) -> tuple[int, int, int]:
-        """(requests, streams, sessions) the key holds now."""
-        share = self._shares.get(key_id)
-        if share is None:
-            return 0, 0, 0
-        self._forget_closed(share)
-        return len(share.live()), len(share.live(stream=True)), len(share.sessions)
-
     async def serve(
         self, key_id: str, token: str, scope: Scope, receive: Receive, send: Send
     ) -> None:
         share = self._shares.setdefault(key_id, _Share(token))
         share.token = token
         stream = scope["method"] == "GET"
-        if stream:  # a key's own newest stream displaces its oldest
-            streams = share.live(stream=True)
-            excess = len(streams) + 1 - self._limits.streams_per_key
-            for old in streams[: max(excess, 0)]:
-                old.end()
-        if len(share.live()) >= self._limits.requests_per_key:
-            message = (
-                f"this key has {self._limits.requests_per_key} requests under way, as many as "
-                "a key may (`http.requests_per_key`): wait for one to finish and send it again"
+        refused = self._past_share(share, stream)
+        if refused is not None:
+            retry = {"retry-after": "1"}
+            await refusal(429, refused, error_class="retryable", headers=retry)(
+                scope, receive, send
             )
-            await refusal(429, message, headers={"retry-after": "1"})(scope, receive, send)
             return
         session = _header(scope, SESSION_HEADER)
         if session is not None and session in share.sessions:
@@ -122,9 +110,25 @@ class KeyShares:
         if request.cancel.cancelled_caught:
             await answer.finish(scope)
 
+    def _past_share(self, share: _Share, stream: bool) -> str | None:
+        """Why a new request of this key is refused, if it is."""
+        if stream and len(share.live(stream=True)) >= self._limits.streams_per_key:
+            # Refused rather than displacing the oldest: clients reopen a stream that ends,
+            # so a few sharing one key would displace each other for ever.
+            return (f"this key holds {self._limits.streams_per_key} event streams, as many as "
+                    "a key may (`http.streams_per_key`): close one first")  # fmt: skip
+        if len(share.live()) >= self._limits.requests_per_key:
+            return (f"this key has {self._limits.requests_per_key} requests under way, as many "
+                    "as a key may (`http.requests_per_key`): wait for one to finish and send "
+                    "it again")  # fmt: skip
+        return None
+
     def _opened(self, share: _Share, session: str) -> None:
         """A request of this key opened `session`: past the key's bound, its least recently
         used one is closed."""
+        if share.taken_back:  # opened as its key was revoked: it is no one's to use
+            self._close_session(session)
+            return
         share.sessions[session] = None
         self._forget_closed(share)
         while len(share.sessions) > self._limits.sessions_per_key:
@@ -175,6 +179,7 @@ class KeyShares:
         share = self._shares.pop(key_id, None)
         if share is None:
             return
+        share.taken_back = True
         for request in share.requests:
             request.end()
         for session in share.sessions:
