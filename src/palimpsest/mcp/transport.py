@@ -13,11 +13,13 @@
   connection it accepts: a few hundred clients sending headers slowly hold every file
   descriptor and lock everyone else out. Here a request's head must arrive within
   `HEAD_SECONDS`, and at most `MAX_CONNECTIONS` stay open: past that, the connection
-  that has waited longest for its head is closed to make room (one mid-request is never
-  closed for this; when all are, the newcomer is). More than that calls for a reverse
-  proxy in front (the README says how). A body must arrive within `BODY_SECONDS` (else
-  408) and hold at most `MAX_BODY_BYTES` (else 413), so slow or huge bodies cannot hold a
-  connection or the memory either.
+  that has waited longest for its head, or whose request's key is still being checked, is
+  closed to make room (one in the middle of a keyed request is never closed for this;
+  when all are, the newcomer is, and keys.KeyFirst and shares.KeyShares keep any one key
+  from holding them all). More than that calls for a reverse proxy in front (the README
+  says how). A body must arrive within `BODY_SECONDS` (else 408) and hold at most
+  `MAX_BODY_BYTES` (else 413), so slow or huge bodies cannot hold a connection or the
+  memory either; a request answered before its body came has its connection closed.
 """
 
 from __future__ import annotations
