@@ -10,7 +10,7 @@ import subprocess
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -22,13 +22,14 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from palimpsest.embed import Embedder, Vectors
 from palimpsest.errors import Conflict, Forbidden, NotFound, ValidationError
 from palimpsest.gate import screen
 from palimpsest.mcp.bounds import CallBounds
 from palimpsest.mcp.keys import FLUSH_SECONDS
 from palimpsest.service import Service
 from palimpsest.service.roles import Principal
-from palimpsest.store import EventFilter
+from palimpsest.store import EventFilter, Store
 
 from .mcp_helpers import call
 from .test_mcp_e2e import command, free_port, http_server, serving
@@ -621,3 +622,38 @@ def test_what_another_workspace_holds_moves_no_score_here(service: Service) -> N
     other.remember(notebook="ops", items=[{"kind": "fact", "text": f"Pools number {n}"}
                                           for n in range(40)])  # fmt: skip
     assert [(h["id"], h["score"]) for h in service.recall(query="pools")["hits"]] == before
+
+
+class CountingEmbedder:
+    """The real model, counting the texts it is asked to embed."""
+
+    def __init__(self, model: Embedder):
+        self.model, self.texts = model, 0
+        self.name, self.version, self.dimensions = model.name, model.version, model.dimensions
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        self.texts += len(texts)
+        return self.model.embed(texts)
+
+
+def test_a_viewers_write_is_refused_before_the_gate_or_the_model_does_any_work(
+    store: Store, workspace: str, minilm: Embedder
+) -> None:
+    counting = CountingEmbedder(minilm)
+    service = Service(store, workspace=workspace, embedder=counting)
+    mine = service.remember(notebook="n", kind="fact", text="The owner's fact")["id"]
+    counting.texts = 0
+    viewer = service.acting_as(Principal("user:vic", "viewer", "k_" + "1" * 20))
+    items = [{"kind": "fact", "text": f"Fact number {n} of a viewer's batch"} for n in range(500)]
+    with pytest.raises(Forbidden):
+        viewer.remember(notebook="n", items=items)
+    with pytest.raises(Forbidden):
+        viewer.remember_batch(items, notebook="n")
+    with pytest.raises(Forbidden):
+        viewer.remember(notebook="n", kind="fact", text="A viewer's single fact")
+    with pytest.raises(Forbidden):
+        viewer.revise(items=[{"id": mine, "text": f"Rewritten {n}"} for n in range(500)])
+    assert counting.texts == 0  # the model never ran for a refused write
+    editor = service.acting_as(Principal("user:ed", "editor", "k_" + "2" * 20))
+    editor.remember(notebook="n", items=items[:2])
+    assert counting.texts == 2  # what an allowed batch costs, counted the same way

@@ -16,6 +16,7 @@ import click
 import pytest
 
 from palimpsest.cli import palimpsest
+from palimpsest.config import KEYS
 from palimpsest.errors import PalimpsestError
 from palimpsest.mcp import TOOL_NAMES
 from palimpsest.model import KINDS, LINK_TYPES, STATUSES
@@ -127,3 +128,8 @@ def test_every_error_class_is_explained() -> None:
     classes = {cls.error_class for cls in PalimpsestError.__subclasses__()}
     for error_class in classes:
         assert f"| `{error_class}` |" in operations
+
+
+def test_every_setting_is_in_the_configuration_table() -> None:
+    page = (DOCS / "configuration.md").read_text(encoding="utf-8")
+    assert [key for key in KEYS if f"| `{key}` |" not in page] == []

@@ -214,6 +214,14 @@ KEYS: Mapping[str, Key] = {
         Key("http.calls_per_minute", 600, _whole(1, 100_000),
             "tool calls a key may make a minute, in a burst or spread (per server process); "
             "past it a call is answered `retryable` with `retry_after`"),
+        Key("http.sessions_per_key", 8, _whole(1, 1000),
+            "MCP sessions one key may hold open (per server process); a new one past it "
+            "closes that key's least recently used"),
+        Key("http.streams_per_key", 4, _whole(1, 1000),
+            "event streams (GET) one key may hold open; past it a new one is answered 429"),
+        Key("http.requests_per_key", 16, _whole(1, 4096),
+            "requests one key may have under way at once, its streams included; past it a "
+            "request is answered 429"),
         Key("server.store_threads", 8, _whole(1, 64),
             "tool calls served at once (each holds a store connection)"),
     )
@@ -229,6 +237,9 @@ class Limits:
     head_seconds: float = KEYS["http.head_seconds"].default
     keep_alive_seconds: int = KEYS["http.keep_alive_seconds"].default
     calls_per_minute: int = KEYS["http.calls_per_minute"].default
+    sessions_per_key: int = KEYS["http.sessions_per_key"].default
+    streams_per_key: int = KEYS["http.streams_per_key"].default
+    requests_per_key: int = KEYS["http.requests_per_key"].default
 
 
 DEFAULT_LIMITS = Limits()
@@ -283,6 +294,9 @@ class Config:
             head_seconds=self.values["http.head_seconds"],
             keep_alive_seconds=self.values["http.keep_alive_seconds"],
             calls_per_minute=self.values["http.calls_per_minute"],
+            sessions_per_key=self.values["http.sessions_per_key"],
+            streams_per_key=self.values["http.streams_per_key"],
+            requests_per_key=self.values["http.requests_per_key"],
         )
 
     def described(self, fallbacks: Mapping[str, str] | None = None) -> dict[str, Any]:

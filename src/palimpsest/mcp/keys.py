@@ -5,8 +5,10 @@ Every request to the HTTP app must pass the SDK's bearer check. A request that c
 `Authorization` header is given KEYLESS in its place, which this verifier accepts only
 while the store has no key: then HTTP on loopback acts as the local owner, as before keys.
 From the first key on, a request without a key, or with one unknown, revoked or expired,
-gets 401 and reaches no tool. The store is read on every request, so a key revoked through
-one server process is refused by every other at once.
+gets 401 and reaches no tool, before anything of its body is read (KeyFirst). The store is
+read on every request, so a key revoked through one server process is refused by every
+other at once; what a revoked key still holds open (sessions, streams, requests under way)
+is taken back within seconds (shares.py).
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
-from typing import Any
+from contextvars import ContextVar
+from typing import TYPE_CHECKING
 
 import anyio
 from mcp.server.auth.middleware.auth_context import get_access_token
@@ -25,10 +28,19 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..service import Service
 from ..service.roles import Principal
+from .refusals import refusal, unauthorized
+
+if TYPE_CHECKING:
+    from .shares import KeyShares
 
 KEYLESS = "palimpsest-keyless"  # stands for "no key given"; never a key of ours
 LOCAL = Principal("local", "owner")  # a keyless request: the server acts as it was started
 FLUSH_SECONDS = 5.0  # failed authentications reach the store at most this often
+# Set in a request's scope once its key is known good: until then its connection may be
+# closed to make room for others (transport.GuardedH11Protocol).
+ADMITTED = "palimpsest.admitted"
+# The token this request's KeyFirst checked, and what it found: checked once a request.
+_VERIFIED: ContextVar[tuple[str, AccessToken] | None] = ContextVar("verified", default=None)
 
 
 class KeyVerifier:
@@ -48,6 +60,9 @@ class KeyVerifier:
         self._timer: threading.Timer | None = None
 
     async def verify_token(self, token: str) -> AccessToken | None:
+        known = _VERIFIED.get()
+        if known is not None and known[0] == token:  # checked by KeyFirst for this request
+            return known[1]
         principal = await anyio.to_thread.run_sync(self._principal, token)
         if principal is None:
             await anyio.to_thread.run_sync(self._count_failure, token)
@@ -59,6 +74,10 @@ class KeyVerifier:
         return AccessToken(
             token="", client_id=principal.key_id or "local", scopes=[], claims=claims
         )
+
+    def still_valid(self, token: str) -> bool:
+        """Whether `token` would still be let in (read from the store; counts no failure)."""
+        return self._principal(token) is not None
 
     def _principal(self, token: str) -> Principal | None:
         if token == KEYLESS:
@@ -103,17 +122,51 @@ def request_principal() -> Principal | None:
     return Principal(claims["actor"], claims["role"], key_id, claims.get("workspace"))
 
 
-class KeylessMeansLocal:
-    """Gives a request without an `Authorization` header the KEYLESS token (see above)."""
+class KeyFirst:
+    """The first step of every HTTP request: its key, read from the head alone.
 
-    def __init__(self, app: ASGIApp):
+    Nothing of the body is read before the key is known good, and no `100 Continue` is
+    sent (uvicorn sends it only once the body is asked for): a request without a valid key
+    is answered 401 and its connection closed, however large or slow its body would be.
+    Two `Authorization` headers are refused (400): behind a proxy that adds its own, the
+    client would choose whom it acts as. A request without one is given KEYLESS (see
+    above). A keyed request then goes to `shares` (its key's share of the server).
+    """
+
+    def __init__(self, app: ASGIApp, verifier: KeyVerifier, shares: KeyShares):
         self._app = app
+        self._verifier = verifier
+        self._shares = shares
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and not any(k == b"authorization" for k, _ in scope["headers"]):
-            headers: list[Any] = [
-                *scope["headers"],
-                (b"authorization", f"Bearer {KEYLESS}".encode()),
-            ]
+        if scope["type"] != "http":  # the lifespan; uvicorn serves no WebSocket here
+            await self._app(scope, receive, send)
+            return
+        given = [v for k, v in scope["headers"] if k == b"authorization"]
+        if len(given) > 1:
+            message = "send one Authorization header, not several"
+            await refusal(400, message, close=True)(scope, receive, send)
+            return
+        token = _bearer(given[0]) if given else KEYLESS
+        access = None if token is None else await self._verifier.verify_token(token)
+        if token is None or access is None:
+            await unauthorized("Authentication required")(scope, receive, send)
+            return
+        scope[ADMITTED] = True  # in the connection's own scope, which uvicorn reads too
+        if not given:
+            headers = [*scope["headers"], (b"authorization", f"Bearer {KEYLESS}".encode())]
             scope = {**scope, "headers": headers}
-        await self._app(scope, receive, send)
+        verified = _VERIFIED.set((token, access))  # the SDK's own check then reads no store
+        try:
+            if access.claims:  # a key's holder; the local owner (no keys yet) is not bounded
+                await self._shares.serve(access.client_id, token, scope, receive, send)
+            else:
+                await self._app(scope, receive, send)
+        finally:
+            _VERIFIED.reset(verified)
+
+
+def _bearer(header: bytes) -> str | None:
+    """The token of an `Authorization: Bearer ...` header, read as the SDK reads it."""
+    text = header.decode("latin-1")
+    return text[7:] if text.lower().startswith("bearer ") else None

@@ -13,11 +13,13 @@
   connection it accepts: a few hundred clients sending headers slowly hold every file
   descriptor and lock everyone else out. Here a request's head must arrive within
   `HEAD_SECONDS`, and at most `MAX_CONNECTIONS` stay open: past that, the connection
-  that has waited longest for its head is closed to make room (one mid-request is never
-  closed for this; when all are, the newcomer is). More than that calls for a reverse
-  proxy in front (the README says how). A body must arrive within `BODY_SECONDS` (else
-  408) and hold at most `MAX_BODY_BYTES` (else 413), so slow or huge bodies cannot hold a
-  connection or the memory either.
+  that has waited longest for its head, or whose request's key is still being checked, is
+  closed to make room (one in the middle of a keyed request is never closed for this;
+  when all are, the newcomer is, and keys.KeyFirst and shares.KeyShares keep any one key
+  from holding them all). More than that calls for a reverse proxy in front (the README
+  says how). A body must arrive within `BODY_SECONDS` (else 408) and hold at most
+  `MAX_BODY_BYTES` (else 413), so slow or huge bodies cannot hold a connection or the
+  memory either; a request answered before its body came has its connection closed.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import logging
+import math
 import os
 import re
 import stat
@@ -45,11 +49,16 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ..config import DEFAULT_LIMITS, Limits
-from .keys import KeylessMeansLocal
+from .bounds import CallBounds
+from .keys import ADMITTED, KeyFirst
+from .refusals import QuietRefusals, refusal
+from .shares import REQUEST_KEY, KeyShares
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
     from mcp.shared._stream_protocols import ReadStream, WriteStream
+
+    from .server import PalimpsestMCP
 
 # The defaults; `[http]` in the configuration changes them (config.py).
 # To send a request line and headers, from connecting or the last answer:
@@ -279,9 +288,10 @@ class AnsweringUnreadableBodies:
     body of a readable one, go to the app as they came.
     """
 
-    def __init__(self, app: ASGIApp, path: str):
+    def __init__(self, app: ASGIApp, path: str, bounds: CallBounds | None = None):
         self._app = app
         self._path = path
+        self._bounds = bounds  # an `initialize` costs its key a call, as a tool call does
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if not self._is_post(scope):
@@ -292,22 +302,27 @@ class AnsweringUnreadableBodies:
                 body = await _read_body(scope, receive)
         except TimeoutError:
             message = f"the body must arrive within {BODY_SECONDS:.0f} seconds"
-            await _refusal(408, message)(scope, receive, send)
+            await refusal(408, message)(scope, receive, send)
             return
         except BodyTooLarge:
             message = f"a request body holds at most {MAX_BODY_BYTES} bytes"
-            await _refusal(413, message)(scope, receive, send)
+            await refusal(413, message)(scope, receive, send)
             return
         if body is None:  # the client went away
             return
+        parsed = None
         try:
             if _is_json(scope):  # anything else the SDK refuses as it is
-                types.jsonrpc_message_adapter.validate_json(body, by_name=False)
+                parsed = types.jsonrpc_message_adapter.validate_json(body, by_name=False)
         except pydantic.ValidationError as exc:
             answer = unreadable_answer(exc).message
             content = answer.model_dump_json(by_alias=True, exclude_unset=True)
             response = Response(content, status_code=400, media_type="application/json")
             await response(scope, receive, send)
+            return
+        wait = self._initialize_waits(parsed)
+        if wait is not None:
+            await _too_many_calls(parsed, wait)(scope, receive, send)
             return
         replayed = False
 
@@ -319,6 +334,14 @@ class AnsweringUnreadableBodies:
             return {"type": "http.request", "body": body, "more_body": False}
 
         await self._app(scope, replay, send)
+
+    def _initialize_waits(self, message: types.JSONRPCMessage | None) -> float | None:
+        """The seconds to wait if `message` opens a session its key has no call left for."""
+        key_id = REQUEST_KEY.get()
+        opens = isinstance(message, types.JSONRPCRequest) and message.method == "initialize"
+        if not opens or key_id is None or self._bounds is None:
+            return None
+        return self._bounds.admit(key_id)
 
     def _is_post(self, scope: Scope) -> bool:
         """Every POST to the path has its body read here, under the deadline and the cap,
@@ -356,12 +379,18 @@ async def _read_body(scope: Scope, receive: Receive) -> bytes | None:
     return bytes(body)
 
 
-def _refusal(code: int, message: str) -> Response:
-    """The answer to a request refused for its body: JSON-RPC, as its id cannot be known."""
-    data = types.ErrorData(code=types.INVALID_REQUEST, message=f"Invalid Request: {message}.")
-    error = types.JSONRPCError(jsonrpc="2.0", id=None, error=data)
+def _too_many_calls(message: types.JSONRPCMessage | None, wait: float) -> Response:
+    """429 to an `initialize` past its key's bound, with the id and the time to wait."""
+    text = (f"This key made more calls than its bound allows (a server's "
+            f"`http.calls_per_minute`; opening a session is one): wait {wait} s and send it "
+            "again.")  # fmt: skip
+    detail = {"error_class": "retryable", "message": text, "retry_after": wait}
+    data = types.ErrorData(code=types.INVALID_REQUEST, message=text, data=detail)
+    ident = message.id if isinstance(message, types.JSONRPCRequest) else None
+    error = types.JSONRPCError(jsonrpc="2.0", id=ident, error=data)
     content = error.model_dump_json(by_alias=True, exclude_unset=True)
-    return Response(content, status_code=code, media_type="application/json")
+    headers = {"retry-after": str(math.ceil(wait))}
+    return Response(content, status_code=429, media_type="application/json", headers=headers)
 
 
 class GuardedH11Protocol(H11Protocol):
@@ -385,6 +414,10 @@ class GuardedH11Protocol(H11Protocol):
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
+        if self.conn.their_state is h11.SEND_BODY and not self.transport.is_closing():
+            # Answered before its body came (refused for its key, its share, its size):
+            # waiting for the rest would hold the connection for nothing.
+            self.transport.close()
         if not self.transport.is_closing():
             self._await_head()
 
@@ -410,13 +443,21 @@ class GuardedH11Protocol(H11Protocol):
         if self.waiting_for_head and not self.transport.is_closing():
             self.transport.close()
 
+    @property
+    def unproven(self) -> bool:
+        """A request is under way whose key is not yet known good (keys.KeyFirst marks the
+        ones it lets in): closing it loses no one's work, and is what keeps requests
+        without a key from holding every connection while they are checked."""
+        return self.cycle is not None and not self.cycle.scope.get(ADMITTED, False)
+
     def _make_room(self) -> None:
-        """Close the connection that has waited longest for a head (maybe this one)."""
+        """Close the connection that has waited longest for a head, or whose request's key
+        is still unproven (maybe this one)."""
         waiting = [
             c
             for c in self.connections
             if isinstance(c, GuardedH11Protocol)
-            and c.waiting_for_head
+            and (c.waiting_for_head or c.unproven)
             and not c.transport.is_closing()
         ]
         if not waiting:
@@ -426,7 +467,7 @@ class GuardedH11Protocol(H11Protocol):
 
 
 async def serve_http(
-    server: MCPServer[Any],
+    server: PalimpsestMCP,
     *,
     host: str,
     port: int,
@@ -448,8 +489,14 @@ async def serve_http(
         max_request_body_size=MAX_BODY_BYTES,
         stateless_http=stateless,
     )
+    verifier = server.verifier
+    assert verifier is not None, "an HTTP server is built with `http` (build_server)"
+    sessions = None if stateless else server._lowlevel_server._session_manager
+    bodies = AnsweringUnreadableBodies(app, path, server.bounds)
+    shares = KeyShares(bodies, verifier.still_valid, sessions, limits)
+    logging.getLogger("uvicorn.error").addFilter(QuietRefusals())
     config = uvicorn.Config(
-        KeylessMeansLocal(AnsweringUnreadableBodies(app, path)),
+        KeyFirst(bodies, verifier, shares),
         host=host,
         port=port,
         http=protocol,

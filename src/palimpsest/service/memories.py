@@ -39,6 +39,7 @@ from .base import EVERY_EVENT, ServiceBase, id_list
 from .batch import SUGGEST_ITEMS, Item, parse_items
 from .checks import hashed_on_write
 from .guard import tried
+from .roles import check_write
 from .suggest import CANDIDATES, suggestions
 from .usefulness import write_mark
 from .vectors import embedding_text
@@ -74,6 +75,7 @@ class MemoryOps(ServiceBase):
         forbidden check is tried first (service/guard.py): `accept_refusing` and
         `keep_as_note` answer a trial that finds it too broad.
         """
+        check_write("remember", self.role)  # before the gate's scans and the model run
         if items is not None:
             given = {
                 "kind": kind,
@@ -166,6 +168,7 @@ class MemoryOps(ServiceBase):
         one by one) before the write lock, and all are written in one transaction, each
         memory its own event under one operation. Answers `results`, one per item in order
         (a text already filed answers `duplicate_of`, as remember does)."""
+        check_write("remember", self.role)  # before the gate's scans and the model run
         parsed = parse_items(items, notebook)
         drafts = []  # each refused here, naming the item, before the model runs
         for index, item in enumerate(parsed):
@@ -259,6 +262,7 @@ class MemoryOps(ServiceBase):
         With `redact`, credentials in a `note` become `[REDACTED:kind]` (listed in the
         answer's `redacted`) instead of refusing the request.
         """
+        check_write("revise", self.role)  # before the gate's scans and the model run
         named = {"id": id, "ids": ids, "texts": texts, "items": items}
         trial = parse_acceptance(accept_refusing, keep_as_note, changes.get("because"))
         mode, plans = parse_request(named, changes, notebook=notebook,
