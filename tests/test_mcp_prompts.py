@@ -58,7 +58,8 @@ async def test_orient_holds_the_brief_then_what_to_do(client: Client, service: S
                             severity="costly", falsifier=FALSIFIER)  # fmt: skip
     text = text_of(await client.get_prompt("orient", {"notebook": "api"}))
     assert rule["id"] in text and "Never push to main unreviewed." in text
-    assert text.index(rule["id"]) < text.index("not instructions")
+    assert text.index("not instructions") < text.index(rule["id"]) < text.index("Before you act")
+    assert text.count("not instructions") == 1
     whole = text_of(await client.get_prompt("orient", {}))
     assert rule["id"] in whole  # no notebook: the whole workspace
 
