@@ -305,3 +305,21 @@ def test_a_store_others_could_read_is_made_private_when_opened(
         p.name: _mode(p) for p in db_path.parent.iterdir() if p.name.startswith(db_path.name)
     }
     assert tightened == {name: 0o600 for name in tightened}
+
+
+def test_opening_a_store_never_changes_the_mode_of_what_a_link_beside_it_points_to(
+    run: Run, tmp_path: Path
+) -> None:
+    """In a shared folder (/tmp), another user may plant `x.db` or `x.db-wal` as a link to
+    a folder of yours: following it made that folder 600, shutting you out of it."""
+    home = tmp_path / "mine"
+    home.mkdir(mode=0o755)
+    home.chmod(0o755)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "a.db-wal").symlink_to(home)
+    done = run("--db", str(shared / "a.db"), "remember", "-n", "infra", "Deploys use make.")
+    assert done.returncode == 0, done.stderr
+    (shared / "b.db").symlink_to(home)
+    run("--db", str(shared / "b.db"), "remember", "-n", "infra", "Deploys use make.")
+    assert _mode(home) == 0o755

@@ -234,8 +234,9 @@ publish something; a coding agent's pre-command hook calls it for you (docs/hook
 
 Rules with a `forbidden` check apply: those of the notebook of `dir`'s project (or \
 `notebook`) and the workspace-wide ones; with no project known, only the latter (a \
-`note` says so). The command is read as a shell would: chains, pipes, quotes, wrappers (sudo, env, timeout, xargs), `bash -c`, `$(...)`, backticks and \
-subshells; options in any order and form (`-f` for `--force`). A rule denies; a \
+`note` says so). The command is read as a shell would: chains, pipes, quotes, wrappers \
+(sudo, env, timeout, xargs), `bash -c`, `$(...)`, backticks and subshells; \
+options in any order and form (`-f` for `--force`). A rule denies; a \
 house_style one, or an orientation, asks. What cannot be read is ask. No memory \
 changes; the command is kept, credentials redacted, to try new checks against. Refused: \
 an empty command, a `dir` that is no directory (validation) or that this server may \
