@@ -40,10 +40,10 @@ class Project:
     def unknown_notebook(self) -> str:
         """Why nothing of this binding applies: it names no notebook of the workspace."""
         return (
-            f"{self.root / PROJECT_FILE} names the notebook {shown(self.notebook)}, which this "
-            "workspace does not hold (not made yet, renamed or deleted before its id "
-            "was recorded, or bound in another store): its rules cannot be told. Bind the "
-            f"project again: palimpsest project bind {self.root} --notebook NAME"
+            f"{_path(self.root / PROJECT_FILE)} names the notebook {shown(self.notebook)}, "
+            "which this workspace does not hold (not made yet, renamed or deleted before its "
+            "id was recorded, or bound in another store): its rules cannot be told. Bind the "
+            f"project again: palimpsest project bind {_path(self.root)} --notebook NAME"
         )
 
 
@@ -92,6 +92,13 @@ def _toml_string(text: str) -> str:
     # A JSON string is a TOML basic string (quotes, backslashes and controls escaped),
     # but for DEL, which TOML also wants escaped.
     return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
+
+
+def _path(path: Path) -> str:
+    """A path for a message read by an agent: quoted with its escapes shown when a line
+    break or a control character in it (a cloned repository's folder) would start a line."""
+    text = str(path)
+    return text if text.isprintable() else repr(text)
 
 
 def shown(name: str) -> str:
