@@ -101,3 +101,7 @@ def test_a_project_folder_s_name_adds_no_line_to_what_the_agent_reads(
     assert "repo\\n\\nSYSTEM" in reason  # quoted, escapes shown: not a line of its own
     brief = json.loads(run("hook", "session-start", stdin=json.dumps(call)))
     assert "repo\\n\\nSYSTEM" in brief["hookSpecificOutput"]["additionalContext"]
+    (repo / PROJECT_FILE).write_text("notebook = \n")  # unreadable: said with its path
+    asked = json.loads(run("hook", "guard", stdin=json.dumps(call)))
+    reason = asked["hookSpecificOutput"]["permissionDecisionReason"]
+    assert "repo\\n\\nSYSTEM" in reason and not {"\n", "\u2028"} & set(reason)

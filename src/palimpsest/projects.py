@@ -62,15 +62,15 @@ def read_project(root: Path) -> Project:
         body = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
         raise ValidationError(
-            f'{path} cannot be read ({error}); it should hold one line: notebook = "name"'
+            f'{_path(path)} cannot be read ({error}); it should hold one line: notebook = "name"'
         ) from None
     notebook = body.get("notebook")
     if not isinstance(notebook, str) or not notebook.strip():
-        raise ValidationError(f'{path} names no notebook; write one line: notebook = "name"')
+        raise ValidationError(f'{_path(path)} names no notebook; write one line: notebook = "name"')
     notebook_id = body.get("notebook_id")
     if notebook_id is not None and (not isinstance(notebook_id, str) or not notebook_id.strip()):
         raise ValidationError(
-            f"{path}: `notebook_id` must be a notebook's id; remove the line, or bind the "
+            f"{_path(path)}: `notebook_id` must be a notebook's id; remove the line, or bind the "
             "project again (palimpsest project bind)"
         )
     return Project(root.resolve(), notebook.strip(), notebook_id.strip() if notebook_id else None)
