@@ -323,6 +323,9 @@ def test_opening_a_store_never_changes_the_mode_of_what_a_link_beside_it_points_
     (shared / "b.db").symlink_to(home)
     run("--db", str(shared / "b.db"), "remember", "-n", "infra", "Deploys use make.")
     assert _mode(home) == 0o755
+    (shared / "c.db").symlink_to(shared / "c.db")  # a loop: refused, not an internal error
+    looped = run("--db", str(shared / "c.db"), "remember", "-n", "infra", "Deploys use make.")
+    assert looped.returncode == 1, looped.stderr
 
 
 def test_a_terminal_is_never_sent_the_control_characters_a_memory_holds(

@@ -222,7 +222,10 @@ def _made_private(path: Path) -> None:
         os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
     if not hasattr(os, "getuid"):
         return  # Windows: files are private to their owner by the profile's ACLs
-    real = path.resolve()  # SQLite follows a link to the store, and keeps -wal beside it
+    try:
+        real = path.resolve()  # SQLite follows a link to the store, and keeps -wal beside it
+    except (OSError, RuntimeError):  # a loop of links (RuntimeError before Python 3.13)
+        return  # SQLite's own error says more
     for file in (real, real.with_name(real.name + "-wal"), real.with_name(real.name + "-shm")):
         _tighten(file)
 
