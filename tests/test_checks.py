@@ -139,3 +139,33 @@ def test_a_file_hash_changes_with_its_content(project: Path) -> None:
     assert file_hash(project, "config.toml") not in (before, None)
     assert file_hash(project, "missing.toml") is None
     assert file_hash(project, "migrations") is None  # a folder has no content hash
+
+
+def test_a_loop_of_links_in_a_project_fails_its_check_and_never_breaks_recall(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """A repository may hold `conf.txt -> conf.txt` (git keeps links): an anchor or a check
+    on it fails, as any unreadable path does; recall and doctor inside the project answer."""
+    import subprocess
+    import sys
+
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "conf.txt").write_text("port = 80\n")
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        argv = [sys.executable, "-m", "palimpsest", "--db", str(tmp_path / "s.db"), *args]
+        return subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, timeout=60)
+
+    filed = run("remember", "-n", "web", "The port is 80.", "--anchor", "conf.txt")
+    assert filed.returncode == 0, filed.stderr
+    bound = run("project", "bind", ".", "--notebook", "web")
+    assert bound.returncode == 0, bound.stderr
+    (root / "conf.txt").unlink()
+    (root / "conf.txt").symlink_to(root / "conf.txt")
+    for args in (("recall", "port"), ("doctor",), ("remember", "-n", "web", "Port stays 80.",
+                                                    "--anchor", "conf.txt")):  # fmt: skip
+        done = run(*args)
+        assert "internal" not in done.stderr, (args, done.stderr)
+    fails = run_check(Check(kind="contains", path="conf.txt", literal="80"), root)
+    assert not fails.holds

@@ -305,3 +305,39 @@ def test_a_store_others_could_read_is_made_private_when_opened(
         p.name: _mode(p) for p in db_path.parent.iterdir() if p.name.startswith(db_path.name)
     }
     assert tightened == {name: 0o600 for name in tightened}
+
+
+def test_opening_a_store_never_changes_the_mode_of_what_a_link_beside_it_points_to(
+    run: Run, tmp_path: Path
+) -> None:
+    """In a shared folder (/tmp), another user may plant `x.db` or `x.db-wal` as a link to
+    a folder of yours: following it made that folder 600, shutting you out of it."""
+    home = tmp_path / "mine"
+    home.mkdir(mode=0o755)
+    home.chmod(0o755)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "a.db-wal").symlink_to(home)
+    done = run("--db", str(shared / "a.db"), "remember", "-n", "infra", "Deploys use make.")
+    assert done.returncode == 0, done.stderr
+    (shared / "b.db").symlink_to(home)
+    run("--db", str(shared / "b.db"), "remember", "-n", "infra", "Deploys use make.")
+    assert _mode(home) == 0o755
+    (shared / "c.db").symlink_to(shared / "c.db")  # a loop: refused, not an internal error
+    looped = run("--db", str(shared / "c.db"), "remember", "-n", "infra", "Deploys use make.")
+    assert looped.returncode == 1, looped.stderr
+
+
+def test_a_terminal_is_never_sent_the_control_characters_a_memory_holds(
+    cli: Callable[..., Any], run: Run, db_path: Path
+) -> None:
+    """A teammate's (or an agent's) memory is printed to your terminal: an escape in it
+    could set your clipboard (OSC 52), hide text or rewrite the line above. Shown, not sent."""
+    osc52 = "\x1b]52;c;ZWNobyBwd25lZA==\x07"
+    mid = cli("remember", "-n", "infra", f"Builds are cached{osc52} in S3.\x1b[2K\rfine",
+              "--title", "Cache\x1b[8m hidden", "--tag", "ci\u202e")["id"]  # fmt: skip
+    for args in (("recall", "cached"), ("inspect", mid), ("history", mid)):
+        done = run("--db", str(db_path), *args)
+        assert done.returncode == 0, done.stderr
+        assert not set("\x1b\x07\r\u202e") & set(done.stdout), args
+    assert "\\x1b]52" in run("--db", str(db_path), "inspect", mid).stdout

@@ -238,3 +238,42 @@ def _read_until(terminal: int, wanted: bytes, timeout: float = 30) -> bytes:
                 break
             seen += chunk
     return seen
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The staging password is secret:Tr0ub4dor-3",  # a password with a dash, leet inside
+        "password: secret:S3cr3t-P4ss",
+        "DB_PASSWORD=secret:p4ssw0rd.2024",
+        "The wifi password is secret:Hunter2-x",  # capitalised, with a digit: not a name
+        "password: secret:xK9-mQ2-vL7-pR4",  # a generated one, in groups
+    ],
+)
+def test_a_password_with_a_separator_after_secret_is_still_refused(
+    keyring_env: dict[str, str], tmp_path: Path, text: str
+) -> None:
+    """`secret:` before a password does not make it a name: a dash or a dot in it did."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "palimpsest",
+            "--db",
+            str(tmp_path / "s.db"),
+            "remember",
+            "-n",
+            "infra",
+            text,
+            "--json",
+        ],
+        env=keyring_env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1, done.stdout
+    password = text.partition("secret:")[2]
+    assert password not in done.stdout + done.stderr
+    refused = secret(keyring_env, "set", password, stdin=VALUE + "\n")
+    assert refused.returncode == 1 and password not in refused.stdout + refused.stderr

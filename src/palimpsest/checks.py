@@ -34,6 +34,7 @@ FILE_CHECKS = ("path_exists", "contains", "absent", "absent_all", "requires")
 
 LEAVES = "leaves the project"
 MISSING = "does not exist"
+LOOP = "is a loop of symbolic links"
 TOO_LARGE = f"is over {MAX_BYTES // (1024 * 1024)} MiB: too large to check"
 
 
@@ -97,12 +98,23 @@ def run_check(check: Check, root: Path) -> Outcome:
 
 def _inside(base: Path, relative: str) -> tuple[Path | None, Failure | None]:
     """`relative` resolved under `base`, or why it cannot be read."""
-    target = (base / relative).resolve()
+    target = _resolved(base / relative)
+    if target is None:
+        return None, Failure(relative, LOOP)
     if not target.is_relative_to(base):
         return None, Failure(relative, LEAVES)
     if not target.exists():
         return None, Failure(relative, MISSING)
     return target, None
+
+
+def _resolved(path: Path) -> Path | None:
+    """`path` with its links followed; None for a loop of links (a repository may hold
+    `a -> a`), which Python before 3.13 raises as RuntimeError."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return None
 
 
 def _files(
@@ -123,8 +135,10 @@ def _files(
             if entry.is_file(follow_symlinks=False):
                 yield name, Path(entry.path)
             continue
-        resolved = Path(entry.path).resolve()
-        if not resolved.is_relative_to(base):
+        resolved = _resolved(Path(entry.path))
+        if resolved is None:
+            failures.append(Failure(name, LOOP))
+        elif not resolved.is_relative_to(base):
             failures.append(Failure(name, LEAVES))
         elif resolved.is_file():  # folders and broken links are not files "directly inside"
             yield name, resolved

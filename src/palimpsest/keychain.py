@@ -69,8 +69,9 @@ def check_name(name: str) -> str:
     # accepted here is one every memory can hold.
     if find_secrets(name) or find_secrets(f"password: {reference(name)}"):
         raise ValidationError(
-            "NAME reads like a credential itself (random, a vendor's key, or one word with "
-            "digits): a name lands in shell history and in every memory that refers to it. "
+            "NAME reads like a credential itself (random, a vendor's key, one word with "
+            "digits, or a password's letters and digits): a name lands in shell history and "
+            "in every memory that refers to it. "
             "Name what the secret is for (`stripe/live-key`, `wifi/home-2`) and give the "
             "value on stdin or at the prompt.",
             field="name",

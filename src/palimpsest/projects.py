@@ -40,10 +40,10 @@ class Project:
     def unknown_notebook(self) -> str:
         """Why nothing of this binding applies: it names no notebook of the workspace."""
         return (
-            f"{self.root / PROJECT_FILE} names the notebook {shown(self.notebook)}, which this "
-            "workspace does not hold (not made yet, renamed or deleted before its id "
-            "was recorded, or bound in another store): its rules cannot be told. Bind the "
-            f"project again: palimpsest project bind {self.root} --notebook NAME"
+            f"{_path(self.root / PROJECT_FILE)} names the notebook {shown(self.notebook)}, "
+            "which this workspace does not hold (not made yet, renamed or deleted before its "
+            "id was recorded, or bound in another store): its rules cannot be told. Bind the "
+            f"project again: palimpsest project bind {_path(self.root)} --notebook NAME"
         )
 
 
@@ -62,15 +62,15 @@ def read_project(root: Path) -> Project:
         body = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
         raise ValidationError(
-            f'{path} cannot be read ({error}); it should hold one line: notebook = "name"'
+            f'{_path(path)} cannot be read ({error}); it should hold one line: notebook = "name"'
         ) from None
     notebook = body.get("notebook")
     if not isinstance(notebook, str) or not notebook.strip():
-        raise ValidationError(f'{path} names no notebook; write one line: notebook = "name"')
+        raise ValidationError(f'{_path(path)} names no notebook; write one line: notebook = "name"')
     notebook_id = body.get("notebook_id")
     if notebook_id is not None and (not isinstance(notebook_id, str) or not notebook_id.strip()):
         raise ValidationError(
-            f"{path}: `notebook_id` must be a notebook's id; remove the line, or bind the "
+            f"{_path(path)}: `notebook_id` must be a notebook's id; remove the line, or bind the "
             "project again (palimpsest project bind)"
         )
     return Project(root.resolve(), notebook.strip(), notebook_id.strip() if notebook_id else None)
@@ -92,6 +92,13 @@ def _toml_string(text: str) -> str:
     # A JSON string is a TOML basic string (quotes, backslashes and controls escaped),
     # but for DEL, which TOML also wants escaped.
     return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
+
+
+def _path(path: Path) -> str:
+    """A path for a message read by an agent: quoted with its escapes shown when a line
+    break or a control character in it (a cloned repository's folder) would start a line."""
+    text = str(path)
+    return text if text.isprintable() else repr(text)
 
 
 def shown(name: str) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import getpass
 import json
 import os
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -280,9 +281,26 @@ def emit(result: dict[str, Any], human: Renderer = render.fields) -> None:
     if ctx.meta.get(JSON_KEY):
         click.echo(json.dumps(result, indent=2, ensure_ascii=False))
     else:
-        human(result)
+        human(_printable(result))
     if result.get("unmatched") and not result.get("results"):
         ctx.exit(1)  # every target was refused and nothing changed: a refusal, as such
+
+
+# What a terminal acts on rather than shows: escapes (OSC 52 sets the clipboard), a carriage
+# return (the line is written over), bidirectional overrides (the text reads reordered).
+_NOT_SHOWN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _printable(value: Any) -> Any:
+    """`value` with each such character in a string written out (`\\x1b`): a memory
+    someone else wrote reaches your terminal as text, never as a command to it."""
+    if isinstance(value, str):
+        return _NOT_SHOWN.sub(lambda m: m[0].encode("unicode_escape").decode(), value)
+    if isinstance(value, dict):
+        return {k: _printable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_printable(v) for v in value]
+    return value
 
 
 def given(**values: Any) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from typing import Any
 import click
 
 from ..errors import PalimpsestError
-from ..service.orient import DEFAULT_BUDGET, LINE_CHARS, one_line
+from ..service.orient import DEFAULT_BUDGET, LINE_CHARS, NOT_INSTRUCTIONS, one_line
 from .app import Env, command, pass_env
 from .hooks import hook
 
@@ -112,6 +112,9 @@ def session_end(env: Env, /, notebook: str | None, generic: bool) -> None:
 def _reason(result: dict[str, Any]) -> str:
     """What the agent reads when asked to go on: the request, what it wrote, what is open."""
     lines = [one_line(result["ask"], ASK_CHARS)]  # it names the notebook: a user's text
+    if result["written"] or any(o.get("text") for o in result["open"]):
+        # What follows is read as what to do next; anyone in the notebook wrote it.
+        lines.append(NOT_INSTRUCTIONS)
     if result["written"]:
         lines.append(f"Written since the session began ({len(result['written'])}):")
         lines += [f"- {w['op']} {w['kind']} {w['id']}: {one_line(w['text'], LINE_CHARS)}"

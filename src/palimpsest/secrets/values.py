@@ -72,8 +72,25 @@ def _is_reference(value: str) -> bool:
     if by_name:  # a key pasted after "secret:" is still a key, a password still a password
         name = by_name[1]
         one_word = not any(c in "._/-" for c in name)
-        return not looks_random(name) and not (one_word and looks_like_password(name))
+        if looks_random(name) or (one_word and looks_like_password(name)):
+            return False
+        parts = _NAME_SEPARATORS.split(name)
+        return not (looks_like_password(name) and any(map(_password_part, parts)))
     return bool(_REFERENCE.match(value))
+
+
+_NAME_SEPARATORS = re.compile(r"[._/-]")
+_DIGIT_IN_WORD = re.compile(r"[A-Za-z]\d+[A-Za-z]")
+
+
+def _password_part(part: str) -> bool:
+    """A part of a name made like a password, not a word: digits inside letters
+    ("Tr0ub4dor", "p4ssw0rd"), or mixed case with digits ("Hunter2", "xK9-mQ2-vL7").
+    "pat-2025", "postgres15" and "k8s" are names (too short for letters round digits)."""
+    if not any(c.isdigit() for c in part):
+        return False
+    mixed_case = part.lower() != part != part.upper()
+    return mixed_case or (len(part) >= 5 and bool(_DIGIT_IN_WORD.search(part)))
 
 
 def is_allowed(value: str) -> bool:

@@ -12,6 +12,7 @@ import itertools
 import json
 import os
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -221,13 +222,31 @@ def _made_private(path: Path) -> None:
         os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
     if not hasattr(os, "getuid"):
         return  # Windows: files are private to their owner by the profile's ACLs
-    for file in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
-        try:
-            status = file.stat()
-            if status.st_mode & 0o077 and status.st_uid == os.getuid():
-                file.chmod(0o600)
-        except OSError:
-            pass  # missing, or not ours to change: SQLite's own error says more
+    try:
+        real = path.resolve()  # SQLite follows a link to the store, and keeps -wal beside it
+    except (OSError, RuntimeError):  # a loop of links (RuntimeError before Python 3.13)
+        return  # SQLite's own error says more
+    for file in (real, real.with_name(real.name + "-wal"), real.with_name(real.name + "-shm")):
+        _tighten(file)
+
+
+def _tighten(file: Path) -> None:
+    """Make `file` 600 if it is a regular file of ours, reading and changing one inode: a
+    link planted in a shared folder (`x.db-wal` to your home) is not followed, and a folder
+    or device (`--db /dev/null` as root) is left as it is."""
+    try:
+        fd = os.open(file, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return  # missing, a link, or not ours to open: SQLite's own error says more
+    try:
+        status = os.fstat(fd)
+        ours = stat.S_ISREG(status.st_mode) and status.st_uid == os.getuid()
+        if ours and status.st_mode & 0o077:
+            os.fchmod(fd, 0o600)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _refuse_foreign(conn: sqlite3.Connection, path: Path) -> None:
