@@ -11,13 +11,14 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "palimpsest"
 DOMAIN = {
     "model", "errors", "ids", "views", "secret_rules", "secrets", "gate", "revise", "projects",
-    "checks",
+    "checks", "text",
 }  # fmt: skip
 # Each layer (a module or a package, by its top-level name) -> what it may import.
 ALLOWED = {
     "errors": set(),
     "model": set(),
     "ids": set(),
+    "text": set(),  # a person's text shown on one line
     "views": {"model"},
     "secret_rules": set(),
     "secrets": {"secret_rules"},
@@ -28,7 +29,7 @@ ALLOWED = {
     "formats": {"model", "errors"},  # files of ours and of other servers, read and written
     "store": {"model", "errors"},
     "embed": {"errors"},  # text to vectors; the store keeps vectors as plain arrays
-    "guard": {"model", "errors"},  # reading commands and matching patterns: pure
+    "guard": {"model", "errors", "text"},  # reading commands and matching patterns: pure
     "service": DOMAIN | {"store", "embed", "projects", "guard", "formats"},
     "config": {"errors", "gate", "service"},  # the process's configuration, for adapters
     "keychain": {"errors", "secret_rules", "secrets"},  # secrets by name, in the OS keychain

@@ -17,7 +17,8 @@ from typing import Any
 import click
 
 from ..errors import PalimpsestError
-from ..service.orient import DEFAULT_BUDGET, LINE_CHARS, NOT_INSTRUCTIONS, one_line
+from ..service.orient import DEFAULT_BUDGET, LINE_CHARS, NOT_INSTRUCTIONS
+from ..text import one_line
 from .app import Env, command, pass_env
 from .hooks import hook
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..model import Memory
+from ..text import one_line
 from .commands import SimpleCommand, Unparseable, simple_commands
 from .patterns import Pattern, compile_pattern, matches
 from .runtime import could_match
@@ -53,8 +54,9 @@ class Decision:
     @property
     def reason(self) -> str:
         if self.refusals:
-            named = "; ".join(
-                f"{r.rule.id} ({r.rule.title or r.rule.text[:80]}) forbids `{r.literal}`"
+            named = "; ".join(  # a rule's words on one line: the agent reads this reason
+                f"{r.rule.id} ({one_line(r.rule.title or r.rule.text, 80)}) forbids "
+                f"`{one_line(r.literal, 200)}`"
                 for r in self.refusals
             )
             return f"Refused by {named}."

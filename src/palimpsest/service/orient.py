@@ -11,7 +11,6 @@ a few hundred rows whatever the store's size.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from ..model import SEVERITIES, Dispute, Memory, Notebook, add_days
 from ..projects import PROJECT_FILE, Places, find_project
 from ..secrets import redact
 from ..store import SearchQuery, StoreReader
+from ..text import one_line
 from .base import ServiceBase, checked_budget, refuse_nul
 from .checks import Bound, directory, here, notebook_of, stale_by_evidence
 from .settings import freshness_days
@@ -263,18 +263,6 @@ def _shown_text(memory: Memory, limit: int) -> str:
     """The text on one line, cut at `limit`. Credentials are redacted only in what the
     brief shows (`_redacted`): the detector is the costly part of a brief."""
     return one_line(memory.text, limit)
-
-
-# Whatever could start a line where the brief is read (a terminal, a model's context):
-# line and paragraph separators, and every control character, are spaces in the brief.
-_BREAKS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
-
-
-def one_line(text: str, limit: int) -> str:
-    """`text` on one line, cut at `limit`: a user's text cannot add a line (a heading, a
-    rule) to the brief."""
-    text = " ".join(_BREAKS.sub(" ", text).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _said(text: str, limit: int) -> str:
