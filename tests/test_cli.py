@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -326,6 +327,27 @@ def test_opening_a_store_never_changes_the_mode_of_what_a_link_beside_it_points_
     (shared / "c.db").symlink_to(shared / "c.db")  # a loop: refused, not an internal error
     looped = run("--db", str(shared / "c.db"), "remember", "-n", "infra", "Deploys use make.")
     assert looped.returncode == 1, looped.stderr
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="only root can give a file to another user")
+def test_a_store_file_another_user_left_writable_to_all_is_refused(
+    run: Run, tmp_path: Path
+) -> None:
+    """In /tmp, another user may create `x.db-wal` (or `x.db`) open to all before you first
+    use `x.db`: SQLite would then write your memory into their file."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    for planted in ("a.db", "b.db-wal"):
+        trap = shared / planted
+        trap.touch()
+        trap.chmod(0o666)
+        os.chown(trap, 65534, 65534)  # nobody's
+        store = shared / planted.removesuffix("-wal")
+        done = run("--db", str(store), "remember", "-n", "infra", "Deploys use make.", "--json")
+        assert done.returncode == 1, done.stdout + done.stderr
+        refusal = json.loads(done.stdout)
+        assert refusal["error_class"] == "validation" and planted in refusal["message"]
+        assert trap.stat().st_size == 0  # nothing of ours went into it
 
 
 def test_a_terminal_is_never_sent_the_control_characters_a_memory_holds(

@@ -233,16 +233,23 @@ def _made_private(path: Path) -> None:
 def _tighten(file: Path) -> None:
     """Make `file` 600 if it is a regular file of ours, reading and changing one inode: a
     link planted in a shared folder (`x.db-wal` to your home) is not followed, and a folder
-    or device (`--db /dev/null` as root) is left as it is."""
+    or device (`--db /dev/null` as root) is left as it is. Another user's file that anyone
+    may write (planted in /tmp before the store was first used) is refused: SQLite would
+    write this memory into it. (Another's file closed to others is a shared store's.)"""
     try:
         fd = os.open(file, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return  # missing, a link, or not ours to open: SQLite's own error says more
     try:
         status = os.fstat(fd)
-        ours = stat.S_ISREG(status.st_mode) and status.st_uid == os.getuid()
-        if ours and status.st_mode & 0o077:
+        regular, ours = stat.S_ISREG(status.st_mode), status.st_uid == os.getuid()
+        if regular and ours and status.st_mode & 0o077:
             os.fchmod(fd, 0o600)
+        elif regular and not ours and status.st_mode & 0o002:
+            raise ValidationError(
+                f"{file} belongs to another user and anyone may write to it: Palimpsest "
+                "keeps no memory in it. Remove it, or pass --db a path of your own."
+            )
     except OSError:
         pass
     finally:
