@@ -4,6 +4,7 @@ demo."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import socket
 import sys
@@ -211,10 +212,16 @@ def demo(env: Env, /, notebook: str) -> None:
     """
     as_json = bool(click.get_current_context().meta.get(JSON_KEY))
     label = store_label(env.db)
+    own_folder = None
     if not env.db_typed:
-        env.db = str(Path(tempfile.mkdtemp(prefix="palimpsest-demo-")) / "demo.db")
+        own_folder = tempfile.mkdtemp(prefix="palimpsest-demo-")
+        env.db = str(Path(own_folder) / "demo.db")
         label = f"{env.db} (new, for this tour only: your own memory is not touched)"
-    command = f"palimpsest --db {shlex.quote(store_label(env.db))}"
+    # As the user ran it: `./scripts/run` says so, as `palimpsest` may not be on PATH.
+    prog = os.environ.get("PALIMPSEST_PROG") or "palimpsest"
+    command = f"{prog} --db {shlex.quote(store_label(env.db))}"
     tour = run_demo(env.service(), notebook, label, command, quiet=as_json)
     if as_json:
         emit(tour)
+    elif own_folder is not None:  # kept for the next step above, which looks into it
+        click.echo(f"The tour's store stays until you remove it: rm -r {shlex.quote(own_folder)}")

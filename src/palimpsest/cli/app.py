@@ -324,7 +324,11 @@ def one_or_many(values: tuple[str, ...]) -> str | list[str] | None:
 # -- the group -------------------------------------------------------------------------
 
 
-@click.group(cls=_Group, epilog="\b\nExample:\n  palimpsest demo")
+@click.group(
+    cls=_Group,
+    epilog="\b\nExample:\n  palimpsest demo",
+    context_settings={"help_option_names": ["-h", "--help"]},  # inherited by every subcommand
+)
 @click.option("--db", metavar="PATH|URL", help=DB_HELP)
 @click.option("--actor", help=ACTOR_HELP + " Default: $PALIMPSEST_ACTOR, else user:<login name>.")
 @click.option("--config", metavar="PATH", help=CONFIG_HELP)
