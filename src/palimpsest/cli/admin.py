@@ -158,7 +158,8 @@ def serve(
     pending = service.pending_scrubs()
     if pending:  # reported only: a rewrite locks tables, so a server never starts one
         click.echo(
-            f"{len(pending)} forget(s) still wait for their bytes to be erased from the "
+            f"{render.counted(len(pending), 'forget still waits', 'forgets still wait')} "
+            "for their bytes to be erased from the "
             "store's files: run `palimpsest scrub` (see `palimpsest doctor`).",
             err=True,
         )

@@ -39,6 +39,11 @@ def short(value: Any, width: int = 0) -> str:
     return text
 
 
+def counted(count: int, one: str, many: str) -> str:
+    """`1 memory`, `2 memories`: a count with its noun in agreement."""
+    return f"{count} {one if count == 1 else many}"
+
+
 def _columns() -> int:
     return shutil.get_terminal_size((120, 24)).columns
 
@@ -229,7 +234,7 @@ def scrub(result: dict[str, Any]) -> None:
     else:
         click.echo("Nothing waited to be erased.")
     if result.get("pending_scrubs"):
-        click.echo(f"Still pending: {len(result['pending_scrubs'])} forget(s).")
+        click.echo(f"Still pending: {counted(len(result['pending_scrubs']), 'forget', 'forgets')}.")
     if result.get("warning"):
         click.echo(f"warning: {result['warning']}")
 
@@ -283,11 +288,17 @@ def doctor(result: dict[str, Any]) -> None:
         click.echo(f"Failed authentications over HTTP in the last 24 hours: {count}")
         click.echo(f"  last at {last}: {knocked['fix']}")
     if stale := result.get("stale_vectors"):
-        click.echo(f"{stale['count']} version(s) have no vector of the current model, so recall")
+        versions = counted(stale["count"], "version has", "versions have")
+        click.echo(f"{versions} no vector of the current model, so recall")
         click.echo(f"cannot find them by meaning: run `{stale['fix']}`.")
     if result.get("scrub_pending"):
-        waiting = len(result.get("pending_scrubs") or []) or "A"
-        click.echo(f"{waiting} forget(s) still wait for their bytes to be erased: ", nl=False)
+        waiting = len(result.get("pending_scrubs") or [])
+        forgets = (
+            counted(waiting, "forget still waits", "forgets still wait")
+            if waiting
+            else ("Forgets still wait")
+        )
+        click.echo(f"{forgets} for their bytes to be erased: ", nl=False)
         click.echo("run `palimpsest scrub` (SQLite: when no other process holds a read open).")
 
 

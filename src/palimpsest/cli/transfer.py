@@ -14,6 +14,7 @@ import click
 
 from ..errors import ValidationError
 from .app import Env, command, emit, palimpsest, pass_env
+from .render import counted
 
 FORMATS = ("palimpsest", "mcp-memory", "markdown", "mem0")
 
@@ -142,5 +143,6 @@ def _replacing(path: Path) -> Iterator[TextIO]:
 
 
 def _said(answer: dict[str, Any]) -> str:
-    counts = answer.get("counts", {})
-    return f"Exported {counts.get('memory', 0)} memories, {counts.get('event', 0)} events."
+    counts = answer["counts"]
+    memories = counted(counts["memories"], "memory", "memories")
+    return f"Exported {memories}, {counted(counts['events'], 'event', 'events')}."
