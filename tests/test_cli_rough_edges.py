@@ -178,6 +178,7 @@ def test_the_hint_after_adding_a_user_keeps_the_workspace(store: Any) -> None:
 
 
 def test_hooks_take_format_and_generic_alike(store: Any, tmp_path: Path) -> None:
+    remembered(store)
     call = json.dumps({"command": "ls", "cwd": str(tmp_path), "session_id": "s1"})
     for words in (["--generic"], ["--format", "generic"]):
         answer = json.loads(store("hook", "guard", *words, stdin=call).stdout)

@@ -9,11 +9,11 @@ from typing import Any
 
 import click
 
-from .app import Env, command, emit, palimpsest, pass_env
+from .app import Env, command, emit, group, palimpsest, pass_env
 from .render import counted, table
 
 
-@palimpsest.group()
+@group(palimpsest, "user", "palimpsest user add ana --role editor")
 def user() -> None:
     """Users of the workspace and their roles: viewer, editor or owner."""
 
@@ -56,7 +56,7 @@ def _show_users(result: dict[str, Any]) -> None:
     table(result["users"], [("user", "user"), ("role", "role"), ("added", "added_at")])
 
 
-@palimpsest.group()
+@group(palimpsest, "key", "palimpsest key create --agent ci --note 'the CI runner'")
 def key() -> None:
     """Keys for `serve --http`: once a store has one, every HTTP request needs a key."""
 
@@ -107,7 +107,7 @@ def key_revoke(env: Env, /, key_id: str) -> None:
                                          else "is revoked.")))  # fmt: skip
 
 
-@palimpsest.group()
+@group(palimpsest, "workspace", "palimpsest workspace create research")
 def workspace() -> None:
     """The store's workspaces: nothing of one is visible from another."""
 
