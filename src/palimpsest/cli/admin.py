@@ -112,7 +112,7 @@ def reindex(env: Env, /) -> None:
             bars[0].update(done - bars[0].pos)
 
         answer = service.reindex(progress)
-    emit(answer)
+    emit(answer, lambda r: click.echo(f"vectors: {render.vectors_made(r)}"))
 
 
 # -- serve -----------------------------------------------------------------------------

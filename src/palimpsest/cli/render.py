@@ -105,6 +105,41 @@ def fields(body: dict[str, Any], indent: str = "") -> None:
                 click.echo(f"{indent}  {more}")
 
 
+def forgotten(result: dict[str, Any]) -> None:
+    """forget's answer. A dry run forgets nothing: it says what it would forget, without
+    the `forgotten: yes` of each target, which would read as done."""
+    if not result.get("dry_run"):
+        fields(result)
+        return
+    click.echo("Dry run, nothing is forgotten. This would forget:")
+    rest = {k: v for k, v in result.items() if k != "dry_run"}
+    if "results" in rest:
+        rest["results"] = [
+            {k: v for k, v in t.items() if k != "forgotten"} for t in rest["results"]
+        ]
+    fields(rest)
+
+
+def vectors_made(vectors: dict[str, Any]) -> str:
+    """A reindex's (or a restore's) counts said plainly: `stale` is what lacked a vector of
+    the model, `reindexed` what was embedded; most often the same count, said once."""
+    if "note" in vectors:
+        return str(vectors["note"])
+    made, lacking, model = vectors["reindexed"], vectors["stale"], vectors["model"]
+    if not lacking:
+        return f"every version has its vector of {model} already"
+    if made == lacking:
+        return f"{counted(made, 'version', 'versions')} embedded anew with {model}"
+    return f"{made} of {counted(lacking, 'version', 'versions')} embedded anew with {model}"
+
+
+def with_vectors(result: dict[str, Any]) -> None:
+    """An answer holding a reindex's counts (`vectors`), them in one line."""
+    if "vectors" in result:
+        result = {**result, "vectors": vectors_made(result["vectors"])}
+    fields(result)
+
+
 def hits(result: dict[str, Any]) -> None:
     rows = [{**hit, "flags": _flags(hit), "how": _how(hit)} for hit in result.get("hits", [])]
     if not rows:

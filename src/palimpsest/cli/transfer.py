@@ -14,7 +14,7 @@ import click
 
 from ..errors import ValidationError
 from .app import Env, command, emit, palimpsest, pass_env
-from .render import counted
+from .render import counted, with_vectors
 
 FORMATS = ("palimpsest", "mcp-memory", "markdown", "mem0")
 
@@ -97,7 +97,7 @@ def import_(env: Env, /, file: str, source_format: str, notebook: str, dry_run: 
             strict=strict,
             progress=_Bars(stack) if sys.stderr.isatty() else None,
         )
-    emit(answer)
+    emit(answer, with_vectors)
 
 
 class _Bars:
