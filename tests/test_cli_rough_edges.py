@@ -114,6 +114,13 @@ def test_the_demo_says_how_to_remove_its_store_and_a_next_command_that_works(
     assert "Next: palimpsest --db" in plain.stdout
 
 
+def test_the_demo_in_json_removes_its_store(run: Run, tmp_path: Path) -> None:
+    done = run("demo", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["remembered"]
+    assert not list(tmp_path.glob("palimpsest-demo-*"))
+
+
 def test_the_demo_in_a_given_store_says_nothing_of_removing_it(run: Run, db_path: Path) -> None:
     done = run("--db", str(db_path), "demo")
     assert done.returncode == 0, done.stderr

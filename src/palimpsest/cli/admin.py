@@ -3,9 +3,11 @@ demo."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shlex
+import shutil
 import socket
 import sys
 import tempfile
@@ -216,6 +218,9 @@ def demo(env: Env, /, notebook: str) -> None:
     own_folder = None
     if not env.db_typed:
         own_folder = tempfile.mkdtemp(prefix="palimpsest-demo-")
+        if as_json:  # no next step points into it: it goes once the store is closed
+            remove = functools.partial(shutil.rmtree, own_folder, ignore_errors=True)
+            env.ctx.call_on_close(remove)  # before the store's own close, so run after it
         env.db = str(Path(own_folder) / "demo.db")
         label = f"{env.db} (new, for this tour only: your own memory is not touched)"
     # As the user ran it: `./scripts/run` says so, as `palimpsest` may not be on PATH.
