@@ -12,7 +12,7 @@ import click
 
 from .. import hook_guard
 from .app import Env, command, emit, given, palimpsest, pass_env
-from .hooks import chosen_form, form_option, hook
+from .hooks import form_option, hook
 
 # Exit codes of `palimpsest guard`, as the generic hook's: a script can act on them.
 EXIT = hook_guard.EXIT
@@ -59,7 +59,7 @@ def hook_guard_command(env: Env, /, form: str, generic: bool) -> None:
         answer = service.guard(command=call.command, dir=call.cwd, keep=False)
         return hook_guard.Verdict(answer["decision"], answer)
 
-    form = chosen_form(form, generic)
+    form = "generic" if generic else form
     code, call, verdict = hook_guard.answer(sys.stdin.read(), form, judge, sys.stdout)
     sys.stdout.flush()
     if call is not None and call.command is not None and "refused_by" in verdict.body:

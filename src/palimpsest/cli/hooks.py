@@ -31,7 +31,3 @@ def form_option(help_text: str) -> Callable[[F], F]:
                             show_default=True, help=help_text)(fn)  # fmt: skip
 
     return decorate
-
-
-def chosen_form(form: str, generic: bool) -> str:
-    return "generic" if generic else form

@@ -19,7 +19,7 @@ import click
 from ..errors import PalimpsestError
 from ..service.orient import DEFAULT_BUDGET, LINE_CHARS, one_line
 from .app import Env, command, pass_env
-from .hooks import chosen_form, form_option, hook
+from .hooks import form_option, hook
 
 ASK_CHARS = 1_000  # the request to file what was learned, with the notebook's name
 FORM_HELP = "claude: Claude Code's hook output. generic: one JSON object on stdout."
@@ -67,7 +67,7 @@ def _failed(generic: bool, error: Exception) -> None:
 def session_start(env: Env, /, notebook: str | None, budget: int, form: str, generic: bool) -> None:
     """Print orient's brief for the session's project (Claude Code's SessionStart hook adds
     it to the agent's context) and note where the session began, by its session id."""
-    generic = chosen_form(form, generic) == "generic"
+    generic = generic or form == "generic"
     body = _agent_input()
     try:
         result = env.service().session_start(
@@ -94,7 +94,7 @@ def session_end(env: Env, /, notebook: str | None, form: str, generic: bool) -> 
     wrote and what is open, and, once per session id, ask the agent to file what it
     learned before it stops. Never again for that session, and never while
     `stop_hook_active` says it is already continuing because of a stop hook."""
-    generic = chosen_form(form, generic) == "generic"
+    generic = generic or form == "generic"
     body = _agent_input()
     try:
         result = env.service().session_end(
