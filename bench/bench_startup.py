@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -116,8 +117,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--embedder", default="minilm")
     parser.add_argument("--importtime", action="store_true", help="list the slowest imports")
     args = parser.parse_args(argv)
-    db = args.db or Path(tempfile.mkdtemp(prefix="palimpsest-start-")) / "start.db"
-    runs = [one_run(db, args.embedder) for _ in range(args.runs)]
+    own_folder = None if args.db else Path(tempfile.mkdtemp(prefix="palimpsest-start-"))
+    db = args.db if own_folder is None else own_folder / "start.db"
+    try:
+        runs = [one_run(db, args.embedder) for _ in range(args.runs)]
+    finally:
+        if own_folder is not None:
+            shutil.rmtree(own_folder)
     load = os.getloadavg()[0]
     print(f"`palimpsest serve` on {db}, {args.runs} runs, load average {load:.1f}:")
     figures = {}

@@ -4,15 +4,16 @@ Whoever runs these has opened the store itself: its owner."""
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 import click
 
-from .app import Env, command, emit, palimpsest, pass_env
-from .render import table
+from .app import Env, command, emit, group, palimpsest, pass_env
+from .render import counted, table
 
 
-@palimpsest.group()
+@group(palimpsest, "user", "palimpsest user add ana --role editor")
 def user() -> None:
     """Users of the workspace and their roles: viewer, editor or owner."""
 
@@ -23,9 +24,12 @@ def user() -> None:
 @pass_env
 def user_add(env: Env, /, name: str, role: str) -> None:
     """Add user NAME (they act as user:NAME), or give them another role."""
+    # The workspace typed is said again: the key is made in it, not in the default.
+    typed = env.flags["workspace"]
+    prog = f"palimpsest --workspace {shlex.quote(typed)}" if typed else "palimpsest"
     emit(env.service().add_user(name=name, role=role), lambda r: click.echo(
-        f"{r['user']} is {r['role']}: make their key with `palimpsest key create --user "
-        f"{r['user'].removeprefix('user:')}`."))  # fmt: skip
+        f"{r['user']} is {r['role']}: make their key with `{prog} key create --user "
+        f"{shlex.quote(r['user'].removeprefix('user:'))}`."))  # fmt: skip
 
 
 @command(user, "remove", "palimpsest user remove ana")
@@ -34,8 +38,9 @@ def user_add(env: Env, /, name: str, role: str) -> None:
 def user_remove(env: Env, /, name: str) -> None:
     """Remove user NAME: their keys stop working and what they owned becomes ownerless."""
     emit(env.service().remove_user(name=name), lambda r: click.echo(
-        f"{r['user']} is removed; their keys no longer work. {len(r['ownerless'])} "
-        "memories they owned are ownerless now: anyone may `claim` them."))  # fmt: skip
+        f"{r['user']} is removed; their keys no longer work. "
+        + counted(len(r["ownerless"]), "memory they owned is", "memories they owned are")
+        + " ownerless now: anyone may `claim` them."))  # fmt: skip
 
 
 @command(user, "list", "palimpsest user list --json")
@@ -51,13 +56,13 @@ def _show_users(result: dict[str, Any]) -> None:
     table(result["users"], [("user", "user"), ("role", "role"), ("added", "added_at")])
 
 
-@palimpsest.group()
+@group(palimpsest, "key", "palimpsest key create --agent ci --note 'the CI runner'")
 def key() -> None:
     """Keys for `serve --http`: once a store has one, every HTTP request needs a key."""
 
 
 @command(key, "create", "palimpsest key create --user ana --expires 2027-06-30")
-@click.option("--user", "user_name", help="A personal key: acts as this user, with their role.")
+@click.option("--user", help="A personal key: acts as this user, with their role.")
 @click.option(
     "--agent", help="A workspace key: acts as agent:NAME, an editor that never overrides."
 )
@@ -65,10 +70,11 @@ def key() -> None:
 @click.option("--note", help="What it is for (shown by `key list`).")
 @pass_env
 def key_create(
-    env: Env, /, user_name: str | None, agent: str | None, expires: str | None, note: str | None
+    env: Env, /, user: str | None, agent: str | None, expires: str | None, note: str | None
 ) -> None:
     """Make a key. Its secret is printed once, here: store it where the client reads it."""
-    made = env.service().create_key(user=user_name, agent=agent, expires=expires, note=note)
+    # `user`, as the service names it: its refusals then name `--user`
+    made = env.service().create_key(user=user, agent=agent, expires=expires, note=note)
     emit(made, lambda r: click.echo(
         f"{r['key']}\n\nThe key above acts as {r['holder']} (id {r['id']}). It is shown only "
         "now: Palimpsest keeps a hash of it, never the key. Send it as `Authorization: Bearer "
@@ -101,7 +107,7 @@ def key_revoke(env: Env, /, key_id: str) -> None:
                                          else "is revoked.")))  # fmt: skip
 
 
-@palimpsest.group()
+@group(palimpsest, "workspace", "palimpsest workspace create research")
 def workspace() -> None:
     """The store's workspaces: nothing of one is visible from another."""
 

@@ -3,8 +3,11 @@ demo."""
 
 from __future__ import annotations
 
+import functools
 import json
+import os
 import shlex
+import shutil
 import socket
 import sys
 import tempfile
@@ -111,7 +114,7 @@ def reindex(env: Env, /) -> None:
             bars[0].update(done - bars[0].pos)
 
         answer = service.reindex(progress)
-    emit(answer)
+    emit(answer, lambda r: click.echo(f"vectors: {render.vectors_made(r)}"))
 
 
 # -- serve -----------------------------------------------------------------------------
@@ -157,7 +160,8 @@ def serve(
     pending = service.pending_scrubs()
     if pending:  # reported only: a rewrite locks tables, so a server never starts one
         click.echo(
-            f"{len(pending)} forget(s) still wait for their bytes to be erased from the "
+            f"{render.counted(len(pending), 'forget still waits', 'forgets still wait')} "
+            "for their bytes to be erased from the "
             "store's files: run `palimpsest scrub` (see `palimpsest doctor`).",
             err=True,
         )
@@ -211,10 +215,19 @@ def demo(env: Env, /, notebook: str) -> None:
     """
     as_json = bool(click.get_current_context().meta.get(JSON_KEY))
     label = store_label(env.db)
+    own_folder = None
     if not env.db_typed:
-        env.db = str(Path(tempfile.mkdtemp(prefix="palimpsest-demo-")) / "demo.db")
+        own_folder = tempfile.mkdtemp(prefix="palimpsest-demo-")
+        if as_json:  # no next step points into it: it goes once the store is closed
+            remove = functools.partial(shutil.rmtree, own_folder, ignore_errors=True)
+            env.ctx.call_on_close(remove)  # before the store's own close, so run after it
+        env.db = str(Path(own_folder) / "demo.db")
         label = f"{env.db} (new, for this tour only: your own memory is not touched)"
-    command = f"palimpsest --db {shlex.quote(store_label(env.db))}"
+    # As the user ran it: `./scripts/run` says so, as `palimpsest` may not be on PATH.
+    prog = os.environ.get("PALIMPSEST_PROG") or "palimpsest"
+    command = f"{prog} --db {shlex.quote(store_label(env.db))}"
     tour = run_demo(env.service(), notebook, label, command, quiet=as_json)
     if as_json:
         emit(tour)
+    elif own_folder is not None:  # kept for the next step above, which looks into it
+        click.echo(f"The tour's store stays until you remove it: rm -r {shlex.quote(own_folder)}")

@@ -123,6 +123,18 @@ class Env:
         return self._service
 
 
+# `palimpsest --help` lists the commands by what a person comes for, not alphabetically.
+SECTIONS = {
+    "Everyday": ("remember", "recall", "revise", "inspect", "history", "link", "revert",
+                 "forget", "notebook", "demo"),
+    "Agents and hooks": ("serve", "orient", "hook", "guard", "seen", "check", "project",
+                         "secret"),
+    "Teams": ("user", "key", "workspace", "dispute"),
+    "Moving memory": ("export", "import", "copy"),
+    "Upkeep": ("doctor", "reindex", "scrub", "migrate", "config", "settings", "bench"),
+}  # fmt: skip
+
+
 class _Group(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         from . import load_commands  # only the modules of this command (cli/__init__.py)
@@ -135,6 +147,23 @@ class _Group(click.Group):
 
         load_commands()
         return super().list_commands(ctx)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        shown = {name: self.get_command(ctx, name) for name in self.list_commands(ctx)}
+        named = {name for names in SECTIONS.values() for name in names}
+        # a command given no section still shows, under Other (a test keeps it empty)
+        sections = {**SECTIONS, "Other": tuple(sorted(shown.keys() - named))}
+        width = max(map(len, shown))  # one column for the names of every section
+        limit = formatter.width - 6 - width
+        for title, names in sections.items():
+            rows = [
+                (name.ljust(width), found.get_short_help_str(limit))
+                for name in names
+                if (found := shown.get(name)) is not None and not found.hidden
+            ]
+            if rows:
+                with formatter.section(title):
+                    formatter.write_dl(rows)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -342,7 +371,11 @@ def one_or_many(values: tuple[str, ...]) -> str | list[str] | None:
 # -- the group -------------------------------------------------------------------------
 
 
-@click.group(cls=_Group, epilog="\b\nExample:\n  palimpsest demo")
+@click.group(
+    cls=_Group,
+    epilog="\b\nExample:\n  palimpsest demo",
+    context_settings={"help_option_names": ["-h", "--help"]},  # inherited by every subcommand
+)
 @click.option("--db", metavar="PATH|URL", help=DB_HELP)
 @click.option("--actor", help=ACTOR_HELP + " Default: $PALIMPSEST_ACTOR, else user:<login name>.")
 @click.option("--config", metavar="PATH", help=CONFIG_HELP)

@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from .app import Env, command, emit, palimpsest, pass_env
-from .render import short
+from .render import counted, short
 
 
 @command(palimpsest, "check", "palimpsest check --json")
@@ -28,8 +28,9 @@ def check(env: Env, /, directory: str | None) -> None:
 
 
 def _shown(result: dict[str, Any]) -> None:
+    checked = counted(result["checked"], "check", "checks")
     click.echo(
-        f"{result['dir']} (notebook {result['notebook']}): {result['checked']} check(s), "
+        f"{result['dir']} (notebook {result['notebook']}): {checked}, "
         f"{len(result['holds'])} hold, {len({f['id'] for f in result['fails']})} fail"
     )
     for fail in result["fails"]:
@@ -41,4 +42,6 @@ def _shown(result: dict[str, Any]) -> None:
     for held in result["holds"]:
         click.echo(f"ok   {held['id']} {held['check']}  ({short(held['text'], 60)})")
     if result["gating"]:
-        click.echo(f"{len(result['gating'])} costly or irreversible rule(s) fail.")
+        failing = len(result["gating"])
+        rules = "rule fails" if failing == 1 else "rules fail"
+        click.echo(f"{failing} costly or irreversible {rules}.")

@@ -12,7 +12,7 @@ import click
 
 from .. import hook_guard
 from .app import Env, command, emit, given, palimpsest, pass_env
-from .hooks import hook
+from .hooks import form_option, hook
 
 # Exit codes of `palimpsest guard`, as the generic hook's: a script can act on them.
 EXIT = hook_guard.EXIT
@@ -44,17 +44,12 @@ def _decision(answer: dict[str, Any]) -> None:
 
 
 @command(hook, "guard", "palimpsest hook guard --format claude < pretooluse.json")
-@click.option(
-    "--format",
-    "form",
-    type=click.Choice(hook_guard.FORMATS),
-    default="claude",
-    show_default=True,
-    help="claude: Claude Code's PreToolUse JSON in, permissionDecision out, exit 0. "
-    "generic: {command, cwd, session_id} in, JSON out, exit 0 allow, 2 deny, 3 ask.",
+@form_option(
+    "claude: Claude Code's PreToolUse JSON in, permissionDecision out, exit 0. "
+    "generic: {command, cwd, session_id} in, JSON out, exit 0 allow, 2 deny, 3 ask."
 )
 @pass_env
-def hook_guard_command(env: Env, /, form: str) -> None:
+def hook_guard_command(env: Env, /, form: str, generic: bool) -> None:
     """Judge the command an agent is about to run (JSON on stdin), for its pre-command hook.
     If the guard itself fails, the answer is ask. See docs/hooks.md."""
 
@@ -64,6 +59,7 @@ def hook_guard_command(env: Env, /, form: str) -> None:
         answer = service.guard(command=call.command, dir=call.cwd, keep=False)
         return hook_guard.Verdict(answer["decision"], answer)
 
+    form = "generic" if generic else form
     code, call, verdict = hook_guard.answer(sys.stdin.read(), form, judge, sys.stdout)
     sys.stdout.flush()
     if call is not None and call.command is not None and "refused_by" in verdict.body:

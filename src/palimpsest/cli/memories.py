@@ -245,7 +245,7 @@ def forget(env: Env, /, ids: tuple[str, ...], **options: Any) -> None:
     its history; `--notebook NB` alone forgets an empty notebook.
     """
     target = {"id": ids[0]} if len(ids) == 1 else {"ids": list(ids)} if ids else {}
-    emit(env.service(create=False).forget(**target, **given(**options)))
+    emit(env.service(create=False).forget(**target, **given(**options)), render.forgotten)
 
 
 @command(palimpsest, "inspect", "palimpsest inspect m_01abc")

@@ -39,6 +39,11 @@ def short(value: Any, width: int = 0) -> str:
     return text
 
 
+def counted(count: int, one: str, many: str) -> str:
+    """`1 memory`, `2 memories`: a count with its noun in agreement."""
+    return f"{count} {one if count == 1 else many}"
+
+
 def _columns() -> int:
     return shutil.get_terminal_size((120, 24)).columns
 
@@ -98,6 +103,41 @@ def fields(body: dict[str, Any], indent: str = "") -> None:
             click.echo(f"{indent}{lines[0]}")
             for more in lines[1:]:  # a long value wrapped, indented under its name
                 click.echo(f"{indent}  {more}")
+
+
+def forgotten(result: dict[str, Any]) -> None:
+    """forget's answer. A dry run forgets nothing: it says what it would forget, without
+    the `forgotten: yes` of each target, which would read as done."""
+    if not result.get("dry_run"):
+        fields(result)
+        return
+    click.echo("Dry run, nothing is forgotten. This would forget:")
+    rest = {k: v for k, v in result.items() if k != "dry_run"}
+    if "results" in rest:
+        rest["results"] = [
+            {k: v for k, v in t.items() if k != "forgotten"} for t in rest["results"]
+        ]
+    fields(rest)
+
+
+def vectors_made(vectors: dict[str, Any]) -> str:
+    """A reindex's (or a restore's) counts said plainly: `stale` is what lacked a vector of
+    the model, `reindexed` what was embedded; most often the same count, said once."""
+    if "note" in vectors:
+        return str(vectors["note"])
+    made, lacking, model = vectors["reindexed"], vectors["stale"], vectors["model"]
+    if not lacking:
+        return f"every version has its vector of {model} already"
+    if made == lacking:
+        return f"{counted(made, 'version', 'versions')} embedded anew with {model}"
+    return f"{made} of {counted(lacking, 'version', 'versions')} embedded anew with {model}"
+
+
+def with_vectors(result: dict[str, Any]) -> None:
+    """An answer holding a reindex's counts (`vectors`), them in one line."""
+    if "vectors" in result:
+        result = {**result, "vectors": vectors_made(result["vectors"])}
+    fields(result)
 
 
 def hits(result: dict[str, Any]) -> None:
@@ -229,7 +269,7 @@ def scrub(result: dict[str, Any]) -> None:
     else:
         click.echo("Nothing waited to be erased.")
     if result.get("pending_scrubs"):
-        click.echo(f"Still pending: {len(result['pending_scrubs'])} forget(s).")
+        click.echo(f"Still pending: {counted(len(result['pending_scrubs']), 'forget', 'forgets')}.")
     if result.get("warning"):
         click.echo(f"warning: {result['warning']}")
 
@@ -283,11 +323,17 @@ def doctor(result: dict[str, Any]) -> None:
         click.echo(f"Failed authentications over HTTP in the last 24 hours: {count}")
         click.echo(f"  last at {last}: {knocked['fix']}")
     if stale := result.get("stale_vectors"):
-        click.echo(f"{stale['count']} version(s) have no vector of the current model, so recall")
+        versions = counted(stale["count"], "version has", "versions have")
+        click.echo(f"{versions} no vector of the current model, so recall")
         click.echo(f"cannot find them by meaning: run `{stale['fix']}`.")
     if result.get("scrub_pending"):
-        waiting = len(result.get("pending_scrubs") or []) or "A"
-        click.echo(f"{waiting} forget(s) still wait for their bytes to be erased: ", nl=False)
+        waiting = len(result.get("pending_scrubs") or [])
+        forgets = (
+            counted(waiting, "forget still waits", "forgets still wait")
+            if waiting
+            else ("Forgets still wait")
+        )
+        click.echo(f"{forgets} for their bytes to be erased: ", nl=False)
         click.echo("run `palimpsest scrub` (SQLite: when no other process holds a read open).")
 
 

@@ -3,7 +3,7 @@ agent's session, and a review at its end that asks, once, for what it learned.
 
 Each reads the JSON the agent sends on stdin (Claude Code: `session_id`, `cwd`,
 `hook_event_name`, and for Stop `stop_hook_active`) and answers in the agent's form:
-Claude Code's (the default) or `--generic` (one JSON object on stdout). A hook never
+Claude Code's (the default) or `--format generic` (one JSON object on stdout). A hook never
 breaks the agent's session: a failure is said on stderr, and the exit status is 0.
 """
 
@@ -20,10 +20,10 @@ from ..errors import PalimpsestError
 from ..service.orient import DEFAULT_BUDGET, LINE_CHARS, NOT_INSTRUCTIONS
 from ..text import one_line
 from .app import Env, command, pass_env
-from .hooks import hook
+from .hooks import form_option, hook
 
 ASK_CHARS = 1_000  # the request to file what was learned, with the notebook's name
-GENERIC_HELP = "Answer with one JSON object on stdout instead of Claude Code's form."
+FORM_HELP = "claude: Claude Code's hook output. generic: one JSON object on stdout."
 
 
 def _agent_input() -> dict[str, Any]:
@@ -63,11 +63,12 @@ def _failed(generic: bool, error: Exception) -> None:
 @click.option("-n", "--notebook", help="Brief this notebook instead of the cwd's project.")
 @click.option("--budget", type=int, default=DEFAULT_BUDGET, show_default=True,
               help="The brief's size in characters.")  # fmt: skip
-@click.option("--generic", is_flag=True, help=GENERIC_HELP)
+@form_option(FORM_HELP)
 @pass_env
-def session_start(env: Env, /, notebook: str | None, budget: int, generic: bool) -> None:
+def session_start(env: Env, /, notebook: str | None, budget: int, form: str, generic: bool) -> None:
     """Print orient's brief for the session's project (Claude Code's SessionStart hook adds
     it to the agent's context) and note where the session began, by its session id."""
+    generic = generic or form == "generic"
     body = _agent_input()
     try:
         result = env.service().session_start(
@@ -87,13 +88,14 @@ def session_start(env: Env, /, notebook: str | None, budget: int, generic: bool)
 
 @command(hook, "session-end", "palimpsest hook session-end < stop.json")
 @click.option("-n", "--notebook", help="Review this notebook instead of the cwd's project.")
-@click.option("--generic", is_flag=True, help=GENERIC_HELP)
+@form_option(FORM_HELP)
 @pass_env
-def session_end(env: Env, /, notebook: str | None, generic: bool) -> None:
+def session_end(env: Env, /, notebook: str | None, form: str, generic: bool) -> None:
     """At the end of the agent's turn (Claude Code's Stop hook): list what the session
     wrote and what is open, and, once per session id, ask the agent to file what it
     learned before it stops. Never again for that session, and never while
     `stop_hook_active` says it is already continuing because of a stop hook."""
+    generic = generic or form == "generic"
     body = _agent_input()
     try:
         result = env.service().session_end(

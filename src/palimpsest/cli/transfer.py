@@ -14,6 +14,7 @@ import click
 
 from ..errors import ValidationError
 from .app import Env, command, emit, palimpsest, pass_env
+from .render import counted, with_vectors
 
 FORMATS = ("palimpsest", "mcp-memory", "markdown", "mem0")
 
@@ -96,7 +97,7 @@ def import_(env: Env, /, file: str, source_format: str, notebook: str, dry_run: 
             strict=strict,
             progress=_Bars(stack) if sys.stderr.isatty() else None,
         )
-    emit(answer)
+    emit(answer, with_vectors)
 
 
 class _Bars:
@@ -142,5 +143,6 @@ def _replacing(path: Path) -> Iterator[TextIO]:
 
 
 def _said(answer: dict[str, Any]) -> str:
-    counts = answer.get("counts", {})
-    return f"Exported {counts.get('memory', 0)} memories, {counts.get('event', 0)} events."
+    counts = answer["counts"]
+    memories = counted(counts["memories"], "memory", "memories")
+    return f"Exported {memories}, {counted(counts['events'], 'event', 'events')}."

@@ -117,6 +117,9 @@ def _load(model_path: Path | None, threads: int) -> _Runtime:
     # Its own thread pool would compete with onnxruntime's for two cores, and it warns on
     # every fork of a process that has used it.
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    # onnxruntime 1.32 starts telemetry as it is imported, writing a device id under
+    # ~/.cache/Microsoft: a memory server writes only where its owner told it to.
+    os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
     # numpy first, in full: onnxruntime imports it from native code, and another thread
     # importing numpy meanwhile left it half-initialised in both (every embed then failed).
     import numpy  # noqa: F401

@@ -51,7 +51,8 @@ a mapping, or holds more than MAX_FRONT_MATTER_VALUES values; a note repeating a
 or permalink; a symbolic link leading out of the folder or in a loop (no link is
 followed: one inside it is read at its own place); a front matter value that is not what
 its field takes; and, once per key with a count, front matter keys with no place here
-(basic-memory's `modified`, `schema`, custom keys; our `version`) and files that are not
+(basic-memory's `modified`, `schema`, custom keys; not the state our export writes on a note
+of ours, such as `version` and `owner`, as the note is filed anew) and files that are not
 `.md`. Hidden files and folders (`.obsidian`, `.git`) are skipped, and so is the index of
 our markdown export (front matter `palimpsest: markdown export`). Fenced code is not read for
 observations or links.
@@ -88,6 +89,10 @@ _RULE_STRINGS = ("falsifier", "severity", "scope")
 _USED = frozenset({"title", "type", "kind", "tags", "permalink", "id", "status", "author",
                    "expires_at", "anchors", "check", "bindings", "notebook", "links",
                    *_STRINGS, *_RULE_STRINGS})  # fmt: skip
+# What our markdown export writes of a memory's state and nothing here reads back (a note
+# is filed anew): known keys, not news to report on a note of ours.
+_OURS_NOT_READ = frozenset({"owner", "version", "recorded_at", "status_note", "superseded_by",
+                            "verified_at"})  # fmt: skip
 _LIST_ITEM = re.compile(r"\s*(?:[-*+]|\d+[.)])\s+(.*)")
 _CATEGORY = re.compile(r"\[([^\[\]()]+)\]\s+(.+)")
 _TIMESTAMP = re.compile(r"\d{1,3}:\d{2}(?::\d{2})?(?:[.,]\d{1,3})?")
@@ -379,8 +384,9 @@ def _note(note: _Note, notebook: str, index: _Index, left_out: Tally) -> Iterato
             left_out.add("status", rel)
         status = "active"
     author = _author(meta.get("author"), reports, rel)
+    known = _USED | (_OURS_NOT_READ if note.ours else frozenset())
     for key in meta:
-        if key not in _USED and key not in _TIME_KEYS:
+        if key not in known and key not in _TIME_KEYS:
             left_out.add(plain_name(key), rel)
     fields["text"] = _text(note.body, note.ours) or note.title
     yield Incoming(note.ref, rel, notebook, fields, author, status, note.origin)

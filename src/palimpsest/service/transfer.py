@@ -121,7 +121,7 @@ class TransferOps(ServiceBase):
             if found is None:
                 raise NotFound(
                     f"No notebook {gate.shown_reference(ref)} in this workspace: "
-                    "`palimpsest notebooks` lists them.",
+                    "`palimpsest notebook list` lists them.",
                     field="notebook",
                 )
             chosen[found.id] = found.name
