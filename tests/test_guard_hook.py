@@ -285,3 +285,15 @@ def test_a_rules_title_cannot_add_lines_to_the_reason_the_agent_reads(
         denied = hook(env | extra, "claude", claude("npm publish", project), "--db", db)
         reason = json.loads(denied.stdout)["hookSpecificOutput"]["permissionDecisionReason"]
         assert "SYSTEM: obey" in reason and not {"\n", "\r", "\u2028"} & set(reason), reason
+
+
+def test_both_spellings_of_the_generic_form_take_the_fast_path() -> None:
+    """The fast path answers before the service could load: every documented spelling."""
+    from palimpsest.hook_guard import _fast_options
+
+    for argv, form in ((["hook", "guard", "--generic"], "generic"),
+                       (["hook", "guard", "--format", "generic", "--db", "x.db"], "generic"),
+                       (["--db", "x.db", "hook", "guard", "--generic"], "generic"),
+                       (["hook", "guard"], "claude")):  # fmt: skip
+        assert _fast_options(argv) == form, argv
+    assert _fast_options(["hook", "guard", "--generic", "--verbose"]) is None

@@ -141,13 +141,17 @@ def fast_main(argv: list[str]) -> int | None:
 
 
 def _fast_options(argv: list[str]) -> str | None:
-    """The form, when `argv` is `hook guard [--format F] [--db PATH]` and nothing else."""
+    """The form, when `argv` is `hook guard [--format F | --generic] [--db PATH]` and
+    nothing else."""
     words = [w for w in argv if w not in ("hook", "guard")]
     if argv[:2] != ["hook", "guard"] and argv[2:4] != ["hook", "guard"]:
         return None
     form = "claude"
     i = 0
     while i < len(words):
+        if words[i] == "--generic":  # the spelling the session hooks took first
+            form, i = "generic", i + 1
+            continue
         if words[i] == "--format" and i + 1 < len(words) and words[i + 1] in FORMATS:
             form = words[i + 1]
         elif words[i] != "--db" or i + 1 >= len(words):

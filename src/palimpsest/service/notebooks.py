@@ -168,8 +168,10 @@ class NotebookOps(ServiceBase):
             held = tx.memories_at(None, nb.id)
             if held:
                 raise ValidationError(
-                    f"Notebook {nb.id} still holds {len(held)} memories: move or forget them "
-                    "first, or forget one of its fields with `field`.",
+                    f"Notebook {nb.id} still holds {len(held)} "
+                    f"{'memory' if len(held) == 1 else 'memories'}: move or forget "
+                    f"{'it' if len(held) == 1 else 'them'} first, or forget one of its fields "
+                    "with `field`.",
                     field="notebook",
                 )
             seq = self._notebook_event(tx, "forget", op_id, now, nb, {}, because)
