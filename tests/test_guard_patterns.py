@@ -215,6 +215,32 @@ TABLE = [
     ("rm -rf ~/build", "allow", None),
     ("rm -rf $HOME/.cache/pip", "allow", None),  # `$HOME` is one path...
     ('HOME="/ x"; rm -rf $HOME/.cache', "ask", None),  # ...unless the line sets HOME
+    ("rm -rf /home/$USER", "deny", "rmhome"),  # the user's home, written out
+    ('rm -rf "/Users/${LOGNAME}/"', "deny", "rmhome"),
+    ("rm -rf /home/$USER/build", "allow", None),
+    ("rm -rf /home/*", "ask", None),  # a glob that holds the home
+    ("rm -rf *", "allow", None),  # a glob's `~` is a file so named, never the home
+    # a relative path read where a `cd` went (item 1)
+    ("cd / && rm -rf *", "deny", "rmroot"),
+    ("cd ~ && rm -rf *", "deny", "rmhome"),
+    ("cd /; rm -rf .", "deny", "rmroot"),
+    ("pushd / && rm -rf -- *", "deny", "rmroot"),
+    ('cd "$HOME" && rm -rf ./*', "deny", "rmhome"),
+    ("(cd / && rm -rf *)", "deny", "rmroot"),
+    ("cd /tmp && rm -rf ../..", "deny", "rmroot"),
+    ("cd ~/src && cd .. && rm -rf *", "deny", "rmhome"),
+    ("f(){ rm -rf *; }; cd /; f", "deny", "rmroot"),  # order does not save it
+    ("cd build && rm -rf *", "allow", None),  # from the project, below any rule's path
+    ("cd /tmp && rm -rf build", "allow", None),
+    ("cd ~/build && rm -rf *", "allow", None),
+    ("cd $X && rm -rf *", "ask", None),  # where it runs is only known then
+    ('cd "$(mktemp -d)" && rm -rf ./*', "ask", None),
+    ("cd - && rm -rf .", "ask", None),
+    ("cd .. && rm -rf *", "ask", None),  # above the project: maybe `/`
+    ("cd ~ && rm -rf ..", "ask", None),  # above the home: `/` for root
+    ("cd $X && rm -rf /tmp/x", "allow", None),
+    ("cd $X && git push origin main", "allow", None),
+    ("CDPATH=/ cd etc && rm -rf ..", "ask", None),
     # shells that read their script elsewhere, and wrappers (item 9)
     ('bash -c -e "git push --force"', "deny", "force"),
     ("bash -euo pipefail -c 'git push -f'", "deny", "force"),

@@ -46,6 +46,7 @@ _WRITES = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
 SCHEDULERS = frozenset({"at", "batch"})  # read commands from their input, run them later
 # tmux's options that take a value: what else it is given may be a command line.
 TMUX = Wrapper(frozenset({"s", "n", "t", "c", "e", "F", "x", "y", "L", "S", "f", "T"}))
+TRUSTED = frozenset({"BASH_ENV", "ENV", "HOME", "USER", "LOGNAME", "CDPATH"})  # set here: asked
 DECLARERS = frozenset({"declare", "typeset", "export", "local", "readonly"})
 # The words xargs (or parallel) adds to its command: read at run time, any number.
 FED = Word("", dynamic=True, many=True)
@@ -323,8 +324,8 @@ def _stored(assignment: Word, depth: int) -> list[SimpleCommand]:
     name, equals, value = assignment.text.partition("=")
     if not equals:
         return []
-    if name in ("BASH_ENV", "ENV", "HOME"):  # a file a shell reads first: not written here;
-        return [SimpleCommand((), unknown=True)]  # a home `$HOME` would not be (`HOME='/ x'`)
+    if name in TRUSTED:  # a script run first, the home (`HOME='/ x'`), where `cd x` goes
+        return [SimpleCommand((), unknown=True)]
     lines = variable_lines(name, value)
     # not a complete substitution: arithmetic could not run it either
     with contextlib.suppress(Unparseable):

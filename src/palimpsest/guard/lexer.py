@@ -171,10 +171,10 @@ class _Lexer:
                 word.quoted = True
                 self.i = end + 1
             elif char == '"':
-                parts.append(self._double_quoted(word))
+                parts.append(self._double_quoted(word, parts))
                 word.quoted = True
             elif char == "$":
-                parts.append(self._dollar(word, quoted=False))
+                parts.append(self._dollar(word, parts, quoted=False))
             elif char == "`":
                 self._backticks()
                 word.dynamic = word.many = True
@@ -196,7 +196,7 @@ class _Lexer:
             self.out.tokens.append(Token("word", word=word))
         return word
 
-    def _double_quoted(self, word: Word) -> str:
+    def _double_quoted(self, word: Word, before: list[str]) -> str:
         text = self.text
         self.i += 1
         parts: list[str] = []
@@ -215,7 +215,12 @@ class _Lexer:
                     parts.append(char + following)
                 self.i += 2
             elif char == "$":
-                parts.append(self._dollar(word, quoted=True))
+                so_far = [*before, *parts]
+                value = self._dollar(word, so_far, quoted=True)
+                if not so_far and (before or parts):  # `"/home/$USER"`: the home, `~`
+                    before.clear()
+                    parts.clear()
+                parts.append(value)
             elif char == "`":
                 self._backticks()
                 word.dynamic = True
@@ -223,7 +228,7 @@ class _Lexer:
                 parts.append(char)
                 self.i += 1
 
-    def _dollar(self, word: Word, *, quoted: bool) -> str:
+    def _dollar(self, word: Word, before: list[str], *, quoted: bool) -> str:
         """`$...` at `self.i`: a substitution (its script kept), an expansion (unknown), or
         a plain `$`. Returns the literal text it stands for, if any. Outside double quotes
         an expansion's value is split into any number of words; `"$@"` is too."""
@@ -252,7 +257,7 @@ class _Lexer:
             self.i = end
             word.dynamic = True
             word.many = word.many or "@" in inside  # `"${args[@]}"`, `"${@:2}"`
-            if inside == "HOME":
+            if inside == "HOME" or _users_home(inside, before):
                 word.home, word.many = True, many_before
                 return "~"
             return ""
@@ -261,7 +266,7 @@ class _Lexer:
         if following == '"':  # `$"..."`, a translated string: read as "..."
             self.i += 1
             word.quoted = True
-            return self._double_quoted(word)
+            return self._double_quoted(word, before)
         if following and (following.isalnum() or following in "_@*#?$!-"):
             start = self.i + 1
             self.i += 2
@@ -270,7 +275,8 @@ class _Lexer:
                     self.i += 1
             word.dynamic = True
             word.many = word.many or following == "@"
-            if text[start : self.i] == "HOME":  # the home directory, as `~` is
+            name = text[start : self.i]
+            if name == "HOME" or _users_home(name, before):  # the home directory, as `~` is
                 word.home, word.many = True, many_before
                 return "~"
             return ""
@@ -325,9 +331,19 @@ class _Lexer:
 _ANSI_ESCAPE = re.compile(
     r"\\(x[0-9A-Fa-f]{1,2}|[0-7]{1,3}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|c.|.)", re.DOTALL
 )
+_HOMES = re.compile(r"/+(home|Users)/+")
 _GLOB = {"*": "[^/]*", "?": "[^/]"}  # what a glob's `*` and `?` stand for in a file name
 _ANSI_LETTERS = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r",
                  "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}  # fmt: skip
+
+
+def _users_home(name: str, before: list[str]) -> bool:
+    """Whether `$name` completes the user's home (`/home/$USER`, `/Users/${LOGNAME}`): then
+    the word so far is dropped, and the home is `~`. A line that sets them is asked about."""
+    if name not in ("USER", "LOGNAME") or not _HOMES.fullmatch("".join(before)):
+        return False
+    before.clear()
+    return True
 
 
 def _expands(bare: list[str], text: str) -> bool:

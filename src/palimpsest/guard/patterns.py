@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .commands import SimpleCommand, Unparseable, simple_commands
@@ -70,13 +71,20 @@ def program_of(command: SimpleCommand) -> set[str]:
     return {layer[0].rsplit("/", 1)[-1] for layer in command.layers if layer}
 
 
-def matches(pattern: Pattern, command: SimpleCommand) -> bool:
-    """Whether any layer of `command` is one `pattern` names."""
+def equal(wanted: str, word: str) -> bool:
+    return wanted == word
+
+
+def matches(
+    pattern: Pattern, command: SimpleCommand, same: Callable[[str, str], bool] = equal
+) -> bool:
+    """Whether any layer of `command` is one `pattern` names, its words the pattern's when
+    `same` says so (a relative path read in the directory a `cd` went to)."""
     for layer in command.layers:
         if not layer or layer[0].rsplit("/", 1)[-1] != pattern.program:
             continue
         plain, options = plain_and_options(pattern.program, layer[1:], pattern.options)
-        if _covers(options, pattern.options) and _in_order(pattern.plain, plain):
+        if _covers(options, pattern.options) and _in_order(pattern.plain, plain, same):
             return True
     return False
 
@@ -148,6 +156,8 @@ def _whole(option: str, longs: set[str], abbreviates: bool) -> str:
     return started[0] if len(started) == 1 else option
 
 
-def _in_order(wanted: tuple[str, ...], words: tuple[str, ...]) -> bool:
+def _in_order(
+    wanted: tuple[str, ...], words: tuple[str, ...], same: Callable[[str, str], bool]
+) -> bool:
     remaining = iter(words)
-    return all(any(word == want for word in remaining) for want in wanted)
+    return all(any(same(want, word) for word in remaining) for want in wanted)

@@ -10,6 +10,7 @@ interpreter's inline code that could run a program (`could_run`).
 
 from __future__ import annotations
 
+import os
 import re
 
 from .commands import SimpleCommand
@@ -25,6 +26,8 @@ VALUE_OPTIONS: dict[str, frozenset[str]] = {
                       "--author", "--date", "--template", "--strategy", "--strategy-option",
                       "--git-dir", "--work-tree", "--namespace", "--config-env"}),
 }  # fmt: skip
+# Where homes are: the home a glob may yield (`/home/*`), whoever runs it.
+HOMES = ("/home/user", "/Users/user", "/root")
 # Programs whose first plain word is the subcommand they run: once it is written out and is
 # not the pattern's, no word known later makes the command the pattern's (`git log -n $N`
 # never pushes, whatever N holds).
@@ -132,11 +135,22 @@ def _supplied(missing: list[list[str]], holes: list[Word]) -> bool:
 def _yields(hole: Word, target: str) -> bool:
     """Whether a word only known at run time could be `target` (or an option of its family,
     or a path that is `target` normalised)."""
-    if hole.glob is not None:  # a glob yields names that fit it
-        return any(re.fullmatch(hole.glob, t) for t in (target, target + "-x", target + "=x"))
+    if hole.glob is not None:  # a glob yields names that fit it, `~` never the home
+        targets = (
+            _homes(target) if target.startswith("~") else (target, f"{target}-x", f"{target}=x")
+        )
+        return any(re.fullmatch(hole.glob, t) for t in targets)
     if hole.many:
         return True  # split at run time into any words
     return _fits(hole.fixed, target) or _fits(normalised(hole.fixed), target)
+
+
+def _homes(path: str) -> tuple[str, ...]:
+    """What a path in the home may be as a glob yields it, wherever the home is
+    (`/home/*` holds it)."""
+    inside = path[1:]
+    homes = (*HOMES, os.path.expanduser("~"))
+    return tuple(home + inside + end for home in homes for end in ("", "/"))
 
 
 def _fits(fixed: str, target: str) -> bool:

@@ -1,0 +1,118 @@
+"""Where a line's commands run: the directories its `cd`, `pushd` and `popd` move to.
+
+A relative path names a file in the directory its command runs in: after `cd /`, `rm -rf *`
+wipes `/`. The guard follows a `cd` to a path written out as absolute (`cd /`, `cd
+/tmp/..`), to the home (`cd`, `cd ~`, `cd "$HOME"`, `cd ~/build`), and one relative to such
+a directory (`cd ~/src && cd ..`). A relative path is then read in each directory the line
+may move to, whatever their order (a function defined first may run after the `cd`, a
+`$(...)` is read before its line, a subshell's `cd` ends with it but is followed past it:
+the guard errs toward refusing), and in the one it starts in, as written.
+
+The line starts in the agent's project, below any path a rule names: a relative `cd` from
+there (`cd build`) is not followed. Where a `cd` goes is only known when it runs (`cd $X`,
+`cd "$(...)"`, `cd -`, `popd`, `pushd +1`, or `..` above the project or the home), a
+relative path of a command a rule's program names may be any path: asked about.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Callable, Iterable
+
+from .commands import SimpleCommand
+from .lexer import Word
+from .patterns import normalised
+
+UNKNOWN = "?"  # a directory only known when the line runs
+MOVERS = frozenset({"cd", "pushd", "popd"})
+MAX_DIRS = 32  # more directories than a line typed by hand moves through: unknown
+
+
+def workdirs(commands: Iterable[SimpleCommand]) -> frozenset[str]:
+    """The directories a line's commands may run in besides where it starts: absolute paths,
+    `~` and paths in it, and `UNKNOWN` when a move is only known at run time."""
+    known: set[str] = set()
+    relative: list[str] = []
+    for command in commands:
+        for layer in command.argv:
+            if layer and layer[0].text.rsplit("/", 1)[-1] in MOVERS:
+                target = _target(layer)
+                if target.startswith(("/", "~")) or target == UNKNOWN:
+                    known.add(target)
+                elif target != ".":
+                    relative.append(target)
+    for _ in relative:  # `cd ~ && cd a && cd b`: each relative move from each directory
+        known |= {resolved(step, d) for d in known - {UNKNOWN} for step in relative}
+        if len(known) > MAX_DIRS:
+            return frozenset({UNKNOWN})
+    if any(step == ".." or step.startswith("../") for step in relative):
+        known.add(UNKNOWN)  # `cd ..` from the project: above it, unknown
+    return frozenset(known)
+
+
+def _target(layer: tuple[Word, ...]) -> str:
+    """Where one `cd`, `pushd` or `popd` goes: a path, `.` for nowhere new, or `UNKNOWN`."""
+    program = layer[0].text.rsplit("/", 1)[-1]
+    words = [w for w in layer[1:] if w.text not in ("-L", "-P", "-e", "-@", "-n", "--")]
+    if program == "popd" or (program == "pushd" and not words):
+        return UNKNOWN  # back to a directory of the stack, which may be older than the line
+    if not words:
+        return "~"  # `cd` alone goes home
+    target = words[0]
+    if target.home and target.text.startswith("~") and not target.many:
+        return normalised(target.text)  # `cd "$HOME"`, `cd $HOME/build`
+    if target.dynamic or target.text.startswith(("-", "+")) or target.text == "~-":
+        return UNKNOWN
+    if target.text.startswith("~") and not target.text.startswith(("~/",)) and target.text != "~":
+        return UNKNOWN  # `~alice`, `~+`: another home, the stack
+    return normalised(target.text) if target.text.startswith(("/", "~")) else _relative(target.text)
+
+
+def _relative(path: str) -> str:
+    return posixpath.normpath(path)
+
+
+def resolved(path: str, workdir: str) -> str:
+    """`path`, relative, as the file it names in `workdir`; `UNKNOWN` when that climbs above
+    the home (`~/..` may be `/`, the home of root being `/root`) or `workdir` is unknown."""
+    if workdir == UNKNOWN:
+        return UNKNOWN
+    whole = normalised(f"{workdir}/{path}")
+    if workdir.startswith("~") and not whole.startswith("~"):
+        return UNKNOWN
+    return whole
+
+
+def is_relative(word: str) -> bool:
+    return not word.startswith(("/", "~", "-")) and word != ""
+
+
+def in_workdir(workdir: str) -> Callable[[str, str], bool]:
+    """Whether a command's word names a pattern's word, relative paths read in `workdir`."""
+
+    def same(wanted: str, word: str) -> bool:
+        if wanted == word:
+            return True
+        return (
+            wanted.startswith(("/", "~"))
+            and is_relative(word)
+            and resolved(word, workdir) == wanted
+        )
+
+    return same
+
+
+def anywhere(workdir: str) -> Callable[[str, str], bool]:
+    """Whether a command's word could name a pattern's path, once known: a relative path in
+    an unknown directory, or one climbing above the home, may be any path."""
+
+    def same(wanted: str, word: str) -> bool:
+        if wanted == word:
+            return True
+        return (
+            wanted.startswith(("/", "~"))
+            and is_relative(word)
+            and resolved(word, workdir) == UNKNOWN
+        )
+
+    return same
