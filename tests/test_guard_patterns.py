@@ -241,6 +241,15 @@ TABLE = [
     ("cd $X && rm -rf /tmp/x", "allow", None),
     ("cd $X && git push origin main", "allow", None),
     ("CDPATH=/ cd etc && rm -rf ..", "ask", None),
+    ("cd ~/.. && rm -rf *", "ask", None),  # above the home: `/` for root
+    ("rm -rf ~/..", "ask", None),
+    ("cd ~/a && cd .. && rm -rf *", "deny", "rmhome"),
+    ("cd / && rm -rf ?*", "deny", "rmroot"),  # every file in `/`, as `*` is
+    ("rm -rf build/?*", "allow", None),
+    ("env -C / rm -rf .", "deny", "rmroot"),  # env and sudo run their command in DIR
+    ("sudo --chdir=/ rm -rf ./", "deny", "rmroot"),
+    ("env -C build rm -rf .", "allow", None),
+    ("cd /proc/self/root && rm -rf *", "deny", "rmroot"),  # the root, by another name
     # shells that read their script elsewhere, and wrappers (item 9)
     ('bash -c -e "git push --force"', "deny", "force"),
     ("bash -euo pipefail -c 'git push -f'", "deny", "force"),

@@ -96,6 +96,14 @@ FORBIDDEN = [
     "cd / && x=$(rm -rf *)",
     "cd / && bash -c 'rm -rf *'",
     "cd $(echo /) && rm -rf *",
+    "cd ~/.. && rm -rf *",  # above the home: the home goes with it
+    "rm -rf ~/..",
+    "cd $HOME/.. && rm -rf ./*",
+    "cd / && rm -rf ?*",
+    "rm -rf /?*",
+    "env -C / rm -rf .",
+    "env --chdir=/ rm -rf ./",
+    "cd /proc/self/root && rm -rf *",
     # the home written as the user's
     "rm -rf /home/$USER",
     'rm -rf "/home/${USER}/"',
@@ -179,15 +187,17 @@ def forbidden(call: list[str], home: str) -> bool:
     recursive = bool(letters & {"r", "R"}) or "--recursive" in flags
     force = "f" in letters or "--force" in flags
     # the path each names, by its words (`/bin` is not `/usr/bin` here: `/*` lists `/`)
-    named = (os.path.join(workdir, a) for a in arguments if not a.startswith("-"))
+    where = os.path.realpath(workdir)  # `/proc/self/root` is `/`
+    named = (os.path.join(where, a) for a in arguments if not a.startswith("-"))
     paths = {os.path.normpath(re.sub("/+", "/", a)) for a in named}
     wipes = any(_wiped(top, paths) for top in ("/", home, f"/home/{USER}"))
     return recursive and force and wipes
 
 
 def _wiped(top: str, paths: set[str]) -> bool:
-    """Whether `paths` are `top`, or every file in it (as `*` there lists them)."""
-    if top in paths:
+    """Whether `paths` hold `top` (or a directory it is in), or every file in it (as `*`
+    there lists them)."""
+    if any(top == path or top.startswith(path.rstrip("/") + "/") for path in paths):
         return True
     inside = {os.path.join(top, n) for n in os.listdir(top) if not n.startswith(".")} \
         if os.path.isdir(top) else set()  # fmt: skip

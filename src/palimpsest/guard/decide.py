@@ -127,7 +127,7 @@ def possible_refusal(
                 what = f"`{command.words[0]}` runs inline code that could run a program"
             else:
                 what = (f"an argument of `{pattern.program}` is only known when it runs "
-                        "($(...), $VAR, a glob, xargs)")  # fmt: skip
+                        "($(...), $VAR, a glob, `~/..`, xargs)")  # fmt: skip
             return f"{what}; it could be `{pattern.literal}`, which {rule.id} forbids"
     return None
 

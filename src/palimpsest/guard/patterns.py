@@ -44,6 +44,9 @@ ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
 }  # fmt: skip
 
 
+_PROC_ROOT = re.compile(r"^/proc/(self|thread-self|[0-9]+)/root(?=/|$)")  # the root, `/`
+
+
 @dataclass(frozen=True)
 class Pattern:
     literal: str
@@ -136,17 +139,24 @@ def plain_and_options(
 
 
 def normalised(word: str) -> str:
-    """A path as the file it names: `//`, `/.`, `/..`, a trailing `/` or `/*` dropped, `~/`
-    as `~`. Other words are themselves."""
-    if not word.startswith(("/", "~")):
+    """A path as the file it names: `//`, `/.`, `/..`, a trailing `/` or `/*` (or `/?*`)
+    dropped, `~/` as `~`, `/proc/self/root` as `/`. Other words, and a path above the home
+    (`~/..`, which is `/` for root: `above_home`), are themselves."""
+    if not word.startswith(("/", "~")) or above_home(word):
         return word
     path = re.sub("/+", "/", word)
+    path = re.sub("/+", "/", _PROC_ROOT.sub("/", path))
     while True:
         path = posixpath.normpath(path)
         parent, last = posixpath.split(path)
-        if not parent or not last or last.strip("*"):
+        if not parent or not last or last.strip("*?") or "*" not in last:
             return path
-        path = parent  # `/*`, `dir/**`: every file in it
+        path = parent  # `/*`, `dir/**`, `/?*`: every file in it
+
+
+def above_home(path: str) -> bool:
+    """Whether a path climbs above the home (`~/..`): where it is depends on whose it is."""
+    return path.startswith("~") and not posixpath.normpath(path).startswith("~")
 
 
 def _whole(option: str, longs: set[str], abbreviates: bool) -> str:

@@ -21,10 +21,11 @@ from collections.abc import Callable, Iterable
 
 from .commands import SimpleCommand
 from .lexer import Word
-from .patterns import normalised
+from .patterns import above_home, normalised
 
 UNKNOWN = "?"  # a directory only known when the line runs
 MOVERS = frozenset({"cd", "pushd", "popd"})
+CHDIR_OPTIONS = {"env": ("-C", "--chdir"), "sudo": ("-D", "--chdir")}  # run it in DIR
 MAX_DIRS = 32  # more directories than a line typed by hand moves through: unknown
 
 
@@ -35,12 +36,13 @@ def workdirs(commands: Iterable[SimpleCommand]) -> frozenset[str]:
     relative: list[str] = []
     for command in commands:
         for layer in command.argv:
-            if layer and layer[0].text.rsplit("/", 1)[-1] in MOVERS:
-                target = _target(layer)
-                if target.startswith(("/", "~")) or target == UNKNOWN:
-                    known.add(target)
-                elif target != ".":
-                    relative.append(target)
+            target = _moves_to(layer) if layer else None
+            if target is None or target == ".":
+                continue
+            if target.startswith(("/", "~")) or target == UNKNOWN:
+                known.add(target)
+            else:
+                relative.append(target)
     for _ in relative:  # `cd ~ && cd a && cd b`: each relative move from each directory
         known |= {resolved(step, d) for d in known - {UNKNOWN} for step in relative}
         if len(known) > MAX_DIRS:
@@ -50,37 +52,55 @@ def workdirs(commands: Iterable[SimpleCommand]) -> frozenset[str]:
     return frozenset(known)
 
 
-def _target(layer: tuple[Word, ...]) -> str:
-    """Where one `cd`, `pushd` or `popd` goes: a path, `.` for nowhere new, or `UNKNOWN`."""
+def _moves_to(layer: tuple[Word, ...]) -> str | None:
+    """Where one layer moves: a path, `.` for nowhere new, `UNKNOWN`, or None for no move."""
     program = layer[0].text.rsplit("/", 1)[-1]
+    if program in CHDIR_OPTIONS:  # `env -C / rm ...`, `sudo -D / rm ...`
+        value = _option_value(layer[1:], CHDIR_OPTIONS[program])
+        return None if value is None else _place(value)
+    if program not in MOVERS:
+        return None
     words = [w for w in layer[1:] if w.text not in ("-L", "-P", "-e", "-@", "-n", "--")]
     if program == "popd" or (program == "pushd" and not words):
         return UNKNOWN  # back to a directory of the stack, which may be older than the line
-    if not words:
-        return "~"  # `cd` alone goes home
-    target = words[0]
-    if target.home and target.text.startswith("~") and not target.many:
-        return normalised(target.text)  # `cd "$HOME"`, `cd $HOME/build`
-    if target.dynamic or target.text.startswith(("-", "+")) or target.text == "~-":
-        return UNKNOWN
-    if target.text.startswith("~") and not target.text.startswith(("~/",)) and target.text != "~":
-        return UNKNOWN  # `~alice`, `~+`: another home, the stack
-    return normalised(target.text) if target.text.startswith(("/", "~")) else _relative(target.text)
+    return _place(words[0]) if words else "~"  # `cd` alone goes home
 
 
-def _relative(path: str) -> str:
-    return posixpath.normpath(path)
+def _option_value(words: tuple[Word, ...], names: tuple[str, str]) -> Word | None:
+    """The value of a wrapper's option naming a directory (`-C DIR`, `-CDIR`, `--chdir=DIR`)
+    among the options before its command."""
+    short, long = names
+    for index, word in enumerate(words):
+        text = word.text
+        if text in (short, long):
+            return words[index + 1] if index + 1 < len(words) else None
+        if text.startswith(long + "="):
+            return Word(text[len(long) + 1 :], word.quoted, word.dynamic, word.many)
+        if text.startswith(short):
+            return Word(text[len(short) :], word.quoted, word.dynamic, word.many)
+        if text == "--" or not text.startswith("-"):
+            return None
+    return None
+
+
+def _place(word: Word) -> str:
+    """The directory a written word names: a path, `~` or a path in it, a path relative to
+    where it runs, or `UNKNOWN` (an expansion, `-`, `~alice`, `..` above the home)."""
+    text = word.text
+    if not (word.home and not word.many) and (word.dynamic or text.startswith(("-", "+"))):
+        return UNKNOWN  # `cd $X`, `cd -`, `pushd +1`; `cd "$HOME"` is the home
+    if text == "~" or text.startswith("~/"):
+        return resolved(text[2:] or ".", "~")
+    if text.startswith("~"):
+        return UNKNOWN  # `~alice`, `~+`, `~-`: another home, the stack
+    return normalised(text) if text.startswith("/") else posixpath.normpath(text)
 
 
 def resolved(path: str, workdir: str) -> str:
     """`path`, relative, as the file it names in `workdir`; `UNKNOWN` when that climbs above
     the home (`~/..` may be `/`, the home of root being `/root`) or `workdir` is unknown."""
-    if workdir == UNKNOWN:
-        return UNKNOWN
-    whole = normalised(f"{workdir}/{path}")
-    if workdir.startswith("~") and not whole.startswith("~"):
-        return UNKNOWN
-    return whole
+    whole = f"{workdir}/{path}"
+    return UNKNOWN if workdir == UNKNOWN or above_home(whole) else normalised(whole)
 
 
 def is_relative(word: str) -> bool:
