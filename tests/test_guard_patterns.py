@@ -250,6 +250,9 @@ TABLE = [
     ("sudo --chdir=/ rm -rf ./", "deny", "rmroot"),
     ("env -C build rm -rf .", "allow", None),
     ("cd /proc/self/root && rm -rf *", "deny", "rmroot"),  # the root, by another name
+    ("sudo -u root -D / rm -rf .", "deny", "rmroot"),
+    ('cd "$HOME$X" && rm -rf *', "ask", None),  # X=/.. is above the home
+    ("shopt -s cdable_vars; cd r && rm -rf *", "ask", None),  # r=/ in a variable
     # shells that read their script elsewhere, and wrappers (item 9)
     ('bash -c -e "git push --force"', "deny", "force"),
     ("bash -euo pipefail -c 'git push -f'", "deny", "force"),

@@ -104,6 +104,9 @@ FORBIDDEN = [
     "env -C / rm -rf .",
     "env --chdir=/ rm -rf ./",
     "cd /proc/self/root && rm -rf *",
+    "shopt -s cdable_vars; r=/; cd r && rm -rf *",  # `cd r` goes where $r says
+    'X=/..; cd "$HOME$X" && rm -rf *',
+    "env -u X -C / rm -rf ./",
     # the home written as the user's
     "rm -rf /home/$USER",
     'rm -rf "/home/${USER}/"',

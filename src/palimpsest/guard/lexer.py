@@ -32,6 +32,7 @@ class Word:
     many: bool = False  # may become several words, any of them (`$x`, `"$@"`, `{a,b}`)
     glob: str | None = None  # when a glob is all that is dynamic: a regex of what it yields
     home: bool = False  # holds `$HOME` or `${HOME}`, written `~` in `text`
+    more: bool = False  # holds an expansion besides the home's (`"$HOME$X"`: anywhere)
 
     @property
     def fixed(self) -> str:
@@ -153,7 +154,7 @@ class _Lexer:
             if char in " \t\r\n;&|()<>":
                 if char in "<>" and text.startswith("(", self.i + 1):
                     self._substitution(self.i + 2, ")")
-                    word.dynamic = True
+                    word.dynamic = word.more = True
                     continue
                 break
             if char == "\\":
@@ -221,7 +222,7 @@ class _Lexer:
                 parts.append(value)
             elif char == "`":
                 self._backticks()
-                word.dynamic = True
+                word.dynamic = word.more = True
             else:
                 parts.append(char)
                 self.i += 1
@@ -233,6 +234,7 @@ class _Lexer:
         text = self.text
         following = text[self.i + 1 : self.i + 2]
         many_before = word.many  # `$HOME` is one path: an assignment to HOME is asked about
+        word.more = word.more or word.dynamic  # an expansion before this one, or the home
         if following in ("(", "{") or following.isalnum() or following in "_@*#?$!-":
             word.many = word.many or not quoted
         if text.startswith("$((", self.i):  # arithmetic: only a substitution in it runs

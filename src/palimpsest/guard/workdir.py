@@ -22,10 +22,11 @@ from collections.abc import Callable, Iterable
 from .commands import SimpleCommand
 from .lexer import Word
 from .patterns import above_home, normalised
+from .wrappers import WRAPPERS
 
 UNKNOWN = "?"  # a directory only known when the line runs
 MOVERS = frozenset({"cd", "pushd", "popd"})
-CHDIR_OPTIONS = {"env": ("-C", "--chdir"), "sudo": ("-D", "--chdir")}  # run it in DIR
+CHDIR_OPTIONS = {"env": ("C", "--chdir"), "sudo": ("D", "--chdir")}  # run it in DIR
 MAX_DIRS = 32  # more directories than a line typed by hand moves through: unknown
 
 
@@ -36,6 +37,8 @@ def workdirs(commands: Iterable[SimpleCommand]) -> frozenset[str]:
     relative: list[str] = []
     for command in commands:
         for layer in command.argv:
+            if layer and layer[0].text == "shopt" and any(w.text == "cdable_vars" for w in layer):
+                known.add(UNKNOWN)  # `cd name` may go where the variable `name` says
             target = _moves_to(layer) if layer else None
             if target is None or target == ".":
                 continue
@@ -56,7 +59,7 @@ def _moves_to(layer: tuple[Word, ...]) -> str | None:
     """Where one layer moves: a path, `.` for nowhere new, `UNKNOWN`, or None for no move."""
     program = layer[0].text.rsplit("/", 1)[-1]
     if program in CHDIR_OPTIONS:  # `env -C / rm ...`, `sudo -D / rm ...`
-        value = _option_value(layer[1:], CHDIR_OPTIONS[program])
+        value = _option_value(program, layer[1:])
         return None if value is None else _place(value)
     if program not in MOVERS:
         return None
@@ -66,28 +69,46 @@ def _moves_to(layer: tuple[Word, ...]) -> str | None:
     return _place(words[0]) if words else "~"  # `cd` alone goes home
 
 
-def _option_value(words: tuple[Word, ...], names: tuple[str, str]) -> Word | None:
-    """The value of a wrapper's option naming a directory (`-C DIR`, `-CDIR`, `--chdir=DIR`)
-    among the options before its command."""
-    short, long = names
-    for index, word in enumerate(words):
-        text = word.text
-        if text in (short, long):
-            return words[index + 1] if index + 1 < len(words) else None
-        if text.startswith(long + "="):
-            return Word(text[len(long) + 1 :], word.quoted, word.dynamic, word.many)
-        if text.startswith(short):
-            return Word(text[len(short) :], word.quoted, word.dynamic, word.many)
+def _option_value(program: str, words: tuple[Word, ...]) -> Word | None:
+    """The directory a wrapper's `-C DIR`, `-CDIR`, `--chdir=DIR` (env) or `-D DIR` (sudo)
+    names among the options before its command, others' values skipped (`sudo -u root`)."""
+    letter, long = CHDIR_OPTIONS[program]
+    takes = WRAPPERS[program].values
+    index = 0
+    while index < len(words):
+        text = words[index].text
         if text == "--" or not text.startswith("-"):
-            return None
+            return None  # the command it runs starts here
+        following = words[index + 1] if index + 1 < len(words) else None
+        name, equals, value = text.partition("=")
+        if text.startswith("--"):
+            if name == long:
+                return _part(words[index], value) if equals else following
+            index += 2 if name in takes and not equals else 1
+            continue
+        cluster = text[1:]
+        for at, char in enumerate(cluster):
+            rest = cluster[at + 1 :]
+            if char == letter:
+                return _part(words[index], rest) if rest else following
+            if char in takes:
+                index += 0 if rest else 1  # its value is the next word
+                break
+        index += 1
     return None
+
+
+def _part(word: Word, text: str) -> Word:
+    return Word(text, word.quoted, word.dynamic, word.many, home=word.home, more=word.more)
 
 
 def _place(word: Word) -> str:
     """The directory a written word names: a path, `~` or a path in it, a path relative to
     where it runs, or `UNKNOWN` (an expansion, `-`, `~alice`, `..` above the home)."""
     text = word.text
-    if not (word.home and not word.many) and (word.dynamic or text.startswith(("-", "+"))):
+    if not (word.home and not word.many and not word.more) and (
+        word.dynamic or text.startswith(("-", "+"))
+    ):
         return UNKNOWN  # `cd $X`, `cd -`, `pushd +1`; `cd "$HOME"` is the home
     if text == "~" or text.startswith("~/"):
         return resolved(text[2:] or ".", "~")
