@@ -390,3 +390,12 @@ def test_a_command_built_to_exhaust_the_reader_is_asked_about_at_once(command: s
     decision = decide(command[:100_000], RULES)
     assert time.monotonic() - started < 5  # a hook's budget is seconds; bash takes less
     assert decision.decision in ("ask", "deny")
+
+
+def test_a_glob_in_the_home_or_where_a_cd_went_may_name_a_rules_path() -> None:
+    rules = [_rule("ssh", ["rm -rf ~/.ssh"], "irreversible")]
+    assert decide("rm -rf ~/.s*", rules).decision == "ask"
+    assert decide("cd ~ && rm -rf .s*", rules).decision == "ask"
+    assert decide("cd ~ && rm -rf .ssh", rules).decision == "deny"
+    assert decide("cd ~ && rm -rf b* .cache", rules).decision == "allow"
+    assert decide("rm -rf .s*", rules).decision == "allow"  # in the project

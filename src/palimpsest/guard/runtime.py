@@ -137,22 +137,22 @@ def _supplied(missing: list[list[str]], holes: list[Word]) -> bool:
 def _yields(hole: Word, target: str) -> bool:
     """Whether a word only known at run time could be `target` (or an option of its family,
     or a path that is `target` normalised)."""
-    if hole.glob is not None:  # a glob yields names that fit it, `~` never the home
-        targets = (
-            _homes(target) if target.startswith("~") else (target, f"{target}-x", f"{target}=x")
-        )
-        return any(re.fullmatch(hole.glob, t) for t in targets)
+    if hole.glob is not None:  # a glob yields names that fit it
+        return any(re.fullmatch(hole.glob, t) for t in _globbed(hole, target))
     if hole.many:
         return True  # split at run time into any words
     return _fits(hole.fixed, target) or _fits(normalised(hole.fixed), target)
 
 
-def _homes(path: str) -> tuple[str, ...]:
-    """What a path in the home may be as a glob yields it, wherever the home is
-    (`/home/*` holds it)."""
-    inside = path[1:]
+def _globbed(hole: Word, target: str) -> tuple[str, ...]:
+    """`target` as a glob would yield it: an option with a value or of its family; a path in
+    the home as a path under any home (`/home/*` holds `~`), or as written for a glob written
+    from `~/`. A file a glob names `~` is never the home."""
+    if not target.startswith("~"):
+        return (target, f"{target}-x", f"{target}=x")
     homes = (*HOMES, os.path.expanduser("~"))
-    return tuple(home + inside + end for home in homes for end in ("", "/"))
+    written = (target,) if hole.text.startswith("~") else ()
+    return (*written, *(home + target[1:] + end for home in homes for end in ("", "/")))
 
 
 def _fits(fixed: str, target: str) -> bool:

@@ -17,13 +17,16 @@ relative path of a command a rule's program names may be any path: asked about.
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Callable, Iterable
+from fnmatch import fnmatchcase
 
 from .commands import SimpleCommand
 from .lexer import Word
 from .patterns import above_home, normalised
 from .wrappers import WRAPPERS
 
+_GLOB = re.compile(r"[*?[]")
 UNKNOWN = "?"  # a directory only known when the line runs
 MOVERS = frozenset({"cd", "pushd", "popd"})
 CHDIR_OPTIONS = {"env": ("C", "--chdir"), "sudo": ("D", "--chdir")}  # run it in DIR
@@ -145,15 +148,15 @@ def in_workdir(workdir: str) -> Callable[[str, str], bool]:
 
 def anywhere(workdir: str) -> Callable[[str, str], bool]:
     """Whether a command's word could name a pattern's path, once known: a relative path in
-    an unknown directory, or one climbing above the home, may be any path."""
+    an unknown directory, or one climbing above the home, may be any path; a glob, any
+    path that fits it there (`cd ~ && rm -rf .s*` may be `~/.ssh`)."""
 
     def same(wanted: str, word: str) -> bool:
         if wanted == word:
             return True
-        return (
-            wanted.startswith(("/", "~"))
-            and is_relative(word)
-            and resolved(word, workdir) == UNKNOWN
-        )
+        if not wanted.startswith(("/", "~")) or not is_relative(word):
+            return False
+        where = resolved(word, workdir)
+        return where == UNKNOWN or (_GLOB.search(word) is not None and fnmatchcase(wanted, where))
 
     return same
