@@ -383,6 +383,7 @@ def test_with_no_rule_to_apply_everything_is_allowed_even_the_unreadable() -> No
         "find . -exec " * 800 + "ls",  # -exec inside -exec
         "$(" * 5_000 + "git push -f" + ")" * 5_000,
         "(" * 5_000 + "git push -f" + ")" * 5_000,
+        "cd / && " + "cd a && " * 10_000 + "rm -rf *",  # a cd from each directory: took 17 s
     ],
 )
 def test_a_command_built_to_exhaust_the_reader_is_asked_about_at_once(command: str) -> None:

@@ -49,10 +49,15 @@ def workdirs(commands: Iterable[SimpleCommand]) -> frozenset[str]:
                 known.add(target)
             else:
                 relative.append(target)
-    for _ in relative:  # `cd ~ && cd a && cd b`: each relative move from each directory
-        known |= {resolved(step, d) for d in known - {UNKNOWN} for step in relative}
-        if len(known) > MAX_DIRS:
-            return frozenset({UNKNOWN})
+    steps = set(relative)
+    for _ in steps:  # `cd ~ && cd a && cd b`: each relative move from each directory
+        found = {resolved(step, d) for d in known - {UNKNOWN} for step in steps} - known
+        if len(known) + len(found) > MAX_DIRS:
+            known.add(UNKNOWN)  # more than a line typed by hand moves through
+            break
+        if not found:
+            break
+        known |= found
     if any(step == ".." or step.startswith("../") for step in relative):
         known.add(UNKNOWN)  # `cd ..` from the project: above it, unknown
     return frozenset(known)
