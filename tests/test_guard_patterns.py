@@ -251,6 +251,10 @@ TABLE = [
     ("env -C build rm -rf .", "allow", None),
     ("cd /proc/self/root && rm -rf *", "deny", "rmroot"),  # the root, by another name
     ("sudo -u root -D / rm -rf .", "deny", "rmroot"),
+    ("cd /; rm -rf ~+", "deny", "rmroot"),  # `~+` is where it runs, `$PWD`
+    ("cd /; rm -rf ~+/*", "deny", "rmroot"),
+    ("rm -rf ~-", "ask", None),  # the previous directory, `$OLDPWD`
+    ("rm -rf ~+/build", "allow", None),
     ('cd "$HOME$X" && rm -rf *', "ask", None),  # X=/.. is above the home
     ("shopt -s cdable_vars; cd r && rm -rf *", "ask", None),  # r=/ in a variable
     # shells that read their script elsewhere, and wrappers (item 9)
@@ -400,3 +404,5 @@ def test_a_glob_in_the_home_or_where_a_cd_went_may_name_a_rules_path() -> None:
     assert decide("cd ~ && rm -rf .ssh", rules).decision == "deny"
     assert decide("cd ~ && rm -rf b* .cache", rules).decision == "allow"
     assert decide("rm -rf .s*", rules).decision == "allow"  # in the project
+    deeper = [_rule("x", ["rm -rf ~/x"], "irreversible")]  # each move counted, not each name
+    assert decide("cd ~/x && cd a && cd a && rm -rf ../..", deeper).decision == "deny"

@@ -107,6 +107,8 @@ FORBIDDEN = [
     "shopt -s cdable_vars; r=/; cd r && rm -rf *",  # `cd r` goes where $r says
     'X=/..; cd "$HOME$X" && rm -rf *',
     "env -u X -C / rm -rf ./",
+    "cd /; rm -rf ~+",
+    "cd /; rm -rf ~+/*",
     # the home written as the user's
     "rm -rf /home/$USER",
     'rm -rf "/home/${USER}/"',

@@ -140,9 +140,9 @@ def plain_and_options(
 
 def normalised(word: str) -> str:
     """A path as the file it names: `//`, `/.`, `/..`, a trailing `/` or `/*` (or `/?*`)
-    dropped, `~/` as `~`, `/proc/self/root` as `/`. Other words, and a path above the home
-    (`~/..`, which is `/` for root: `above_home`), are themselves."""
-    if not word.startswith(("/", "~")) or above_home(word):
+    dropped, `~/` as `~`, `/proc/self/root` as `/`. Other words, and a path whose place
+    depends on who runs it or when (`~/..`, `/` for root; `~-`: `unplaced`), are themselves."""
+    if not word.startswith(("/", "~")) or unplaced(word):
         return word
     path = re.sub("/+", "/", word)
     path = re.sub("/+", "/", _PROC_ROOT.sub("/", path))
@@ -154,8 +154,11 @@ def normalised(word: str) -> str:
         path = parent  # `/*`, `dir/**`, `/?*`: every file in it
 
 
-def above_home(path: str) -> bool:
-    """Whether a path climbs above the home (`~/..`): where it is depends on whose it is."""
+def unplaced(path: str) -> bool:
+    """Whether a path climbs above the home (`~/..`: where it is depends on whose it is) or
+    is in the previous directory (`~-`, `$OLDPWD`, which may be set before the line)."""
+    if path == "~-" or path.startswith("~-/"):
+        return True
     return path.startswith("~") and not posixpath.normpath(path).startswith("~")
 
 

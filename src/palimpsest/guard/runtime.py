@@ -15,7 +15,7 @@ import re
 
 from .commands import SimpleCommand
 from .lexer import Word
-from .patterns import ALIASES, Pattern, above_home, in_family, normalised, plain_and_options
+from .patterns import ALIASES, Pattern, in_family, normalised, plain_and_options, unplaced
 from .scripts import AWKS
 from .wrappers import RUNS_PROGRAMS, interpreter
 
@@ -101,7 +101,7 @@ def _known_and_holes(program: str, words: tuple[Word, ...]) -> tuple[tuple[str, 
     holes: list[Word] = []
     after_value_option = False
     for word in words:
-        if above_home(word.text) and not after_value_option:
+        if unplaced(word.text) and not after_value_option:
             holes.append(Word("", dynamic=True))  # `~/..` is `/` for root, `/home` for others
         elif word.dynamic and not after_value_option:
             holes.append(word)

@@ -23,7 +23,7 @@ from fnmatch import fnmatchcase
 
 from .commands import SimpleCommand
 from .lexer import Word
-from .patterns import above_home, normalised
+from .patterns import normalised, unplaced
 from .wrappers import WRAPPERS
 
 _GLOB = re.compile(r"[*?[]")
@@ -37,7 +37,7 @@ def workdirs(commands: Iterable[SimpleCommand]) -> frozenset[str]:
     """The directories a line's commands may run in besides where it starts: absolute paths,
     `~` and paths in it, and `UNKNOWN` when a move is only known at run time."""
     known: set[str] = set()
-    relative: list[str] = []
+    steps: list[str] = []  # relative moves, in the order written
     for command in commands:
         for layer in command.argv:
             if layer and layer[0].text == "shopt" and any(w.text == "cdable_vars" for w in layer):
@@ -48,17 +48,17 @@ def workdirs(commands: Iterable[SimpleCommand]) -> frozenset[str]:
             if target.startswith(("/", "~")) or target == UNKNOWN:
                 known.add(target)
             else:
-                relative.append(target)
-    steps = set(relative)
-    for _ in steps:  # `cd ~ && cd a && cd b`: each relative move from each directory
-        found = {resolved(step, d) for d in known - {UNKNOWN} for step in steps} - known
+                steps.append(target)
+    distinct = set(steps)
+    for _ in steps:  # `cd ~ && cd a && cd a`: each relative move from each directory
+        found = {resolved(step, d) for d in known - {UNKNOWN} for step in distinct} - known
         if len(known) + len(found) > MAX_DIRS:
             known.add(UNKNOWN)  # more than a line typed by hand moves through
             break
         if not found:
             break
         known |= found
-    if any(step == ".." or step.startswith("../") for step in relative):
+    if any(step == ".." or step.startswith("../") for step in steps):
         known.add(UNKNOWN)  # `cd ..` from the project: above it, unknown
     return frozenset(known)
 
@@ -129,11 +129,15 @@ def resolved(path: str, workdir: str) -> str:
     """`path`, relative, as the file it names in `workdir`; `UNKNOWN` when that climbs above
     the home (`~/..` may be `/`, the home of root being `/root`) or `workdir` is unknown."""
     whole = f"{workdir}/{path}"
-    return UNKNOWN if workdir == UNKNOWN or above_home(whole) else normalised(whole)
+    return UNKNOWN if workdir == UNKNOWN or unplaced(whole) else normalised(whole)
 
 
-def is_relative(word: str) -> bool:
-    return not word.startswith(("/", "~", "-")) and word != ""
+def relative(word: str) -> str | None:
+    """A word as a path relative to where its command runs (`~+`, the working directory,
+    as `.`), or None for a word that is not one."""
+    if word == "~+" or word.startswith("~+/"):
+        return "." + word[2:]
+    return None if word.startswith(("/", "~", "-")) or not word else word
 
 
 def in_workdir(workdir: str) -> Callable[[str, str], bool]:
@@ -142,10 +146,9 @@ def in_workdir(workdir: str) -> Callable[[str, str], bool]:
     def same(wanted: str, word: str) -> bool:
         if wanted == word:
             return True
+        path = relative(word)
         return (
-            wanted.startswith(("/", "~"))
-            and is_relative(word)
-            and resolved(word, workdir) == wanted
+            wanted.startswith(("/", "~")) and path is not None and resolved(path, workdir) == wanted
         )
 
     return same
@@ -159,9 +162,10 @@ def anywhere(workdir: str) -> Callable[[str, str], bool]:
     def same(wanted: str, word: str) -> bool:
         if wanted == word:
             return True
-        if not wanted.startswith(("/", "~")) or not is_relative(word):
+        path = relative(word)
+        if not wanted.startswith(("/", "~")) or path is None:
             return False
-        where = resolved(word, workdir)
-        return where == UNKNOWN or (_GLOB.search(word) is not None and fnmatchcase(wanted, where))
+        where = resolved(path, workdir)
+        return where == UNKNOWN or (_GLOB.search(path) is not None and fnmatchcase(wanted, where))
 
     return same
