@@ -255,6 +255,9 @@ TABLE = [
     ("cd /; rm -rf ~+/*", "deny", "rmroot"),
     ("rm -rf ~-", "ask", None),  # the previous directory, `$OLDPWD`
     ("rm -rf ~+/build", "allow", None),
+    ("rm -rf /home", "ask", None),  # the home is in it
+    ("cd /home && rm -rf *", "ask", None),
+    ("rm -rf ~alice", "ask", None),  # another's home: yours, if you are alice
     ('cd "$HOME$X" && rm -rf *', "ask", None),  # X=/.. is above the home
     ("shopt -s cdable_vars; cd r && rm -rf *", "ask", None),  # r=/ in a variable
     # shells that read their script elsewhere, and wrappers (item 9)
@@ -406,3 +409,13 @@ def test_a_glob_in_the_home_or_where_a_cd_went_may_name_a_rules_path() -> None:
     assert decide("rm -rf .s*", rules).decision == "allow"  # in the project
     deeper = [_rule("x", ["rm -rf ~/x"], "irreversible")]  # each move counted, not each name
     assert decide("cd ~/x && cd a && cd a && rm -rf ../..", deeper).decision == "deny"
+
+
+def test_the_home_written_out_is_the_home(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", "/home/tester")  # the agent's, read by its hook
+    assert decide("rm -rf /home/tester/", RULES).decision == "deny"
+    assert decide("cd /home/tester && rm -rf *", RULES).decision == "deny"
+    assert decide("rm -rf /home/tester/build", RULES).decision == "allow"
+    assert decide("rm -rf /home/other", RULES).decision == "allow"
+    monkeypatch.setenv("HOME", "/root")
+    assert decide("rm -rf /root", RULES).decision == "deny"

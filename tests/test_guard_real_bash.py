@@ -247,3 +247,12 @@ def test_what_bash_runs_harmless_is_allowed(line: str, sandbox: dict[str, str]) 
     assert not any(forbidden(argv, sandbox["HOME"]) for argv in ran), ran
     decision = decide(line, RULES)
     assert decision.decision == "allow", decision.reason
+
+
+def test_the_home_written_out_is_refused(
+    sandbox: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", sandbox["HOME"])  # the guard's home is the agent's
+    for line in (f"rm -rf {sandbox['HOME']}/", f"cd {sandbox['HOME']} && rm -rf *"):
+        assert any(forbidden(argv, sandbox["HOME"]) for argv in run(line, sandbox))
+        assert decide(line, RULES).decision == "deny", line

@@ -126,8 +126,8 @@ def possible_refusal(
             elif command.code is not None:
                 what = f"`{command.words[0]}` runs inline code that could run a program"
             else:
-                what = (f"an argument of `{pattern.program}` is only known when it runs "
-                        "($(...), $VAR, a glob, `~/..`, xargs)")  # fmt: skip
+                what = (f"an argument of `{pattern.program}` is only known when it runs ($(...), "
+                        "$VAR, a glob, `~/..`, xargs) or holds the home (`/home`)")  # fmt: skip
             return f"{what}; it could be `{pattern.literal}`, which {rule.id} forbids"
     return None
 

@@ -19,6 +19,7 @@ For git, a `+` refspec (`+main`, `+HEAD:main`) is a forced push of that ref, rea
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
 from collections.abc import Callable
@@ -140,8 +141,9 @@ def plain_and_options(
 
 def normalised(word: str) -> str:
     """A path as the file it names: `//`, `/.`, `/..`, a trailing `/` or `/*` (or `/?*`)
-    dropped, `~/` as `~`, `/proc/self/root` as `/`. Other words, and a path whose place
-    depends on who runs it or when (`~/..`, `/` for root; `~-`: `unplaced`), are themselves."""
+    dropped, `~/` and the home written out (`/root` for root) as `~`, `/proc/self/root` as
+    `/`. Other words, and a path whose place depends on who runs it or when (`~/..`, `/` for
+    root; `~-`; `~alice`: `unplaced`), are themselves."""
     if not word.startswith(("/", "~")) or unplaced(word):
         return word
     path = re.sub("/+", "/", word)
@@ -150,16 +152,37 @@ def normalised(word: str) -> str:
         path = posixpath.normpath(path)
         parent, last = posixpath.split(path)
         if not parent or not last or last.strip("*?") or "*" not in last:
-            return path
+            return _from_home(path)
         path = parent  # `/*`, `dir/**`, `/?*`: every file in it
 
 
+def _from_home(path: str) -> str:
+    """`path` from the home of whoever runs the guard (the agent, for its hook) as `~`."""
+    home = _home()
+    if home == "/" or not (path == home or path.startswith(home + "/")):
+        return path
+    return "~" + path[len(home) :]
+
+
+def _home() -> str:
+    return posixpath.normpath(re.sub("/+", "/", os.path.expanduser("~")))
+
+
 def unplaced(path: str) -> bool:
-    """Whether a path climbs above the home (`~/..`: where it is depends on whose it is) or
-    is in the previous directory (`~-`, `$OLDPWD`, which may be set before the line)."""
-    if path == "~-" or path.startswith("~-/"):
+    """Whether where a path is depends on who runs it or when: above the home (`~/..`, `/` for
+    root), in the previous directory (`~-`, `$OLDPWD`) or another's home (`~alice`)."""
+    head = path.split("/", 1)[0]
+    if head.startswith("~") and head not in ("~", "~+"):
         return True
-    return path.startswith("~") and not posixpath.normpath(path).startswith("~")
+    return head == "~" and not posixpath.normpath(path).startswith("~")
+
+
+def holds_home(path: str) -> bool:
+    """Whether a path is a directory the home is in: `/home`, `/Users`, or one above it."""
+    if not path.startswith("/"):
+        return False
+    place = normalised(path)
+    return place in ("/home", "/Users") or _home().startswith(place.rstrip("/") + "/")
 
 
 def _whole(option: str, longs: set[str], abbreviates: bool) -> str:

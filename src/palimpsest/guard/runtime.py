@@ -15,7 +15,15 @@ import re
 
 from .commands import SimpleCommand
 from .lexer import Word
-from .patterns import ALIASES, Pattern, in_family, normalised, plain_and_options, unplaced
+from .patterns import (
+    ALIASES,
+    Pattern,
+    holds_home,
+    in_family,
+    normalised,
+    plain_and_options,
+    unplaced,
+)
 from .scripts import AWKS
 from .wrappers import RUNS_PROGRAMS, interpreter
 
@@ -103,6 +111,8 @@ def _known_and_holes(program: str, words: tuple[Word, ...]) -> tuple[tuple[str, 
     for word in words:
         if unplaced(word.text) and not after_value_option:
             holes.append(Word("", dynamic=True))  # `~/..` is `/` for root, `/home` for others
+        elif holds_home(word.text) and not word.dynamic and not after_value_option:
+            holes.append(Word("~", dynamic=True))  # `/home` holds the home: a rule's `~...`
         elif word.dynamic and not after_value_option:
             holes.append(word)
         elif not word.dynamic:

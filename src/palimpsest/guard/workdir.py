@@ -23,7 +23,7 @@ from fnmatch import fnmatchcase
 
 from .commands import SimpleCommand
 from .lexer import Word
-from .patterns import normalised, unplaced
+from .patterns import holds_home, normalised, unplaced
 from .wrappers import WRAPPERS
 
 _GLOB = re.compile(r"[*?[]")
@@ -166,6 +166,8 @@ def anywhere(workdir: str) -> Callable[[str, str], bool]:
         if not wanted.startswith(("/", "~")) or path is None:
             return False
         where = resolved(path, workdir)
-        return where == UNKNOWN or (_GLOB.search(path) is not None and fnmatchcase(wanted, where))
+        if where == UNKNOWN or (wanted.startswith("~") and holds_home(where)):
+            return True  # `cd /home && rm -rf *`: the home is among them
+        return _GLOB.search(path) is not None and fnmatchcase(wanted, where)
 
     return same
