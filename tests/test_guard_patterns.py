@@ -239,6 +239,7 @@ TABLE = [
     ("cd .. && rm -rf *", "ask", None),  # above the project: maybe `/`
     ("cd ~ && rm -rf ..", "ask", None),  # above the home: `/` for root
     ("cd $X && rm -rf /tmp/x", "allow", None),
+    ('cd "$(git rev-parse --show-toplevel)" && rm -rf dist', "allow", None),  # never `/`
     ("cd $X && git push origin main", "allow", None),
     ("CDPATH=/ cd etc && rm -rf ..", "ask", None),
     ("cd ~/.. && rm -rf *", "ask", None),  # above the home: `/` for root
@@ -407,6 +408,8 @@ def test_a_glob_in_the_home_or_where_a_cd_went_may_name_a_rules_path() -> None:
     assert decide("cd ~ && rm -rf .ssh", rules).decision == "deny"
     assert decide("cd ~ && rm -rf b* .cache", rules).decision == "allow"
     assert decide("rm -rf .s*", rules).decision == "allow"  # in the project
+    assert decide("cd $X && rm -rf .ssh", rules).decision == "ask"  # X=~ makes it `~/.ssh`
+    assert decide("cd $X && rm -rf build", rules).decision == "allow"
     deeper = [_rule("x", ["rm -rf ~/x"], "irreversible")]  # each move counted, not each name
     assert decide("cd ~/x && cd a && cd a && rm -rf ../..", deeper).decision == "deny"
 

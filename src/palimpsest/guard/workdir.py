@@ -166,8 +166,19 @@ def anywhere(workdir: str) -> Callable[[str, str], bool]:
         if not wanted.startswith(("/", "~")) or path is None:
             return False
         where = resolved(path, workdir)
-        if where == UNKNOWN or (wanted.startswith("~") and holds_home(where)):
+        if where == UNKNOWN:
+            return _may_end(path, wanted)
+        if wanted.startswith("~") and holds_home(where):
             return True  # `cd /home && rm -rf *`: the home is among them
         return _GLOB.search(path) is not None and fnmatchcase(wanted, where)
 
     return same
+
+
+def _may_end(path: str, wanted: str) -> bool:
+    """Whether a relative path in a directory not known may be `wanted`: one that climbs
+    (`.`, `..`) or a glob may be any; another only the end of it (`etc` of `/etc`, never of
+    `/`: `cd "$X" && rm -rf dist` is allowed under `rm -rf /`)."""
+    tail = posixpath.normpath(path)
+    climbs = tail in (".", "..") or tail.startswith("../")
+    return climbs or _GLOB.search(path) is not None or wanted.endswith("/" + tail)
