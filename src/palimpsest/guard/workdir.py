@@ -1,17 +1,20 @@
-"""Where a line's commands run: the directories its `cd`, `pushd` and `popd` move to.
+"""Where a line's commands run: the directories its `cd`, `pushd`, `popd`, `env -C` and
+`sudo -D` move to.
 
 A relative path names a file in the directory its command runs in: after `cd /`, `rm -rf *`
-wipes `/`. The guard follows a `cd` to a path written out as absolute (`cd /`, `cd
+wipes `/`. The guard follows a move to a path written out as absolute (`cd /`, `cd
 /tmp/..`), to the home (`cd`, `cd ~`, `cd "$HOME"`, `cd ~/build`), and one relative to such
-a directory (`cd ~/src && cd ..`). A relative path is then read in each directory the line
-may move to, whatever their order (a function defined first may run after the `cd`, a
-`$(...)` is read before its line, a subshell's `cd` ends with it but is followed past it:
-the guard errs toward refusing), and in the one it starts in, as written.
+a directory (`cd ~/src && cd ..`). A relative path (`~+` is `.`) is then read in each
+directory the line may move to, whatever their order (a function defined first may run
+after the `cd`, a `$(...)` is read before its line, a subshell's `cd` ends with it but is
+followed past it: the guard errs toward refusing), and in the one it starts in, as written.
 
 The line starts in the agent's project, below any path a rule names: a relative `cd` from
-there (`cd build`) is not followed. Where a `cd` goes is only known when it runs (`cd $X`,
-`cd "$(...)"`, `cd -`, `popd`, `pushd +1`, or `..` above the project or the home), a
-relative path of a command a rule's program names may be any path: asked about.
+there (`cd build`) is not followed. Where a move goes only when it runs (`cd $X`, `cd
+"$(...)"`, `cd -`, `popd`, `pushd +1`, `~alice`, `..` above the project or the home, any
+`cd NAME` under `shopt -s cdable_vars`), a relative path of a command a rule's program names
+is asked about when it could be the rule's path from some directory (`.`, `..`, a glob, or
+the end of that path: `dist` is never `/`).
 """
 
 from __future__ import annotations
