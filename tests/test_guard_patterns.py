@@ -242,6 +242,8 @@ TABLE = [
     ('cd "$(git rev-parse --show-toplevel)" && rm -rf dist', "allow", None),  # never `/`
     ("cd $X && git push origin main", "allow", None),
     ("CDPATH=/ cd etc && rm -rf ..", "ask", None),
+    ("read CDPATH <<< /; cd etc && rm -rf ..", "ask", None),
+    ("printf -v HOME /; rm -rf $HOME/x", "ask", None),
     ("cd ~/.. && rm -rf *", "ask", None),  # above the home: `/` for root
     ("rm -rf ~/..", "ask", None),
     ("cd ~/a && cd .. && rm -rf *", "deny", "rmhome"),

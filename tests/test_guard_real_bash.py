@@ -109,6 +109,7 @@ FORBIDDEN = [
     "env -u X -C / rm -rf ./",
     "cd /; rm -rf ~+",
     "cd /; rm -rf ~+/*",
+    "read CDPATH <<< /; cd etc && rm -rf ..",  # a builtin sets where `cd etc` goes
     # the home written as the user's
     "rm -rf /home/$USER",
     'rm -rf "/home/${USER}/"',

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from .lexer import SEPARATOR, Lexed, Unparseable, Word, lex, substitutions
 from .scripts import (
+    TRUSTED,
     alias_text,
     command_option,
     env_split,
@@ -26,6 +27,7 @@ from .scripts import (
     inline_code,
     option_lines,
     reads_code_from_input,
+    sets_trusted,
     shell_run,
     variable_lines,
     watch_execs,
@@ -46,7 +48,6 @@ _WRITES = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
 SCHEDULERS = frozenset({"at", "batch"})  # read commands from their input, run them later
 # tmux's options that take a value: what else it is given may be a command line.
 TMUX = Wrapper(frozenset({"s", "n", "t", "c", "e", "F", "x", "y", "L", "S", "f", "T"}))
-TRUSTED = frozenset({"BASH_ENV", "ENV", "HOME", "USER", "LOGNAME", "CDPATH"})  # set here: asked
 DECLARERS = frozenset({"declare", "typeset", "export", "local", "readonly"})
 # The words xargs (or parallel) adds to its command: read at run time, any number.
 FED = Word("", dynamic=True, many=True)
@@ -136,11 +137,7 @@ def _written(lexed: Lexed) -> frozenset[str]:
     """The files a line's output redirections write (`> s.sh`, `>> s.sh`), as paths."""
     targets = (_next_word(lexed, i) for i, t in enumerate(lexed.tokens)
                if t.kind == "redirect" and t.op in _WRITES)  # fmt: skip
-    return frozenset(_as_file(w.text) for w in targets if w is not None and w.text)
-
-
-def _as_file(path: str) -> str:
-    return posixpath.normpath(path)
+    return frozenset(posixpath.normpath(w.text) for w in targets if w is not None and w.text)
 
 
 def _unseen(op: str, target: Word | None) -> bool:
@@ -195,7 +192,7 @@ def _unwrap(words: list[Word], given: _Input, depth: int) -> list[SimpleCommand]
         rest = words[start:]
         layers.add(rest)
         program = _program(first.text)
-        if first.dynamic or ("/" in first.text and _as_file(first.text) in given.written):
+        if first.dynamic or ("/" in first.text and posixpath.normpath(first.text) in given.written):
             return [*nested, layers.command(unknown=True)]  # `$CMD`, or `./s.sh` made here
         inner = _inner(program, rest, given, layers, depth)
         if inner is not None:
@@ -264,6 +261,8 @@ def _nested(program: str, rest: list[Word], given: _Input, depth: int) -> list[S
     stores."""
     if program in DECLARERS:
         return [found for word in rest[1:] for found in _stored(word, depth)]
+    if sets_trusted(program, rest[1:]):  # `read HOME`, `printf -v CDPATH /`
+        return [SimpleCommand((), unknown=True)]
     if program == "find":
         return _find_exec(rest, depth)
     lines = option_lines(program, rest[1:])
@@ -303,7 +302,7 @@ def _unwritten(script: Word, given: _Input) -> bool:
     """Whether a script file a shell runs holds what is not written here: a process
     substitution, a variable, another descriptor, or a file this line writes."""
     text = script.text
-    return script.dynamic or text.startswith(FD_FILES) or _as_file(text) in given.written
+    return script.dynamic or text.startswith(FD_FILES) or posixpath.normpath(text) in given.written
 
 
 def _fed(given: _Input, layers: _Layers, depth: int) -> list[SimpleCommand]:
@@ -324,7 +323,7 @@ def _stored(assignment: Word, depth: int) -> list[SimpleCommand]:
     name, equals, value = assignment.text.partition("=")
     if not equals:
         return []
-    if name in TRUSTED:  # a script run first, the home (`HOME='/ x'`), where `cd x` goes
+    if name in TRUSTED:
         return [SimpleCommand((), unknown=True)]
     lines = variable_lines(name, value)
     # not a complete substitution: arithmetic could not run it either
