@@ -243,6 +243,8 @@ TABLE = [
     ("cd $X && git push origin main", "allow", None),
     ("CDPATH=/ cd etc && rm -rf ..", "ask", None),
     ("read CDPATH <<< /; cd etc && rm -rf ..", "ask", None),
+    ("ln -s / r && cd r && rm -rf *", "ask", None),  # a link the line makes, entered
+    ("ln -s ../shared lib && cd build && rm -rf dist", "allow", None),
     ("printf -v HOME /; rm -rf $HOME/x", "ask", None),
     ("cd ~/.. && rm -rf *", "ask", None),  # above the home: `/` for root
     ("rm -rf ~/..", "ask", None),

@@ -110,6 +110,7 @@ FORBIDDEN = [
     "cd /; rm -rf ~+",
     "cd /; rm -rf ~+/*",
     "read CDPATH <<< /; cd etc && rm -rf ..",  # a builtin sets where `cd etc` goes
+    "ln -s / r && cd r && rm -rf *",
     # the home written as the user's
     "rm -rf /home/$USER",
     'rm -rf "/home/${USER}/"',

@@ -41,11 +41,14 @@ def workdirs(commands: Iterable[SimpleCommand]) -> frozenset[str]:
     `~` and paths in it, and `UNKNOWN` when a move is only known at run time."""
     known: set[str] = set()
     steps: list[str] = []  # relative moves, in the order written
+    linked = False  # the line makes a link: a relative `cd` may enter it
     for command in commands:
-        for layer in command.argv:
-            if layer and layer[0].text == "shopt" and any(w.text == "cdable_vars" for w in layer):
+        for layer in filter(None, command.argv):
+            program = layer[0].text.rsplit("/", 1)[-1]
+            if program == "shopt" and any(w.text == "cdable_vars" for w in layer):
                 known.add(UNKNOWN)  # `cd name` may go where the variable `name` says
-            target = _moves_to(layer) if layer else None
+            linked = linked or program == "ln"
+            target = _moves_to(layer)
             if target is None or target == ".":
                 continue
             if target.startswith(("/", "~")) or target == UNKNOWN:
@@ -61,8 +64,8 @@ def workdirs(commands: Iterable[SimpleCommand]) -> frozenset[str]:
         if not found:
             break
         known |= found
-    if any(step == ".." or step.startswith("../") for step in steps):
-        known.add(UNKNOWN)  # `cd ..` from the project: above it, unknown
+    if any(step == ".." or step.startswith("../") for step in steps) or (linked and steps):
+        known.add(UNKNOWN)  # `cd ..` from the project: above it; `ln -s / r && cd r`
     return frozenset(known)
 
 
