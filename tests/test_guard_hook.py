@@ -297,3 +297,27 @@ def test_both_spellings_of_the_generic_form_take_the_fast_path() -> None:
                        (["hook", "guard"], "claude")):  # fmt: skip
         assert _fast_options(argv) == form, argv
     assert _fast_options(["hook", "guard", "--generic", "--verbose"]) is None
+
+
+def test_the_hook_reads_a_relative_path_where_the_line_cds(
+    env: dict[str, str], tmp_path: Path, project: Path
+) -> None:
+    db = str(tmp_path / "store.db")
+    store = open_store(db)
+    try:
+        rule = Service(store).remember(
+            notebook="web", kind="rule", text="Never wipe the disk.", title="no rm -rf /",
+            falsifier="a wipe that lost nothing", severity="irreversible",
+            check={"kind": "forbidden", "literals": ["rm -rf /"]},
+        )  # fmt: skip
+    finally:
+        store.close()
+    answers = {}
+    for command in ("cd / && rm -rf *", "cd build && rm -rf *", "cd $X && rm -rf *"):
+        done = hook(env, "claude", claude(command, project), "--db", db)
+        output = json.loads(done.stdout).get("hookSpecificOutput", {})
+        answers[command] = output.get("permissionDecision", "allow")
+        if answers[command] != "allow":
+            assert rule["id"] in output["permissionDecisionReason"]
+    assert answers == {"cd / && rm -rf *": "deny", "cd build && rm -rf *": "allow",
+                       "cd $X && rm -rf *": "ask"}  # fmt: skip

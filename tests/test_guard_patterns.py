@@ -215,6 +215,56 @@ TABLE = [
     ("rm -rf ~/build", "allow", None),
     ("rm -rf $HOME/.cache/pip", "allow", None),  # `$HOME` is one path...
     ('HOME="/ x"; rm -rf $HOME/.cache', "ask", None),  # ...unless the line sets HOME
+    ("rm -rf /home/$USER", "deny", "rmhome"),  # the user's home, written out
+    ('rm -rf "/Users/${LOGNAME}/"', "deny", "rmhome"),
+    ("rm -rf /home/$USER/build", "allow", None),
+    ("rm -rf /home/*", "ask", None),  # a glob that holds the home
+    ("rm -rf *", "allow", None),  # a glob's `~` is a file so named, never the home
+    # a relative path read where a `cd` went (item 1)
+    ("cd / && rm -rf *", "deny", "rmroot"),
+    ("cd ~ && rm -rf *", "deny", "rmhome"),
+    ("cd /; rm -rf .", "deny", "rmroot"),
+    ("pushd / && rm -rf -- *", "deny", "rmroot"),
+    ('cd "$HOME" && rm -rf ./*', "deny", "rmhome"),
+    ("(cd / && rm -rf *)", "deny", "rmroot"),
+    ("cd /tmp && rm -rf ../..", "deny", "rmroot"),
+    ("cd ~/src && cd .. && rm -rf *", "deny", "rmhome"),
+    ("f(){ rm -rf *; }; cd /; f", "deny", "rmroot"),  # order does not save it
+    ("cd build && rm -rf *", "allow", None),  # from the project, below any rule's path
+    ("cd /tmp && rm -rf build", "allow", None),
+    ("cd ~/build && rm -rf *", "allow", None),
+    ("cd $X && rm -rf *", "ask", None),  # where it runs is only known then
+    ('cd "$(mktemp -d)" && rm -rf ./*', "ask", None),
+    ("cd - && rm -rf .", "ask", None),
+    ("cd .. && rm -rf *", "ask", None),  # above the project: maybe `/`
+    ("cd ~ && rm -rf ..", "ask", None),  # above the home: `/` for root
+    ("cd $X && rm -rf /tmp/x", "allow", None),
+    ('cd "$(git rev-parse --show-toplevel)" && rm -rf dist', "allow", None),  # never `/`
+    ("cd $X && git push origin main", "allow", None),
+    ("CDPATH=/ cd etc && rm -rf ..", "ask", None),
+    ("read CDPATH <<< /; cd etc && rm -rf ..", "ask", None),
+    ("ln -s / r && cd r && rm -rf *", "ask", None),  # a link the line makes, entered
+    ("ln -s ../shared lib && cd build && rm -rf dist", "allow", None),
+    ("printf -v HOME /; rm -rf $HOME/x", "ask", None),
+    ("cd ~/.. && rm -rf *", "ask", None),  # above the home: `/` for root
+    ("rm -rf ~/..", "ask", None),
+    ("cd ~/a && cd .. && rm -rf *", "deny", "rmhome"),
+    ("cd / && rm -rf ?*", "deny", "rmroot"),  # every file in `/`, as `*` is
+    ("rm -rf build/?*", "allow", None),
+    ("env -C / rm -rf .", "deny", "rmroot"),  # env and sudo run their command in DIR
+    ("sudo --chdir=/ rm -rf ./", "deny", "rmroot"),
+    ("env -C build rm -rf .", "allow", None),
+    ("cd /proc/self/root && rm -rf *", "deny", "rmroot"),  # the root, by another name
+    ("sudo -u root -D / rm -rf .", "deny", "rmroot"),
+    ("cd /; rm -rf ~+", "deny", "rmroot"),  # `~+` is where it runs, `$PWD`
+    ("cd /; rm -rf ~+/*", "deny", "rmroot"),
+    ("rm -rf ~-", "ask", None),  # the previous directory, `$OLDPWD`
+    ("rm -rf ~+/build", "allow", None),
+    ("rm -rf /home", "ask", None),  # the home is in it
+    ("cd /home && rm -rf *", "ask", None),
+    ("rm -rf ~alice", "ask", None),  # another's home: yours, if you are alice
+    ('cd "$HOME$X" && rm -rf *', "ask", None),  # X=/.. is above the home
+    ("shopt -s cdable_vars; cd r && rm -rf *", "ask", None),  # r=/ in a variable
     # shells that read their script elsewhere, and wrappers (item 9)
     ('bash -c -e "git push --force"', "deny", "force"),
     ("bash -euo pipefail -c 'git push -f'", "deny", "force"),
@@ -345,6 +395,7 @@ def test_with_no_rule_to_apply_everything_is_allowed_even_the_unreadable() -> No
         "find . -exec " * 800 + "ls",  # -exec inside -exec
         "$(" * 5_000 + "git push -f" + ")" * 5_000,
         "(" * 5_000 + "git push -f" + ")" * 5_000,
+        "cd / && " + "cd a && " * 10_000 + "rm -rf *",  # a cd from each directory: took 17 s
     ],
 )
 def test_a_command_built_to_exhaust_the_reader_is_asked_about_at_once(command: str) -> None:
@@ -352,3 +403,26 @@ def test_a_command_built_to_exhaust_the_reader_is_asked_about_at_once(command: s
     decision = decide(command[:100_000], RULES)
     assert time.monotonic() - started < 5  # a hook's budget is seconds; bash takes less
     assert decision.decision in ("ask", "deny")
+
+
+def test_a_glob_in_the_home_or_where_a_cd_went_may_name_a_rules_path() -> None:
+    rules = [_rule("ssh", ["rm -rf ~/.ssh"], "irreversible")]
+    assert decide("rm -rf ~/.s*", rules).decision == "ask"
+    assert decide("cd ~ && rm -rf .s*", rules).decision == "ask"
+    assert decide("cd ~ && rm -rf .ssh", rules).decision == "deny"
+    assert decide("cd ~ && rm -rf b* .cache", rules).decision == "allow"
+    assert decide("rm -rf .s*", rules).decision == "allow"  # in the project
+    assert decide("cd $X && rm -rf .ssh", rules).decision == "ask"  # X=~ makes it `~/.ssh`
+    assert decide("cd $X && rm -rf build", rules).decision == "allow"
+    deeper = [_rule("x", ["rm -rf ~/x"], "irreversible")]  # each move counted, not each name
+    assert decide("cd ~/x && cd a && cd a && rm -rf ../..", deeper).decision == "deny"
+
+
+def test_the_home_written_out_is_the_home(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", "/home/tester")  # the agent's, read by its hook
+    assert decide("rm -rf /home/tester/", RULES).decision == "deny"
+    assert decide("cd /home/tester && rm -rf *", RULES).decision == "deny"
+    assert decide("rm -rf /home/tester/build", RULES).decision == "allow"
+    assert decide("rm -rf /home/other", RULES).decision == "allow"
+    monkeypatch.setenv("HOME", "/root")
+    assert decide("rm -rf /root", RULES).decision == "deny"

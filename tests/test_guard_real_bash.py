@@ -1,7 +1,7 @@
 """The guard against what bash really runs (issue 30): each line runs in real bash, with a
 fake `git` and `rm` first on PATH that only record their arguments, and the guard must never
-allow a line whose recorded arguments hold what a rule forbids; lines that run nothing
-forbidden are still allowed."""
+allow a line whose recorded arguments hold what a rule forbids (a relative path read in the
+directory bash ran it in); lines that run nothing forbidden are still allowed."""
 
 from __future__ import annotations
 
@@ -18,12 +18,13 @@ from palimpsest.guard import decide
 from .test_guard_patterns import RULES
 
 BASH = shutil.which("bash")
+USER = "guard-test-user"  # $USER and $LOGNAME in bash: `/home/$USER` is a home
 pytestmark = pytest.mark.skipif(BASH is None, reason="no bash here")
 
-# Records its name and arguments, \037 between them, \036 after the last.
+# Records the directory it ran in, its name and arguments, \037 between them, \036 after.
 FAKE = """#!/bin/sh
-{ printf %s "$(basename "$0")"; for a in "$@"; do printf '\\037%s' "$a"; done; printf '\\036'; } \
->> "$GUARD_LOG"
+{ printf '%s\\037%s' "$PWD" "$(basename "$0")"; for a in "$@"; do printf '\\037%s' "$a"; done
+printf '\\036'; } >> "$GUARD_LOG"
 """
 
 # Lines that run a forced push or wipe `/` or `~` in bash, each once allowed by the guard.
@@ -80,6 +81,40 @@ FORBIDDEN = [
     "bash -c 'git push \"$1\"' _ --force",
     "echo / | xargs rm -rf",
     "node -e \"require('child_process').execSync('git push -f')\"",
+    # a relative path read where an earlier `cd` or `pushd` went
+    "cd / && rm -rf *",
+    "cd ~ && rm -rf *",
+    "cd /; rm -rf .",
+    "pushd / && rm -rf -- *",
+    'cd "$HOME" && rm -rf ./*',
+    "(cd / && rm -rf *)",
+    "cd && rm -rf *",
+    "cd /tmp && rm -rf ../*",
+    "cd ~/build && rm -rf ../*",
+    "cd //tmp/.. && rm -rf ./.",
+    "f(){ rm -rf *; }; cd /; f",
+    "cd / && x=$(rm -rf *)",
+    "cd / && bash -c 'rm -rf *'",
+    "cd $(echo /) && rm -rf *",
+    "cd ~/.. && rm -rf *",  # above the home: the home goes with it
+    "rm -rf ~/..",
+    "cd $HOME/.. && rm -rf ./*",
+    "cd / && rm -rf ?*",
+    "rm -rf /?*",
+    "env -C / rm -rf .",
+    "env --chdir=/ rm -rf ./",
+    "cd /proc/self/root && rm -rf *",
+    "shopt -s cdable_vars; r=/; cd r && rm -rf *",  # `cd r` goes where $r says
+    'X=/..; cd "$HOME$X" && rm -rf *',
+    "env -u X -C / rm -rf ./",
+    "cd /; rm -rf ~+",
+    "cd /; rm -rf ~+/*",
+    "read CDPATH <<< /; cd etc && rm -rf ..",  # a builtin sets where `cd etc` goes
+    "ln -s / r && cd r && rm -rf *",
+    # the home written as the user's
+    "rm -rf /home/$USER",
+    'rm -rf "/home/${USER}/"',
+    "rm -rf /home/$LOGNAME/.",
 ]
 # Lines a wrapper or an option hands to a shell; run only where the program is installed.
 WRAPPED = [
@@ -109,6 +144,11 @@ HARMLESS = [
     "git checkout -b $(echo topic)",
     "git -C . log $(echo --force)",
     "echo 'git status' > s.sh; bash ./other.sh 2>/dev/null; echo done",
+    "cd build && rm -rf *",  # from the project's directory, not `/`
+    "cd ~/build && rm -rf *",
+    "cd /tmp && rm -rf ./build",
+    "(cd / && ls); rm -rf build",
+    "rm -rf /home/$USER/build",
 ]
 
 
@@ -120,14 +160,16 @@ def sandbox(tmp_path: Path) -> dict[str, str]:
         (fakes / name).write_text(FAKE)
         (fakes / name).chmod(0o755)
     (tmp_path / "home" / "build").mkdir(parents=True)
+    (tmp_path / "home" / "notes").touch()  # `~/build` alone is not every file of the home
     (tmp_path / "work" / "build").mkdir(parents=True)
-    return {"PATH": f"{fakes}:/usr/bin:/bin", "HOME": str(tmp_path / "home"),
-            "GUARD_LOG": str(tmp_path / "log"), "LC_ALL": "C",
+    return {"PATH": f"{fakes}:/usr/bin:/bin", "HOME": str(tmp_path / "home"), "USER": USER,
+            "LOGNAME": USER, "GUARD_LOG": str(tmp_path / "log"), "LC_ALL": "C",
             "GIT_DIR": str(tmp_path / "no-repo")}  # a real git, if one ran: no repo  # fmt: skip
 
 
 def run(line: str, env: dict[str, str]) -> list[list[str]]:
-    """The fake programs' argument lists once bash has run `line`."""
+    """The fake programs' argument lists once bash has run `line`, each after the directory
+    it ran in."""
     log = Path(env["GUARD_LOG"])
     log.unlink(missing_ok=True)
     assert BASH is not None
@@ -138,9 +180,10 @@ def run(line: str, env: dict[str, str]) -> list[list[str]]:
     return [record.split("\037") for record in log.read_text().split("\036") if record]
 
 
-def forbidden(argv: list[str], home: str) -> bool:
-    """Whether a recorded call is a forced push, or `rm -rf` of `/` or of the home."""
-    program, arguments = argv[0], argv[1:]
+def forbidden(call: list[str], home: str) -> bool:
+    """Whether a recorded call is a forced push, or `rm -rf` of `/` or of the home (its
+    own, or `/home/$USER`, the home bash expands on most machines)."""
+    workdir, program, arguments = call[0], call[1], call[2:]
     options = arguments[: arguments.index("--")] if "--" in arguments else arguments
     flags = {a for a in options if a.startswith("-")}
     letters = {c for a in flags if not a.startswith("--") for c in a[1:]}
@@ -151,10 +194,21 @@ def forbidden(argv: list[str], home: str) -> bool:
     recursive = bool(letters & {"r", "R"}) or "--recursive" in flags
     force = "f" in letters or "--force" in flags
     # the path each names, by its words (`/bin` is not `/usr/bin` here: `/*` lists `/`)
-    paths = {os.path.normpath(re.sub("/+", "/", a)) for a in arguments if not a.startswith("-")}
-    everything = {f"/{name}" for name in os.listdir("/") if not name.startswith(".")}
-    wipes = "/" in paths or home in paths or everything <= paths
+    where = os.path.realpath(workdir)  # `/proc/self/root` is `/`
+    named = (os.path.join(where, a) for a in arguments if not a.startswith("-"))
+    paths = {os.path.normpath(re.sub("/+", "/", a)) for a in named}
+    wipes = any(_wiped(top, paths) for top in ("/", home, f"/home/{USER}"))
     return recursive and force and wipes
+
+
+def _wiped(top: str, paths: set[str]) -> bool:
+    """Whether `paths` hold `top` (or a directory it is in), or every file in it (as `*`
+    there lists them)."""
+    if any(top == path or top.startswith(path.rstrip("/") + "/") for path in paths):
+        return True
+    inside = {os.path.join(top, n) for n in os.listdir(top) if not n.startswith(".")} \
+        if os.path.isdir(top) else set()  # fmt: skip
+    return bool(inside) and inside <= paths
 
 
 def _subcommand(arguments: list[str]) -> str | None:
@@ -195,3 +249,12 @@ def test_what_bash_runs_harmless_is_allowed(line: str, sandbox: dict[str, str]) 
     assert not any(forbidden(argv, sandbox["HOME"]) for argv in ran), ran
     decision = decide(line, RULES)
     assert decision.decision == "allow", decision.reason
+
+
+def test_the_home_written_out_is_refused(
+    sandbox: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", sandbox["HOME"])  # the guard's home is the agent's
+    for line in (f"rm -rf {sandbox['HOME']}/", f"cd {sandbox['HOME']} && rm -rf *"):
+        assert any(forbidden(argv, sandbox["HOME"]) for argv in run(line, sandbox))
+        assert decide(line, RULES).decision == "deny", line

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from .lexer import SEPARATOR, Lexed, Unparseable, Word, lex, substitutions
 from .scripts import (
+    TRUSTED,
     alias_text,
     command_option,
     env_split,
@@ -26,6 +27,7 @@ from .scripts import (
     inline_code,
     option_lines,
     reads_code_from_input,
+    sets_trusted,
     shell_run,
     variable_lines,
     watch_execs,
@@ -135,11 +137,7 @@ def _written(lexed: Lexed) -> frozenset[str]:
     """The files a line's output redirections write (`> s.sh`, `>> s.sh`), as paths."""
     targets = (_next_word(lexed, i) for i, t in enumerate(lexed.tokens)
                if t.kind == "redirect" and t.op in _WRITES)  # fmt: skip
-    return frozenset(_as_file(w.text) for w in targets if w is not None and w.text)
-
-
-def _as_file(path: str) -> str:
-    return posixpath.normpath(path)
+    return frozenset(posixpath.normpath(w.text) for w in targets if w is not None and w.text)
 
 
 def _unseen(op: str, target: Word | None) -> bool:
@@ -194,7 +192,7 @@ def _unwrap(words: list[Word], given: _Input, depth: int) -> list[SimpleCommand]
         rest = words[start:]
         layers.add(rest)
         program = _program(first.text)
-        if first.dynamic or ("/" in first.text and _as_file(first.text) in given.written):
+        if first.dynamic or ("/" in first.text and posixpath.normpath(first.text) in given.written):
             return [*nested, layers.command(unknown=True)]  # `$CMD`, or `./s.sh` made here
         inner = _inner(program, rest, given, layers, depth)
         if inner is not None:
@@ -263,6 +261,8 @@ def _nested(program: str, rest: list[Word], given: _Input, depth: int) -> list[S
     stores."""
     if program in DECLARERS:
         return [found for word in rest[1:] for found in _stored(word, depth)]
+    if sets_trusted(program, rest[1:]):  # `read HOME`, `printf -v CDPATH /`
+        return [SimpleCommand((), unknown=True)]
     if program == "find":
         return _find_exec(rest, depth)
     lines = option_lines(program, rest[1:])
@@ -302,7 +302,7 @@ def _unwritten(script: Word, given: _Input) -> bool:
     """Whether a script file a shell runs holds what is not written here: a process
     substitution, a variable, another descriptor, or a file this line writes."""
     text = script.text
-    return script.dynamic or text.startswith(FD_FILES) or _as_file(text) in given.written
+    return script.dynamic or text.startswith(FD_FILES) or posixpath.normpath(text) in given.written
 
 
 def _fed(given: _Input, layers: _Layers, depth: int) -> list[SimpleCommand]:
@@ -323,8 +323,8 @@ def _stored(assignment: Word, depth: int) -> list[SimpleCommand]:
     name, equals, value = assignment.text.partition("=")
     if not equals:
         return []
-    if name in ("BASH_ENV", "ENV", "HOME"):  # a file a shell reads first: not written here;
-        return [SimpleCommand((), unknown=True)]  # a home `$HOME` would not be (`HOME='/ x'`)
+    if name in TRUSTED:
+        return [SimpleCommand((), unknown=True)]
     lines = variable_lines(name, value)
     # not a complete substitution: arithmetic could not run it either
     with contextlib.suppress(Unparseable):

@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +19,7 @@ from ..text import one_line
 from .commands import SimpleCommand, Unparseable, simple_commands
 from .patterns import Pattern, compile_pattern, matches
 from .runtime import could_match
+from .workdir import anywhere, in_workdir, workdirs
 
 ASKING_SEVERITIES = frozenset({"house_style"})
 
@@ -93,6 +94,7 @@ def decide(command: str, rules: Iterable[Memory]) -> Decision:
         if not patterns:
             return Decision("allow")
         return Decision("ask", unreadable=str(why))
+    dirs = workdirs(commands)
     refusals = refusals_of(commands, patterns)
     if any(r.denies for r in refusals):
         return Decision("deny", refusals, commands=commands)
@@ -101,36 +103,48 @@ def decide(command: str, rules: Iterable[Memory]) -> Decision:
     if patterns and any(c.unknown for c in commands):
         hidden = "its program or script is only known when it runs"
         return Decision("ask", unreadable=hidden, commands=commands)
-    maybe = possible_refusal(commands, patterns)
+    maybe = possible_refusal(commands, patterns, dirs)
     if maybe is not None:
         return Decision("ask", unreadable=maybe, commands=commands)
     return Decision("allow", commands=commands)
 
 
 def possible_refusal(
-    commands: Iterable[SimpleCommand], patterns: list[tuple[Memory, Pattern]]
+    commands: Iterable[SimpleCommand],
+    patterns: list[tuple[Memory, Pattern]],
+    dirs: frozenset[str] = frozenset(),
 ) -> str | None:
     """Why a rule could refuse one of `commands` once it runs, when one could."""
     for command in commands:
         for rule, pattern in patterns:
-            if not could_match(pattern, command):
+            elsewhere = any(matches(pattern, command, anywhere(d)) for d in dirs)
+            if not elsewhere and not could_match(pattern, command):
                 continue
-            if command.code is not None:
+            if elsewhere:
+                what = (f"`{pattern.program}` reads a relative path in a directory only "
+                        "known when it runs (`cd $X`, `cd -`, `cd ..`)")  # fmt: skip
+            elif command.code is not None:
                 what = f"`{command.words[0]}` runs inline code that could run a program"
             else:
-                what = (f"an argument of `{pattern.program}` is only known when it runs "
-                        "($(...), $VAR, a glob, xargs)")  # fmt: skip
+                what = (f"an argument of `{pattern.program}` is only known when it runs ($(...), "
+                        "$VAR, a glob, `~/..`, xargs) or holds the home (`/home`)")  # fmt: skip
             return f"{what}; it could be `{pattern.literal}`, which {rule.id} forbids"
     return None
 
 
 def refusals_of(
-    commands: Iterable[SimpleCommand], patterns: list[tuple[Memory, Pattern]]
+    commands: Sequence[SimpleCommand], patterns: list[tuple[Memory, Pattern]]
 ) -> tuple[Refusal, ...]:
-    """Each rule refusing one of `commands`, once, with the first literal that matched."""
+    """Each rule refusing one of `commands`, once, with the first literal that matched: as
+    written, or with its relative paths read where a `cd` of the line went."""
+    dirs = workdirs(commands)
     found: dict[str, Refusal] = {}
     for command in commands:
         for rule, pattern in patterns:
-            if rule.id not in found and matches(pattern, command):
+            if rule.id in found:
+                continue
+            if matches(pattern, command) or any(
+                matches(pattern, command, in_workdir(d)) for d in dirs
+            ):
                 found[rule.id] = Refusal(rule, pattern.literal)
     return tuple(found.values())

@@ -17,13 +17,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .quoting import ANSI_ESCAPE, Unparseable, ansi_char, closing, substitutions
+
 OPERATORS = ("&&", "||", ";;", "|&", ";", "|", "&", "(", ")")
 REDIRECTS = ("<<<", "<<-", "<<", ">>", "&>>", "&>", ">&", "<&", ">|", "<>", ">", "<")
 SEPARATOR = "\n"
-
-
-class Unparseable(ValueError):
-    """The command cannot be read with certainty; the message says why."""
 
 
 @dataclass
@@ -34,6 +32,7 @@ class Word:
     many: bool = False  # may become several words, any of them (`$x`, `"$@"`, `{a,b}`)
     glob: str | None = None  # when a glob is all that is dynamic: a regex of what it yields
     home: bool = False  # holds `$HOME` or `${HOME}`, written `~` in `text`
+    more: bool = False  # holds an expansion besides the home's (`"$HOME$X"`: anywhere)
 
     @property
     def fixed(self) -> str:
@@ -155,7 +154,7 @@ class _Lexer:
             if char in " \t\r\n;&|()<>":
                 if char in "<>" and text.startswith("(", self.i + 1):
                     self._substitution(self.i + 2, ")")
-                    word.dynamic = True
+                    word.dynamic = word.more = True
                     continue
                 break
             if char == "\\":
@@ -171,10 +170,10 @@ class _Lexer:
                 word.quoted = True
                 self.i = end + 1
             elif char == '"':
-                parts.append(self._double_quoted(word))
+                parts.append(self._double_quoted(word, parts))
                 word.quoted = True
             elif char == "$":
-                parts.append(self._dollar(word, quoted=False))
+                parts.append(self._dollar(word, parts, quoted=False))
             elif char == "`":
                 self._backticks()
                 word.dynamic = word.many = True
@@ -196,7 +195,7 @@ class _Lexer:
             self.out.tokens.append(Token("word", word=word))
         return word
 
-    def _double_quoted(self, word: Word) -> str:
+    def _double_quoted(self, word: Word, before: list[str]) -> str:
         text = self.text
         self.i += 1
         parts: list[str] = []
@@ -215,25 +214,31 @@ class _Lexer:
                     parts.append(char + following)
                 self.i += 2
             elif char == "$":
-                parts.append(self._dollar(word, quoted=True))
+                so_far = [*before, *parts]
+                value = self._dollar(word, so_far, quoted=True)
+                if not so_far and (before or parts):  # `"/home/$USER"`: the home, `~`
+                    before.clear()
+                    parts.clear()
+                parts.append(value)
             elif char == "`":
                 self._backticks()
-                word.dynamic = True
+                word.dynamic = word.more = True
             else:
                 parts.append(char)
                 self.i += 1
 
-    def _dollar(self, word: Word, *, quoted: bool) -> str:
+    def _dollar(self, word: Word, before: list[str], *, quoted: bool) -> str:
         """`$...` at `self.i`: a substitution (its script kept), an expansion (unknown), or
         a plain `$`. Returns the literal text it stands for, if any. Outside double quotes
         an expansion's value is split into any number of words; `"$@"` is too."""
         text = self.text
         following = text[self.i + 1 : self.i + 2]
         many_before = word.many  # `$HOME` is one path: an assignment to HOME is asked about
+        word.more = word.more or word.dynamic  # an expansion before this one, or the home
         if following in ("(", "{") or following.isalnum() or following in "_@*#?$!-":
             word.many = word.many or not quoted
         if text.startswith("$((", self.i):  # arithmetic: only a substitution in it runs
-            end = _closing(text, self.i + 3, "(", ")", "an arithmetic expansion", depth=2)
+            end = closing(text, self.i + 3, "(", ")", "an arithmetic expansion", depth=2)
             inside = text[self.i + 3 : end - 2]
             if "$(" in inside or "`" in inside:
                 self.out.inner.append(inside)
@@ -245,14 +250,14 @@ class _Lexer:
             word.dynamic = True
             return ""
         if following == "{":
-            end = _closing(text, self.i + 2, "{", "}", "a ${...} expansion")
+            end = closing(text, self.i + 2, "{", "}", "a ${...} expansion")
             inside = text[self.i + 2 : end - 1]
             if "$(" in inside or "`" in inside:
                 self.out.inner.append(inside)  # `${x:-$(cmd)}` may run cmd: read it all
             self.i = end
             word.dynamic = True
             word.many = word.many or "@" in inside  # `"${args[@]}"`, `"${@:2}"`
-            if inside == "HOME":
+            if inside == "HOME" or _users_home(inside, before):
                 word.home, word.many = True, many_before
                 return "~"
             return ""
@@ -261,7 +266,7 @@ class _Lexer:
         if following == '"':  # `$"..."`, a translated string: read as "..."
             self.i += 1
             word.quoted = True
-            return self._double_quoted(word)
+            return self._double_quoted(word, before)
         if following and (following.isalnum() or following in "_@*#?$!-"):
             start = self.i + 1
             self.i += 2
@@ -270,7 +275,8 @@ class _Lexer:
                     self.i += 1
             word.dynamic = True
             word.many = word.many or following == "@"
-            if text[start : self.i] == "HOME":  # the home directory, as `~` is
+            name = text[start : self.i]
+            if name == "HOME" or _users_home(name, before):  # the home directory, as `~` is
                 word.home, word.many = True, many_before
                 return "~"
             return ""
@@ -289,16 +295,16 @@ class _Lexer:
             if char == "'":
                 self.i += 1
                 return "".join(parts)
-            escape = _ANSI_ESCAPE.match(text, self.i) if char == "\\" else None
+            escape = ANSI_ESCAPE.match(text, self.i) if char == "\\" else None
             if escape is not None:
-                parts.append(_ansi_char(escape.group(1)))
+                parts.append(ansi_char(escape.group(1)))
                 self.i = escape.end()
             else:
                 parts.append(char)
                 self.i += 1
 
     def _substitution(self, start: int, closer: str) -> None:
-        end = _closing(self.text, start, "(", closer, "a $(...) substitution")
+        end = closing(self.text, start, "(", closer, "a $(...) substitution")
         self.out.inner.append(self.text[start : end - 1])
         self.i = end
 
@@ -321,13 +327,17 @@ class _Lexer:
         self.i = j + 1
 
 
-# One escape of `$'...'`: a letter, \xHH, \NNN (octal), \uHHHH, \UHHHHHHHH, \cX.
-_ANSI_ESCAPE = re.compile(
-    r"\\(x[0-9A-Fa-f]{1,2}|[0-7]{1,3}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|c.|.)", re.DOTALL
-)
+_HOMES = re.compile(r"/+(home|Users)/+")
 _GLOB = {"*": "[^/]*", "?": "[^/]"}  # what a glob's `*` and `?` stand for in a file name
-_ANSI_LETTERS = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r",
-                 "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}  # fmt: skip
+
+
+def _users_home(name: str, before: list[str]) -> bool:
+    """Whether `$name` completes the user's home (`/home/$USER`, `/Users/${LOGNAME}`): then
+    the word so far is dropped, and the home is `~`. A line that sets them is asked about."""
+    if name not in ("USER", "LOGNAME") or not _HOMES.fullmatch("".join(before)):
+        return False
+    before.clear()
+    return True
 
 
 def _expands(bare: list[str], text: str) -> bool:
@@ -342,79 +352,9 @@ def _expands(bare: list[str], text: str) -> bool:
     return "{" in bare and "}" in text and ("," in text or ".." in text)
 
 
-def _ansi_char(escape: str) -> str:
-    head = escape[0]
-    if head in "xuU" and len(escape) > 1:
-        return chr(min(int(escape[1:], 16), 0x10FFFF))
-    if head.isdigit() and head in "01234567":
-        return chr(int(escape, 8) & 0xFF)
-    if head == "c" and len(escape) == 2:
-        return chr(ord(escape[1]) & 0x1F)
-    return _ANSI_LETTERS.get(escape, "\\" + escape)
-
-
-def _closing(text: str, start: int, opener: str, closer: str, what: str, depth: int = 1) -> int:
-    """The index just past the `closer` that ends what opens before `start` (`depth`
-    openers deep), skipping quotes and nested pairs."""
-    j = start
-    while j < len(text):
-        char = text[j]
-        if char == "\\":
-            j += 2
-            continue
-        if char in "'\"`":
-            end = text.find(char, j + 1) if char == "'" else _quote_end(text, j, char)
-            if end < 0:
-                break
-            j = end + 1
-            continue
-        if char == closer:
-            depth -= 1
-            if depth == 0:
-                return j + 1
-        elif char == opener:
-            depth += 1
-        j += 1
-    raise Unparseable(f"{what} is never closed")
-
-
-def _quote_end(text: str, start: int, quote: str) -> int:
-    j = start + 1
-    while j < len(text):
-        if text[j] == "\\":
-            j += 2
-            continue
-        if text[j] == quote:
-            return j
-        j += 1
-    return -1
-
-
-def substitutions(body: str) -> list[str]:
-    """The scripts `$(...)` and backticks run inside text that is otherwise data (the body
-    of a here-document whose delimiter is not quoted)."""
-    found: list[str] = []
-    i = 0
-    while i < len(body):
-        if body[i] == "\\":
-            i += 2
-        elif body.startswith("$((", i):
-            i = _closing(body, i + 3, "(", ")", "an arithmetic expansion", depth=2)
-        elif body.startswith("$(", i):
-            end = _closing(body, i + 2, "(", ")", "a $(...) substitution")
-            found.append(body[i + 2 : end - 1])
-            i = end
-        elif body[i] == "`":
-            end = _quote_end(body, i, "`")
-            if end < 0:
-                raise Unparseable("a backtick is never closed")
-            found.append(body[i + 1 : end])
-            i = end + 1
-        else:
-            i += 1
-    return found
-
-
 def lex(text: str) -> Lexed:
     """The tokens of `text`, the scripts its substitutions run, and its here-documents."""
     return _Lexer(text).run()
+
+
+__all__ = ["SEPARATOR", "Lexed", "Unparseable", "Word", "lex", "substitutions"]

@@ -19,8 +19,10 @@ For git, a `+` refspec (`+main`, `+HEAD:main`) is a forced push of that ref, rea
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .commands import SimpleCommand, Unparseable, simple_commands
@@ -41,6 +43,9 @@ ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
     "npm": {"-f": ("--force",), "-g": ("--global",)},
     "terraform": {},
 }  # fmt: skip
+
+
+_PROC_ROOT = re.compile(r"^/proc/(self|thread-self|[0-9]+)/root(?=/|$)")  # the root, `/`
 
 
 @dataclass(frozen=True)
@@ -70,13 +75,20 @@ def program_of(command: SimpleCommand) -> set[str]:
     return {layer[0].rsplit("/", 1)[-1] for layer in command.layers if layer}
 
 
-def matches(pattern: Pattern, command: SimpleCommand) -> bool:
-    """Whether any layer of `command` is one `pattern` names."""
+def equal(wanted: str, word: str) -> bool:
+    return wanted == word
+
+
+def matches(
+    pattern: Pattern, command: SimpleCommand, same: Callable[[str, str], bool] = equal
+) -> bool:
+    """Whether any layer of `command` is one `pattern` names, its words the pattern's when
+    `same` says so (a relative path read in the directory a `cd` went to)."""
     for layer in command.layers:
         if not layer or layer[0].rsplit("/", 1)[-1] != pattern.program:
             continue
         plain, options = plain_and_options(pattern.program, layer[1:], pattern.options)
-        if _covers(options, pattern.options) and _in_order(pattern.plain, plain):
+        if _covers(options, pattern.options) and _in_order(pattern.plain, plain, same):
             return True
     return False
 
@@ -128,17 +140,49 @@ def plain_and_options(
 
 
 def normalised(word: str) -> str:
-    """A path as the file it names: `//`, `/.`, `/..`, a trailing `/` or `/*` dropped, `~/`
-    as `~`. Other words are themselves."""
-    if not word.startswith(("/", "~")):
+    """A path as the file it names: `//`, `/.`, `/..`, a trailing `/` or `/*` (or `/?*`)
+    dropped, `~/` and the home written out (`/root` for root) as `~`, `/proc/self/root` as
+    `/`. Other words, and a path whose place depends on who runs it or when (`~/..`, `/` for
+    root; `~-`; `~alice`: `unplaced`), are themselves."""
+    if not word.startswith(("/", "~")) or unplaced(word):
         return word
     path = re.sub("/+", "/", word)
+    path = re.sub("/+", "/", _PROC_ROOT.sub("/", path))
     while True:
         path = posixpath.normpath(path)
         parent, last = posixpath.split(path)
-        if not parent or not last or last.strip("*"):
-            return path
-        path = parent  # `/*`, `dir/**`: every file in it
+        if not parent or not last or last.strip("*?") or "*" not in last:
+            return _from_home(path)
+        path = parent  # `/*`, `dir/**`, `/?*`: every file in it
+
+
+def _from_home(path: str) -> str:
+    """`path` from the home of whoever runs the guard (the agent, for its hook) as `~`."""
+    home = _home()
+    if home == "/" or not (path == home or path.startswith(home + "/")):
+        return path
+    return "~" + path[len(home) :]
+
+
+def _home() -> str:
+    return posixpath.normpath(re.sub("/+", "/", os.path.expanduser("~")))
+
+
+def unplaced(path: str) -> bool:
+    """Whether where a path is depends on who runs it or when: above the home (`~/..`, `/` for
+    root), in the previous directory (`~-`, `$OLDPWD`) or another's home (`~alice`)."""
+    head = path.split("/", 1)[0]
+    if head.startswith("~") and head not in ("~", "~+"):
+        return True
+    return head == "~" and not posixpath.normpath(path).startswith("~")
+
+
+def holds_home(path: str) -> bool:
+    """Whether a path is a directory the home is in: `/home`, `/Users`, or one above it."""
+    if not path.startswith("/"):
+        return False
+    place = normalised(path)
+    return place in ("/home", "/Users") or _home().startswith(place.rstrip("/") + "/")
 
 
 def _whole(option: str, longs: set[str], abbreviates: bool) -> str:
@@ -148,6 +192,8 @@ def _whole(option: str, longs: set[str], abbreviates: bool) -> str:
     return started[0] if len(started) == 1 else option
 
 
-def _in_order(wanted: tuple[str, ...], words: tuple[str, ...]) -> bool:
+def _in_order(
+    wanted: tuple[str, ...], words: tuple[str, ...], same: Callable[[str, str], bool]
+) -> bool:
     remaining = iter(words)
-    return all(any(word == want for word in remaining) for want in wanted)
+    return all(any(same(want, word) for word in remaining) for want in wanted)

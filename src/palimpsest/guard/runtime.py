@@ -10,11 +10,20 @@ interpreter's inline code that could run a program (`could_run`).
 
 from __future__ import annotations
 
+import os
 import re
 
 from .commands import SimpleCommand
 from .lexer import Word
-from .patterns import ALIASES, Pattern, in_family, normalised, plain_and_options
+from .patterns import (
+    ALIASES,
+    Pattern,
+    holds_home,
+    in_family,
+    normalised,
+    plain_and_options,
+    unplaced,
+)
 from .scripts import AWKS
 from .wrappers import RUNS_PROGRAMS, interpreter
 
@@ -25,6 +34,8 @@ VALUE_OPTIONS: dict[str, frozenset[str]] = {
                       "--author", "--date", "--template", "--strategy", "--strategy-option",
                       "--git-dir", "--work-tree", "--namespace", "--config-env"}),
 }  # fmt: skip
+# Where homes are: the home a glob may yield (`/home/*`), whoever runs it.
+HOMES = ("/home/user", "/Users/user", "/root")
 # Programs whose first plain word is the subcommand they run: once it is written out and is
 # not the pattern's, no word known later makes the command the pattern's (`git log -n $N`
 # never pushes, whatever N holds).
@@ -98,7 +109,11 @@ def _known_and_holes(program: str, words: tuple[Word, ...]) -> tuple[tuple[str, 
     holes: list[Word] = []
     after_value_option = False
     for word in words:
-        if word.dynamic and not after_value_option:
+        if unplaced(word.text) and not after_value_option:
+            holes.append(Word("", dynamic=True))  # `~/..` is `/` for root, `/home` for others
+        elif holds_home(word.text) and not word.dynamic and not after_value_option:
+            holes.append(Word("~", dynamic=True))  # `/home` holds the home: a rule's `~...`
+        elif word.dynamic and not after_value_option:
             holes.append(word)
         elif not word.dynamic:
             known.append(word.text)
@@ -133,10 +148,21 @@ def _yields(hole: Word, target: str) -> bool:
     """Whether a word only known at run time could be `target` (or an option of its family,
     or a path that is `target` normalised)."""
     if hole.glob is not None:  # a glob yields names that fit it
-        return any(re.fullmatch(hole.glob, t) for t in (target, target + "-x", target + "=x"))
+        return any(re.fullmatch(hole.glob, t) for t in _globbed(hole, target))
     if hole.many:
         return True  # split at run time into any words
     return _fits(hole.fixed, target) or _fits(normalised(hole.fixed), target)
+
+
+def _globbed(hole: Word, target: str) -> tuple[str, ...]:
+    """`target` as a glob would yield it: an option with a value or of its family; a path in
+    the home as a path under any home (`/home/*` holds `~`), or as written for a glob written
+    from `~/`. A file a glob names `~` is never the home."""
+    if not target.startswith("~"):
+        return (target, f"{target}-x", f"{target}=x")
+    homes = (*HOMES, os.path.expanduser("~"))
+    written = (target,) if hole.text.startswith("~") else ()
+    return (*written, *(home + target[1:] + end for home in homes for end in ("", "/")))
 
 
 def _fits(fixed: str, target: str) -> bool:

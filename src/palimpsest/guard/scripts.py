@@ -295,6 +295,22 @@ def variable_lines(name: str, value: str) -> list[str]:
     return lines
 
 
+# Read as the agent's shell holds them: a line that sets one is asked about (a script a shell
+# runs first; the home: `HOME='/ x'`; where `cd x` goes).
+TRUSTED = frozenset({"BASH_ENV", "ENV", "HOME", "USER", "LOGNAME", "CDPATH"})
+SETTERS = frozenset({"read", "mapfile", "readarray", "getopts"})  # set the variables named
+
+
+def sets_trusted(program: str, arguments: list[Word]) -> bool:
+    """Whether a builtin sets a variable of `TRUSTED`: `read HOME`, `printf -v CDPATH /`."""
+    if program == "printf":
+        names = [w.text[2:] or next((n.text for n in arguments[i + 1 : i + 2]), "")
+                 for i, w in enumerate(arguments) if w.text.startswith("-v")]  # fmt: skip
+    else:
+        names = [w.text for w in arguments] if program in SETTERS else []
+    return any(name in TRUSTED for name in names)
+
+
 def alias_text(word: Word) -> Word:
     """The text `alias NAME='TEXT'` stands for (nothing for `alias` or `alias NAME`)."""
     _, equals, text = word.text.partition("=")
