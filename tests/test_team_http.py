@@ -212,7 +212,8 @@ async def test_one_key_cannot_hold_every_connection_with_streams_or_slow_request
                 + f"Authorization: Bearer {vic['key']}\r\nContent-Length: 1000\r\n\r\n{{".encode()
             )
             slow.append(client)
-        assert sorted(read_status(c, 5) for c in slow[-8:]) == [429] * 8
+        # "At once": well before the 30 s a body may take, even on a loaded machine.
+        assert sorted(read_status(c, 15) for c in slow[-8:]) == [429] * 8
         with anyio.fail_after(15):  # another key still gets in, and is served
             async with keyed(server.url, ana["key"]) as client:
                 await call(client, "remember", notebook="n", kind="fact", text="Still served")
