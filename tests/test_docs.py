@@ -2,8 +2,10 @@
 
 A clone must be readable on its own: every link of README.md and docs/ leads to a file of
 the repository (or a public web page), and each anchor to a heading that exists. Every
-CLI command and every MCP tool is documented in docs/operations.md, and every kind, status
-and link type in docs/concepts.md, so that adding one without its documentation fails here.
+CLI command and every MCP tool is documented in docs/operations.md, every top-level command
+has a row in the README's command table (and no row names a command that does not exist),
+and every kind, status and link type is in docs/concepts.md, so that adding one without its
+documentation fails here.
 """
 
 from __future__ import annotations
@@ -90,6 +92,49 @@ def test_the_link_check_sees_what_it_must_refuse() -> None:
 def test_the_readme_points_to_the_docs() -> None:
     links = {urlsplit(link).path for link in _links(REPO / "README.md")}
     assert {"docs/concepts.md", "docs/operations.md", "docs/configuration.md"} <= links
+    assert {"docs/README.md", "docs/benchmarks.md", "docs/team.md"} <= links
+
+
+def test_the_docs_say_what_to_read_first() -> None:
+    """docs/README.md links every page of docs/, so none is found only by chance."""
+    links = {urlsplit(link).path for link in _links(DOCS / "README.md")}
+    pages = {page.name for page in DOCS.glob("*.md")} - {"README.md"}
+    assert sorted(pages - links) == []
+
+
+def test_the_readme_opens_with_the_two_commands_and_stays_short() -> None:
+    """Its first screen sets up and runs; the rest fits three screens, details in docs/."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    first_screen = readme.split("\n---\n")[0]
+    assert "./scripts/run " in first_screen and "./scripts/test " in first_screen
+    assert len(readme.splitlines()) <= 170, "move the details into docs/"
+
+
+def _table_rows(text: str) -> list[str]:
+    """The first cell of each row of the first table in `text`, when it is `code`."""
+    return re.findall(r"^\| `([^`]+)` \|", text, re.MULTILINE)
+
+
+def test_the_readmes_command_table_matches_the_cli() -> None:
+    """One row per top-level command of `palimpsest --help`, and no row for a command that
+    does not exist (a renamed or removed one)."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Commands\n", 1)[1].split("\n## ", 1)[0]
+    rows = _table_rows(section)
+    commands = set(palimpsest.commands)
+    assert {
+        "commands without a row": sorted(commands - set(rows)),
+        "rows naming no command": sorted(set(rows) - commands),
+        "rows given twice": sorted({row for row in rows if rows.count(row) > 1}),
+    } == {"commands without a row": [], "rows naming no command": [], "rows given twice": []}
+
+
+@pytest.mark.parametrize("command", sorted(palimpsest.commands))
+def test_every_command_is_in_the_operations_table(command: str) -> None:
+    """The table that opens docs/operations.md, where a reader looks first."""
+    text = (DOCS / "operations.md").read_text(encoding="utf-8")
+    table = text.split("\n## ", 1)[0]
+    assert re.search(rf"`palimpsest {command}\b", table), f"no row names palimpsest {command}"
 
 
 def _commands(group: click.Group, prefix: str = "") -> list[str]:

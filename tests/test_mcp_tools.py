@@ -516,15 +516,17 @@ def event_count(db_path: Path) -> int:
         return int(raw.execute("SELECT count(*) FROM events").fetchone()[0])
 
 
-def test_the_readme_documents_every_tool_and_the_client_configuration() -> None:
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+def test_the_docs_document_every_tool_and_the_client_configuration() -> None:
+    repo = Path(__file__).resolve().parents[1]
+    readme = (repo / "README.md").read_text(encoding="utf-8")
     first_screen = readme.split("\n---\n")[0]
     assert '"args": ["serve"]' in first_screen
-    section = readme.split("## Use it from an MCP client")[1].split("\n## ")[0]
+    assert "| `serve` |" in readme  # in the CLI's table too
+    operations = (repo / "docs" / "operations.md").read_text(encoding="utf-8")
+    section = operations.split("## From an MCP client")[1].split("\n## ")[0]
     for name in mcp_tools.TOOL_NAMES:
         assert f"| `{name}` |" in section, name
     assert "http://127.0.0.1:8765/mcp" in section
-    assert "| `serve` |" in readme  # in the CLI's table too
 
 
 async def test_redact_keeps_a_note_and_a_summary_without_their_credentials(client: Client) -> None:

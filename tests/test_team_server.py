@@ -91,17 +91,17 @@ http {{
 
 
 def nginx_site(section: str) -> tuple[str, str]:
-    """The README's reverse proxy, `upstream` and `server` blocks, as the README shows them."""
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-    block = readme.split(section, 1)[1].split("```nginx\n", 1)[1].split("```", 1)[0]
+    """docs/team.md's reverse proxy, `upstream` and `server` blocks, as the page shows them."""
+    page = (Path(__file__).parent.parent / "docs" / "team.md").read_text(encoding="utf-8")
+    block = page.split(section, 1)[1].split("```nginx\n", 1)[1].split("```", 1)[0]
     upstream, site = block.split("\n\n", 1)
     return upstream, site
 
 
 @contextmanager
 def nginx(folder: Path, ports: list[int], listen: int) -> Iterator[str]:
-    """nginx in front of `ports`, on `listen`, with the README's configuration."""
-    upstream, site = nginx_site("### A team server")
+    """nginx in front of `ports`, on `listen`, with docs/team.md's configuration."""
+    upstream, site = nginx_site("\n## A team server\n")
     for n, port in enumerate(ports):
         upstream = upstream.replace(f"127.0.0.1:{8765 + n}", f"127.0.0.1:{port}")
     site = site.replace("listen 8080", f"listen 127.0.0.1:{listen}")
@@ -124,10 +124,10 @@ def nginx(folder: Path, ports: list[int], listen: int) -> Iterator[str]:
 
 
 @asynccontextmanager
-async def readme_client(proxy: str, key: str) -> AsyncIterator[Client]:
-    """A client configured as the README's team server section shows (its `headers`)."""
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-    block = readme.split("### A team server", 1)[1].split("```json\n", 1)[1].split("```", 1)[0]
+async def documented_client(proxy: str, key: str) -> AsyncIterator[Client]:
+    """A client configured as docs/team.md's team server section shows (its `headers`)."""
+    page = (Path(__file__).parent.parent / "docs" / "team.md").read_text(encoding="utf-8")
+    block = page.split("\n## A team server\n", 1)[1].split("```json\n", 1)[1].split("```", 1)[0]
     server = json.loads(block)["mcpServers"]["palimpsest"]
     assert server["type"] == "http" and server["url"].endswith("/mcp")
     headers = {k: v.replace("palimpsest_k_...", key) for k, v in server["headers"].items()}
@@ -155,7 +155,7 @@ def session_statuses(url: str, key: str) -> list[int]:
 
 @needs_postgres
 @pytest.mark.anyio
-async def test_the_readmes_team_server_answers_through_its_reverse_proxy(
+async def test_the_documented_team_server_answers_through_its_reverse_proxy(
     team_store: str, env: dict[str, str], tmp_path: Path
 ) -> None:
     cli(team_store, env, "workspace", "create", "team")
@@ -172,8 +172,8 @@ async def test_the_readmes_team_server_answers_through_its_reverse_proxy(
                 for _ in range(4):
                     hits = (await call(client, "recall", query="pool connections"))["hits"]
                     assert [h["id"] for h in hits] == [filed["id"]]
-            # The README's client configuration, with this key in it, as a client reads it.
-            async with readme_client(proxy, key) as client:
+            # docs/team.md's client configuration, with this key in it, as a client reads it.
+            async with documented_client(proxy, key) as client:
                 assert (await call(client, "recall", query="pool"))["hits"]
             # A client of an earlier protocol keeps a session: it too may reach either one.
             assert session_statuses(proxy, key) == [200, 202, 200, 200, 200]
