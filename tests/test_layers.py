@@ -28,7 +28,7 @@ ALLOWED = {
     "secret_rules": set(),
     "secrets": {"secret_rules"},
     "gate": {"errors", "secrets"},
-    "revise": {"model", "errors", "gate"},
+    "revise": {"model", "errors", "gate", "text"},
     "projects": {"errors"},  # the file binding a directory to a notebook
     "checks": {"model"},  # a check run against files: no store
     "formats": {"model", "errors"},  # files of ours and of other servers, read and written
@@ -36,10 +36,13 @@ ALLOWED = {
     "embed": {"errors"},  # text to vectors; the store keeps vectors as plain arrays
     "guard": {"model", "errors", "text"},  # reading commands and matching patterns: pure
     "service": DOMAIN | {"store", "embed", "projects", "guard", "formats"},
-    "config": {"errors", "gate", "service"},  # the process's configuration, for adapters
+    "config": {"errors", "service"},  # the process's configuration, for adapters
     "keychain": {"errors", "secret_rules", "secrets"},  # secrets by name, in the OS keychain
-    "mcp": DOMAIN | {"service", "config"},
-    "cli": DOMAIN | {"service", "config", "mcp", "hook_guard", "keychain"},
+    # The adapters reach the rules (gate, revise, secrets) only through the service; below
+    # it they read the shapes it answers in and how text is shown.
+    "mcp": {"errors", "model", "views", "text", "service", "config"},
+    "cli": {"errors", "model", "views", "text", "projects", "service", "config", "mcp"}
+    | {"hook_guard", "keychain"},
     # The guard's hook must answer before the service could load: it reads the rules
     # through store/guard_rows.py alone, and keeps the command through the service.
     "hook_guard": {"errors", "model", "guard", "projects", "store", "service"},
@@ -246,5 +249,6 @@ def test_the_checker_finds_each_way_to_reach_a_layer_above() -> None:
 def test_the_checker_passes_what_stays_below() -> None:
     for source in STORE_STAYING_IN_ITS_LAYER:
         assert not forbidden(source, ("store", "sqlite")), source
+    assert forbidden("from ..gate import shown_name", ("mcp", "schema")) == {"gate"}
     assert imports_in("import importlib\nimportlib.import_module(f'{__name__}.app')",
                       ("cli", "__init__")) == {"cli"}  # fmt: skip

@@ -20,8 +20,9 @@ from ..errors import Conflict, NotFound, Retryable, ValidationError
 from ..ids import new_id
 from ..model import STATUSES, TIME_RANGE, Event, Memory, Notebook, now_utc
 from ..projects import NO_PLACES, Places
-from ..revise import Step, Unmatched, canonical, changed_fields, check_version, parse_fields
+from ..revise import Step, Unmatched, changed_fields, check_version, parse_fields
 from ..store import Store, StoredResponse, StoreReader, StoreWriter
+from ..text import canonical
 from .roles import Principal, check_write
 from .vectors import VectorWriter
 
