@@ -12,7 +12,7 @@ import json
 import sys
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Self
+from typing import Any, Self
 
 from .. import gate
 from ..embed import Embedder, default_embedder
@@ -25,9 +25,6 @@ from ..store import Store, StoredResponse, StoreReader, StoreWriter
 from ..text import canonical
 from .roles import Principal, check_write
 from .vectors import VectorWriter
-
-if TYPE_CHECKING:
-    from ..embed import Vectors
 
 DEFAULT_WORKSPACE = "default"
 MAX_LIMIT = 200
@@ -221,10 +218,6 @@ class ServiceBase:
         tx.put_memory(new, seq)
         self.vectors.write(tx, old, new, seq)
         return seq
-
-    def _vector_of(self, text: str) -> Vectors | None:
-        """`text` embedded by the service's embedder; None with the null embedder."""
-        return self.vectors.vector_of(text)
 
     def _write_step(self, tx: StoreWriter, step: Step, op_id: str, now: str) -> dict[str, Any]:
         """Write the event that makes `step.new` the memory's next version: its id, version
