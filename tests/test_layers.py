@@ -1,7 +1,12 @@
 """The dependency direction is the law (DESIGN section 3, STYLE.md): each layer imports only
 what is below it. The domain knows no service or store; the store knows no service or
 transport; the service knows no transport; the adapters reach the store only through the
-service. Every module of the package belongs to a layer, so a new one must be placed."""
+service. Every module of the package belongs to a layer, so a new one must be placed.
+
+An import counts however it is written: relative or absolute, `from palimpsest import
+service`, inside a function, or through `importlib.import_module` or `__import__` with a
+literal name; a module named only at run time is refused. The checker is itself tested on
+snippets it must refuse and ones it must pass, so this test is shown able to fail."""
 
 from __future__ import annotations
 
@@ -23,7 +28,7 @@ ALLOWED = {
     "secret_rules": set(),
     "secrets": {"secret_rules"},
     "gate": {"errors", "secrets"},
-    "revise": {"model", "errors", "gate"},
+    "revise": {"model", "errors", "gate", "text"},
     "projects": {"errors"},  # the file binding a directory to a notebook
     "checks": {"model"},  # a check run against files: no store
     "formats": {"model", "errors"},  # files of ours and of other servers, read and written
@@ -31,10 +36,13 @@ ALLOWED = {
     "embed": {"errors"},  # text to vectors; the store keeps vectors as plain arrays
     "guard": {"model", "errors", "text"},  # reading commands and matching patterns: pure
     "service": DOMAIN | {"store", "embed", "projects", "guard", "formats"},
-    "config": {"errors", "gate", "service"},  # the process's configuration, for adapters
+    "config": {"errors", "service"},  # the process's configuration, for adapters
     "keychain": {"errors", "secret_rules", "secrets"},  # secrets by name, in the OS keychain
-    "mcp": DOMAIN | {"service", "config"},
-    "cli": DOMAIN | {"service", "config", "mcp", "hook_guard", "keychain"},
+    # The adapters reach the rules (gate, revise, secrets) only through the service; below
+    # it they read the shapes it answers in and how text is shown.
+    "mcp": {"errors", "model", "views", "text", "service", "config"},
+    "cli": {"errors", "model", "views", "text", "projects", "service", "config", "mcp"}
+    | {"hook_guard", "keychain"},
     # The guard's hook must answer before the service could load: it reads the rules
     # through store/guard_rows.py alone, and keeps the command through the service.
     "hook_guard": {"errors", "model", "guard", "projects", "store", "service"},
@@ -42,25 +50,118 @@ ALLOWED = {
     "__init__": {"errors", "service"},
     "__main__": {"launch"},
 }
+LAYERS = {p.stem for p in PACKAGE.iterdir() if p.suffix == ".py" or (p / "__init__.py").exists()}
+
+
+# The functions that load a module by a name given at run time. A call to one with a literal
+# name counts as an import of that name; `f"{__name__}.x"` (the CLI loading its commands) as
+# one of the caller's own layer; anything else, or an importer renamed or passed on, as an
+# import of `DYNAMIC`, which no layer may import.
+IMPORTERS = {"import_module", "__import__"}
+DYNAMIC = "(a module named at run time)"
 
 
 def palimpsest_imports(path: Path) -> set[str]:
-    """The top-level palimpsest modules a file imports (relative imports resolved)."""
-    module = path.relative_to(PACKAGE).with_suffix("").parts
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    """The layers (top-level palimpsest modules) a file imports."""
+    return imports_in(path.read_text(), path.relative_to(PACKAGE).with_suffix("").parts)
+
+
+def imports_in(source: str, module: tuple[str, ...]) -> set[str]:
+    """The layers `source` imports, read as the module at `module` (its path in the package
+    without `.py`: `("store", "sqlite")`), at any depth (inside functions too)."""
+    here = ["palimpsest", *module[:-1]]  # the package a relative import starts from
+    tree = ast.parse(source)
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and _is_importer(n.func)]
+    called = {id(call.func) for call in calls}
+    found = set().union(*(_loaded_by(call, here, module[0]) for call in calls))
+    for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
-            if node.level:
-                package = module[: len(module) - node.level]
-                parts = [*package, *(node.module.split(".") if node.module else [])]
-                found.update([parts[0]] if parts else [alias.name for alias in node.names])
-            elif node.module and node.module.startswith("palimpsest."):
-                found.add(node.module.split(".")[1])
+            names = [alias.name for alias in node.names]
+            found |= _layers(_absolute("." * node.level + (node.module or ""), here), names)
+            if any(alias.name in IMPORTERS and alias.asname for alias in node.names):
+                found.add(DYNAMIC)  # `import_module as load`: its calls would go unseen
         elif isinstance(node, ast.Import):
-            found.update(
-                a.name.split(".")[1] for a in node.names if a.name.startswith("palimpsest.")
-            )
+            for alias in node.names:
+                found |= _layers(alias.name.split("."), [])
+        elif _is_importer(node) and id(node) not in called:
+            found.add(DYNAMIC)
     return found
+
+
+def _is_importer(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Name) and node.id in IMPORTERS) or (
+        isinstance(node, ast.Attribute) and node.attr in IMPORTERS
+    )
+
+
+def _absolute(name: str, here: list[str]) -> list[str]:
+    """The dotted parts of `name` (`..gate`), resolved from the package `here`."""
+    level = len(name) - len(name.lstrip("."))
+    if not level:
+        return name.split(".")
+    base = here[: len(here) - level + 1] if level <= len(here) else []
+    return [*base, *(name[level:].split(".") if name[level:] else [])]
+
+
+def _layers(parts: list[str], names: list[str]) -> set[str]:
+    """The layer `from <parts> import <names>` reaches (`import <parts>` with no names): none
+    outside the package; the first part inside it; for the package itself, each name that
+    is a layer (`from palimpsest import service`) and `__init__` for the rest."""
+    if parts[:1] != ["palimpsest"]:
+        return set()
+    if len(parts) > 1:
+        return {parts[1]}
+    return {name if name in LAYERS else "__init__" for name in names} or {"__init__"}
+
+
+def _loaded_by(call: ast.Call, here: list[str], layer: str) -> set[str]:
+    """The layer `import_module(name, package)` or `__import__(name, globals, locals,
+    fromlist, level)` loads."""
+    importer = call.func.id if isinstance(call.func, ast.Name) else call.func.attr
+    spots = ("name", "package") if importer == "import_module" else (
+        "name", "globals", "locals", "fromlist", "level")  # fmt: skip
+    given = dict(zip(spots, call.args, strict=False))
+    given.update((k.arg, k.value) for k in call.keywords if k.arg)
+    name = given.get("name")
+    if isinstance(name, ast.JoinedStr) and _starts_with_own_name(name):
+        return {layer}
+    text = _literal(name)
+    if not isinstance(text, str):
+        return {DYNAMIC}
+    if importer == "__import__":  # a relative one starts from the caller's package
+        level, fromlist = _literal(given.get("level", ast.Constant(0))), _literal(
+            given.get("fromlist", ast.Constant(())))  # fmt: skip
+        if not isinstance(level, int) or not isinstance(fromlist, (list, tuple)):
+            return {DYNAMIC}
+        return _layers(_absolute("." * level + text, here), [str(n) for n in fromlist])
+    if not text.startswith("."):
+        return _layers(text.split("."), [])
+    package = given.get("package")
+    if isinstance(package, ast.Name) and package.id == "__package__":
+        return _layers(_absolute(text, here), [])
+    if isinstance(_literal(package), str):
+        return _layers(_absolute(text, _literal(package).split(".")), [])
+    return {DYNAMIC}
+
+
+def _literal(node: ast.AST | None) -> object:
+    try:
+        return ast.literal_eval(node) if node is not None else None
+    except (ValueError, TypeError, SyntaxError):
+        return None
+
+
+def _starts_with_own_name(name: ast.JoinedStr) -> bool:
+    """`f"{__name__}.x"`: a submodule of the caller, so in the caller's layer."""
+    head = name.values[:2]
+    return (
+        len(head) == 2
+        and isinstance(head[0], ast.FormattedValue)
+        and isinstance(head[0].value, ast.Name)
+        and head[0].value.id == "__name__"
+        and isinstance(head[1], ast.Constant)
+        and str(head[1].value).startswith(".")
+    )
 
 
 def layer_of(path: Path) -> str:
@@ -72,11 +173,16 @@ def test_every_module_belongs_to_a_layer() -> None:
     assert not unplaced, f"add {sorted(unplaced)} to ALLOWED in {__file__}"
 
 
+def forbidden(source: str, module: tuple[str, ...]) -> set[str]:
+    """What `source`, as the module at `module`, imports that its layer may not."""
+    return imports_in(source, module) - {module[0]} - ALLOWED[module[0]]
+
+
 def test_each_layer_imports_only_what_is_below_it() -> None:
     for path in sorted(PACKAGE.rglob("*.py")):
-        layer = layer_of(path)
-        reached = palimpsest_imports(path) - {layer} - ALLOWED[layer]
-        assert not reached, f"{path.relative_to(PACKAGE)} ({layer}) imports {sorted(reached)}"
+        module = path.relative_to(PACKAGE).with_suffix("").parts
+        reached = forbidden(path.read_text(), module)
+        assert not reached, f"{path.relative_to(PACKAGE)} ({module[0]}) imports {sorted(reached)}"
 
 
 def test_the_checker_sees_imports_at_every_depth() -> None:
@@ -85,3 +191,64 @@ def test_the_checker_sees_imports_at_every_depth() -> None:
     assert "store" in palimpsest_imports(PACKAGE / "service" / "base.py")
     assert "mcp" in palimpsest_imports(PACKAGE / "cli" / "admin.py")
     assert "service" in palimpsest_imports(PACKAGE / "mcp" / "tools.py")
+
+
+# Each way a store module could reach the service, and what the checker must call it.
+STORE_REACHING_THE_SERVICE = {
+    "from ..service import Service": {"service"},
+    "from ..service.base import Base": {"service"},
+    "from .. import service": {"service"},
+    "from palimpsest import service": {"service"},
+    "from palimpsest import errors, service": {"service"},
+    "from palimpsest import open_service": {"__init__"},
+    "import palimpsest": {"__init__"},
+    "import palimpsest.service": {"service"},
+    "import palimpsest.service.base as base": {"service"},
+    "from palimpsest.service import Service": {"service"},
+    "def later():\n    from ..service import Service": {"service"},
+    "import importlib\nimportlib.import_module('palimpsest.service')": {"service"},
+    "from importlib import import_module\nimport_module('palimpsest.service.base')": {"service"},
+    "import importlib\nimportlib.import_module('.service', 'palimpsest')": {"service"},
+    "import importlib\nimportlib.import_module('..service', __package__)": {"service"},
+    "import importlib\nimportlib.import_module('..service', package='palimpsest.store')": {
+        "service"
+    },
+    "__import__('palimpsest.service')": {"service"},
+    "__import__('palimpsest', fromlist=['service'])": {"service"},
+    "__import__('service', globals(), None, [], 2)": {"service"},
+    "import builtins\nbuiltins.__import__('palimpsest.service')": {"service"},
+    "import importlib\nimportlib.import_module(name)": {DYNAMIC},
+    "import importlib\nimportlib.import_module('palimpsest.' + name)": {DYNAMIC},
+    "import importlib\nimportlib.import_module('.service', package)": {DYNAMIC},
+    "from importlib import import_module as load\nload('palimpsest.service')": {DYNAMIC},
+    "import importlib\nload = importlib.import_module": {DYNAMIC},
+    "__import__(f'palimpsest.{name}')": {DYNAMIC},
+}
+# What a store module may well write: nothing here is an import of another layer.
+STORE_STAYING_IN_ITS_LAYER = [
+    "from ..model import Memory\nfrom ..errors import Conflict",
+    "from . import rows\nfrom .sqlite import SQLiteStore",
+    "from .. import errors, model",
+    "import importlib.metadata\nfrom importlib import resources",
+    "import importlib\nimportlib.import_module('sqlite3')",
+    "import importlib\nimportlib.import_module('.rows', __package__)",
+    "import importlib\nimportlib.import_module(f'{__name__}.rows')",
+    "__import__('json')",
+    "import palimpsest.model",
+    "from palimpsest import errors",
+]
+
+
+def test_the_checker_finds_each_way_to_reach_a_layer_above() -> None:
+    """The checker run on code it must refuse: each way to import the service from a store
+    module is reported, so the law above can fail."""
+    for source, reached in STORE_REACHING_THE_SERVICE.items():
+        assert forbidden(source, ("store", "sqlite")) == reached, source
+
+
+def test_the_checker_passes_what_stays_below() -> None:
+    for source in STORE_STAYING_IN_ITS_LAYER:
+        assert not forbidden(source, ("store", "sqlite")), source
+    assert forbidden("from ..gate import shown_name", ("mcp", "schema")) == {"gate"}
+    assert imports_in("import importlib\nimportlib.import_module(f'{__name__}.app')",
+                      ("cli", "__init__")) == {"cli"}  # fmt: skip

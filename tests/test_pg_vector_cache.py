@@ -29,7 +29,7 @@ def large(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def answers(service: Service, question: str, exact: bool, **filters: Any) -> list[Any]:
-    vector = service._vector_of(question)
+    vector = service.vectors.vector_of(question)
     assert vector is not None
     with service.store.read(service.workspace) as tx:
         at = tx.snapshot_state()[0] if exact else None  # type: ignore[attr-defined]

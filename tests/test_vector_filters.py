@@ -72,7 +72,7 @@ def filter_cases(service: Service) -> list[dict[str, Any]]:
 
 
 def answers(service: Service, question: str, exact: bool, **filters: Any) -> list[Any]:
-    vector = service._vector_of(question)
+    vector = service.vectors.vector_of(question)
     assert vector is not None
     with service.store.read(service.workspace) as tx:
         at = tx._last_seq() if exact else None  # type: ignore[attr-defined]
@@ -117,7 +117,7 @@ def test_a_write_session_filters_its_own_versions_in_and_the_ended_ones_out(
         ids = filled(service)
         answers(service, "warm up", exact=False)  # builds the copy
         tiger = ids["A tiger hunts at dusk."]
-        vector = service._vector_of("big cats")
+        vector = service.vectors.vector_of("big cats")
         assert vector is not None
         query = SearchQuery(text="", limit=3, kinds=("fact",), tags=("vet",))
         with store.write("default") as tx:

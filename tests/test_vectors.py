@@ -19,7 +19,7 @@ import pytest
 from palimpsest.embed import Embedder, NullEmbedder, load_embedder
 from palimpsest.model import Event, Memory
 from palimpsest.service import Service
-from palimpsest.service.vectors import embedding_text, model_tag, vector_bytes
+from palimpsest.service.vectors import embedding_text, model_tag
 from palimpsest.store import SearchQuery, Store, open_store, pg_vectors
 
 from .conftest import POSTGRES_URL, needs_postgres, own_postgres_database
@@ -53,7 +53,7 @@ def fill(service: Service, notebook: str = "notes") -> dict[str, str]:
 
 
 def nearest(service: Service, text: str, **filters: object) -> list[tuple[str, float]]:
-    vector = service._vector_of(text)
+    vector = service.vectors.vector_of(text)
     assert vector is not None
     query = SearchQuery(text="", **filters)  # type: ignore[arg-type]
     with service.store.read(service.workspace) as tx:
@@ -133,7 +133,7 @@ def test_searches_name_versions_that_are_read_only_when_shown(meaning: Service) 
         assert last is not None
         before = last.seq
     meaning.revise(id=ids["pool"], text="The database connection pool holds 40 connections.")
-    vector = meaning._vector_of("how many connections does the database take")
+    vector = meaning.vectors.vector_of("how many connections does the database take")
     assert vector is not None
     model = model_tag(meaning.embedder)
     now = SearchQuery(text="database connection pool", limit=4)
@@ -212,7 +212,7 @@ def test_the_null_embedder_stores_no_vector_and_recall_still_works(
     plain = Service(store, workspace=workspace, embedder=NullEmbedder())
     mid = plain.remember(notebook="n", kind="fact", text="The cat sat on the mat.")["id"]
     plain.revise(id=mid, text="The cat sat on the rug.")
-    assert plain._vector_of("anything") is None
+    assert plain.vectors.vector_of("anything") is None
     assert [hit["id"] for hit in plain.recall(query="cat")["hits"]] == [mid]
     with store.read(workspace) as tx:
         assert tx.vector_of(mid, 1, model_tag(plain.embedder)) is None
@@ -312,6 +312,11 @@ def test_copy_carries_the_vectors(tmp_path: Path, minilm: Embedder) -> None:
 # -- forget: the vector's bytes leave the files, index included ------------------------
 
 FORGOTTEN_TEXT = "The zebra crossing by the school was repainted violet on {n}."
+
+
+def vector_bytes(vector: np.ndarray) -> bytes:
+    """A vector as SQLite keeps it: little-endian float32."""
+    return vector.astype("<f4", copy=False).tobytes()
 
 
 def vector_prints(service: Service, memory_id: str) -> list[bytes]:
@@ -418,7 +423,7 @@ def test_forget_and_scrub_leave_no_vector_bytes_in_postgres_table_or_hnsw_index(
 def column_answer(service: Service, text: str, **filters: object) -> list[tuple[str, float]]:
     """The exact search from the float32 column: the same question asked of the current
     state by its event number (a past state is never answered from the copy)."""
-    vector = service._vector_of(text)
+    vector = service.vectors.vector_of(text)
     assert vector is not None
     with service.store.read(service.workspace) as tx:
         last = tx._last_seq()  # type: ignore[attr-defined]
@@ -485,7 +490,7 @@ def test_the_sqlite_cache_sees_every_write_of_another_process(
         cached_is_exact()
         # A write session never fills the cache, and still sees the versions it lacks.
         lion = theirs.remember(notebook="pets", kind="fact", text="The lion sleeps.")["id"]
-        vector = mine._vector_of("a lion asleep")
+        vector = mine.vectors.vector_of("a lion asleep")
         assert vector is not None
         with here.write("default") as tx:
             found_in_write = tx.nearest(vector, SearchQuery(text="", limit=1), mine.vectors.model)
@@ -501,7 +506,7 @@ def test_the_sqlite_cache_sees_every_write_of_another_process(
             draft = Memory(id="m_draft", workspace="default", notebook_id=_notebook_id(mine),
                            kind="fact", text="A cheetah sprints.", version=1, owner=None,
                            recorded_at="2026-01-01T00:00:00Z", author="user:a")  # fmt: skip
-            vector = writer._vector_of("A cheetah sprints.")
+            vector = writer.vectors.vector_of("A cheetah sprints.")
             assert vector is not None
             with third.write("default") as tx:
                 seq = tx.append_event(Event(0, "op_x", "2026-01-01T00:00:00Z", "user:a",
@@ -614,7 +619,7 @@ def test_a_small_sqlite_store_answers_filtered_questions_from_the_copy_exactly(
         draft = Memory(id="m_draft", workspace="default", notebook_id=notebook, kind="fact",
                        text="A cheetah sprints.", version=1, owner=None,
                        recorded_at="2026-01-01T00:00:00Z", author="user:a")  # fmt: skip
-        vector = mine._vector_of("A cheetah sprints.")
+        vector = mine.vectors.vector_of("A cheetah sprints.")
         assert vector is not None
         with here.write("default") as tx:
             seq = tx.append_event(Event(0, "op_x", "2026-01-01T00:00:00Z", "user:a", "remember",

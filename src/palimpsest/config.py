@@ -29,8 +29,7 @@ from typing import Any
 import platformdirs
 
 from .errors import ValidationError
-from .gate import check_actor, shown_name
-from .service import DEFAULT_EMBEDDER, EMBEDDERS
+from .service import DEFAULT_EMBEDDER, EMBEDDERS, check_actor, shown_name
 from .service import store_label as shown
 
 FILE_NAME = "config.toml"

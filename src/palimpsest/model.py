@@ -43,8 +43,6 @@ CONTENT_FIELDS = (
     "kind", "text", "title", "why", "tags", "key", "occurred_at", "expires_at", "source",
     "anchors", "severity", "falsifier", "check", "bindings", "scope",
 )  # fmt: skip
-# Fields that describe where the memory stands rather than what it says.
-STATE_FIELDS = ("notebook_id", "status", "status_note", "superseded_by", "verified_at", "owner")
 
 
 # What a four-digit year holds, in UTC: every stored time sorts correctly as text.
@@ -167,10 +165,6 @@ class Memory:
 
     def replace(self, **changes: Any) -> Memory:
         return dataclasses.replace(self, **changes)
-
-    @property
-    def is_rule(self) -> bool:
-        return self.kind in RULE_KINDS
 
     def expired(self, at: str) -> bool:
         return self.expires_at is not None and self.expires_at <= at

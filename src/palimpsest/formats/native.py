@@ -59,7 +59,6 @@ PLURAL = {"notebook": "notebooks", "notebook_tombstone": "notebook_tombstones",
           "memory": "memories", "event": "events", "version": "versions", "link": "links",
           "dispute": "disputes", "setting": "settings", "user": "users"}  # fmt: skip
 JSON_COLUMNS = frozenset({"tags", "fields", "data", "anchors", "check_json", "bindings"})
-SEQ_COLUMNS = ("seq", "from_seq", "to_seq")
 MAX_INT = 2**31 - 1  # a version or a rank in the file: what every store's columns hold
 INT_COLUMNS = frozenset({"seq", "from_seq", "to_seq", "version", "scrubbed", "retired_version",
                          "linked"})  # fmt: skip

@@ -12,7 +12,7 @@ from typing import Any
 
 import pydantic
 
-from ..gate import shown_name
+from ..service import shown_name
 from .schema import ArgumentTooLong, allowed_values, relevant_errors
 
 # What each of pydantic's type errors asks for, in the words of the tool list.

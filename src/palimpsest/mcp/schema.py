@@ -8,7 +8,7 @@
   well look like JSON, so parameters that accept a string are left as given.
 - Read as the service reads it. A value from a fixed list (a kind, a status, a link type)
   is read regardless of case, with `-` for `_` ("Relates-To" is relates_to), by the
-  service's own rule (`revise.canonical`), so every adapter agrees; a single string where
+  service's own rule (`text.canonical`), so every adapter agrees; a single string where
   a list is expected is a list of one (`tags: "infra"`).
 - Bounded strings. No string in the arguments, however nested (a batch item's id, an
   object's key), may exceed `MAX_ARGUMENT_CHARS`, far above every limit of the write gate
@@ -36,8 +36,8 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp.types import ToolAnnotations
 
-from .. import gate
-from ..revise import canonical
+from ..service import LIMITS, shown_name
+from ..text import canonical
 
 MAX_ARGUMENT_CHARS = 65_536
 
@@ -72,12 +72,12 @@ def _bounded(value: Any, path: str) -> None:
         if len(value) > MAX_ARGUMENT_CHARS:
             raise ArgumentTooLong(
                 f"`{path}` is over {MAX_ARGUMENT_CHARS:,} characters, more than any parameter "
-                f"takes (a memory's text holds at most {gate.LIMITS['text']:,})"
+                f"takes (a memory's text holds at most {LIMITS['text']:,})"
             )
     elif isinstance(value, dict):
         for key, item in value.items():
             _bounded(key, path)
-            _bounded(item, f"{path}.{gate.shown_name(key)}")
+            _bounded(item, f"{path}.{shown_name(key)}")
     elif isinstance(value, list):
         for index, item in enumerate(value):
             _bounded(item, f"{path}[{index}]")

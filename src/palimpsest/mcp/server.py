@@ -36,8 +36,7 @@ from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnno
 
 from ..config import DEFAULT_LIMITS, Limits
 from ..errors import PalimpsestError
-from ..secrets import prepare as prepare_secrets
-from ..service import Service
+from ..service import Service, prepare_screening
 from .arguments import argument_error
 from .arguments import short as _short
 from .bounds import CallBounds
@@ -235,7 +234,7 @@ def prepare_in_background(service: Service) -> list[threading.Thread]:
     """What first answers would wait for, done on threads of their own once the client has
     its first answer: the secret detector's patterns (a tenth of a second, else paid by the
     first screened write) and the embedder's model."""
-    threads = [_in_background("palimpsest-secrets", prepare_secrets, "the secret patterns")]
+    threads = [_in_background("palimpsest-secrets", prepare_screening, "the secret patterns")]
     model = load_model_in_background(service)
     return threads if model is None else [*threads, model]
 

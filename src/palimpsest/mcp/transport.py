@@ -65,8 +65,6 @@ if TYPE_CHECKING:
 HEAD_SECONDS = DEFAULT_LIMITS.head_seconds
 # Open at once; well under the usual 1,024 file descriptors:
 MAX_CONNECTIONS = DEFAULT_LIMITS.max_connections
-# An idle connection between requests (uvicorn's default):
-KEEP_ALIVE_SECONDS = DEFAULT_LIMITS.keep_alive_seconds
 BODY_SECONDS = 30.0  # to send a request's body, once its head is in
 # The largest body read: a batch of 1,000 revisions at the longest text fits well inside.
 MAX_BODY_BYTES = 64 * 2**20

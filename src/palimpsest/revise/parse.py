@@ -26,6 +26,7 @@ from ..model import (
     format_time,
     parse_time,
 )
+from ..text import canonical
 
 CLEARABLE = frozenset(CONTENT_FIELDS) - {"kind", "text"}
 REVISE_STATUSES = ("superseded", "retracted", "active", "verified")
@@ -118,17 +119,6 @@ def _string(name: str, value: Any) -> str:
     if not value.strip():
         raise ValidationError(f"`{name}` is empty: give a value.", field=name)
     return gate.screen(name, value.strip() if name != "text" else value)
-
-
-def canonical(value: Any, options: tuple[str, ...]) -> str | None:
-    """The option `value` names, read regardless of case and with `-` for `_` ("Relates-To"
-    is relates_to); None when it names none. No option holds a `-`, so it is unambiguous."""
-    if not isinstance(value, str):
-        return None
-    if value in options:
-        return value
-    wanted = value.strip().casefold().replace("-", "_")
-    return next((option for option in options if option.casefold() == wanted), None)
 
 
 def _choice(options: tuple[str, ...]) -> Any:

@@ -2,6 +2,10 @@
 
 Answers are JSON-ready dicts; refusals are the errors of `palimpsest.errors`. The
 operations are grouped by concept in the modules beside this one.
+
+Adapters reach the write gate's rules through here, not the gate, so they refuse as the
+service does: `LIMITS`, `check_actor`, `shown_name` (a caller's name fit to repeat in a
+refusal) and `prepare_screening` (the secret patterns compiled ahead of the first write).
 """
 
 from __future__ import annotations
@@ -9,6 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..embed import DEFAULT_EMBEDDER, EMBEDDERS, Embedder, load_embedder
+from ..gate import LIMITS, check_actor, shown_name
+from ..secrets import prepare as prepare_screening
 from .access import AccessOps
 from .base import DEFAULT_WORKSPACE
 from .checks import CheckOps
@@ -30,11 +36,15 @@ __all__ = [
     "DEFAULT_EMBEDDER",
     "DEFAULT_WORKSPACE",
     "EMBEDDERS",
+    "LIMITS",
     "Service",
+    "check_actor",
     "copy_between",
     "default_store_path",
     "load_embedder",
     "open_service",
+    "prepare_screening",
+    "shown_name",
     "store_label",
 ]
 

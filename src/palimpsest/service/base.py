@@ -12,7 +12,7 @@ import json
 import sys
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Self
+from typing import Any, Self
 
 from .. import gate
 from ..embed import Embedder, default_embedder
@@ -20,13 +20,11 @@ from ..errors import Conflict, NotFound, Retryable, ValidationError
 from ..ids import new_id
 from ..model import STATUSES, TIME_RANGE, Event, Memory, Notebook, now_utc
 from ..projects import NO_PLACES, Places
-from ..revise import Step, Unmatched, canonical, changed_fields, check_version, parse_fields
+from ..revise import Step, Unmatched, changed_fields, check_version, parse_fields
 from ..store import Store, StoredResponse, StoreReader, StoreWriter
+from ..text import canonical
 from .roles import Principal, check_write
 from .vectors import VectorWriter
-
-if TYPE_CHECKING:
-    from ..embed import Vectors
 
 DEFAULT_WORKSPACE = "default"
 MAX_LIMIT = 200
@@ -220,10 +218,6 @@ class ServiceBase:
         tx.put_memory(new, seq)
         self.vectors.write(tx, old, new, seq)
         return seq
-
-    def _vector_of(self, text: str) -> Vectors | None:
-        """`text` embedded by the service's embedder; None with the null embedder."""
-        return self.vectors.vector_of(text)
 
     def _write_step(self, tx: StoreWriter, step: Step, op_id: str, now: str) -> dict[str, Any]:
         """Write the event that makes `step.new` the memory's next version: its id, version

@@ -8,8 +8,8 @@ from .. import gate
 from ..errors import Conflict, NotFound, ValidationError
 from ..ids import new_id
 from ..model import LINK_TYPES, Link, Memory, Notebook, Tombstone
-from ..revise import canonical
 from ..store import EventFilter, StoreReader, StoreWriter
+from ..text import canonical
 from .base import (
     EVERY_EVENT,
     MAX_ID,

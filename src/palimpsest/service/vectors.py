@@ -61,11 +61,6 @@ def model_tag(embedder: Embedder) -> str:
     return f"{embedder.name} {embedder.version} recipe={RECIPE}"
 
 
-def vector_bytes(vector: Vectors) -> bytes:
-    """A vector as SQLite keeps it: little-endian float32."""
-    return vector.astype("<f4", copy=False).tobytes()
-
-
 class VectorWriter:
     """Embeds texts with one embedder and writes each memory version's vector."""
 
