@@ -23,6 +23,7 @@ from ..projects import NO_PLACES, Places
 from ..revise import Step, Unmatched, changed_fields, check_version, parse_fields
 from ..store import Store, StoredResponse, StoreReader, StoreWriter
 from ..text import canonical
+from .leaving import step_written
 from .roles import Principal, check_write
 from .vectors import VectorWriter
 
@@ -220,6 +221,14 @@ class ServiceBase:
         return seq
 
     def _write_step(self, tx: StoreWriter, step: Step, op_id: str, now: str) -> dict[str, Any]:
+        """Write a memory's step: every operation's steps pass here. A step that changes an
+        existing memory, other than a dispute's own, may take it out of its open disputes
+        (leaving.py)."""
+        if step.old is None or step.op.startswith("dispute."):
+            return self._write_version(tx, step, op_id, now)
+        return step_written(self, tx, step, op_id, now)
+
+    def _write_version(self, tx: StoreWriter, step: Step, op_id: str, now: str) -> dict[str, Any]:
         """Write the event that makes `step.new` the memory's next version: its id, version
         and seq (for the operation's own use: `_write` drops it from the answer)."""
         seq = self._memory_event(tx, step.op, op_id, now, step.old, step.new, step.note, step.data)

@@ -6,13 +6,13 @@ the other retires as superseded by it), or undo a ruling. Every step writes one 
 per memory it touches (both, each one version up) and a new version of the dispute, in
 one transaction. Forgetting a memory of an open dispute withdraws the dispute (an event
 on the other memory), and erases the dispute's texts: they may quote what was forgotten.
-A memory retired by any other path than a ruling withdraws its open disputes the same way.
+A memory retired by any other path than a ruling withdraws its open disputes the same way
+(leaving.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 from .. import gate
@@ -21,11 +21,9 @@ from ..ids import new_id
 from ..model import Dispute, Link, Memory, Ruling
 from ..revise import Step, Unmatched, refuse_repeats
 from ..revise.dispute import (
-    caught_up,
     check_disputable,
     check_holder,
     check_may_retire,
-    check_may_withdraw,
     check_open,
     check_reopenable,
     check_undoable,
@@ -236,30 +234,6 @@ class DisputeOps(ServiceBase):
             if (link.source_id, link.target_id, link.type) == (holds, loses, "supersedes"):
                 tx.remove_link(link.id)
 
-    # -- a memory leaving active ---------------------------------------------------------
-
-    def _write_step(self, tx: StoreWriter, step: Step, op_id: str, now: str) -> dict[str, Any]:
-        """Every memory step of every operation passes here (this mixin comes before
-        ServiceBase in Service's MRO). A memory that leaves `active` other than by a ruling
-        (revise retires or supersedes it, remember supersedes it) cannot stand against
-        another: its open disputes are withdrawn in the same transaction, by whoever may
-        rule against it (the way round a ruling is no wider than a ruling). Its own event
-        names them (`withdraws`), and the other memory of each gets a `dispute.withdraw`
-        event naming it and the status it left for."""
-        if step.old is None or step.op.startswith("dispute."):
-            return super()._write_step(tx, step, op_id, now)
-        old = step.old
-        step = caught_up(step, tx.get_memory(old.id))
-        leaving = old.status == "active" and step.new.status != "active"
-        found = tx.disputes(old.id, ("open",)) if leaving else []
-        if found:
-            check_may_withdraw(old, found[0], actor=self.actor, may_override=self.may_override)
-            step = replace(step, data={**step.data, "withdraws": [d.id for d in found]})
-        result = super()._write_step(tx, step, op_id, now)
-        why = {"with_status": step.new.status}
-        withdrawn = [_withdraw(self, tx, d, step.new, why, now, op_id) for d in found]
-        return result | ({"disputes_withdrawn": withdrawn} if withdrawn else {})
-
     # -- shared ------------------------------------------------------------------------
 
     def _dispute_step(
@@ -270,35 +244,6 @@ class DisputeOps(ServiceBase):
         results = [self._write_step(tx, step, op_id, now) for step in steps]
         tx.put_dispute(dispute, results[-1]["seq"])
         return {"id": dispute.id, "status": dispute.status, "results": results}
-
-
-def withdraw_disputes(
-    service: ServiceBase, tx: StoreWriter, memory: Memory, now: str, op_id: str
-) -> list[dict[str, Any]]:
-    """`memory` is being forgotten: each open dispute naming it is withdrawn, as an event
-    on the other memory (whose flag goes). Called by forget before the memory's scrub,
-    which then erases the texts of every dispute naming it."""
-    return [_withdraw(service, tx, d, memory, {}, now, op_id)
-            for d in tx.disputes(memory.id, ("open",))]  # fmt: skip
-
-
-def _withdraw(
-    service: ServiceBase,
-    tx: StoreWriter,
-    dispute: Dispute,
-    leaving: Memory,
-    why: dict[str, Any],
-    now: str,
-    op_id: str,
-) -> dict[str, Any]:
-    """Withdraw `dispute`, which `leaving` leaves: an event on the other memory says so."""
-    other = tx.get_memory(dispute.other(leaving.id))
-    assert other is not None  # a forget or a retirement withdraws its disputes first
-    data = {"dispute": dispute.id, "with": leaving.id, **why}
-    result = service._write_step(tx, touched(other, "dispute.withdraw", None, data), op_id, now)
-    tx.put_dispute(dispute.replace(status="withdrawn", version=dispute.version + 1),
-                   result["seq"])  # fmt: skip
-    return {**result, "dispute": dispute.id}
 
 
 def dispute_view(tx: StoreReader, dispute: Dispute) -> dict[str, Any]:

@@ -28,8 +28,9 @@ from ..views import (
 )
 from .base import check_version_arg, id_list, memory_id_arg, parse_time_arg, refuse_nul
 from .checks import here, stale_by_evidence
-from .disputes import disputes_of, withdraw_disputes
+from .disputes import disputes_of
 from .guard import SEEN_PREFIX, GuardOps
+from .leaving import withdraw_disputes
 from .notebooks import NotebookOps
 from .roles import check_forget, check_revert
 from .settings import freshness_days
