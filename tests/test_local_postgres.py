@@ -33,6 +33,7 @@ needs_the_wheel = pytest.mark.skipif(installed_binaries() is None, reason=confte
 def own_server() -> LocalPostgres:
     if conftest.LOCAL_POSTGRES is None:
         pytest.skip("PALIMPSEST_TEST_POSTGRES names a server of the developer's: no server of ours")
+    conftest.ensure_postgres()  # started by the first test that needs it: maybe this one
     return conftest.LOCAL_POSTGRES
 
 
