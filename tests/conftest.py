@@ -1,13 +1,14 @@
 """Shared fixtures: every service test runs on both stores.
 
-SQLite: a real file in a temporary folder. PostgreSQL: the run's own server, which the
-session starts before collecting (tests/local_postgres.py: PostgreSQL with pgvector from a
-pinned dev dependency, on a free port, in a directory of its own) and stops and deletes
-when it ends; or, when PALIMPSEST_TEST_POSTGRES=URL is set, the developer's server at that
-URL, which the run neither starts nor stops. Each test gets a workspace of its own there,
-so tests never see each other's memories. PostgreSQL tests are marked `postgres`; they skip
-only where no server can be had (the wheel has no build for the platform), and the
-summary at the end says so.
+SQLite: a real file in a temporary folder. PostgreSQL: the run's own server
+(tests/local_postgres.py: PostgreSQL with pgvector from a pinned dev dependency, on a free
+port, in a directory of its own), started by the first test that needs one and stopped
+and deleted when the run ends, so a run of SQLite tests alone starts none; or, when
+PALIMPSEST_TEST_POSTGRES=URL is set, the developer's server at that URL, which the run
+neither starts nor stops. Each test gets a workspace of its own there, so tests never see
+each other's memories. PostgreSQL tests are marked `postgres` (a test in a module that
+imports POSTGRES_URL starts the server too); they skip only where no server can be had
+(the wheel has no build for the platform), and the summary at the end says so.
 """
 
 from __future__ import annotations
@@ -58,23 +59,45 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
+    """Settle the server's URL before test modules import it; start nothing yet.
+
+    The server costs seconds (initdb, start, the extension), so it is only planned here: a
+    directory, a port and a password. The first test that needs it starts it.
+    """
     global POSTGRES_URL, LOCAL_POSTGRES, POSTGRES_SUMMARY
     given = os.environ.get("PALIMPSEST_TEST_POSTGRES")
-    binaries = installed_binaries()
     if given:
         POSTGRES_URL = given
         POSTGRES_SUMMARY = "PostgreSQL: the server of PALIMPSEST_TEST_POSTGRES (not this run's)"
-    elif binaries is not None:
+    elif installed_binaries() is not None:
         stop_on_sigterm()
-        try:
-            LOCAL_POSTGRES = LocalPostgres.start_new(binaries)
-        except RuntimeError as exc:
-            pytest.exit(f"the test PostgreSQL did not start: {exc}", returncode=3)
+        LOCAL_POSTGRES = LocalPostgres.planned()
         POSTGRES_URL = LOCAL_POSTGRES.url
-        POSTGRES_SUMMARY = (
-            f"PostgreSQL: this run's own, {LOCAL_POSTGRES.versions()} on 127.0.0.1:"
-            f"{LOCAL_POSTGRES.port} in {LOCAL_POSTGRES.root}"
-        )
+
+
+def ensure_postgres() -> None:
+    """Start the run's own server if no test has yet (a developer's server is left alone)."""
+    global POSTGRES_SUMMARY
+    if LOCAL_POSTGRES is None or LOCAL_POSTGRES.launched:
+        return
+    binaries = installed_binaries()
+    assert binaries is not None
+    try:
+        LOCAL_POSTGRES.launch(binaries)
+    except RuntimeError as exc:
+        pytest.exit(f"the test PostgreSQL did not start: {exc}", returncode=3)
+    POSTGRES_SUMMARY = (
+        f"PostgreSQL: this run's own, {LOCAL_POSTGRES.versions()} on 127.0.0.1:"
+        f"{LOCAL_POSTGRES.port} in {LOCAL_POSTGRES.root}"
+    )
+
+
+def needs_a_server(item: pytest.Item) -> bool:
+    """Marked `postgres`, or in a module that imports the URL (and may use it unmarked)."""
+    module = getattr(item, "module", None)
+    return item.get_closest_marker("postgres") is not None or (
+        module is not None and getattr(module, "POSTGRES_URL", None) is not None
+    )
 
 
 def stop_on_sigterm() -> None:
@@ -96,7 +119,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     global POSTGRES_SUMMARY
     if LOCAL_POSTGRES is not None:
         LOCAL_POSTGRES.remove()
-        POSTGRES_SUMMARY += ", now stopped and deleted"
+        if POSTGRES_SUMMARY:
+            POSTGRES_SUMMARY += ", now stopped and deleted"
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
@@ -107,6 +131,8 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 def pytest_runtest_setup(item: pytest.Item) -> None:
     if POSTGRES_URL is None and item.get_closest_marker("postgres") is not None:
         pytest.skip(POSTGRES_ABSENT)
+    if needs_a_server(item):
+        ensure_postgres()
 
 
 @pytest.fixture
@@ -117,6 +143,7 @@ def db_path(tmp_path: Path) -> Path:
 @pytest.fixture(scope="session")
 def postgres_store() -> Iterator[Store]:
     assert POSTGRES_URL
+    ensure_postgres()
     opened = open_store(POSTGRES_URL)
     yield opened
     opened.close()
@@ -190,6 +217,7 @@ def own_postgres_database(prefix: str) -> Iterator[str]:
     """The URL of a new, empty database on the test server, dropped at the end: its files
     are the test's own (to scan their bytes, say)."""
     assert POSTGRES_URL
+    ensure_postgres()
     name = f"{prefix}_{uuid.uuid4().hex[:10]}"
     with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
         admin.execute(f"CREATE DATABASE {name}".encode())
@@ -206,6 +234,7 @@ def own_postgres_schema(prefix: str) -> Iterator[OwnSchema]:
     """A PostgreSQL schema of the test's own (a store of some past or future release, say),
     dropped at the end."""
     assert POSTGRES_URL
+    ensure_postgres()
     name = f"{prefix}_{uuid.uuid4().hex[:10]}"
     with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
         conn.execute(f"CREATE SCHEMA {name}")

@@ -106,19 +106,43 @@ class LocalPostgres:
     @classmethod
     def start_new(cls, binaries: Path) -> LocalPostgres:
         """A fresh server with the database and the vector extension, running."""
+        server = cls.planned()
+        server.launch(binaries, move_if_taken=True)
+        return server
+
+    @classmethod
+    def planned(cls) -> LocalPostgres:
+        """A server not yet started: its directory, port and password, so its URL is known.
+
+        Costs a directory and a port probe; `launch` does the seconds of work.
+        """
+        root = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-"))
+        root.chmod(0o755)  # the server's user must reach its data and binaries
+        return cls(root, root, free_port(), secrets.token_hex(16))
+
+    @property
+    def launched(self) -> bool:
+        return self.data.exists()
+
+    def launch(self, binaries: Path, move_if_taken: bool = False) -> None:
+        """Make the data directory, start the server, create the database and the extension.
+
+        `move_if_taken`: if another program took the port meanwhile, take another. Off when
+        the URL was handed out before the start: a server elsewhere would not be found.
+        """
         sweep_abandoned()
         portable_pgvector.ensure(binaries.parent)
-        root = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-"))
         try:
-            root.chmod(0o755)  # the server's user must reach its data and binaries
-            server = cls(root, copy_binaries(binaries, root), free_port(), secrets.token_hex(16))
-            server.init_data()
-            server.start_on_a_free_port()
-            server.create_database()
+            self.bin = copy_binaries(binaries, self.root)
+            self.init_data()
+            if move_if_taken:
+                self.start_on_a_free_port()
+            else:
+                self.start()
+            self.create_database()
         except BaseException:
-            cls.at(root).remove()
+            self.at(self.root).remove()
             raise
-        return server
 
     @classmethod
     def at(cls, root: Path) -> LocalPostgres:

@@ -13,6 +13,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -32,6 +33,7 @@ needs_the_wheel = pytest.mark.skipif(installed_binaries() is None, reason=confte
 def own_server() -> LocalPostgres:
     if conftest.LOCAL_POSTGRES is None:
         pytest.skip("PALIMPSEST_TEST_POSTGRES names a server of the developer's: no server of ours")
+    conftest.ensure_postgres()  # started by the first test that needs it: maybe this one
     return conftest.LOCAL_POSTGRES
 
 
@@ -95,6 +97,14 @@ def test_a_session_starts_its_server_and_leaves_nothing_behind() -> None:
 
 
 @needs_the_wheel
+def test_a_session_that_needs_no_postgres_starts_none() -> None:
+    """Starting one costs seconds: a run of SQLite tests alone should not pay them."""
+    done = pytest_run("tests/test_layers.py")
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert "PostgreSQL" not in done.stdout, done.stdout[-3000:]
+
+
+@needs_the_wheel
 def test_a_developers_server_is_used_and_never_killed() -> None:
     server = own_server()  # the developer's server, for the run below
     before = server.postmaster()
@@ -155,7 +165,11 @@ def test_a_session_ended_by_sigterm_in_a_test_still_stops_its_server() -> None:
             assert more, said.decode()[-3000:]
             said += more
         [root] = Path(tempfile.gettempdir()).glob(f"palimpsest-pg-{session.pid}-*")
-        assert LocalPostgres.at(root).postmaster() is not None
+        # The test's setup starts the server (the first test to need one does): wait for it.
+        deadline = time.monotonic() + 120
+        while LocalPostgres.at(root).postmaster() is None:
+            assert time.monotonic() < deadline, "the victim's server never started"
+            time.sleep(0.1)
         session.terminate()
         output = (said + session.stdout.read()).decode()
         session.wait(timeout=120)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import re
 import resource
 import select
 import selectors
@@ -12,7 +15,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
@@ -459,6 +462,45 @@ def test_stdio_answers_over_one_socket_for_both_directions(
         mine.close()
 
 
+def pipe_inode(file: Any) -> int:
+    return os.fstat(file.fileno()).st_ino
+
+
+def holds(pid: int, pipe: int) -> bool:
+    """Process `pid` still has the pipe `pipe` (an inode) open: it has not seen its end."""
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:  # gone
+        return False
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            if os.readlink(f"/proc/{pid}/fd/{fd}") == f"pipe:[{pipe}]":
+                return True
+    return False
+
+
+def waits_for_room(pid: int, pipe: int) -> bool:
+    """Process `pid`'s event loop waits for room in `pipe` (EPOLLOUT): it holds output the
+    pipe would not take yet."""
+    with contextlib.suppress(OSError):
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            if os.readlink(f"/proc/{pid}/fd/{fd}") != "anon_inode:[eventpoll]":
+                continue
+            for line in Path(f"/proc/{pid}/fdinfo/{fd}").read_text().splitlines():
+                found = re.search(r"events:\s*([0-9a-f]+) .* ino:([0-9a-f]+) ", line)
+                if found and int(found[2], 16) == pipe and int(found[1], 16) & select.EPOLLOUT:
+                    return True
+    return False
+
+
+def wait_until(condition: Callable[[], bool], what: str, seconds: float = STARTUP_SECONDS) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.02)
+
+
+@pytest.mark.skipif(not Path("/proc/self/fdinfo").is_dir(), reason="reads /proc (Linux)")
 def test_stdio_answers_written_before_the_end_of_input_reach_a_late_reader(
     db_path: Path, env: dict[str, str]
 ) -> None:
@@ -467,13 +509,17 @@ def test_stdio_answers_written_before_the_end_of_input_reach_a_late_reader(
     process = subprocess.Popen(command(db_path, "serve"), env=env, stdin=subprocess.PIPE,
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)  # fmt: skip
     assert process.stdin is not None and process.stdout is not None
+    wire_in, wire_out = pipe_inode(process.stdin), pipe_inode(process.stdout)
     process.stdin.write(json.dumps(INITIALIZE).encode() + b"\n" + INITIALIZED)
     for ident in (1, 2, 3):  # about 27 KB each: more than the pipe's 64 KiB in all
         process.stdin.write(b'{"jsonrpc": "2.0", "id": %d, "method": "tools/list"}\n' % ident)
     process.stdin.flush()
-    time.sleep(3)  # the server answers meanwhile, into a pipe nobody reads yet
+    # The server answers into a pipe nobody reads, until it holds answers the pipe will
+    # not take (an answer still being made when the input ends is not sent: the SDK's).
+    wait_until(lambda: waits_for_room(process.pid, wire_out), "no answer waits for room")
     process.stdin.close()
-    time.sleep(2)  # and sees the end of its input before anyone reads
+    # It sees the end of its input (closes its end of the pipe, or exits) before anyone reads.
+    wait_until(lambda: not holds(process.pid, wire_in), "the server never saw its input end")
     with process.stdout:
         out = process.stdout.read()
     process.wait(timeout=STARTUP_SECONDS)

@@ -8,6 +8,7 @@ memories the file's state is filed by the importer, naming its source; a refused
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
@@ -423,11 +424,21 @@ def test_a_merge_killed_half_way_finishes_when_run_again(
     running = subprocess.Popen(
         command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and imported(target) == 0:
-        time.sleep(0.02)
-    running.send_signal(signal.SIGKILL)  # after a batch committed, before the last
-    running.wait()
+    # Killed while the test holds the store's write lock, having seen a batch committed:
+    # no batch can land between the look and the kill, so the kill is half way for sure
+    # (a look then a kill without the lock could see the last batches land in between).
+    with contextlib.closing(sqlite3.connect(target, timeout=60, isolation_level=None)) as lock:
+        deadline = time.monotonic() + 60
+        while True:
+            lock.execute("BEGIN IMMEDIATE")  # waits while a batch is being written
+            if count_imported(lock) > 0:
+                break
+            lock.execute("ROLLBACK")
+            assert time.monotonic() < deadline, "no batch was committed within 60 s"
+            time.sleep(0.02)  # the importer's turn at the lock
+        running.send_signal(signal.SIGKILL)  # after a batch committed, before the last
+        running.wait()
+        lock.execute("ROLLBACK")
     assert 0 < imported(target) < 3000
     done = subprocess.run([*command, "--json"], env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
@@ -438,5 +449,9 @@ def test_a_merge_killed_half_way_finishes_when_run_again(
 
 def imported(db: Path) -> int:
     """The memories an import filed in the SQLite file `db` so far."""
-    with sqlite3.connect(db) as conn:
-        return int(conn.execute("SELECT count(*) FROM events WHERE op = 'import'").fetchone()[0])
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        return count_imported(conn)
+
+
+def count_imported(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT count(*) FROM events WHERE op = 'import'").fetchone()[0])
