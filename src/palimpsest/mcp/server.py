@@ -14,7 +14,8 @@ Built on the official SDK's `MCPServer`. What is ours:
 
 The service is synchronous (SQLite): each call runs on one of a fixed set of store threads
 (`tools` says why not on the SDK's own worker threads). The transports are the SDK's,
-with unreadable stdio lines answered and HTTP connections bounded (`transport`).
+with unreadable stdio lines answered (`stdio`) and HTTP connections bounded (`transport`,
+loaded only for HTTP: a stdio server's start has no use for uvicorn's pieces).
 """
 
 from __future__ import annotations
@@ -44,8 +45,8 @@ from .descriptions import DESCRIPTIONS, INSTRUCTIONS
 from .keys import KeyVerifier, auth_settings, request_principal
 from .prompts import PalimpsestPrompts
 from .schema import harden
+from .stdio import serve_stdio
 from .tools import STORE_THREADS, TOOL_NAMES, PalimpsestTools
-from .transport import serve_http, serve_stdio
 
 HOST = "127.0.0.1"
 PATH = "/mcp"
@@ -270,6 +271,8 @@ def serve(
     )
     try:
         if http:
+            from .transport import serve_http
+
             prepare_in_background(service)
             run = functools.partial(
                 serve_http, server, host=host, port=port, path=PATH, limits=limits,
