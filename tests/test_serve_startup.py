@@ -9,9 +9,12 @@ import sys
 import textwrap
 from pathlib import Path
 
+import anyio
+
 from palimpsest.embed import NullEmbedder
 from palimpsest.embed.minilm import MiniLMEmbedder
-from palimpsest.mcp.server import load_model_in_background
+from palimpsest.mcp import TOOL_NAMES
+from palimpsest.mcp.server import build_server, load_model_in_background
 from palimpsest.service import Service
 from palimpsest.store import open_store
 
@@ -153,3 +156,18 @@ def test_serving_over_stdio_loads_nothing_for_http(tmp_path: Path, env: dict[str
                            capture_output=True, text=True, timeout=120)  # fmt: skip
     extra = _http_modules(json.loads(listed.read_text())) - _http_modules(json.loads(floor.stdout))
     assert not extra, sorted(extra)
+
+
+def test_tools_left_for_later_are_made_on_first_need(tmp_path: Path) -> None:
+    """`serve` over stdio makes its tools once `initialize` is answered; a client that
+    asks for them first (or calls one) still finds them all."""
+    service = Service(open_store(str(tmp_path / "s.db")), embedder=NullEmbedder())
+    server = build_server(service, tools_later=True)
+    try:
+        assert server._tool_manager.list_tools() == []  # initialize waits for none of them
+        listed = anyio.run(server.list_tools)
+        assert [tool.name for tool in listed] == list(TOOL_NAMES)
+        result = anyio.run(server.call_tool, "recall", {"query": "", "limit": 1})
+        assert not result.is_error
+    finally:
+        server.close()
