@@ -309,8 +309,10 @@ def serve(
         else:  # once the client has its first answer, which neither must delay
 
             def once_initialized() -> None:
-                prepare_in_background(service)  # threads first: the model loads meanwhile
+                # Tools first: made beside the model's load, both took longer than in turn
+                # (the model's runtime threads and pydantic contend for two cores).
                 server.make_tools()
+                prepare_in_background(service)
 
             anyio.run(serve_stdio, server, once_initialized)
     finally:
