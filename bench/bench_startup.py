@@ -1,27 +1,41 @@
 """Start-up of `palimpsest serve` (stdio): seconds from starting the process to its first
-answers, and where the time goes.
+answers, beside the floor (a process that only imports the MCP SDK), and where the time goes.
 
 Run on demand, not by pytest:
 
-    .venv/bin/python bench/bench_startup.py --db /tmp/store.db --runs 5
-    .venv/bin/python bench/bench_startup.py --importtime   # the slowest imports too
+    .venv/bin/python bench/bench_startup.py --db /tmp/store.db --runs 7
+    .venv/bin/python bench/bench_startup.py --db /tmp/store.db --runs 7 --cold
+    .venv/bin/python bench/bench_startup.py --importtime   # what it imports beyond the SDK
 
 Each run starts a real server with the MiniLM embedder and speaks JSON-RPC on its pipes:
 `initialize` (what a client waits for before anything else), `tools/list`, a recall of an
 empty query (filters alone), then a recall by words and meaning (the model must be loaded
-by then). Figures are seconds since the process was started, median over the runs,
-and the CPU seconds the server had used by then (what a busy machine inflates least).
+by then). Figures are seconds since the process was started, median over the runs, and the
+CPU seconds the server had used by then (what a busy machine inflates least).
+
+The floor: each run also starts a process that imports the SDK's server and says so, timed
+the same way, just before the server; nothing we do can answer `initialize` sooner.
+
+`--cold`: before each process, the page cache is emptied of the files a start reads (the
+interpreter's standard library, the environment's packages, this package, the model and
+the store), as after a reboot. Without it the runs are warm: all of that is in memory.
+
+Bytecode is compiled first, as an installed package has it: an editable checkout run with
+PYTHONDONTWRITEBYTECODE would compile this package's modules again at every start.
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
+import importlib.util
 import json
 import os
 import shutil
 import statistics
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 from pathlib import Path
@@ -32,6 +46,68 @@ INITIALIZE = {
     "capabilities": {},
     "clientInfo": {"name": "bench", "version": "0"},
 }
+
+
+# A process that imports what `serve` imports of the SDK, and says so: the floor.
+FLOOR = "import mcp.server.mcpserver, sys; print('ready', flush=True); sys.stdin.read()"
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU seconds process `pid` has used so far (a busy machine inflates it far less than
+    the wall time)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def floor_run() -> dict[str, float]:
+    """Seconds from starting a process to its word that the SDK is imported."""
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        [sys.executable, "-c", FLOOR], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    assert process.stdin is not None and process.stdout is not None
+    ready = process.stdout.readline()
+    figures = {"SDK import (floor)": time.perf_counter() - started}
+    figures["floor, CPU s"] = cpu_seconds(process.pid)
+    process.stdin.close()
+    process.wait(timeout=60)
+    if ready != "ready\n":
+        raise RuntimeError("the floor's process failed: is the MCP SDK installed?")
+    return figures
+
+
+def start_files(db: Path) -> list[Path]:
+    """The files a start may read: the standard library, the environment's packages (the
+    model's among them), this package, the interpreter and the store."""
+    paths = sysconfig.get_paths()
+    spec = importlib.util.find_spec("palimpsest")
+    assert spec is not None and spec.origin is not None
+    roots = {paths["stdlib"], paths["platstdlib"], paths["purelib"], paths["platlib"],
+             str(Path(spec.origin).parent)}  # fmt: skip
+    files = [Path(sys.executable).resolve(), db, Path(f"{db}-wal"), Path(f"{db}-shm")]
+    library = Path(str(sysconfig.get_config_var("LIBDIR"))) / str(
+        sysconfig.get_config_var("LDLIBRARY")
+    )
+    files.append(library)
+    for root in sorted(roots):
+        for folder, _, names in os.walk(root):
+            files += [Path(folder, name) for name in names]
+    return [f for f in files if f.is_file()]
+
+
+def evict(files: list[Path]) -> None:
+    """Drop `files` from the page cache (pages another process has mapped stay), so the
+    next start reads them from the disk, as after a reboot."""
+    for path in files:
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
 
 
 class Server:
@@ -48,10 +124,7 @@ class Server:
         self.number = 0
 
     def cpu(self) -> float:
-        """CPU seconds the server has used so far (a busy machine inflates it far less
-        than the wall time)."""
-        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return cpu_seconds(self.process.pid)
 
     def ask(self, method: str, params: dict[str, Any]) -> float:
         """Seconds from the start to the answer of `method`."""
@@ -78,10 +151,16 @@ class Server:
         self.process.wait(timeout=60)
 
 
-def one_run(db: Path, embedder: str) -> dict[str, float]:
+def one_run(db: Path, embedder: str, cold: list[Path] | None) -> dict[str, float]:
+    """The floor, then the server, each started cold when `cold` lists the files to evict."""
+    if cold is not None:
+        evict(cold)
+    figures = floor_run()
+    if cold is not None:
+        evict(cold)
     server = Server(db, embedder)
     try:
-        figures = {"initialize": server.ask("initialize", INITIALIZE)}
+        figures["initialize"] = server.ask("initialize", INITIALIZE)
         figures["initialize, CPU s"] = server.cpu()
         server.tell("notifications/initialized")
         figures["tools/list"] = server.ask("tools/list", {})
@@ -92,22 +171,49 @@ def one_run(db: Path, embedder: str) -> dict[str, float]:
         figures["recall by meaning, CPU s"] = server.cpu()
     finally:
         server.close()
+    figures["initialize over the floor"] = figures["initialize"] - figures["SDK import (floor)"]
     return figures
 
 
-def slowest_imports(count: int) -> list[tuple[float, str]]:
-    """The modules `palimpsest serve` imports that take longest, themselves included."""
-    code = "import palimpsest.cli, palimpsest.mcp"
-    done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True,
-        check=True,
-    )  # fmt: skip
+def slowest_imports(db: Path, embedder: str, count: int) -> tuple[float, list[tuple[float, str]]]:
+    """What `palimpsest serve` imports before its first answer beyond what the SDK's own
+    import does (the floor): the seconds those modules take by themselves, and the slowest
+    of them with what they import beyond the floor."""
+    floor = {name for _, name, _ in _imported(
+        [sys.executable, "-X", "importtime", "-c", "import mcp.server.mcpserver"]
+    )}  # fmt: skip
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INITIALIZE}
+    command = [sys.executable, "-X", "importtime", "-m", "palimpsest", "--db", str(db), "serve"]
+    served = _imported(command, json.dumps(hello) + "\n", {"PALIMPSEST_EMBEDDER": embedder})
+    # -X importtime lists a module after its imports, one level deeper: sum them upwards.
+    below: dict[int, float] = {}
     rows = []
+    for depth, name, own in served:
+        total = (0.0 if name in floor else own) + below.pop(depth + 1, 0.0)
+        below[depth] = below.get(depth, 0.0) + total
+        if name not in floor:
+            rows.append((total, name))
+    beyond = sum(own for _, name, own in served if name not in floor)
+    return beyond, sorted(rows, reverse=True)[:count]
+
+
+def _imported(
+    command: list[str], stdin: str = "", env: dict[str, str] | None = None
+) -> list[tuple[int, str, float]]:
+    """Each module `command` imports (under -X importtime), in its order: its depth, its
+    name and the seconds it took by itself."""
+    done = subprocess.run(
+        command, input=stdin, capture_output=True, text=True, check=True,
+        env={**os.environ, **(env or {})},
+    )  # fmt: skip
+    modules = []
     for line in done.stderr.splitlines():
         parts = line.split("|")
         if len(parts) == 3 and parts[1].strip().isdigit():
-            rows.append((int(parts[1]) / 1e6, parts[2].rstrip()))
-    return sorted(rows, reverse=True)[:count]
+            name = parts[2].rstrip()
+            depth = (len(name) - len(name.lstrip())) // 2
+            modules.append((depth, name.strip(), int(parts[0].rsplit(":", 1)[1]) / 1e6))
+    return modules
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -115,25 +221,36 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--db", type=Path, help="the store (default: a new one)")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--embedder", default="minilm")
+    parser.add_argument("--cold", action="store_true", help="empty the page cache first")
     parser.add_argument("--importtime", action="store_true", help="list the slowest imports")
     args = parser.parse_args(argv)
     own_folder = None if args.db else Path(tempfile.mkdtemp(prefix="palimpsest-start-"))
     db = args.db if own_folder is None else own_folder / "start.db"
+    spec = importlib.util.find_spec("palimpsest")
+    assert spec is not None and spec.origin is not None
+    compileall.compile_dir(Path(spec.origin).parent, quiet=1)
+    load_before = os.getloadavg()
     try:
-        runs = [one_run(db, args.embedder) for _ in range(args.runs)]
+        if not db.exists():  # the first start makes the store: not what is timed here
+            one_run(db, args.embedder, None)
+        cold = start_files(db) if args.cold else None
+        runs = [one_run(db, args.embedder, cold) for _ in range(args.runs)]
+        imports = slowest_imports(db, args.embedder, 25) if args.importtime else None
     finally:
         if own_folder is not None:
             shutil.rmtree(own_folder)
-    load = os.getloadavg()[0]
-    print(f"`palimpsest serve` on {db}, {args.runs} runs, load average {load:.1f}:")
+    loads = ", ".join(f"{a:.1f}" for a in (load_before[0], os.getloadavg()[0]))
+    print(f"`palimpsest serve` on {db}, {args.runs} {'cold' if args.cold else 'warm'} runs, "
+          f"load average {loads} (before, after):")  # fmt: skip
     figures = {}
     for name in runs[0]:
         values = [run[name] for run in runs]
         figures[name] = round(statistics.median(values), 3)
-        print(f"  {name:<20} median {figures[name]:6.3f} s  (min {min(values):.3f})")
-    if args.importtime:
-        print("slowest imports (cumulative s):")
-        for seconds, module in slowest_imports(25):
+        print(f"  {name:<26} median {figures[name]:6.3f} s  (min {min(values):.3f})")
+    if imports is not None:
+        print(f"imported beyond the SDK's own imports: {imports[0]:.3f} s by themselves; "
+              "the slowest (s, with what they import):")  # fmt: skip
+        for seconds, module in imports[1]:
             print(f"  {seconds:6.3f} {module}")
     print(json.dumps(figures))
     return 0

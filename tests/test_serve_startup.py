@@ -3,14 +3,18 @@ first recall by meaning does not wait for it and answers that need no meaning ne
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
+import anyio
+
 from palimpsest.embed import NullEmbedder
 from palimpsest.embed.minilm import MiniLMEmbedder
-from palimpsest.mcp.server import load_model_in_background
+from palimpsest.mcp import TOOL_NAMES
+from palimpsest.mcp.server import build_server, load_model_in_background
 from palimpsest.service import Service
 from palimpsest.store import open_store
 
@@ -99,3 +103,71 @@ def test_serving_imports_no_numpy_before_a_vector_is_needed() -> None:
         assert not loaded, loaded
         """
     )
+
+
+# Packages that only HTTP needs, and our modules that only `serve --http` uses.
+HTTP_PACKAGES = {"uvicorn", "starlette", "sse_starlette", "httpx", "httpx2", "httpx_sse", "h11",
+                 "httptools", "websockets", "python_multipart", "multipart"}  # fmt: skip
+OURS_FOR_HTTP = {"palimpsest.mcp.transport", "palimpsest.mcp.shares"}
+# `palimpsest serve` as its command runs it, writing at exit the modules it had loaded.
+SERVE_AND_LIST = """
+import atexit, json, os, runpy, sys
+def write():
+    with open(os.environ["MODULES_OUT"], "w") as out:
+        json.dump(sorted(sys.modules), out)
+atexit.register(write)
+sys.argv = ["palimpsest", *sys.argv[1:]]
+runpy.run_module("palimpsest", run_name="__main__", alter_sys=True)
+"""
+SDK_AND_LIST = "import json, sys, mcp.server.mcpserver; print(json.dumps(sorted(sys.modules)))"
+
+
+def _rpc(number: int | None, method: str, params: dict[str, object]) -> bytes:
+    message = {"jsonrpc": "2.0", "method": method, "params": params}
+    return (json.dumps(message if number is None else {**message, "id": number}) + "\n").encode()
+
+
+def _http_modules(modules: list[str]) -> set[str]:
+    return {m for m in modules if m.split(".")[0] in HTTP_PACKAGES or m in OURS_FOR_HTTP}
+
+
+def test_serving_over_stdio_loads_nothing_for_http(tmp_path: Path, env: dict[str, str]) -> None:
+    """`serve` over stdio, through its first answers and a recall, loads no HTTP piece beyond
+    those the MCP SDK's own import loads (the floor of its start-up): uvicorn's connections,
+    h11, our guarded transport and the keys' shares wait for `--http`."""
+    listed = tmp_path / "modules.json"
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {},
+             "clientInfo": {"name": "test", "version": "0"}}  # fmt: skip
+    recall = {"name": "recall", "arguments": {"query": "deploy", "limit": 3}}
+    messages = [_rpc(1, "initialize", hello), _rpc(None, "notifications/initialized", {}),
+                _rpc(2, "tools/list", {}), _rpc(3, "tools/call", recall)]  # fmt: skip
+    with subprocess.Popen(
+        [sys.executable, "-c", SERVE_AND_LIST, "--db", str(tmp_path / "s.db"), "serve"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, env={**env, "MODULES_OUT": str(listed)},
+    ) as process:  # fmt: skip
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.write(b"".join(messages))
+        process.stdin.flush()
+        answered = [json.loads(process.stdout.readline()).get("id") for _ in range(3)]
+        process.stdin.close()
+        assert process.wait(timeout=60) == 0
+    assert answered == [1, 2, 3]
+    floor = subprocess.run([sys.executable, "-c", SDK_AND_LIST], env=env, check=True,
+                           capture_output=True, text=True, timeout=120)  # fmt: skip
+    extra = _http_modules(json.loads(listed.read_text())) - _http_modules(json.loads(floor.stdout))
+    assert not extra, sorted(extra)
+
+
+def test_tools_left_for_later_are_made_on_first_need(tmp_path: Path) -> None:
+    """`serve` over stdio makes its tools once `initialize` is answered; a client that
+    asks for them first (or calls one) still finds them all."""
+    service = Service(open_store(str(tmp_path / "s.db")), embedder=NullEmbedder())
+    server = build_server(service, tools_later=True)
+    try:
+        assert server._tool_manager.list_tools() == []  # initialize waits for none of them
+        listed = anyio.run(server.list_tools)
+        assert [tool.name for tool in listed] == list(TOOL_NAMES)
+        result = anyio.run(server.call_tool, "recall", {"query": "", "limit": 1})
+        assert not result.is_error
+    finally:
+        server.close()

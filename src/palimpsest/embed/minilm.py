@@ -12,7 +12,6 @@ model loads from disk once per process, on the first embed.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import functools
 import hashlib
 import importlib.util
@@ -150,6 +149,8 @@ def _large_blocks_go_back() -> None:
     shrinks (each run allocates and frees its activations, the arena being off). Measured
     with bench/bench_embed.py: 253 -> 198 MiB resident after paragraphs, at the same speed.
     Process-wide and glibc only; elsewhere (macOS, musl) there is no such call."""
+    import ctypes  # here, with the model: a server's first answer has no use for it
+
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None).mallopt(_M_MMAP_THRESHOLD, 1 << 20)
 
@@ -157,6 +158,8 @@ def _large_blocks_go_back() -> None:
 def _return_freed_memory() -> None:
     """Building the session frees ~65 MiB of parse and folding buffers that glibc would
     keep for the process (measured: 251 -> 189 MiB resident): hand them back now."""
+    import ctypes
+
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None).malloc_trim(0)
 

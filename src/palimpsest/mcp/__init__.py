@@ -3,7 +3,7 @@
 `server` builds the server and maps every refusal to a tool result; `tools` holds one thin
 method per tool, with its parameters in `params`, its answer types in `results` and its
 words in `descriptions`; `schema` keeps the published schemas lean and strict;
-`transport` runs the SDK's transports with their gaps closed.
+`stdio` and `transport` (HTTP) run the SDK's transports with their gaps closed.
 """
 
 from .server import DEFAULT_PORT, HOST, PATH, build_server, serve

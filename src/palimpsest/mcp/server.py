@@ -14,7 +14,8 @@ Built on the official SDK's `MCPServer`. What is ours:
 
 The service is synchronous (SQLite): each call runs on one of a fixed set of store threads
 (`tools` says why not on the SDK's own worker threads). The transports are the SDK's,
-with unreadable stdio lines answered and HTTP connections bounded (`transport`).
+with unreadable stdio lines answered (`stdio`) and HTTP connections bounded (`transport`,
+loaded only for HTTP: a stdio server's start has no use for uvicorn's pieces).
 """
 
 from __future__ import annotations
@@ -31,8 +32,9 @@ import anyio
 import pydantic
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp.server.mcpserver.tools import Tool
+from mcp.server.mcpserver.tools import Tool, ToolManager
 from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
+from mcp.types import Tool as MCPTool
 
 from ..config import DEFAULT_LIMITS, Limits
 from ..errors import PalimpsestError
@@ -44,8 +46,8 @@ from .descriptions import DESCRIPTIONS, INSTRUCTIONS
 from .keys import KeyVerifier, auth_settings, request_principal
 from .prompts import PalimpsestPrompts
 from .schema import harden
+from .stdio import serve_stdio
 from .tools import STORE_THREADS, TOOL_NAMES, PalimpsestTools
-from .transport import serve_http, serve_stdio
 
 HOST = "127.0.0.1"
 PATH = "/mcp"
@@ -106,12 +108,27 @@ class PalimpsestMCP(MCPServer[Any]):
         threads: ThreadPoolExecutor,
         bounds: CallBounds | None = None,
         token_verifier: KeyVerifier | None = None,
+        make_tools: Callable[[], list[Tool]] | None = None,
         **kwargs: Any,
     ):
         super().__init__(name, token_verifier=token_verifier, **kwargs)
         self.threads = threads
         self.bounds = bounds  # over HTTP: how many calls each key may make (bounds.py)
         self.verifier = token_verifier
+        self._make_tools = make_tools  # tools still to make (`make_tools`)
+
+    def make_tools(self) -> None:
+        """Make and register the tools `build_server` was told to leave for later; nothing
+        once they are made. Runs on the event loop, as every request does: no lock."""
+        make, self._make_tools = self._make_tools, None
+        if make is not None:
+            self._tool_manager = ToolManager(
+                tools=make(), warn_on_duplicate_tools=self.settings.warn_on_duplicate_tools
+            )
+
+    async def list_tools(self) -> list[MCPTool]:
+        self.make_tools()  # a client that lists them before saying `initialized`
+        return await super().list_tools()
 
     def close(self) -> None:
         """Let the store threads finish what they run, then end them; write the failed
@@ -124,6 +141,7 @@ class PalimpsestMCP(MCPServer[Any]):
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
         """Run a tool; every failure becomes an `isError` result with our JSON body."""
+        self.make_tools()
         principal = request_principal()
         key_id = principal.key_id if principal else None
         wait = self.bounds.admit(key_id) if self.bounds and key_id else None
@@ -171,44 +189,53 @@ def build_server(
     *,
     http: tuple[str, int] | None = None,
     calls_per_minute: int = DEFAULT_LIMITS.calls_per_minute,
+    tools_later: bool = False,
 ) -> PalimpsestMCP:
     """An MCP server whose tools act on `service` (its store and actor); `close()` it.
 
     `threads`: how many tool calls reach the store at once (`server.store_threads`).
     `http`: the (host, port) it serves HTTP on: each request then acts as its key's holder
     (mcp/keys.py), and the server as given acts only for a request without one.
+    `tools_later`: the tools are made by `make_tools()` (or the first request for them),
+    not now: their schemas and argument models take pydantic a tenth of a second, which
+    `initialize` need not wait for.
     """
     pool = ThreadPoolExecutor(threads, thread_name_prefix="palimpsest-store")
     tools = PalimpsestTools(service, pool)
-    registered = [
-        harden(
-            Tool.from_function(
-                getattr(tools, name),
-                name=name,
-                title=ANNOTATIONS[name].title,
-                description=DESCRIPTIONS[name],
-                annotations=ANNOTATIONS[name],
-                structured_output=True,
-            )
-        )
-        for name in TOOL_NAMES
-    ]
+
+    def make_tools() -> list[Tool]:
+        return [_registered(tools, name) for name in TOOL_NAMES]
+
     bounds = CallBounds(calls_per_minute) if http else None
     server = PalimpsestMCP(
         "palimpsest",
         title="Palimpsest",
         instructions=INSTRUCTIONS,
         version=_version(),
-        tools=registered,
         log_level="WARNING",
         threads=pool,
         bounds=bounds,
         token_verifier=KeyVerifier(service) if http else None,
         auth=auth_settings(*http) if http else None,
+        make_tools=make_tools,
     )
+    if not tools_later:
+        server.make_tools()
     for prompt in PalimpsestPrompts(service, pool, bounds).registered():
         server.add_prompt(prompt)
     return server
+
+
+def _registered(tools: PalimpsestTools, name: str) -> Tool:
+    tool = Tool.from_function(
+        getattr(tools, name),
+        name=name,
+        title=ANNOTATIONS[name].title,
+        description=DESCRIPTIONS[name],
+        annotations=ANNOTATIONS[name],
+        structured_output=True,
+    )
+    return harden(tool)
 
 
 def _version() -> str:
@@ -267,16 +294,26 @@ def serve(
         threads=limits.store_threads,
         http=(host, port) if http else None,
         calls_per_minute=limits.calls_per_minute,
+        tools_later=not http,
     )
     try:
         if http:
+            from .transport import serve_http
+
             prepare_in_background(service)
             run = functools.partial(
                 serve_http, server, host=host, port=port, path=PATH, limits=limits,
                 stateless=stateless,
             )  # fmt: skip
             anyio.run(run)
-        else:  # once the client has its first answer, which the model must not delay
-            anyio.run(serve_stdio, server, functools.partial(prepare_in_background, service))
+        else:  # once the client has its first answer, which neither must delay
+
+            def once_initialized() -> None:
+                # Tools first: made beside the model's load, both took longer than in turn
+                # (the model's runtime threads and pydantic contend for two cores).
+                server.make_tools()
+                prepare_in_background(service)
+
+            anyio.run(serve_stdio, server, once_initialized)
     finally:
         server.close()
