@@ -26,7 +26,7 @@ EXIT = hook_guard.EXIT
 def guard(env: Env, /, command_line: str, dir_: str | None, notebook: str | None) -> None:
     """Would a forbidden rule refuse COMMAND? Prints allow, deny or ask with the rules that
     refuse it; exits 0 (allow), 2 (deny) or 3 (ask). A person's question: the command is
-    not kept for trials (the hook and the MCP tool keep what agents run)."""
+    not kept for trials (the hook keeps what agents run)."""
     service = env.service(create=False)
     if notebook is not None:
         answer = service.guard(command=command_line, notebook=notebook, keep=False)
