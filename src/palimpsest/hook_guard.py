@@ -209,7 +209,7 @@ def _judge_sqlite(path: Path, call: Call) -> Verdict:
         and body["decision"] == "allow"
         and refused_in_some_notebook(call.command, rules, at)
     ):
-        body |= {"decision": "ask", "reason": unbound.lost()}  # as the service's guard asks
+        body |= {"decision": "ask", "reason": unbound.ask_reason()}  # as the service's guard asks
     elif unbound:  # as the service's guard warns
         body["warnings"] = [unbound.unknown_notebook()]
     return Verdict(body["decision"], body, notebook_id)

@@ -32,7 +32,7 @@ class Project:
         """How to look the notebook up, the surest first: its id, then its name."""
         return (self.notebook_id, self.notebook) if self.notebook_id else (self.notebook,)
 
-    def lost(self) -> str:
+    def ask_reason(self) -> str:
         """Why the guard asks about a command it would allow: this binding names no notebook,
         and a notebook's rule (which may be the project's own) refuses the command."""
         return self.unknown_notebook() + " (a forbidden rule of a notebook refuses this command)"

@@ -5,8 +5,9 @@ where its quotes and substitutions end), `commands` finds the simple commands it
 (`wrappers` and the texts `scripts` finds seen through: shells' scripts, aliases, inline
 code), `patterns` matches them against a rule's command patterns, `runtime` says whether
 words only known when they run could make them match, `workdir` where a line's `cd` takes
-its relative paths, and `decide` gives the answer. The service reads the rules that apply;
-the hook answers a coding agent with them.
+its relative paths, and `decide` gives the answer. `rules` says which rules apply where a
+command runs, and `unbound` what to ask where a project's binding names no notebook. The
+service reads the rules that apply; the hook answers a coding agent with them.
 """
 
 from .commands import SimpleCommand, Unparseable, simple_commands

@@ -1,7 +1,10 @@
 """Where a command holds the text of other commands: a shell's `-c` script or the file it
-reads, `env -S`, `su -c`, `flock FILE -c`, a git alias given with `-c alias.NAME=...`, and
-an interpreter's inline code. Each function finds that text in a command's words; reading
-it is `commands`' part.
+reads, `env -S`, `su -c`, `flock FILE -c`, `watch`, an alias, a git alias given with `-c
+alias.NAME=...`, an interpreter's inline code, the lines programs run from their options
+(`rsync -e`, `ssh -o ProxyCommand=`, git's `core.pager`) and from variables (`GIT_PAGER`,
+`GIT_CONFIG_PARAMETERS`); and the builtins that set a variable the guard trusts
+(`TRUSTED`: `read HOME`). Each function finds that text in a command's words; reading it is
+`commands`' part.
 """
 
 from __future__ import annotations

@@ -12,7 +12,8 @@ followed past it: the guard errs toward refusing), and in the one it starts in, 
 The line starts in the agent's project, below any path a rule names: a relative `cd` from
 there (`cd build`) is not followed. Where a move goes only when it runs (`cd $X`, `cd
 "$(...)"`, `cd -`, `popd`, `pushd +1`, `~alice`, `..` above the project or the home, any
-`cd NAME` under `shopt -s cdable_vars`), a relative path of a command a rule's program names
+`cd NAME` under `shopt -s cdable_vars`, a relative `cd` in a line that makes a link with
+`ln`: `ln -s / r && cd r`), a relative path of a command a rule's program names
 is asked about when it could be the rule's path from some directory (`.`, `..`, a glob, or
 the end of that path: `dist` is never `/`).
 """

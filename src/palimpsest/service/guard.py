@@ -149,7 +149,11 @@ class GuardOps(ServiceBase):
             every = tx.forbidding_rules()
         decision = decide(command, applying(every, nb.id if nb else None, at))
         binding = place.binding if nb is None else None  # a binding naming no notebook
-        lost = binding.lost() if binding and refused_in_some_notebook(command, every, at) else None
+        lost = (
+            binding.ask_reason()
+            if binding and refused_in_some_notebook(command, every, at)
+            else None
+        )
         result = answer(decision, place, nb, lost)
         if keep:
             self.keep_seen(command, result["decision"], nb.id if nb else None, session)
