@@ -33,12 +33,13 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 import httpx2
+
+from bench_serve import http_server
 
 PROTOCOL = "2025-06-18"
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -51,34 +52,6 @@ def palimpsest(db: Path, env: dict[str, str], *args: str) -> Any:
     command = [sys.executable, "-m", "palimpsest", "--db", str(db), *args, "--json"]
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
     return json.loads(done.stdout)
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-@contextmanager
-def server(db: Path, env: dict[str, str]) -> Iterator[tuple[int, int]]:
-    """The server's (port, pid), once it accepts connections."""
-    port = free_port()
-    command = [sys.executable, "-m", "palimpsest", "--db", str(db), "serve", "--http",
-               "--port", str(port)]  # fmt: skip
-    process = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "the server did not start"
-                time.sleep(0.05)
-        yield port, process.pid
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 def rss_mib(pid: int) -> float:
@@ -189,18 +162,22 @@ def main() -> None:
     ana = str(palimpsest(db, env, "key", "create", "--user", "ana")["key"])
     viewer = str(vic["key"])
     palimpsest(db, env, "remember", "-n", "ops", "-k", "fact", "The pool holds 40")
-    with server(db, env) as (port, pid), ExitStack() as stack, httpx2.Client(timeout=60) as http:
+    with (
+        http_server(db, env) as (port, process),
+        ExitStack() as stack,
+        httpx2.Client(timeout=60) as http,
+    ):
         url = f"http://127.0.0.1:{port}/mcp"
         idle = statistics.median(user_call(url, ana) for _ in range(5))
         print(f"idle server: the editor's initialize + recall takes {idle * 1000:.0f} ms")
 
-        before, started = rss_mib(pid), time.perf_counter()
+        before, started = rss_mib(process.pid), time.perf_counter()
         opened = [open_session(http, url, viewer) for _ in range(args.sessions)]
         took = time.perf_counter() - started
         live = sum(answers(http, url, viewer, s) for code, s in opened if code == 200)
         print(f"sessions: one key opened {sum(c == 200 for c, _ in opened)} of "
               f"{args.sessions} in {took:.1f} s; {live} still answer; memory "
-              f"+{rss_mib(pid) - before:.0f} MiB")  # fmt: skip
+              f"+{rss_mib(process.pid) - before:.0f} MiB")  # fmt: skip
 
         streams = []  # each on a session of its own, opened just before it
         for _ in range(args.streams):
@@ -216,7 +193,7 @@ def main() -> None:
         print(f"initialize: a burst of 1000 from one key: {burst.count(200)} answered 200, "
               f"{burst.count(429)} 429")  # fmt: skip
 
-        before = rss_mib(pid)
+        before = rss_mib(process.pid)
         peak = before
         bodies = [raw(port, post_head(port, 60 * MIB)) for _ in range(4)]
         chunk = b"x" * MIB
@@ -225,7 +202,7 @@ def main() -> None:
             try:
                 for _ in range(60):
                     client.sendall(chunk)
-                    peak = max(peak, rss_mib(pid))
+                    peak = max(peak, rss_mib(process.pid))
             except OSError:
                 pass  # refused and closed before the body was sent: the point
         print(f"bodies: 4 bodies of 60 MiB without a key: memory peaked at "

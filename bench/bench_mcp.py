@@ -23,9 +23,7 @@ import argparse
 import os
 import random
 import shutil
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -39,6 +37,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from bench_serve import http_server
 from palimpsest.embed import DEFAULT_EMBEDDER, load_embedder
 from palimpsest.service import Service
 from palimpsest.store import SearchQuery, open_store
@@ -215,27 +214,9 @@ async def http_client(url: str, key: str | None) -> AsyncIterator[Client]:
 async def over_http(
     db: Path, calls: int, rng: random.Random, key: str | None = None
 ) -> dict[str, list[float]]:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    process = subprocess.Popen(
-        serve_command(db, "--http", "--port", str(port)), stderr=subprocess.DEVNULL
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline or process.poll() is not None:
-                    raise SystemExit("the HTTP server did not start") from None
-                await anyio.sleep(0.05)
+    with http_server(db) as (port, _):
         async with http_client(f"http://127.0.0.1:{port}/mcp", key) as client:
             return await measure(client, calls, rng)
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 def main() -> None:

@@ -1,4 +1,5 @@
-"""How `server` runs over stdio: the SDK's stdio transport, with one gap closed.
+"""How `server` runs over stdio: the SDK's stdio transport, with one gap closed, and read
+and written by the event loop itself when both ends are pipes (`_pipes`).
 
 The SDK's stdio transport drops a line it cannot read (not JSON, a lone surrogate escape,
 nesting past the parser's depth) without a word, and the client waits for its timeout; and
@@ -141,9 +142,7 @@ def _stdin_lines() -> anyio.AsyncFile[str]:
     with U+FFFD and stores damaged text. fd 0 then reads the null device, as the SDK's
     own claim does, so nothing else reads from the wire."""
     wire = os.fdopen(os.dup(0), "rb")
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.close(null)
+    _stdin_from_null()
     return anyio.wrap_file(io.TextIOWrapper(wire, encoding="utf-8", errors="surrogateescape"))
 
 
@@ -196,9 +195,7 @@ async def _pipes() -> tuple[_PipeLines, _PipeWriter] | None:
     wire_out = os.fdopen(os.dup(1), "wb", buffering=0)
     # As the SDK's claim: fd 0 reads the null device, and fd 1 (a stray print) goes to
     # stderr, so nothing else reads or writes the wire.
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.close(null)
+    _stdin_from_null()
     os.dup2(2, 1)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), wire_in)
     transport, protocol = await loop.connect_write_pipe(FlowControlMixin, wire_out)
@@ -206,6 +203,13 @@ async def _pipes() -> tuple[_PipeLines, _PipeWriter] | None:
     # still queued here when the input ends would be lost, or cut mid-line.
     transport.set_write_buffer_limits(high=0)
     return _PipeLines(reader), _PipeWriter(asyncio.StreamWriter(transport, protocol, None, loop))
+
+
+def _stdin_from_null() -> None:
+    """fd 0 reads the null device from now on (the wire was duplicated first)."""
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
 
 
 def _is_pipe(fd: int) -> bool:

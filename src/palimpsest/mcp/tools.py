@@ -112,13 +112,9 @@ class PalimpsestTools:
     ) -> R:
         """`call` with the arguments given, on a store thread, as the lean result an agent
         reads (answers.py); `_shape`, the tool's declared answer, is its output schema."""
-        return cast(R, answered(await self._call(call, arguments)))
-
-    async def _call(
-        self, call: Callable[..., dict[str, Any]], arguments: dict[str, Any]
-    ) -> dict[str, Any]:
         work = functools.partial(call, **_given(arguments))
-        return await asyncio.get_running_loop().run_in_executor(self.threads, work)
+        answer = await asyncio.get_running_loop().run_in_executor(self.threads, work)
+        return cast(R, answered(answer))
 
     async def remember(
         self,
@@ -471,8 +467,7 @@ class PalimpsestTools:
         # (`_given` leaves out a false `keep`, as any false value.)
         arguments = {"command": command, "dir": dir, "notebook": notebook}
         judge = functools.partial(self.service.guard, keep=False)
-        answer = await self._call(judge, arguments)
-        return cast(GuardResult, answered(answer))
+        return await self._run(GuardResult, judge, arguments)
 
 
 TOOL_NAMES = (

@@ -256,8 +256,11 @@ async def serve_http(
     import uvicorn
 
     # The protocol class is uvicorn's to build, per connection: the limits ride on it.
-    bounds = {"head_seconds": limits.head_seconds, "max_connections": limits.max_connections}
-    protocol = type("GuardedH11Protocol", (GuardedH11Protocol,), bounds)
+    connection_limits = {
+        "head_seconds": limits.head_seconds,
+        "max_connections": limits.max_connections,
+    }
+    protocol = type("GuardedH11Protocol", (GuardedH11Protocol,), connection_limits)
 
     app = server.streamable_http_app(
         streamable_http_path=path,
