@@ -210,10 +210,7 @@ class _Answer:
         if self.complete:
             return
         if not self.started:
-            message = (
-                "the key was revoked, or its newer requests took this one's place, "
-                "while it was under way"
-            )
+            message = "the key was revoked while the request was under way"
             with anyio.CancelScope(shield=True):
                 await unauthorized(message)(scope, _never, self._send)
             return
