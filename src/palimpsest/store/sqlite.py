@@ -433,20 +433,15 @@ class SqliteSession(SqlSession):
         rows = self._cursor(CURRENT_SQL.format(vector="mv.vector"),
                             (self.workspace, seq, seq, model))  # fmt: skip
         parts: list[Table] = []  # a chunk at a time: the floats of all are never held
-        chunk: list[Row] = []
-        for row in itertools.chain(rows, [None]):
-            if row is not None:
-                chunk.append(row)
-            if chunk and (row is None or len(chunk) == LOAD_CHUNK):
-                matrix = vector_search.from_blobs([r["vector"] for r in chunk], dimensions)
-                if cache is None:  # the first chunk's mean centres the signs of all
-                    cache = VectorCache(dimensions, matrix.mean(axis=0), seq, generation,
-                                        EXACT_BELOW)  # fmt: skip
-                    if large:
-                        cache.table = cache.table._replace(exact=None)
-                ids = np.fromiter((r["rowid"] for r in chunk), dtype=np.int64, count=len(chunk))
-                parts.append(cache.encoded(ids, matrix, cache.facets(ids, chunk)))
-                chunk = []
+        while chunk := list(itertools.islice(rows, LOAD_CHUNK)):
+            matrix = vector_search.from_blobs([r["vector"] for r in chunk], dimensions)
+            if cache is None:  # the first chunk's mean centres the signs of all
+                cache = VectorCache(dimensions, matrix.mean(axis=0), seq, generation,
+                                    EXACT_BELOW)  # fmt: skip
+                if large:
+                    cache.table = cache.table._replace(exact=None)
+            ids = np.fromiter((r["rowid"] for r in chunk), dtype=np.int64, count=len(chunk))
+            parts.append(cache.encoded(ids, matrix, cache.facets(ids, chunk)))
         if cache is not None:
             cache.add(*parts)
         return cache
