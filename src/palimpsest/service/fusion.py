@@ -35,7 +35,7 @@ from ..model import Memory
 from ..store import Found
 
 WORDS, MEANING, BOTH = "words", "meaning", "both"
-CONTEXT = "context"  # found through the memories filed beside it (context.py, store/bm25.py)
+CONTEXT = "context"  # found by the words of the memory filed before it (store/bm25.py)
 LISTED = "filters"  # listed by filters alone, no query (recall's relevance floor skips it)
 SPREAD = 0.15  # the gap between the nearest and the tenth nearest that meaning is trusted at
 SPREAD_RANK = 9  # the tenth nearest
