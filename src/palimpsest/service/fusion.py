@@ -65,7 +65,7 @@ class Weights:
 class Fused(Generic[M]):
     memory: M
     score: float
-    matched: str  # words, meaning, both or context
+    matched: str  # words, meaning, both, context or filters (recall adds id and key)
     words: float = 0.0  # the share of the query's words it holds (0: none)
     similarity: float | None = None  # its cosine to the query, when the store returned it
 
