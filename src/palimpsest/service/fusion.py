@@ -35,7 +35,7 @@ from ..model import Memory
 from ..store import Found
 
 WORDS, MEANING, BOTH = "words", "meaning", "both"
-CONTEXT = "context"  # found through the memories filed beside it (context.py, store/bm25.py)
+CONTEXT = "context"  # found by the words of the memory filed before it (store/bm25.py)
 LISTED = "filters"  # listed by filters alone, no query (recall's relevance floor skips it)
 SPREAD = 0.15  # the gap between the nearest and the tenth nearest that meaning is trusted at
 SPREAD_RANK = 9  # the tenth nearest
@@ -65,7 +65,7 @@ class Weights:
 class Fused(Generic[M]):
     memory: M
     score: float
-    matched: str  # words, meaning, both or context
+    matched: str  # words, meaning, both, context or filters (recall adds id and key)
     words: float = 0.0  # the share of the query's words it holds (0: none)
     similarity: float | None = None  # its cosine to the query, when the store returned it
 

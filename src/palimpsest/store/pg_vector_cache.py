@@ -30,8 +30,8 @@ from .pg_vectors import literal
 from .rows import FOUND_COLUMNS, Row, found_from_row
 from .vector_cache import (
     ADDED_SQL,
+    CURRENT_SQL,
     ENDED_SQL,
-    FACET_COLUMNS,
     Mask,
     RowIds,
     Table,
@@ -91,13 +91,8 @@ class CachedVectors:
                             lambda cache: self._caught_up(cache, model, seq))  # fmt: skip
 
     def _built(self, model: str, dimensions: int, seq: int, generation: int) -> VectorCache | None:
-        rows = self._cursor(
-            f"SELECT v.rowid AS rowid, vector_send(mv.vector) AS vector, {FACET_COLUMNS} "
-            "FROM memory_versions v JOIN memory_vectors mv ON mv.version_rowid = v.rowid "
-            "WHERE v.workspace = ? AND v.from_seq <= ? AND (v.to_seq IS NULL OR v.to_seq > ?) "
-            "AND v.scrubbed = 0 AND mv.model = ?",
-            (self.workspace, seq, seq, model),
-        )
+        rows = self._cursor(CURRENT_SQL.format(vector="vector_send(mv.vector)"),
+                            (self.workspace, seq, seq, model))  # fmt: skip
         cache: VectorCache | None = None
         parts: list[Table] = []  # a chunk at a time: the floats of all are never held
         while chunk := list(itertools.islice(rows, LOAD_CHUNK)):

@@ -420,7 +420,7 @@ class SqliteSession(SqlSession):
         import numpy as np
 
         from . import vector_search
-        from .vector_cache import FACET_COLUMNS, VectorCache
+        from .vector_cache import CURRENT_SQL, VectorCache
 
         counted = self._row(
             "SELECT count(*) AS n FROM memory_vectors WHERE workspace = ? AND model = ?",
@@ -430,28 +430,18 @@ class SqliteSession(SqlSession):
             return None
         large = int(counted["n"]) >= EXACT_BELOW
         cache: VectorCache | None = None
-        rows = self._cursor(
-            f"SELECT v.rowid AS rowid, mv.vector AS vector, {FACET_COLUMNS} "
-            "FROM memory_versions v JOIN memory_vectors mv ON mv.version_rowid = v.rowid "
-            "WHERE v.workspace = ? AND v.from_seq <= ? AND (v.to_seq IS NULL OR v.to_seq > ?) "
-            "AND v.scrubbed = 0 AND mv.model = ?",
-            (self.workspace, seq, seq, model),
-        )
+        rows = self._cursor(CURRENT_SQL.format(vector="mv.vector"),
+                            (self.workspace, seq, seq, model))  # fmt: skip
         parts: list[Table] = []  # a chunk at a time: the floats of all are never held
-        chunk: list[Row] = []
-        for row in itertools.chain(rows, [None]):
-            if row is not None:
-                chunk.append(row)
-            if chunk and (row is None or len(chunk) == LOAD_CHUNK):
-                matrix = vector_search.from_blobs([r["vector"] for r in chunk], dimensions)
-                if cache is None:  # the first chunk's mean centres the signs of all
-                    cache = VectorCache(dimensions, matrix.mean(axis=0), seq, generation,
-                                        EXACT_BELOW)  # fmt: skip
-                    if large:
-                        cache.table = cache.table._replace(exact=None)
-                ids = np.fromiter((r["rowid"] for r in chunk), dtype=np.int64, count=len(chunk))
-                parts.append(cache.encoded(ids, matrix, cache.facets(ids, chunk)))
-                chunk = []
+        while chunk := list(itertools.islice(rows, LOAD_CHUNK)):
+            matrix = vector_search.from_blobs([r["vector"] for r in chunk], dimensions)
+            if cache is None:  # the first chunk's mean centres the signs of all
+                cache = VectorCache(dimensions, matrix.mean(axis=0), seq, generation,
+                                    EXACT_BELOW)  # fmt: skip
+                if large:
+                    cache.table = cache.table._replace(exact=None)
+            ids = np.fromiter((r["rowid"] for r in chunk), dtype=np.int64, count=len(chunk))
+            parts.append(cache.encoded(ids, matrix, cache.facets(ids, chunk)))
         if cache is not None:
             cache.add(*parts)
         return cache

@@ -237,7 +237,16 @@ FACET_COLUMNS = (
     "v.notebook_id, v.kind, v.status, v.scope, coalesce(v.occurred_at, v.recorded_at) "
     "AS happened, v.expires_at, v.tags"
 )
-# What a copy catches up on, the same for both stores (each reads `{vector}` its own way):
+# What a copy is built from, the same for both stores (each reads `{vector}` its own way):
+# the versions current at an event, with their vectors (parameters: workspace, at, at,
+# model).
+CURRENT_SQL = (
+    f"SELECT v.rowid AS rowid, {{vector}} AS vector, {FACET_COLUMNS} "
+    "FROM memory_versions v JOIN memory_vectors mv ON mv.version_rowid = v.rowid "
+    "WHERE v.workspace = ? AND v.from_seq <= ? AND (v.to_seq IS NULL OR v.to_seq > ?) "
+    "AND v.scrubbed = 0 AND mv.model = ?"
+)
+# What a copy catches up on, as CURRENT_SQL:
 # the versions filed after its last event up to the one asked, with their vectors, as they
 # stood then (parameters: workspace, after, upto, upto, model); and the versions those
 # ended (workspace, after, upto).
