@@ -23,9 +23,9 @@ from ..projects import NO_PLACES, Places
 from ..revise import Step, Unmatched, changed_fields, check_version, parse_fields
 from ..store import Store, StoredResponse, StoreReader, StoreWriter
 from ..text import canonical
-from .leaving import step_written
 from .roles import Principal, check_write
 from .vectors import VectorWriter
+from .withdrawals import step_written
 
 DEFAULT_WORKSPACE = "default"
 MAX_LIMIT = 200
@@ -223,7 +223,7 @@ class ServiceBase:
     def _write_step(self, tx: StoreWriter, step: Step, op_id: str, now: str) -> dict[str, Any]:
         """Write a memory's step: every operation's steps pass here. A step that changes an
         existing memory, other than a dispute's own, may take it out of its open disputes
-        (leaving.py)."""
+        (withdrawals.py)."""
         if step.old is None or step.op.startswith("dispute."):
             return self._write_version(tx, step, op_id, now)
         return step_written(self, tx, step, op_id, now)

@@ -7,7 +7,7 @@ per memory it touches (both, each one version up) and a new version of the dispu
 one transaction. Forgetting a memory of an open dispute withdraws the dispute (an event
 on the other memory), and erases the dispute's texts: they may quote what was forgotten.
 A memory retired by any other path than a ruling withdraws its open disputes the same way
-(leaving.py).
+(withdrawals.py).
 """
 
 from __future__ import annotations

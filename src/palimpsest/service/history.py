@@ -30,10 +30,10 @@ from .base import check_version_arg, id_list, memory_id_arg, parse_time_arg, ref
 from .checks import here, stale_by_evidence
 from .disputes import disputes_of
 from .guard import SEEN_PREFIX, GuardOps
-from .leaving import withdraw_disputes
 from .notebooks import NotebookOps
 from .roles import check_forget, check_revert
 from .settings import freshness_days
+from .withdrawals import withdraw_disputes
 
 
 class Reasons(NamedTuple):
