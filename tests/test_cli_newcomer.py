@@ -238,3 +238,33 @@ def test_history_shows_a_settings_change_with_both_sides_on_one_line(
     lines = run("--db", str(db_path), "history").stdout
     flat = " ".join(lines.split())
     assert "freshness_days.fact: 90 -> 30 (first line second line)" in flat
+
+
+def test_history_says_why_a_text_was_changed(run: Run, db_path: Path) -> None:
+    done = run("--db", str(db_path), "remember", "-n", "ops", "Deploy with ops/deploy.sh", "--json")
+    memory = json.loads(done.stdout)["id"]
+    run("--db", str(db_path), "revise", "--id", memory, "--replace-from", "ops/deploy.sh",
+        "--replace-to", "make deploy", "--note", "the Makefile replaced the script")  # fmt: skip
+    flat = " ".join(run("--db", str(db_path), "history", memory).stdout.split())  # cells wrap
+    assert "make deploy" in flat and "the Makefile replaced the script" in flat
+
+
+def test_serve_on_a_terminal_says_it_waits_for_an_agent(db_path: Path, env: dict[str, str]) -> None:
+    """Typed by hand, `serve` would wait in silence for JSON-RPC: it says what it is for."""
+    import pty
+    import select
+    import time
+
+    pid, terminal = pty.fork()
+    if pid == 0:  # the child: stdin, stdout and stderr are the terminal
+        os.execve(sys.executable, [sys.executable, "-m", "palimpsest", "--db", str(db_path),
+                                   "serve"], env)  # fmt: skip
+    said, deadline = b"", time.monotonic() + 30
+    try:
+        while b"Ctrl-C" not in said and time.monotonic() < deadline:
+            if select.select([terminal], [], [], 1)[0]:
+                said += os.read(terminal, 1024)
+    finally:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+    assert b"Ctrl-C" in said and b"README" in said

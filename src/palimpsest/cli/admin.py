@@ -153,6 +153,12 @@ def serve(
             "speaks over stdio. Add it, or leave them out.",
             field="port" if port is not None else "host" if host is not None else "stateless",
         )
+    if not http and sys.stdin.isatty():  # typed by hand: it would wait in silence
+        click.echo(
+            "Waiting for an MCP client on standard input (Ctrl-C to stop). An agent starts "
+            "this command itself: put it in the agent's MCP configuration (README.md).",
+            err=True,
+        )
     from ..mcp import PATH, serve  # the SDK is only loaded when serving
 
     config = env.config(**{"http.port": port, "http.host": host, "http.stateless": stateless})

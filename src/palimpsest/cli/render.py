@@ -195,17 +195,19 @@ def events(result: dict[str, Any]) -> None:
 
 
 def _changed(event: dict[str, Any]) -> str:
+    """What an event changed, and why when it says (its note), on one line."""
     changes = event.get("changes") or {}
     if event.get("op") != "remember" and "text" in changes:
         text = changes["text"]
         old, new = changed_part(str(text.get("old") or ""), str(text.get("new") or ""))
         rest = [f for f in event.get("fields", []) if f != "text"]
-        return "; ".join([f"text: {old!r} -> {new!r}", *rest])
-    names = ", ".join(event.get("fields") or [])
-    if not names or event.get("target_type") != "memory":  # notebooks, links, settings
-        names = _data_changes(event.get("data") or {}) or names
+        what = "; ".join([f"text: {old!r} -> {new!r}", *rest])
+    else:
+        what = ", ".join(event.get("fields") or [])
+        if not what or event.get("target_type") != "memory":  # notebooks, links, settings
+            what = _data_changes(event.get("data") or {}) or what
     note = " ".join(str(event.get("note") or "").split())  # one line per event
-    return f"{names} ({note})" if note else names
+    return f"{what} ({note})" if note else what
 
 
 def _data_changes(data: dict[str, Any]) -> str:
