@@ -34,7 +34,8 @@ from .migrations import migrations, refuse_newer, statements
 from .pg_indexed import IndexedWords
 from .pg_vector_cache import CachedVectors, VectorCaches
 from .rows import Row, found_from_row
-from .session import SqlSession, key_race, name_race
+from .session import SqlSession
+from .session_base import key_race, name_race
 from .term_index import TermIndex
 from .vector_search import Vectors, narrowed
 

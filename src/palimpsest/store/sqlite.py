@@ -24,7 +24,8 @@ from ..errors import PalimpsestError, Retryable, ValidationError
 from . import Found, Rewrite, SearchQuery, bm25
 from .migrations import migrations, refuse_newer, statements
 from .rows import FOUND_COLUMNS, Row, found_from_row
-from .session import SqlSession, key_race, name_race
+from .session import SqlSession
+from .session_base import key_race, name_race
 from .terms import index_text
 
 # numpy, and the modules that search with it (vectors, the term index), are imported where
