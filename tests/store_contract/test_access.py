@@ -67,9 +67,10 @@ def test_a_workspace_is_listed_from_its_first_write_and_names_are_unique(
     named = f"{workspace}-named"
     with store.write(named) as tx:
         tx.name_workspace(f"Team {named}")
-    with store.read(workspace) as tx:
+    with store.read(f"{workspace}-only-read") as tx:
         listed = {w.id: w.name for w in tx.workspaces()}
     assert listed[named] == f"Team {named}"
+    assert f"{workspace}-only-read" not in listed  # a read makes no workspace
     with pytest.raises(Conflict), store.write(workspace) as tx:
         tx.name_workspace(f"Team {named}")
 

@@ -82,6 +82,18 @@ def test_stale_versions_are_those_with_content_and_no_vector_of_the_model(
         assert anew is not None and np.allclose(anew, unit(0, 0, 0, 1))
 
 
+def test_a_forgotten_version_takes_its_vector_alone(store: Store, workspace: str) -> None:
+    with store.write(workspace) as tx:
+        m = memory(workspace, "nb_a", "Embedded twice")
+        tx.put_vector(m.id, filed(tx, m), unit(1, 0, 0, 0), MODEL)
+        _, seq = revised(tx, m, text="Embedded twice, revised")
+        tx.put_vector(m.id, seq, unit(0, 1, 0, 0), MODEL)
+        tx.forget_version(m.id, 1)
+    with store.read(workspace) as tx:
+        assert tx.vector_of(m.id, 1, MODEL) is None
+        assert tx.vector_of(m.id, 2, MODEL) is not None
+
+
 def test_a_forgotten_memory_takes_its_vectors(store: Store, workspace: str) -> None:
     with store.write(workspace) as tx:
         m = memory(workspace, "nb_a", "Embedded, then forgotten")

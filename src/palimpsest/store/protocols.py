@@ -256,8 +256,8 @@ class AnswerReader(Protocol):
 
 
 class AnswerWriter(AnswerReader, Protocol):
-    """An answer is stored once per (actor, op, key); one naming a memory or notebook that
-    is then forgotten goes with it (its request may hold the forgotten text)."""
+    """An answer is kept by (actor, op, key), in its workspace; one naming a memory or
+    notebook that is then forgotten goes with it (its request may hold the forgotten text)."""
 
     def store_response(self, actor: str, op: str, key: str, stored: StoredResponse) -> None: ...
 
