@@ -20,7 +20,7 @@ from . import bm25
 from .rows import Row
 from .values import Found, SearchQuery
 
-if TYPE_CHECKING:  # numpy is imported where a vector is read (see sqlite.py)
+if TYPE_CHECKING:  # numpy is imported where a vector is read (see sqlite_vectors.py)
     from .vector_search import Vectors
 
 

@@ -66,7 +66,7 @@ class SqliteSession(SqliteWords, SqliteVectors, SqlSession):
     def _tag_condition(self) -> str:
         return "EXISTS (SELECT 1 FROM json_each(v.tags) WHERE json_each.value = ?)"
 
-    # -- vectors: float32 blobs, ranked in numpy --------------------------------------
+    # -- vectors: float32 blobs (ranked in numpy by sqlite_vectors.py) ---------------
 
     def _vector_value(self, vector: Vectors) -> Any:
         return vector.astype("<f4", copy=False).tobytes()

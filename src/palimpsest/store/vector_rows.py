@@ -12,7 +12,7 @@ from .rows import memory_from_row
 from .session_base import SessionBase
 from .values import SearchQuery
 
-if TYPE_CHECKING:  # numpy is imported where a vector is read (see sqlite.py)
+if TYPE_CHECKING:  # numpy is imported where a vector is read (see sqlite_vectors.py)
     from .vector_search import Vectors
 
 
