@@ -21,7 +21,7 @@ from palimpsest.embed.base import Vectors, normalise
 from palimpsest.service import Service
 from palimpsest.service.vectors import model_tag
 from palimpsest.store import SearchQuery, Store, bm25, open_store, pg_search, pg_vector_cache
-from palimpsest.store.postgres import PostgresSession
+from palimpsest.store.pg_session import PostgresSession
 
 from .conftest import needs_postgres, own_postgres_schema
 

@@ -17,7 +17,7 @@ import psycopg
 import pytest
 
 from palimpsest.service import Service
-from palimpsest.store import Store, open_store, pg_search, sqlite
+from palimpsest.store import Store, open_store, pg_search, sqlite_search
 
 from .conftest import POSTGRES_URL, needs_postgres, own_postgres_schema
 
@@ -196,7 +196,7 @@ def test_both_stores_rank_within_the_same_window(
     db_path: Path, monkeypatch: pytest.MonkeyPatch, others: int
 ) -> None:
     assert POSTGRES_URL
-    monkeypatch.setattr(sqlite, "WINDOW", 4)
+    monkeypatch.setattr(sqlite_search, "WINDOW", 4)
     monkeypatch.setattr(pg_search, "WINDOW", 4)
     answers = []
     for store in (open_store(str(db_path)), open_store(POSTGRES_URL)):
@@ -220,7 +220,7 @@ def test_both_stores_rank_within_the_same_window(
 
 
 def test_postgres_window_is_sqlites() -> None:
-    assert pg_search.WINDOW == sqlite.WINDOW
+    assert pg_search.WINDOW == sqlite_search.WINDOW
 
 
 def test_a_reindex_counts_the_terms_anew() -> None:

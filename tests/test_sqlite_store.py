@@ -13,9 +13,10 @@ import pytest
 
 from palimpsest.errors import Retryable, ValidationError
 from palimpsest.service import Service, base
-from palimpsest.store import Store, bm25, open_store, sqlite
+from palimpsest.store import Store, bm25, open_store, sqlite, sqlite_search
 from palimpsest.store.migrations import migrations, statements
-from palimpsest.store.sqlite import CANDIDATES, SqliteStore
+from palimpsest.store.sqlite import SqliteStore
+from palimpsest.store.sqlite_search import CANDIDATES
 
 from .test_time_migration import FIXTURE
 
@@ -108,8 +109,8 @@ def test_words_in_very_many_memories_still_reach_older_filtered_ones(
     service: Service, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Ranking starts with the newest matches; a filter that needs older ones widens it."""
-    monkeypatch.setattr(sqlite, "WINDOW", 30)
-    monkeypatch.setattr(sqlite, "CANDIDATES", 10)
+    monkeypatch.setattr(sqlite_search, "WINDOW", 30)
+    monkeypatch.setattr(sqlite_search, "CANDIDATES", 10)
     old = service.remember(notebook="quiet", kind="fact", text="common ground, long ago")["id"]
     for n in range(60):
         service.remember(notebook="busy", kind="fact", text=f"common words {n}")

@@ -19,8 +19,7 @@ from hypothesis import strategies as st
 
 from palimpsest.embed import NullEmbedder
 from palimpsest.service import Service
-from palimpsest.store import SearchQuery, Store, bm25, open_store
-from palimpsest.store import sqlite as sqlite_store
+from palimpsest.store import SearchQuery, Store, bm25, open_store, sqlite_search
 from palimpsest.store.term_index import TermIndex
 
 WORDS = "alpha beta gamma delta omega river stone cloud".split()
@@ -47,7 +46,7 @@ def small_cuts(monkeypatch: pytest.MonkeyPatch) -> None:
     """Cuts small enough that a few dozen memories pass them: the window of newest
     matches, the widening when too few pass, the depth re-scored. CANDIDATES stays above
     every corpus: at its cut FTS5 orders a tie as it likes."""
-    monkeypatch.setattr(sqlite_store, "WINDOW", 7)
+    monkeypatch.setattr(sqlite_search, "WINDOW", 7)
     monkeypatch.setattr(bm25, "DEPTH", 5)
 
 

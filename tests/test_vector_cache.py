@@ -102,10 +102,10 @@ def test_a_snapshot_keeps_its_rows_when_another_thread_catches_the_cache_up(
     from concurrent.futures import ThreadPoolExecutor
 
     from palimpsest.embed import NullEmbedder
-    from palimpsest.store import sqlite as sqlite_store
-    from palimpsest.store.sqlite import SqliteSession
+    from palimpsest.store import sqlite_vectors
+    from palimpsest.store.sqlite_session import SqliteSession
 
-    monkeypatch.setattr(sqlite_store, "EXACT_BELOW", 5)
+    monkeypatch.setattr(sqlite_vectors, "EXACT_BELOW", 5)
     store = open_store(str(tmp_path / "race.db"))
     service = Service(store, embedder=WORDS)
     target = service.remember(notebook="n", kind="fact", text="alpha beta gamma")["id"]

@@ -15,8 +15,7 @@ import pytest
 from palimpsest.embed import Embedder
 from palimpsest.service import Service
 from palimpsest.service.vectors import model_tag
-from palimpsest.store import SearchQuery, open_store
-from palimpsest.store import sqlite as sqlite_store
+from palimpsest.store import SearchQuery, open_store, sqlite_vectors
 
 TEXTS = [
     ("pets", "fact", "The cat sat on the mat all afternoon.", {"tags": ["home"]}),
@@ -86,9 +85,9 @@ def test_the_copy_filters_as_the_column_does(
     tmp_path: Path, minilm: Embedder, monkeypatch: pytest.MonkeyPatch, size: str
 ) -> None:
     if size == "large":  # the corpus counts as large: sign codes, int8, few candidates
-        monkeypatch.setattr(sqlite_store, "EXACT_BELOW", 5)
-        monkeypatch.setattr(sqlite_store, "CANDIDATE_VECTORS", 3)
-        monkeypatch.setattr(sqlite_store, "RESCORED", 2)
+        monkeypatch.setattr(sqlite_vectors, "EXACT_BELOW", 5)
+        monkeypatch.setattr(sqlite_vectors, "CANDIDATE_VECTORS", 3)
+        monkeypatch.setattr(sqlite_vectors, "RESCORED", 2)
     store = open_store(str(tmp_path / "filters.db"))
     try:
         service = Service(store, embedder=minilm)

@@ -452,11 +452,11 @@ def test_the_sqlite_cache_sees_every_write_of_another_process(
     """Two stores on one file stand for two processes: each has its own cache. The cache
     answers as the exact search does, and follows the other's writes, revisions,
     retirements, forgets and reindex (which write no event)."""
-    from palimpsest.store import sqlite as sqlite_store
+    from palimpsest.store import sqlite_vectors
 
-    monkeypatch.setattr(sqlite_store, "EXACT_BELOW", 5)  # the corpus counts as large
-    monkeypatch.setattr(sqlite_store, "CANDIDATE_VECTORS", 6)  # and candidates are few
-    monkeypatch.setattr(sqlite_store, "RESCORED", 3)
+    monkeypatch.setattr(sqlite_vectors, "EXACT_BELOW", 5)  # the corpus counts as large
+    monkeypatch.setattr(sqlite_vectors, "CANDIDATE_VECTORS", 6)  # and candidates are few
+    monkeypatch.setattr(sqlite_vectors, "RESCORED", 3)
     path = str(tmp_path / "shared.db")
     here, there = open_store(path), open_store(path)
     try:
@@ -559,13 +559,13 @@ def test_the_exact_sqlite_search_gives_the_same_answer_a_chunk_at_a_time(
     tmp_path: Path, minilm: Embedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The exact search reads the vectors a chunk at a time (memory stays flat at 100k)."""
-    from palimpsest.store import sqlite as sqlite_store
+    from palimpsest.store import sqlite_vectors
 
     lite = open_store(str(tmp_path / "chunks.db"))
     try:
         service = _corpus_service(lite, "default", minilm)
         whole = {q: nearest(service, q, limit=5) for q in [*QUESTIONS, "weather"]}
-        monkeypatch.setattr(sqlite_store, "LOAD_CHUNK", 3)
+        monkeypatch.setattr(sqlite_vectors, "LOAD_CHUNK", 3)
         for question, answer in whole.items():
             chunked = nearest(service, question, limit=5)
             # The corpus is there twice: equal vectors may swap places by a last-bit difference
@@ -582,8 +582,7 @@ def test_a_small_sqlite_store_answers_filtered_questions_from_the_copy_exactly(
     """Below EXACT_BELOW the copy holds the float32 vectors: a filtered question reads the
     passing rowids from SQL and no vector blob, gives the column's exact answer, and
     follows another process's writes; a write session still finds its own versions."""
-    from palimpsest.store import sqlite as sqlite_store
-    from palimpsest.store import vector_search
+    from palimpsest.store import sqlite_vectors, vector_search
 
     path = str(tmp_path / "small.db")
     here, there = open_store(path), open_store(path)
@@ -614,7 +613,7 @@ def test_a_small_sqlite_store_answers_filtered_questions_from_the_copy_exactly(
         cached_is_exact_for(mine)
         assert here._vector_caches, "the copy was kept for a small store"  # type: ignore[attr-defined]
         cache = next(iter(here._vector_caches.values()))  # type: ignore[attr-defined]
-        assert cache.table.exact is not None and len(cache) <= sqlite_store.EXACT_BELOW
+        assert cache.table.exact is not None and len(cache) <= sqlite_vectors.EXACT_BELOW
         # A write session's own uncommitted version passes a filter and is found.
         draft = Memory(id="m_draft", workspace="default", notebook_id=notebook, kind="fact",
                        text="A cheetah sprints.", version=1, owner=None,

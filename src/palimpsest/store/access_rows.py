@@ -3,30 +3,16 @@
 
 from __future__ import annotations
 
-from abc import abstractmethod
-from collections.abc import Iterable
-from typing import Any
-
 from ..model import Memory
-from . import AccessKey, User, Workspace
 from .rows import Row
+from .session_base import SessionBase
+from .values import AccessKey, User, Workspace
 
 _KEY_COLUMNS = "id, holder, note, created_at, expires_at, revoked_at"
 
 
-class AccessRows:
-    """The users' and keys' part of a store session (mixed into `SqlSession`)."""
-
-    workspace: str
-
-    @abstractmethod
-    def _rows(self, sql: str, params: Iterable[Any] = ()) -> list[Row]: ...
-
-    @abstractmethod
-    def _run(self, sql: str, params: Iterable[Any] = ()) -> None: ...
-
-    @abstractmethod
-    def _versions(self, condition: str, params: Iterable[Any]) -> list[Memory]: ...
+class AccessRows(SessionBase):
+    """The users' and keys' part of a store session."""
 
     def users(self) -> list[User]:
         rows = self._rows(

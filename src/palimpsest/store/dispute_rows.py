@@ -1,11 +1,15 @@
-"""Rows of dispute_versions to disputes and back, the same for every SQL store."""
+"""Disputes, the same SQL on both stores: one row of dispute_versions per version of a
+dispute, current over a span of events, and rows to disputes and back."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable
 from typing import Any
 
 from ..model import Dispute, Ruling
 from .rows import Row
+from .session_base import SessionBase, current_at, marks
 
 # What a forget of either memory erases from every version of a dispute.
 DISPUTE_TEXT_COLUMNS = ("reason", "ruling_reason", "evidence")
@@ -56,3 +60,104 @@ def dispute_from_row(row: Row) -> Dispute:
 
 # The operations of a dispute's events (one per memory it touches, per step).
 DISPUTE_OPS = ("dispute.open", "dispute.rule", "dispute.undo", "dispute.withdraw")
+
+
+class DisputeRows(SessionBase):
+    """The disputes' part of a store session (the rules are in service/disputes.py)."""
+
+    def put_dispute(self, dispute: Dispute, seq: int) -> None:
+        """Make `dispute` the current state, as the version written by event `seq`."""
+        self._run(
+            "UPDATE dispute_versions SET to_seq = ? WHERE dispute_id = ? AND workspace = ? "
+            "AND to_seq IS NULL",
+            (seq, dispute.id, self.workspace),
+        )
+        columns = dispute_columns(dispute)
+        self._run(
+            f"INSERT INTO dispute_versions(workspace, from_seq, {', '.join(columns)}) "
+            f"VALUES (?, ?, {marks(columns)})",
+            (self.workspace, seq, *columns.values()),
+        )
+
+    def get_dispute(self, dispute_id: str) -> Dispute | None:
+        found = self._disputes("v.dispute_id = ?", [dispute_id], None)
+        return found[0] if found else None
+
+    def disputes(
+        self,
+        memory_id: str | None = None,
+        statuses: tuple[str, ...] = (),
+        at_seq: int | None = None,
+    ) -> list[Dispute]:
+        """The disputes (as they stood at event `at_seq`; None: now) naming `memory_id`."""
+        where, args = ["1 = 1"], []
+        if memory_id is not None:
+            where.append("(v.first_id = ? OR v.second_id = ?)")
+            args += [memory_id, memory_id]
+        if statuses:
+            where.append(f"v.status IN ({marks(statuses)})")
+            args += list(statuses)
+        return self._disputes(" AND ".join(where), args, at_seq)
+
+    def disputed_with(
+        self, memory_ids: Iterable[str], at_seq: int | None = None
+    ) -> dict[str, list[str]]:
+        """For each of `memory_ids` in an open dispute (at `at_seq`), the other memories.
+
+        A forgotten memory is absent from every past state, so a dispute naming one is
+        left out at every time (now, it is withdrawn anyway)."""
+        ids = list(dict.fromkeys(memory_ids))
+        if not ids:
+            return {}
+        listed = marks(ids)
+        condition = (
+            f"v.status = 'open' AND (v.first_id IN ({listed}) OR v.second_id IN ({listed})) "
+            "AND NOT EXISTS (SELECT 1 FROM memories f WHERE f.id IN (v.first_id, v.second_id) "
+            "AND f.forgotten_at IS NOT NULL)"
+        )
+        named: dict[str, list[str]] = {}
+        for dispute in self._disputes(condition, [*ids, *ids], at_seq):
+            for memory_id in dispute.memory_ids:
+                if memory_id in ids:
+                    named.setdefault(memory_id, []).append(dispute.other(memory_id))
+        return {memory_id: sorted(others) for memory_id, others in named.items()}
+
+    def _disputes(self, condition: str, params: list[Any], at_seq: int | None) -> list[Dispute]:
+        span, span_args = current_at(at_seq)
+        rows = self._rows(
+            f"SELECT * FROM dispute_versions v WHERE v.workspace = ? AND {span} AND {condition} "
+            "ORDER BY v.dispute_id",
+            (self.workspace, *span_args, *params),
+        )
+        return [dispute_from_row(row) for row in rows]
+
+    def _forget_disputes(self, memory_id: str) -> None:
+        """A forgotten memory leaves no text in a dispute: the reason, the ruling's reason
+        and evidence of every version of each dispute naming it go, from the dispute and
+        from its events on the other memory too (they may quote what was forgotten). The
+        ids, times and actors stay, as a tombstone's do."""
+        rows = self._rows(
+            "SELECT DISTINCT dispute_id, first_id, second_id FROM dispute_versions "
+            "WHERE workspace = ? AND (first_id = ? OR second_id = ?)",
+            (self.workspace, memory_id, memory_id),
+        )
+        erased = ", ".join(f"{column} = NULL" for column in DISPUTE_TEXT_COLUMNS)
+        for row in rows:
+            self._run(
+                f"UPDATE dispute_versions SET {erased}, scrubbed = 1 "
+                "WHERE workspace = ? AND dispute_id = ?",
+                (self.workspace, row["dispute_id"]),
+            )
+            events = self._rows(
+                "SELECT seq, data FROM events WHERE workspace = ? AND target_id IN (?, ?) "
+                f"AND op IN ({marks(DISPUTE_OPS)})",
+                (self.workspace, row["first_id"], row["second_id"], *DISPUTE_OPS),
+            )
+            for event in events:
+                data = json.loads(event["data"])
+                if data.get("dispute") == row["dispute_id"]:
+                    kept = {k: v for k, v in data.items() if k not in DISPUTE_EVENT_TEXTS}
+                    self._run(
+                        "UPDATE events SET note = NULL, data = ? WHERE seq = ?",
+                        (json.dumps(kept), event["seq"]),
+                    )

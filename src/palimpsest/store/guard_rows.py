@@ -8,13 +8,11 @@ hook answers before the rest of the store (numpy, the stemmer...) could even be 
 from __future__ import annotations
 
 import sqlite3
-from abc import abstractmethod
-from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 from ..model import Memory, SeenCommand, now_utc
 from .rows import Row, memory_from_row
+from .session_base import SessionBase
 
 # The current, active rules and orientations with a forbidden check (the service decides
 # which of them apply where); versions_current_kind serves it.
@@ -30,19 +28,8 @@ NOTEBOOK = (
 )
 
 
-class GuardRows:
-    """The guard's part of a store session (mixed into `SqlSession`)."""
-
-    workspace: str
-
-    @abstractmethod
-    def _rows(self, sql: str, params: Iterable[Any] = ()) -> list[Row]: ...
-
-    @abstractmethod
-    def _run(self, sql: str, params: Iterable[Any] = ()) -> None: ...
-
-    @abstractmethod
-    def _mark_pending(self, target_id: str, at: str) -> None: ...
+class GuardRows(SessionBase):
+    """The guard's part of a store session."""
 
     def forbidding_rules(self) -> list[Memory]:
         rows = self._rows(FORBIDDING_RULES, (self.workspace, FORBIDDEN_CHECK))

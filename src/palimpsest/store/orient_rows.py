@@ -12,23 +12,16 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..model import Event, Memory
-from . import AgentSession
 from .rows import Row, event_from_row, memory_from_row
+from .session_base import SessionBase
+from .values import AgentSession
 
 FEEDBACK_OP = "feedback"
 FEEDBACK_VALUES = ("helped", "noise")
 
 
-class OrientRows:
-    """Mixed into a store session; `_rows` and `_run` are the backend's."""
-
-    workspace: str
-
-    def _rows(self, sql: str, params: Iterable[Any] = ()) -> list[Row]:
-        raise NotImplementedError
-
-    def _run(self, sql: str, params: Iterable[Any] = ()) -> None:
-        raise NotImplementedError
+class OrientRows(SessionBase):
+    """Orient's, usefulness' and the session hooks' part of a store session."""
 
     # -- usefulness ------------------------------------------------------------------------
 

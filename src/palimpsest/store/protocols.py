@@ -1,0 +1,485 @@
+"""The store's seam, cut by concept: what the service needs from a database, in model types.
+
+Each concept is a reader protocol (what a `read()` snapshot answers) and a writer protocol
+(what a `write()` transaction adds). `StoreReader` and `StoreWriter` are their sums. Each
+protocol's docstring says what a store must keep true; tests/store_contract/ holds one
+suite per concept that checks it on SQLite and PostgreSQL alike.
+
+What every concept keeps: a session is bound to one workspace, and nothing it returns or
+changes crosses that boundary. States are versions over a span of events: the version
+written by event `seq` is current from `seq` until the event that replaces it, so "as of
+event N" is exact. A forget takes the content out of every version and event for good.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..model import (
+    Dispute,
+    Event,
+    Link,
+    Memory,
+    MemoryVersion,
+    Notebook,
+    SeenCommand,
+    Tombstone,
+)
+from .values import (
+    AccessKey,
+    AgentSession,
+    EventFilter,
+    Found,
+    PendingScrub,
+    Rewrite,
+    RowFacts,
+    SearchQuery,
+    StoredResponse,
+    User,
+    Workspace,
+)
+
+if TYPE_CHECKING:  # numpy is imported by the stores that search vectors, when they do
+    from .vector_search import Vectors
+
+
+class MemoryReader(Protocol):
+    """Memories and their versions.
+
+    - `get_memory` gives the current version; `memory_at(id, seq)` the version current at
+      event `seq` (written at or before it, not yet replaced), None before the first.
+    - `memory_versions` lists every version in order, with the event that wrote it; a
+      forgotten version is listed with `memory` None (its event's facts stay).
+    - A forgotten memory has a tombstone, no current version, no version at any time, and
+      is absent from `all_versions` and every lookup; `pending_scrubs` names it until the
+      store's `scrub` has finished it.
+    - `key_holder` and `find_by_text` read current versions only; `key_holder` active ones.
+    """
+
+    def get_memory(self, memory_id: str) -> Memory | None: ...
+    def get_tombstone(self, memory_id: str) -> Tombstone | None: ...
+    def memory_versions(self, memory_id: str) -> list[MemoryVersion]: ...
+    def memory_at(self, memory_id: str, seq: int) -> Memory | None: ...
+    def memories_at(self, seq: int | None, notebook_id: str | None = None) -> list[Memory]:
+        """Every memory as of event `seq` (None: now), of one notebook if named, by id."""
+        ...
+
+    def all_versions(self) -> Iterator[Memory]:
+        """Every version of every memory still on disk (not scrubbed), oldest first."""
+        ...
+
+    def find_by_text(self, notebook_id: str, norm_text: str) -> list[Memory]: ...
+    def key_holder(self, notebook_id: str, key: str) -> Memory | None: ...
+    def memories_with_key(self, key: str, at_seq: int | None) -> list[Memory]: ...
+    def pending_scrubs(self) -> list[PendingScrub]:
+        """Forgets of this workspace whose bytes may still be on disk, oldest first."""
+        ...
+
+
+class MemoryWriter(MemoryReader, Protocol):
+    """Writing memories: a new version ends the current one at its event.
+
+    - `put_memory(m, seq)` makes `m` current from event `seq`; the version it replaces
+      stays readable as of any event before `seq`.
+    - Two current active memories of a notebook never share a key: the write that would
+      make them raises `Conflict` (when the transaction ends, at the latest).
+    - `forget_memory` scrubs every version and the content of its events, drops stored
+      answers naming it and the text of disputes naming it, and leaves a tombstone.
+    - `forget_version` scrubs one version only; the others stay as they were.
+    """
+
+    def put_memory(self, memory: Memory, seq: int) -> None:
+        """Make `memory` the current state, as the version written by event `seq`."""
+        ...
+
+    def forget_memory(self, tombstone: Tombstone, seq: int) -> None: ...
+    def forget_version(self, memory_id: str, version: int) -> None: ...
+
+
+class EventReader(Protocol):
+    """The log: every change of a workspace is an event, numbered by one store-wide sequence.
+
+    - `events` answers the newest `limit` events passing the filter, oldest first;
+      `notebook_id` matches the notebook's own events and those of its memories.
+    - `seq_at(time)` is the last event at or before `time` (0 before any);
+      `last_event` the newest.
+    """
+
+    def events(self, query: EventFilter) -> list[Event]: ...
+    def seq_at(self, time: str) -> int: ...
+    def last_event(self) -> Event | None: ...
+
+
+class EventWriter(EventReader, Protocol):
+    """Appending to the log.
+
+    - `append_event` ignores the event's `seq` and returns a new one, greater than every
+      event's before it in the store (whatever the workspace).
+    - An event keeps the key it came through: its own `key_id`, else the session's.
+    """
+
+    key_id: str | None  # the HTTP key this session's writes came through
+
+    def append_event(self, event: Event) -> int:
+        """Store the event (its `seq` is ignored) and return the sequence number it got."""
+        ...
+
+
+class NotebookReader(Protocol):
+    """Notebooks, and the links between notebooks and memories.
+
+    - `get_notebook(ref)` finds by id or by name, the id first; `list_notebooks` by name.
+    - `links(id)` lists the links from or to `id`, oldest first.
+    - A forgotten notebook has a tombstone and no row, name or link left.
+    """
+
+    def get_notebook(self, ref: str) -> Notebook | None: ...
+    def list_notebooks(self) -> list[Notebook]: ...
+    def get_notebook_tombstone(self, notebook_id: str) -> Tombstone | None: ...
+    def links(self, object_id: str) -> list[Link]: ...
+
+
+class NotebookWriter(NotebookReader, Protocol):
+    """Writing notebooks and links.
+
+    - `put_notebook` makes or replaces the notebook of that id (its creation time stays).
+    - `forget_notebook_field` erases every value a field had from the notebook's earlier
+      events; `forget_notebook` removes the (empty) notebook and its links for good.
+      Both leave the forget pending until the store's scrub.
+    """
+
+    def put_notebook(self, notebook: Notebook) -> None: ...
+    def add_link(self, link: Link) -> None: ...
+    def remove_link(self, link_id: str) -> None: ...
+    def forget_notebook_field(self, notebook_id: str, field: str, seq: int) -> None: ...
+    def forget_notebook(self, tombstone: Tombstone, seq: int) -> None: ...
+
+
+class DisputeReader(Protocol):
+    """Disputes between two memories (DESIGN section 2), versioned over events as memories
+    are: each read gives the disputes as they stood at event `at_seq` (None: now).
+
+    - `disputed_with` names, for each memory in an open dispute, the other memories of its
+      open disputes; a dispute naming a forgotten memory is left out at every time.
+    """
+
+    def get_dispute(self, dispute_id: str) -> Dispute | None: ...
+    def disputes(
+        self, memory_id: str | None = None, statuses: tuple[str, ...] = (),
+        at_seq: int | None = None,
+    ) -> list[Dispute]: ...  # fmt: skip
+    def disputed_with(
+        self, memory_ids: Iterable[str], at_seq: int | None = None
+    ) -> dict[str, list[str]]:
+        """For each memory named in an open dispute, the other memories of its disputes."""
+        ...
+
+
+class DisputeWriter(DisputeReader, Protocol):
+    """`put_dispute(d, seq)` makes `d` current from event `seq`, the version it replaces
+    kept for reads as of earlier events."""
+
+    def put_dispute(self, dispute: Dispute, seq: int) -> None:
+        """Make `dispute` the current state, as the version written by event `seq`."""
+        ...
+
+
+class AccessReader(Protocol):
+    """Who may use a workspace (DESIGN section 6): users, HTTP keys, the store's workspaces.
+
+    - Keys keep only a hash of their secret. `has_access_keys`, `key_workspace` and
+      `workspaces` see the whole store (HTTP picks the workspace by the key); the rest
+      this workspace only.
+    """
+
+    def users(self) -> list[User]: ...
+    def access_keys(self) -> list[AccessKey]: ...
+    def access_key(self, key_id: str) -> tuple[AccessKey, str] | None:
+        """The key of that id in this workspace, and the sha256 of its secret."""
+        ...
+
+    def has_access_keys(self) -> bool:
+        """Whether the store holds any key, in any workspace (HTTP then asks for one)."""
+        ...
+
+    def key_workspace(self, key_id: str) -> str | None:
+        """The workspace the key of that id belongs to, whichever this session's is."""
+        ...
+
+    def owned_by(self, actor: str) -> list[Memory]:
+        """The current version of every memory `actor` owns, in this workspace."""
+        ...
+
+    def workspaces(self) -> list[Workspace]: ...
+    def failed_auth_since(self, hour: str, workspaces: tuple[str, ...]) -> tuple[int, str | None]:
+        """Failed authentications counted in `workspaces` from `hour` on, and the last one."""
+        ...
+
+
+class AccessWriter(AccessReader, Protocol):
+    """Changing access. A workspace's row is made by its first write; two workspaces never
+    share a name (`name_workspace` raises `Conflict`)."""
+
+    def put_user(self, user: User) -> None: ...
+    def drop_user(self, name: str) -> None: ...
+    def put_access_key(self, key: AccessKey, secret_hash: str) -> None: ...
+    def revoke_access_key(self, key_id: str, at: str) -> None: ...
+    def add_failed_auth(self, workspace: str, hour: str, failures: int, at: str) -> None: ...
+    def name_workspace(self, name: str) -> None:
+        """Give this session's workspace `name` (the row is made on the first write)."""
+        ...
+
+
+class SettingReader(Protocol):
+    """Workspace settings a person chose; a setting with no value keeps its default."""
+
+    def settings(self) -> dict[str, Any]:
+        """The workspace settings a person chose (name -> value); the rest keep defaults."""
+        ...
+
+
+class SettingWriter(SettingReader, Protocol):
+    """`put_setting` replaces the value (any JSON value); `drop_setting` forgets it."""
+
+    def put_setting(self, name: str, value: Any) -> None: ...
+    def drop_setting(self, name: str) -> None:
+        """The setting goes back to its default."""
+        ...
+
+
+class AnswerReader(Protocol):
+    """Stored answers of requests made with an idempotency key, by (actor, op, key)."""
+
+    def stored_response(self, actor: str, op: str, key: str) -> StoredResponse | None: ...
+
+
+class AnswerWriter(AnswerReader, Protocol):
+    """An answer is kept by (actor, op, key), in its workspace; one naming a memory or
+    notebook that is then forgotten goes with it (its request may hold the forgotten text)."""
+
+    def store_response(self, actor: str, op: str, key: str, stored: StoredResponse) -> None: ...
+
+
+class OrientReader(Protocol):
+    """What orient, usefulness and the session hooks read (store/orient_rows.py).
+
+    - Usefulness marks are `feedback` events: counted per memory as (helped, noise).
+    - `unverified_since` and `with_evidence` read current active memories only, the least
+      recently verified first.
+    - `memory_events_after(seq)` gives the memory events after `seq`, oldest first.
+    """
+
+    def feedback_counts(self, memory_ids: Iterable[str]) -> dict[str, tuple[int, int]]:
+        """(helped, noise) marks of each of `memory_ids` that has any."""
+        ...
+
+    def all_feedback_counts(self) -> dict[str, tuple[int, int]]: ...
+    def unverified_since(
+        self, notebook_ids: tuple[str, ...] | None, cutoffs: dict[str, str], limit: int
+    ) -> list[Memory]:
+        """Current active memories of each kind in `cutoffs` last verified (else recorded)
+        before that kind's cutoff time: the oldest first, at most `limit`."""
+        ...
+
+    def with_evidence(self, notebook_ids: tuple[str, ...] | None, limit: int) -> list[Memory]:
+        """Current active memories with anchors, or a check that is evidence (not a rule's),
+        the least recently verified first, at most `limit`."""
+        ...
+
+    def memory_events_after(
+        self, seq: int, notebook_id: str | None, limit: int
+    ) -> list[Event]: ...  # fmt: skip
+    def agent_session(self, session_id: str) -> AgentSession | None: ...
+
+
+class OrientWriter(OrientReader, Protocol):
+    """The hooks' bookkeeping: a session's start is noted once, and asked once."""
+
+    def start_agent_session(self, session: AgentSession, prune_before: str) -> AgentSession:
+        """Note where a session began, unless it was noted already (a resumed session keeps
+        its start); sessions begun before `prune_before` go. Returns the session as kept."""
+        ...
+
+    def mark_session_asked(self, session_id: str, at: str) -> bool:
+        """Note that the session was asked to file what it learned; False if it was already."""
+        ...
+
+
+class GuardReader(Protocol):
+    """The guard (store/guard_rows.py): the current active rules and orientations holding a
+    `forbidden` check, and the commands it has seen since a time (oldest first)."""
+
+    def forbidding_rules(self) -> list[Memory]: ...
+    def seen_commands(self, since: str) -> list[SeenCommand]: ...
+    def get_seen_command(self, seen_id: str) -> SeenCommand | None: ...
+
+
+class GuardWriter(GuardReader, Protocol):
+    """Seen commands are kept a while and a number: the oldest go first."""
+
+    def add_seen_command(self, seen: SeenCommand, *, keep: int, before: str) -> None:
+        """Keep `seen`; drop the seen commands older than `before` or past the newest `keep`."""
+        ...
+
+    def forget_seen_command(self, seen_id: str) -> None: ...
+
+
+class SearchReader(Protocol):
+    """Full text over every version (so the past is searched too), ranked by BM25.
+
+    - Only versions passing every filter of the query are found, as of `at_seq`; never a
+      forgotten one, never another workspace's. Best first, at most `query.limit`.
+    - Text with no terms answers the newest versions passing the filters.
+    - Both stores index the same terms (store/terms.py) and rank alike (store/bm25.py).
+    Writing indexes: `put_memory` indexes the version it writes, a forget unindexes.
+    """
+
+    def search(self, query: SearchQuery) -> list[tuple[Memory, float]]: ...
+    def search_found(self, query: SearchQuery) -> list[tuple[Found, float]]:
+        """`search`, the versions not read yet."""
+        ...
+
+    def versions_of_rows(self, rowids: Sequence[int]) -> dict[int, Memory]:
+        """The versions a `Found` names, by row (in this transaction: each is there)."""
+        ...
+
+    def facts_of_rows(self, rowids: Sequence[int]) -> dict[int, RowFacts]:
+        """What recall's episodes and named people read of the versions `Found`s name,
+        by row, in one statement."""
+        ...
+
+    def filed_beside(
+        self, memory_ids: Sequence[str], span: int, at_seq: int | None
+    ) -> dict[str, list[tuple[str, int]]]:
+        """For each of `memory_ids`, the memories filed just before and after it in the
+        notebook it was filed in, up to `span` each side (as of event `at_seq`, None:
+        now), each with its distance: -1 the one filed just before, 1 just after. Only
+        memories filed on the same day (occurred_at) count as beside."""
+        ...
+
+
+class VectorReader(Protocol):
+    """Vectors for recall by meaning: at most one per version, tagged with its model.
+
+    - `nearest` filters as `search` does and ranks by cosine similarity, exactly, best
+      first; only vectors tagged `model` count.
+    - A version is stale for a model when it has content and no vector of that model.
+    """
+
+    def nearest(
+        self, vector: Vectors, query: SearchQuery, model: str
+    ) -> list[tuple[Memory, float]]:
+        """The memories passing every filter of `query` (as `search`; its text is ignored)
+        whose vector tagged `model` is nearest `vector`: best cosine similarity first, at
+        most `query.limit`. Exact, whatever the store's indexes."""
+        ...
+
+    def nearest_found(
+        self, vector: Vectors, query: SearchQuery, model: str
+    ) -> list[tuple[Found, float]]:
+        """`nearest`, the versions not read yet."""
+        ...
+
+    def vector_of(self, memory_id: str, version: int, model: str) -> Vectors | None:
+        """The stored vector of that version, if it has one tagged `model`."""
+        ...
+
+    def stale_vector_count(self, model: str) -> int: ...
+    def stale_vectors(self, model: str, limit: int) -> list[Memory]:
+        """Versions with content whose vector is missing or not tagged `model`, oldest
+        first, at most `limit` (what `reindex` makes anew)."""
+        ...
+
+
+class VectorWriter(VectorReader, Protocol):
+    """A vector belongs to one version; a forget of the version takes its vector."""
+
+    def put_vector(self, memory_id: str, seq: int, vector: Vectors, model: str) -> None:
+        """Store the vector of the version of `memory_id` that event `seq` wrote (replacing
+        any it had), tagged with the `model` that made it."""
+        ...
+
+    def reindexed_vectors(self, vectors: list[tuple[Memory, Vectors]], model: str) -> None:
+        """Replace the vectors of these versions (derived data: no event is written)."""
+        ...
+
+
+class CopyReader(Protocol):
+    """A whole workspace as rows, for a lossless copy to another store."""
+
+    def is_empty(self) -> bool: ...
+    def dump(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        """Every row of the workspace, table by table, for a lossless copy."""
+        ...
+
+    def table_rows(self, table: str) -> Iterator[Mapping[str, Any]]:
+        """The workspace's rows of one table, in copy order, streamed (an export's)."""
+        ...
+
+    def ids_held(self, table: str, column: str, ids: Sequence[str]) -> dict[str, str]:
+        """Which of `ids` the store holds in `column` of `table`, each with its workspace."""
+        ...
+
+
+class CopyWriter(CopyReader, Protocol):
+    """`load(dump())` into an empty workspace gives the same memories, versions, events and
+    vectors; sequence numbers are handed out anew, in the same order."""
+
+    def load(self, records: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, int]:
+        """Write `dump` records into this empty workspace; returns rows per table."""
+        ...
+
+
+class StoreReader(
+    MemoryReader, EventReader, NotebookReader, DisputeReader, AccessReader, SettingReader,
+    AnswerReader, OrientReader, GuardReader, SearchReader, VectorReader, CopyReader, Protocol,
+):  # fmt: skip
+    """A consistent snapshot of one workspace: every concept's reads."""
+
+    workspace: str
+
+
+class StoreWriter(
+    StoreReader, MemoryWriter, EventWriter, NotebookWriter, DisputeWriter, AccessWriter,
+    SettingWriter, AnswerWriter, OrientWriter, GuardWriter, VectorWriter, CopyWriter, Protocol,
+):  # fmt: skip
+    """One transaction of one workspace: every state change and its event land together or
+    not at all."""
+
+    def discard(self) -> None:
+        """Roll the whole transaction back when it ends (a dry run)."""
+        ...
+
+
+class Store(Protocol):
+    """A database: sessions over it, its schema, and the upkeep of forgets.
+
+    - `read` gives a snapshot that later commits do not change; `write` one transaction,
+      committed when the block ends, rolled back on an exception or after `discard`.
+    - `scrub` answers False while a forget still waits (then `pending_scrubs` names it);
+      where `scrubs_in_place`, it finishes every forget itself, else only `rewrite` does.
+    """
+
+    url: str
+
+    def read(self, workspace: str) -> AbstractContextManager[StoreReader]: ...
+    def write(self, workspace: str) -> AbstractContextManager[StoreWriter]: ...
+
+    def schema_version(self) -> int: ...
+
+    # Whether `scrub` erases forgotten bytes by itself (SQLite: a checkpoint), or only a
+    # deliberate `rewrite` can (PostgreSQL: it locks tables, so a server never runs it).
+    scrubs_in_place: bool
+
+    def scrub(self, workspace: str | None = None) -> bool:
+        """Finish what the store can finish now; False while a forget of `workspace` (any
+        workspace if None) still waits."""
+        ...
+
+    def rewrite(self) -> Rewrite:
+        """Physically rewrite what held forgotten content, briefly locking one table at a time."""
+        ...
+
+    def close(self) -> None: ...

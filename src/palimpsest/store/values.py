@@ -1,0 +1,123 @@
+"""The values the store's protocols speak besides the model's: queries, what a search
+found before it is read, and the rows of access, sessions and upkeep."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from .terms import query_terms
+
+
+@dataclass(frozen=True)
+class SearchQuery:
+    text: str
+    limit: int = 10
+    notebook_ids: tuple[str, ...] | None = None
+    kinds: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()  # a hit must carry every one
+    statuses: tuple[str, ...] = ("active",)
+    scopes: tuple[str, ...] = ()  # rules' scope: notebook or workspace
+    since: str | None = None  # on occurred_at, else recorded_at
+    until: str | None = None
+    at_seq: int | None = None  # None: the current state
+    alive_at: str | None = None  # leave out memories expired at this time
+    without: frozenset[str] = frozenset()  # terms full text leaves out (recall's named authors)
+    beside: bool = False  # full text lends and draws words of memories filed beside (bm25.py)
+
+    def terms(self) -> list[str]:
+        """The full-text terms of `text`, less `without` (all of them if none is left)."""
+        terms = query_terms(self.text)
+        return [term for term in terms if term not in self.without] or terms
+
+
+class Found(NamedTuple):
+    """A version a search matched, before its row is read: enough to rank it by (recall
+    ranks a hundred or more candidates and shows ten; reading each row whole cost more
+    than the search)."""
+
+    id: str  # the memory's id
+    rowid: int  # its version's row: `versions_of_rows` reads it
+    borrowed: bool = False  # found by the words of the memory filed before it alone (bm25.py)
+
+
+class RowFacts(NamedTuple):
+    """Of a version, what recall ranks by besides its words and vector."""
+
+    notebook_id: str
+    day: str | None  # occurred_at as YYYY-MM-DD (a UTC day); None when it names none
+    author: str
+
+
+@dataclass(frozen=True)
+class EventFilter:
+    target_id: str | None = None
+    notebook_id: str | None = None  # events of the notebook and of its memories
+    actor: str | None = None
+    since: str | None = None
+    until: str | None = None
+    limit: int = 100
+
+
+@dataclass(frozen=True)
+class PendingScrub:
+    """A forget whose bytes may still be on disk outside the transaction's reach."""
+
+    target_id: str
+    at: str
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """A store's workspace: its id, which every row of it carries, and the name users give."""
+
+    id: str
+    name: str
+    created_at: str
+
+
+@dataclass(frozen=True)
+class User:
+    """Someone who may use the workspace, and what they may do (DESIGN section 6)."""
+
+    name: str  # acts as `user:NAME`
+    role: str  # viewer, editor or owner
+    added_at: str
+
+
+@dataclass(frozen=True)
+class AccessKey:
+    """A key for HTTP, without its secret (only a hash of that is kept)."""
+
+    id: str
+    holder: str  # `user:NAME` (acts with that user's role) or `agent:NAME`
+    note: str | None
+    created_at: str
+    expires_at: str | None
+    revoked_at: str | None
+
+
+@dataclass(frozen=True)
+class AgentSession:
+    """Where a coding agent's session began (the hooks' bookkeeping, not memory)."""
+
+    session_id: str
+    notebook_id: str | None
+    started_seq: int  # the last event when it began: what it wrote comes after
+    started_at: str
+    asked_at: str | None  # when the session-end hook asked it to file what it learned
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """What a physical rewrite did: seconds each table was locked, and what still waits."""
+
+    locked_seconds: dict[str, float]
+    pending: int
+    warning: str | None = None  # why what waits could not be finished by this run
+
+
+@dataclass(frozen=True)
+class StoredResponse:
+    request_hash: str
+    response: str  # JSON
