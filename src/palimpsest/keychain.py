@@ -43,10 +43,12 @@ NAME_RULE = (
 )
 NO_BACKEND = "No keychain is available here (a server without a desktop session has none)"
 BACKEND_FIX = (
-    "Run it where you have one (macOS Keychain, Windows Credential Manager, GNOME Keyring or "
-    "KWallet), or choose a backend on purpose: `pip install keyrings.alt pycryptodomex` and "
-    "set PYTHON_KEYRING_BACKEND=keyrings.alt.file.EncryptedKeyring (a file under a password "
-    "it asks for), or name it in keyringrc.cfg."
+    "Run it where you have one (macOS Keychain, GNOME Keyring or KWallet), or choose a "
+    "backend on purpose: install `keyrings.alt pycryptodomex` into Palimpsest's own "
+    "environment (`.venv/bin/pip install ...` in a checkout, `pipx inject palimpsest ...` or "
+    "`uv tool install --with ...` for a tool) and set "
+    "PYTHON_KEYRING_BACKEND=keyrings.alt.file.EncryptedKeyring (a file under a password it "
+    "asks for), or name it in keyringrc.cfg."
 )
 
 

@@ -17,7 +17,7 @@ from .app import Env, command, emit, palimpsest, pass_env
 
 @palimpsest.group("bench", epilog="\b\nExample:\n  palimpsest bench recall questions.jsonl")
 def bench_group() -> None:
-    """Measure Palimpsest on your own memory."""
+    """Measure recall on your own memory, or on the dev sets (--projects, --locomo)."""
 
 
 @command(bench_group, "recall", "palimpsest bench recall questions.jsonl --json")
