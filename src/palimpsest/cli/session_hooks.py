@@ -16,9 +16,9 @@ from typing import Any
 
 import click
 
-from ..errors import PalimpsestError
+from ..domain.errors import PalimpsestError
+from ..domain.text import one_line
 from ..service.orient import DEFAULT_BUDGET, LINE_CHARS, NOT_INSTRUCTIONS
-from ..text import one_line
 from .app import Env, command, pass_env
 from .hooks import form_option, hook
 

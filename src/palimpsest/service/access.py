@@ -21,9 +21,9 @@ import re
 import secrets
 from typing import Any
 
-from .. import gate
-from ..errors import NotFound, ValidationError
-from ..ids import new_id
+from ..domain.errors import NotFound, ValidationError
+from ..domain.ids import new_id
+from ..screening import gate
 from ..store import AccessKey, StoreWriter, User
 from .base import ServiceBase, parse_time_arg
 from .roles import AGENT, ROLES, Principal

@@ -4,9 +4,17 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from .. import gate
-from ..errors import NotFound, ValidationError
-from ..model import Memory, Tombstone
+from ..domain.errors import NotFound, ValidationError
+from ..domain.model import Memory, Tombstone
+from ..domain.views import (
+    event_view,
+    mark_disputed,
+    mark_stale,
+    memory_view,
+    notebook_line,
+    text_diff,
+    version_views,
+)
 from ..revise import (
     Unmatched,
     changed_fields,
@@ -16,16 +24,8 @@ from ..revise import (
     reverted,
     version_target,
 )
+from ..screening import gate
 from ..store import EventFilter, StoreReader, StoreWriter
-from ..views import (
-    event_view,
-    mark_disputed,
-    mark_stale,
-    memory_view,
-    notebook_line,
-    text_diff,
-    version_views,
-)
 from .base import check_version_arg, id_list, memory_id_arg, parse_time_arg, refuse_nul
 from .checks import here, stale_by_evidence
 from .disputes import disputes_of

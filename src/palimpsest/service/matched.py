@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..model import Memory
+from ..domain.model import Memory
 from ..store.terms import STOPWORDS, index_terms, words
 from .fusion import Fused
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .. import gate
-from ..errors import NotFound, PalimpsestError, Retryable, ValidationError
-from ..ids import new_id
-from ..model import Link, Memory, Notebook, normalize_text
+from ..domain.errors import NotFound, PalimpsestError, Retryable, ValidationError
+from ..domain.ids import new_id
+from ..domain.model import Link, Memory, Notebook, normalize_text
+from ..domain.views import memory_view
 from ..revise import (
     Changes,
     Plan,
@@ -33,8 +33,8 @@ from ..revise import (
     text_targets,
 )
 from ..revise.parse import parse_acceptance
+from ..screening import gate
 from ..store import EventFilter, SearchQuery, StoreReader, StoreWriter
-from ..views import memory_view
 from .base import EVERY_EVENT, ServiceBase, id_list
 from .batch import SUGGEST_ITEMS, Item, parse_items
 from .checks import hashed_on_write

@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import NotFound, ValidationError
-from ..model import SEVERITIES, Dispute, Memory, Notebook, add_days
-from ..projects import PROJECT_FILE, Places, find_project
-from ..secrets import redact
+from ..domain.errors import NotFound, ValidationError
+from ..domain.model import SEVERITIES, Dispute, Memory, Notebook, add_days
+from ..domain.projects import PROJECT_FILE, Places, find_project
+from ..domain.text import one_line
+from ..screening.secrets import redact
 from ..store import SearchQuery, StoreReader
-from ..text import one_line
 from .base import ServiceBase, checked_budget, refuse_nul
 from .checks import Bound, directory, here, notebook_of, stale_by_evidence
 from .settings import freshness_days

@@ -15,11 +15,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .. import gate
-from ..errors import ValidationError
-from ..model import FRESHNESS_DAYS, KINDS, Event
+from ..domain.errors import ValidationError
+from ..domain.model import FRESHNESS_DAYS, KINDS, Event
+from ..domain.views import event_view
+from ..screening import gate
 from ..store import EventFilter, StoreReader, StoreWriter
-from ..views import event_view
 from .base import ServiceBase
 
 OP = "settings.change"

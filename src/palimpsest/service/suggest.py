@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..model import SEVERITIES, Memory, Notebook
+from ..domain.model import SEVERITIES, Memory, Notebook
 from ..store import SearchQuery, StoreReader
 from ..store.terms import STOPWORDS, index_terms, words
 

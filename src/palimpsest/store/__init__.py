@@ -2,7 +2,7 @@
 
 The seam is cut by concept in store/protocols.py (memories, events, notebooks and links,
 disputes, access, settings, stored answers, orient, the guard, full text, vectors, copies),
-each with a contract suite in tests/store_contract/; the values they speak are in
+each with a contract suite in tests/store/contract/; the values they speak are in
 store/values.py. Implementations: `sqlite` (the embedded default) and `postgres`, over the
 shared SQL of store/session.py. `open_store` opens the one a `--db` value names.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..errors import ValidationError
+from ..domain.errors import ValidationError
 from .protocols import (
     AccessReader,
     AccessWriter,

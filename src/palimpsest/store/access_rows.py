@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from ..model import Memory
+from ..domain.model import Memory
 from .rows import Row
 from .session_base import SessionBase
 from .values import AccessKey, User, Workspace

@@ -7,7 +7,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from ..model import Dispute, Ruling
+from ..domain.model import Dispute, Ruling
 from .rows import Row
 from .session_base import SessionBase, current_at, marks
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from ..model import Event
+from ..domain.model import Event
 from .rows import event_from_row
 from .session_base import SessionBase
 from .values import EventFilter

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from ..model import Memory, SeenCommand, now_utc
+from ..domain.model import Memory, SeenCommand, now_utc
 from .rows import Row, memory_from_row
 from .session_base import SessionBase
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from ..model import Memory, MemoryVersion, Tombstone, now_utc
+from ..domain.model import Memory, MemoryVersion, Tombstone, now_utc
 from .rows import CONTENT_COLUMNS, Row, memory_columns, memory_from_row
 from .session_base import SessionBase, current_at, marks
 from .values import PendingScrub

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..model import Link, Notebook, Tombstone, now_utc
+from ..domain.model import Link, Notebook, Tombstone, now_utc
 from .rows import Row, link_from_row, notebook_from_row
 from .session_base import SessionBase
 

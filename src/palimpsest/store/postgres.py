@@ -30,7 +30,7 @@ from psycopg import errors as pg_errors
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from ..errors import PalimpsestError, Retryable, ValidationError
+from ..domain.errors import PalimpsestError, Retryable, ValidationError
 from . import Rewrite, pg_rewrite, pg_vectors, shown
 from .migrations import migrations, refuse_newer, statements
 from .pg_session import PostgresSession

@@ -2,7 +2,7 @@
 
 Each concept is a reader protocol (what a `read()` snapshot answers) and a writer protocol
 (what a `write()` transaction adds). `StoreReader` and `StoreWriter` are their sums. Each
-protocol's docstring says what a store must keep true; tests/store_contract/ holds one
+protocol's docstring says what a store must keep true; tests/store/contract/ holds one
 suite per concept that checks it on SQLite and PostgreSQL alike.
 
 What every concept keeps: a session is bound to one workspace, and nothing it returns or
@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..model import (
+from ..domain.model import (
     Dispute,
     Event,
     Link,

@@ -8,7 +8,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ..model import Memory
+from ..domain.model import Memory
 from . import bm25
 from .rows import FOUND_COLUMNS, Row, found_from_row, memory_from_row
 from .session_base import SessionBase, current_at, marks

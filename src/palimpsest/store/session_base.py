@@ -14,8 +14,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..errors import Conflict
-from ..model import Event, Memory, Notebook, now_utc
+from ..domain.errors import Conflict
+from ..domain.model import Event, Memory, Notebook, now_utc
 from . import bm25
 from .rows import Row
 from .values import Found, SearchQuery

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import PalimpsestError, Retryable, ValidationError
+from ..domain.errors import PalimpsestError, Retryable, ValidationError
 from . import sqlite_scrub
 from .migrations import migrations, refuse_newer, statements
 from .session_base import key_race, name_race

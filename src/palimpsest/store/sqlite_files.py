@@ -12,7 +12,7 @@ import stat
 from contextlib import suppress
 from pathlib import Path
 
-from ..errors import ValidationError
+from ..domain.errors import ValidationError
 
 
 def made_private(path: Path) -> None:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..errors import InternalError
-from ..model import Memory
+from ..domain.errors import InternalError
+from ..domain.model import Memory
 from .rows import memory_from_row
 from .session_base import SessionBase
 from .values import SearchQuery
