@@ -528,7 +528,9 @@ def test_the_docs_document_every_tool_and_the_client_configuration() -> None:
     repo = Path(__file__).resolve().parents[2]
     readme = (repo / "README.md").read_text(encoding="utf-8")
     first_screen = readme.split("\n---\n")[0]
-    assert '"args": ["serve"]' in first_screen
+    snippet = first_screen.split("```json\n")[1]
+    server = json.loads(snippet.split("```")[0])["mcpServers"]["palimpsest"]
+    assert server["args"][-1] == "serve" and "--actor" in server["args"]  # one name per agent
     assert "| `serve` |" in readme  # in the CLI's table too
     operations = (repo / "docs" / "operations.md").read_text(encoding="utf-8")
     section = operations.split("## From an MCP client")[1].split("\n## ")[0]
