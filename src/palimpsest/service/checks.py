@@ -24,6 +24,7 @@ from ..model import RULE_KINDS, Memory, Notebook
 from ..projects import PROJECT_FILE, Places, Project, bind_project, find_project, shown
 from ..revise import Unmatched
 from ..store import StoreReader, StoreWriter
+from .answers import CheckAnswer
 from .notebooks import NotebookOps
 
 GATING = ("irreversible", "costly")  # a failing rule of these makes `palimpsest check` fail
@@ -246,7 +247,7 @@ class CheckOps(NotebookOps):  # binding may create the notebook
         project = bind_project(path, found.name, found.id)
         return _project_view(project, found) | {"created": created}
 
-    def check(self, *, dir: str | None = None) -> dict[str, Any]:
+    def check(self, *, dir: str | None = None) -> CheckAnswer:
         """Run every check that applies to a project: its notebook's memories' and the
         workspace-wide rules' (`forbidden` ones are the guard's). Nothing is written."""
         project = project_at(self.places, dir)

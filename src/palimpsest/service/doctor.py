@@ -13,6 +13,7 @@ from ..model import RULE_KINDS, Memory, Notebook
 from ..revise import record_fields
 from ..secrets import find_in_parts, find_secrets, redact
 from ..store import EventFilter, PendingScrub, StoreReader
+from .answers import DoctorAnswer
 from .base import EVERY_EVENT, ServiceBase
 from .checks import Bound, bound, here, project_at, stale_by_evidence
 from .notebooks import FORGETTABLE_FIELDS
@@ -57,7 +58,7 @@ def kept_as_notes(active: list[Memory]) -> list[dict[str, Any]]:
 
 
 class DoctorOps(ServiceBase):
-    def doctor(self, *, dir: str | None = None) -> dict[str, Any]:
+    def doctor(self, *, dir: str | None = None) -> DoctorAnswer:
         """Scan the store and list what a person should look at, with the fix for each: a
         tool call (`tool_call`), or a command for a person where no tool makes it.
 
@@ -95,7 +96,8 @@ class DoctorOps(ServiceBase):
             disputes = open_disputes(tx)
             noise = noisy(tx.all_feedback_counts(), current)
             knocked = self._failed_auth(tx, at)
-        report: dict[str, Any] = {
+        findings = evidence_findings(project, active, at)
+        report: DoctorAnswer = {
             "secrets": secrets,
             "possibly_stale": [_line(m) for m in active if m.possibly_stale(at, freshness)],
             "expired": [_line(m) for m in active if m.expired(at)],
@@ -104,7 +106,11 @@ class DoctorOps(ServiceBase):
             "rules_kept_as_notes": kept_as_notes(active),
             "scrub_pending": not scrubbed,
             "pending_scrubs": pending,
-        } | evidence_findings(project, active, at)
+            "project": findings["project"],
+        }
+        if "failing_checks" in findings:
+            report["failing_checks"] = findings["failing_checks"]
+            report["stale_by_evidence"] = findings["stale_by_evidence"]
         if unembedded:
             report["stale_vectors"] = {"count": unembedded, "fix": "palimpsest reindex"}
         if disputes["count"]:

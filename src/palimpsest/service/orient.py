@@ -21,6 +21,7 @@ from ..projects import PROJECT_FILE, Places, find_project
 from ..secrets import redact
 from ..store import SearchQuery, StoreReader
 from ..text import one_line
+from .answers import Oriented
 from .base import ServiceBase, checked_budget, refuse_nul
 from .checks import Bound, directory, here, notebook_of, stale_by_evidence
 from .settings import freshness_days
@@ -62,14 +63,14 @@ class OrientOps(ServiceBase):
         notebook: str | None = None,
         dir: str | None = None,
         budget: int = DEFAULT_BUDGET,
-    ) -> dict[str, Any]:
+    ) -> Oriented:
         """The brief for a notebook, a project directory (the notebook its project file
         names), or, given neither, the whole workspace."""
         return self._orient(notebook, dir, budget, must_exist=True)
 
     def _orient(
         self, notebook: str | None, dir: str | None, budget: int, *, must_exist: bool
-    ) -> dict[str, Any]:
+    ) -> Oriented:
         """`orient`; without `must_exist`, a notebook named but not made yet (a hook's, a
         project's) gets the workspace-wide rules instead of a refusal."""
         budget = checked_budget(budget)
@@ -109,14 +110,24 @@ class OrientOps(ServiceBase):
                 if files is not None and nb is not None and files.notebook.id != nb.id:
                     files = None
             sections = self._gather(tx, scope, at, files)
-        answer: dict[str, Any] = {
+        filled = _fill(sections, budget, _heading(nb, notebook, note, scope == ()))
+        answer: Oriented = {
             "notebook": nb.name if nb else notebook,
             "project": project_root,
             "budget": budget,
+            "used": filled["used"],
+            "brief": filled["brief"],
+            "rules": filled["rules"],
+            "rules_left_out": filled["rules_left_out"],
+            "open": filled["open"],
+            "disputes": filled["disputes"],
+            "possibly_stale": filled["possibly_stale"],
+            "recent": filled["recent"],
+            "left_out": filled["left_out"],
         }
         if note:
             answer["note"] = note
-        return answer | _fill(sections, budget, _heading(nb, notebook, note, scope == ()))
+        return answer
 
     def _scope(
         self, tx: StoreReader, notebook: str | None, lenient: bool

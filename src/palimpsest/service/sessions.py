@@ -19,6 +19,7 @@ from ..model import add_days
 from ..secrets import redact
 from ..store import AgentSession, StoreReader
 from ..store.orient_rows import FEEDBACK_OP
+from .answers import SessionStart
 from .base import refuse_nul
 from .orient import DEFAULT_BUDGET, OrientOps
 
@@ -43,12 +44,13 @@ class SessionOps(OrientOps):
         notebook: str | None = None,
         dir: str | None = None,
         budget: int = DEFAULT_BUDGET,
-    ) -> dict[str, Any]:
+    ) -> SessionStart:
         """Orient's brief, and the note of where session `session_id` began (None: an agent
         that names no session gets the brief alone)."""
-        brief = self._orient(notebook, dir, budget, must_exist=False)
+        brief: SessionStart = {**self._orient(notebook, dir, budget, must_exist=False),
+                               "session": None}  # fmt: skip
         if session_id is None:
-            return brief | {"session": None}
+            return brief
         session_id = _session_id(session_id)
         try:
             with self.store.write(self.workspace) as tx:
@@ -59,7 +61,6 @@ class SessionOps(OrientOps):
                                      last.seq if last else 0, now, None)  # fmt: skip
                 kept = tx.start_agent_session(begun, prune_before=add_days(now, -KEPT_DAYS))
         except PalimpsestError as error:  # bookkeeping: the brief is what the agent needs
-            brief["session"] = None
             brief.setdefault("warnings", []).append(
                 f"The session's start could not be noted ({error.message}): its end will not "
                 "know what it wrote."

@@ -19,8 +19,8 @@ from .. import gate
 from ..errors import ValidationError
 from ..model import FRESHNESS_DAYS, KINDS, Event
 from ..store import EventFilter, StoreReader, StoreWriter
-from ..views import event_view
 from .base import ServiceBase
+from .shown import event_view
 
 OP = "settings.change"
 DEFAULT = "default"  # as a value: go back to the default (and follow it if it changes)

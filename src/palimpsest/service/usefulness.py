@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from ..model import Memory
 from ..store import StoreReader, StoreWriter
 from ..store.orient_rows import FEEDBACK_OP
+from .answers import Revised
 from .fusion import Identified
 
 if TYPE_CHECKING:
@@ -88,7 +89,7 @@ def write_mark(
     note: str | None,
     now: str,
     op_id: str,
-) -> dict[str, Any]:
+) -> Revised:
     """Write the mark as one event about `memory` with no new version (the version it
     judged is in its data); revise's answer for that target."""
     service._event(tx, FEEDBACK_OP, op_id, now, memory, note=note,

@@ -1,0 +1,84 @@
+"""Each tool's real answer, through the official MCP client, against its published output
+schema and against the service's answer type, closed: a key the service adds without typing
+it fails here (and, where the service builds the answer as a TypedDict, fails mypy)."""
+
+from __future__ import annotations
+
+import typing
+from typing import Any
+
+import jsonschema
+import pydantic
+import pytest
+from mcp import Client
+
+from palimpsest.mcp.schema import lean_answer
+from palimpsest.mcp.tools import PalimpsestTools
+
+from .mcp_helpers import call
+
+pytestmark = pytest.mark.anyio
+
+
+def closed(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` with every object closed to the keys it lists."""
+    if schema.get("type") == "object" and "properties" in schema:
+        properties = {k: closed(v) for k, v in schema["properties"].items()}
+        return {**schema, "properties": properties, "additionalProperties": False}
+    if schema.get("type") == "array" and "items" in schema:
+        return {**schema, "items": closed(schema["items"])}
+    return schema
+
+
+def typed(tool: str) -> dict[str, Any]:
+    answer = typing.get_type_hints(getattr(PalimpsestTools, tool))["return"]
+    full = pydantic.TypeAdapter(answer).json_schema()
+    return closed(lean_answer(full, full.get("$defs", {})))
+
+
+async def test_real_answers_validate_against_their_schemas(client: Client) -> None:
+    listed = {tool.name: tool.output_schema for tool in (await client.list_tools()).tools}
+    first = await call(client, "remember", notebook="web", kind="fact", text="Port 8080",
+                       tags=["infra"], dry_run=True)  # fmt: skip
+    filed = await call(client, "remember", notebook="web", kind="fact", text="Port 8080")
+    rule = await call(client, "remember", notebook="web", kind="rule", text="Never push on red",
+                      falsifier="a red push that was fine")  # fmt: skip
+    batch = await call(client, "remember", items=[{"kind": "fact", "text": "Port 9090"},
+                                                  {"kind": "fact", "text": "Port 8080"}],
+                       notebook="web")  # fmt: skip
+    answers: list[tuple[str, dict[str, Any]]] = [
+        ("remember", first),
+        ("remember", filed),
+        ("remember", rule),
+        ("remember", batch),
+        ("recall", await call(client, "recall", query="port")),
+        ("revise", await call(client, "revise", id=filed["id"], text="Port 8081", dry_run=True)),
+        ("revise", await call(client, "revise", id=filed["id"], text="Port 8081")),
+        ("revise", await call(client, "revise", ids=[filed["id"], "m_nothing"], status="verified")),
+        ("inspect", await call(client, "inspect", id=filed["id"])),
+        ("inspect", await call(client, "inspect", notebook="web")),
+        ("history", await call(client, "history", id=filed["id"])),
+        ("history", await call(client, "history", id=filed["id"], diff_from=1, diff_to=2)),
+        ("revert", await call(client, "revert", id=filed["id"], version=1)),
+        (
+            "link",
+            await call(client, "link", source=filed["id"], target=rule["id"], type="relates_to"),
+        ),  # fmt: skip
+        ("notebook", await call(client, "notebook", action="list")),
+        ("dispute", await call(client, "dispute", action="list")),
+        ("doctor", await call(client, "doctor")),
+        ("orient", await call(client, "orient", notebook="web")),
+        ("guard", await call(client, "guard", command="git push", notebook="web")),
+        ("forget", await call(client, "forget", id=filed["id"], because="a test")),
+    ]
+    for tool, answer in answers:
+        schema = listed[tool]
+        assert schema is not None, tool
+        jsonschema.validate(answer, schema)  # what the client checks, as published
+        jsonschema.validate(answer, typed(tool))  # every key typed, at every depth
+
+
+def test_a_key_the_types_lack_fails() -> None:
+    answer = {"hits": [{"id": "m_1", "matched": "words", "ranked_by": "luck"}], "rules": []}
+    with pytest.raises(jsonschema.ValidationError, match="ranked_by"):
+        jsonschema.validate(answer, typed("recall"))
