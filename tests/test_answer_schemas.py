@@ -63,7 +63,7 @@ async def test_real_answers_validate_against_their_schemas(client: Client) -> No
         (
             "link",
             await call(client, "link", source=filed["id"], target=rule["id"], type="relates_to"),
-        ),  # fmt: skip
+        ),
         ("notebook", await call(client, "notebook", action="list")),
         ("dispute", await call(client, "dispute", action="list")),
         ("doctor", await call(client, "doctor")),

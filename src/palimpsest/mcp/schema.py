@@ -166,7 +166,6 @@ def harden(tool: Tool) -> Tool:
             },
         ),
     )
-    metadata = tool.fn_metadata
     answer = typing.get_type_hints(tool.fn).get("return")
     tool.fn_metadata = _Metadata(
         arg_model=strict,
