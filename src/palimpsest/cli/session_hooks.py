@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 import click
@@ -112,7 +113,7 @@ def session_end(env: Env, /, notebook: str | None, form: str, generic: bool) -> 
         click.echo(json.dumps({"decision": "block", "reason": _reason(result)}))
 
 
-def _reason(result: dict[str, Any]) -> str:
+def _reason(result: Mapping[str, Any]) -> str:
     """What the agent reads when asked to go on: the request, what it wrote, what is open."""
     lines = [one_line(result["ask"], ASK_CHARS)]  # it names the notebook: a user's text
     if result["written"] or any(o.get("text") for o in result["open"]):

@@ -435,6 +435,14 @@ class DisputeAnswer(Written, total=False):
 # -- doctor, check, orient, guard -------------------------------------------------------------
 
 
+class PendingScrub(TypedDict):
+    """A forget whose bytes still wait in the store's files for `palimpsest scrub`."""
+
+    id: str  # what was forgotten
+    since: str
+    fix: str
+
+
 class DoctorAnswer(TypedDict, total=False):
     """What a person should look at, each finding with its fix (`fix`: a tool call, or a
     command for a person)."""
@@ -446,7 +454,7 @@ class DoctorAnswer(TypedDict, total=False):
     noise: Required[list[Object]]  # memories marked noise more than helped
     rules_kept_as_notes: Required[list[Object]]
     scrub_pending: Required[bool]
-    pending_scrubs: Required[list[Object]]
+    pending_scrubs: Required[list[PendingScrub]]
     project: Required[str | None]  # the directory read for the two lists below
     failing_checks: list[Object]
     stale_by_evidence: list[Object]

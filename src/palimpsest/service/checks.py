@@ -24,6 +24,7 @@ from ..model import RULE_KINDS, Memory, Notebook
 from ..projects import PROJECT_FILE, Places, Project, bind_project, find_project, shown
 from ..revise import Unmatched
 from ..store import StoreReader, StoreWriter
+from .admin_answers import ProjectShown
 from .answers import CheckAnswer
 from .notebooks import NotebookOps
 
@@ -212,14 +213,14 @@ def hashed_on_write(
 
 
 class CheckOps(NotebookOps):  # binding may create the notebook
-    def project(self, *, dir: str | None = None) -> dict[str, Any]:
+    def project(self, *, dir: str | None = None) -> ProjectShown:
         """The project holding `dir` (None: the working directory) and its notebook."""
         project = project_at(self.places, dir)
         with self.store.read(self.workspace) as tx:
             notebook = notebook_of(tx, project)
         return _project_view(project, notebook)
 
-    def bind_project(self, *, dir: str, notebook: str, create: bool = False) -> dict[str, Any]:
+    def bind_project(self, *, dir: str, notebook: str, create: bool = False) -> ProjectShown:
         """Bind a directory to a notebook: write `.palimpsest.toml` at its root, naming the
         notebook and recording its id (a rename later keeps the binding).
 
@@ -245,7 +246,9 @@ class CheckOps(NotebookOps):  # binding may create the notebook
                 found = tx.get_notebook(answer["notebook"]["id"])
         assert found is not None
         project = bind_project(path, found.name, found.id)
-        return _project_view(project, found) | {"created": created}
+        view = _project_view(project, found)
+        view["created"] = created
+        return view
 
     def check(self, *, dir: str | None = None) -> CheckAnswer:
         """Run every check that applies to a project: its notebook's memories' and the
@@ -294,8 +297,8 @@ def _check_line(memory: Memory) -> dict[str, Any]:
     }
 
 
-def _project_view(project: Project, notebook: Notebook | None) -> dict[str, Any]:
-    view: dict[str, Any] = {
+def _project_view(project: Project, notebook: Notebook | None) -> ProjectShown:
+    view: ProjectShown = {
         "dir": str(project.root),
         "file": str(project.root / PROJECT_FILE),
         "notebook": notebook.name if notebook else project.notebook,

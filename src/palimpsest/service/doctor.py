@@ -12,8 +12,10 @@ from ..guard.rules import CONTESTED
 from ..model import RULE_KINDS, Memory, Notebook
 from ..revise import record_fields
 from ..secrets import find_in_parts, find_secrets, redact
-from ..store import EventFilter, PendingScrub, StoreReader
-from .answers import DoctorAnswer
+from ..store import EventFilter, StoreReader
+from ..store import PendingScrub as StoredScrub
+from .admin_answers import ScrubAnswer
+from .answers import DoctorAnswer, PendingScrub
 from .base import EVERY_EVENT, ServiceBase
 from .checks import Bound, bound, here, project_at, stale_by_evidence
 from .notebooks import FORGETTABLE_FIELDS
@@ -131,12 +133,12 @@ class DoctorOps(ServiceBase):
                 "fix": "a client sends a wrong, revoked or expired key, or none: see "
                        "`palimpsest key list` and give it a working one"}  # fmt: skip
 
-    def pending_scrubs(self) -> list[dict[str, Any]]:
+    def pending_scrubs(self) -> list[PendingScrub]:
         """The forgets of this workspace whose bytes still wait for a scrub (nothing is run)."""
         with self.store.read(self.workspace) as tx:
             return [_pending_line(p) for p in tx.pending_scrubs()]
 
-    def scrub(self) -> dict[str, Any]:
+    def scrub(self) -> ScrubAnswer:
         """Erase what forgets left in the store's files now: on PostgreSQL, rewrite the tables.
 
         Each table is copied while in use and locked only to swap the copy in; `locked_seconds`
@@ -145,12 +147,14 @@ class DoctorOps(ServiceBase):
         done = self.store.rewrite()
         with self.store.read(self.workspace) as tx:
             pending = [_pending_line(p) for p in tx.pending_scrubs()]
-        warning = {"warning": done.warning} if done.warning else {}
-        return {
+        answer: ScrubAnswer = {
             "locked_seconds": done.locked_seconds,
             "scrub_pending": bool(pending) or done.pending > 0,
             "pending_scrubs": pending,
-        } | warning
+        }
+        if done.warning:
+            answer["warning"] = done.warning
+        return answer
 
 
 def _notebook_secrets(tx: StoreReader, notebook: Notebook) -> list[dict[str, Any]]:
@@ -214,7 +218,7 @@ def open_disputes(tx: StoreReader) -> dict[str, Any]:
     return {"count": len(waiting), "oldest": oldest}
 
 
-def _pending_line(pending: PendingScrub) -> dict[str, Any]:
+def _pending_line(pending: StoredScrub) -> PendingScrub:
     return {"id": pending.target_id, "since": pending.at, "fix": "palimpsest scrub"}
 
 

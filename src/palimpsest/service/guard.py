@@ -24,6 +24,7 @@ from ..model import MAX_COMMAND, Memory, Notebook, SeenCommand, add_days
 from ..projects import Places, Project, find_project
 from ..secrets import redact
 from ..store import StoreReader
+from .admin_answers import SeenAnswer, SeenShown
 from .answers import ForgetAnswer, Forgotten, GuardAnswer
 from .base import ServiceBase
 from .checks import directory
@@ -193,13 +194,13 @@ class GuardOps(ServiceBase):
         except Exception:  # best effort, by design: the answer was already given
             return None
 
-    def seen(self, *, days: int = SEEN_DAYS) -> dict[str, Any]:
+    def seen(self, *, days: int = SEEN_DAYS) -> SeenAnswer:
         """The commands the guard kept in the last `days` days, newest first."""
         if not isinstance(days, int) or isinstance(days, bool) or days < 1:
             raise ValidationError("`days` must be a whole number of days, 1 or more.", field="days")
         with self.store.read(self.workspace) as tx:
             found = tx.seen_commands(add_days(self.clock(), -days))
-        return {"commands": [s.to_dict() for s in reversed(found)]}
+        return {"commands": [_seen_view(s) for s in reversed(found)]}
 
     def forget_seen(self, ids: list[str], *, dry_run: bool = False) -> ForgetAnswer:
         """Erase kept commands for good (`forget` with their ids; the bytes go at the next
@@ -219,6 +220,17 @@ class GuardOps(ServiceBase):
         if dry_run:
             return {"results": results, "dry_run": True}
         return {"results": results, "scrub_pending": not self.store.scrub(self.workspace)}
+
+
+def _seen_view(seen: SeenCommand) -> SeenShown:
+    return {
+        "id": seen.id,
+        "seen_at": seen.seen_at,
+        "command": seen.command,
+        "decision": seen.decision,
+        "notebook_id": seen.notebook_id,
+        "session": seen.session,
+    }
 
 
 def _cut(text: str) -> str:

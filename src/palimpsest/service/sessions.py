@@ -19,6 +19,7 @@ from ..model import add_days
 from ..secrets import redact
 from ..store import AgentSession, StoreReader
 from ..store.orient_rows import FEEDBACK_OP
+from .admin_answers import SessionEnded, WrittenLine
 from .answers import SessionStart
 from .base import refuse_nul
 from .orient import DEFAULT_BUDGET, OrientOps
@@ -77,7 +78,7 @@ class SessionOps(OrientOps):
         notebook: str | None = None,
         dir: str | None = None,
         stop_hook_active: bool = False,
-    ) -> dict[str, Any]:
+    ) -> SessionEnded:
         """What session `session_id` wrote and what is open, and `ask`: the request to file
         what it learned, made once per session (None once asked, or while `stop_hook_active`
         says the agent is already continuing because of a stop hook). A session with no id
@@ -87,7 +88,7 @@ class SessionOps(OrientOps):
         with self.store.read(self.workspace) as tx:
             session = tx.agent_session(session_id) if session_id else None
             written = _written(tx, session.started_seq, brief["notebook"]) if session else []
-        answer: dict[str, Any] = {
+        answer: SessionEnded = {
             "notebook": brief["notebook"],
             "session": {"id": session_id, "started_at": session.started_at if session else None},
             "written": written,
@@ -141,7 +142,7 @@ def _session_id(value: Any) -> str:
     return given
 
 
-def _written(tx: StoreReader, started_seq: int, notebook: str | None) -> list[dict[str, Any]]:
+def _written(tx: StoreReader, started_seq: int, notebook: str | None) -> list[WrittenLine]:
     """The memories written in `notebook` (None: anywhere) since `started_seq`, each once
     with its last operation; usefulness marks are not writes. Writers are not told apart
     (an agent's session id never reaches the server), so the notebook is what keeps another
@@ -153,7 +154,7 @@ def _written(tx: StoreReader, started_seq: int, notebook: str | None) -> list[di
     for event in tx.memory_events_after(started_seq, found.id if found else None, 500):
         if event.op != FEEDBACK_OP:
             latest[event.target_id] = event.op
-    shown = []
+    shown: list[WrittenLine] = []
     for memory_id, op in list(latest.items())[-WRITTEN_SHOWN:]:
         memory = tx.get_memory(memory_id)
         if memory is not None:
