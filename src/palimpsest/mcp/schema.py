@@ -21,8 +21,8 @@
   each optional parameter (optional parameters are those not listed as required).
   Validation still runs on the full models.
 - Output schemas derived from the service's answer types (service/answers.py), never
-  restated here: each key with its JSON type, nested shapes with theirs, compactly (no
-  titles, descriptions or `required`; see `answer_schema`).
+  restated here: the keys an answer may hold, by name (`answer_schema` says why not yet
+  with their types), all optional and open: an agent reads answers lean (see answers.py).
 """
 
 from __future__ import annotations
@@ -244,21 +244,17 @@ _SHARED_ANSWERS = ("dry_run", "replayed")
 
 
 def answer_schema(answer: Any) -> dict[str, Any]:
-    """The output schema of a tool answering `answer` (a type of service/answers.py)."""
+    """The output schema of a tool answering `answer` (a type of service/answers.py): the
+    keys its answers may hold, by name.
+
+    Names only, for now. With each key's JSON type the tool list is 30,958 characters, past
+    its limit (DESIGN section 7: 30,000 for all of it), and the nested shapes (a hit's keys,
+    a result's) would add some 19,700 more; each tool's description says what its keys
+    mean. `lean_answer` gives the whole typed shape, which the tests hold every real answer
+    to, closed."""
     full = pydantic.TypeAdapter(answer).json_schema()
-    lean = lean_answer(full, full.get("$defs", {}))
-    lean["properties"] = {
-        k: _typed(v) for k, v in lean.get("properties", {}).items() if k not in _SHARED_ANSWERS
-    }
-    return lean
-
-
-# How deep the published schema goes. The tool list's budget (DESIGN section 7: 30,000
-# characters) does not hold the types yet: with each key's JSON type the list is 30,958,
-# with the nested shapes far more; until descriptions make room, the keys are named only.
-# `lean_answer` keeps the whole typed shape, for the tests and the next adapter.
-def _typed(schema: dict[str, Any]) -> dict[str, Any]:
-    return {}
+    keys = lean_answer(full, full.get("$defs", {})).get("properties", {})
+    return {"type": "object", "properties": {k: {} for k in keys if k not in _SHARED_ANSWERS}}
 
 
 def lean_answer(schema: dict[str, Any], definitions: dict[str, Any]) -> dict[str, Any]:

@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar, overload
 
+from typing_extensions import Unpack
+
 from .. import gate
 from ..errors import NotFound, PalimpsestError, Retryable, ValidationError
 from ..ids import new_id
@@ -51,6 +53,7 @@ from .base import EVERY_EVENT, ServiceBase, id_list
 from .batch import SUGGEST_ITEMS, Item, parse_items
 from .checks import hashed_on_write
 from .guard import tried
+from .requests import MemoryFields, Revision
 from .roles import check_write
 from .shown import memory_view
 from .suggest import CANDIDATES, suggestions
@@ -84,7 +87,7 @@ class MemoryOps(ServiceBase):
         dry_run: bool = False,
         accept_refusing: list[str] | None = None,
         keep_as_note: bool = False,
-        **fields: Any,
+        **fields: Unpack[MemoryFields],
     ) -> Filed: ...
     @overload
     def remember(
@@ -95,8 +98,6 @@ class MemoryOps(ServiceBase):
         idempotency_key: str | None = None,
         dry_run: bool = False,
     ) -> Batch: ...
-    @overload
-    def remember(self, **given: Any) -> Remembered: ...  # as an adapter passes what it got
 
     def remember(
         self,
@@ -111,7 +112,7 @@ class MemoryOps(ServiceBase):
         dry_run: bool = False,
         accept_refusing: list[str] | None = None,
         keep_as_note: bool = False,
-        **fields: Any,
+        **fields: Unpack[MemoryFields],
     ) -> Remembered:
         """File a new memory. `fields` are the optional memory fields (title, why, tags...).
 
@@ -302,7 +303,7 @@ class MemoryOps(ServiceBase):
         redact: bool = False,
         accept_refusing: list[str] | None = None,
         keep_as_note: bool = False,
-        **changes: Any,
+        **changes: Unpack[Revision],
     ) -> ReviseAnswer:
         """Change memories losing nothing: one (`id`), several (`ids`, `texts`) or a batch.
 
