@@ -5,9 +5,11 @@ it fails here (and, where the service builds the answer as a TypedDict, fails my
 from __future__ import annotations
 
 import typing
+from pathlib import Path
 from typing import Any
 
 import jsonschema
+import mypy.api
 import pydantic
 import pytest
 from mcp import Client
@@ -82,3 +84,27 @@ def test_a_key_the_types_lack_fails() -> None:
     answer = {"hits": [{"id": "m_1", "matched": "words", "ranked_by": "luck"}], "rules": []}
     with pytest.raises(jsonschema.ValidationError, match="ranked_by"):
         jsonschema.validate(answer, typed("recall"))
+
+
+def test_mypy_refuses_an_answer_key_that_is_not_typed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """How the service is held to its types: an answer built with a key its type lacks, or
+    a value of the wrong type, fails the type check (as `./scripts/test` runs it on the source)."""
+    snippet = tmp_path / "answer.py"
+    snippet.write_text(
+        "from palimpsest.service.answers import Recalled\n"
+        "ok: Recalled = {'hits': [], 'rules': [], 'as_of': None}\n"
+        "extra: Recalled = {'hits': [], 'rules': [], 'as_of': None, 'ranked_by': 'luck'}\n"
+        "wrong: Recalled = {'hits': [], 'rules': [], 'as_of': None, 'left_out': 3}\n"
+        "ok['note'] = 'nothing answers'\n"
+        "ok['mood'] = 'sure'\n"
+    )
+    monkeypatch.setenv("MYPYPATH", str(Path(__file__).resolve().parents[1] / "src"))
+    out, _, status = mypy.api.run([
+        "--strict", "--config-file", "", "--cache-dir", str(tmp_path / "cache"),
+        "--python-version", "3.11", "--follow-imports", "silent", str(snippet),
+    ])  # fmt: skip
+    assert status == 1, out
+    flagged = {int(line.split(":")[1]) for line in out.splitlines() if ": error:" in line}
+    assert flagged == {3, 4, 6}, out

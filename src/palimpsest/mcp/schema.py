@@ -21,8 +21,9 @@
   each optional parameter (optional parameters are those not listed as required).
   Validation still runs on the full models.
 - Output schemas derived from the service's answer types (service/answers.py), never
-  restated here: the keys an answer may hold, by name (`answer_schema` says why not yet
-  with their types), all optional and open: an agent reads answers lean (see answers.py).
+  restated here: each key an answer may hold with its JSON type (not what a list or an
+  object in it holds: `answer_schema` says why), all optional and open, since an agent
+  reads answers lean (answers.py) and a committed write's answer must reach it whole.
 """
 
 from __future__ import annotations
@@ -244,17 +245,24 @@ _SHARED_ANSWERS = ("dry_run", "replayed")
 
 
 def answer_schema(answer: Any) -> dict[str, Any]:
-    """The output schema of a tool answering `answer` (a type of service/answers.py): the
-    keys its answers may hold, by name.
+    """The output schema of a tool answering `answer` (a type of service/answers.py): each
+    key its answers may hold, with its JSON type.
 
-    Names only, for now. With each key's JSON type the tool list is 30,958 characters, past
-    its limit (DESIGN section 7: 30,000 for all of it), and the nested shapes (a hit's keys,
-    a result's) would add some 19,700 more; each tool's description says what its keys
-    mean. `lean_answer` gives the whole typed shape, which the tests hold every real answer
-    to, closed."""
+    What a list or an object holds (a hit's keys, a result's) is not spelt out: with their
+    keys and types the tool list would pass 30,000 characters (DESIGN section 7: its limit)
+    by some 18,000; what they hold is in each tool's description. `lean_answer` gives the
+    whole typed shape, which the tests hold every real answer to, closed."""
     full = pydantic.TypeAdapter(answer).json_schema()
     keys = lean_answer(full, full.get("$defs", {})).get("properties", {})
-    return {"type": "object", "properties": {k: {} for k in keys if k not in _SHARED_ANSWERS}}
+    return {
+        "type": "object",
+        "properties": {k: _shallow(v) for k, v in keys.items() if k not in _SHARED_ANSWERS},
+    }
+
+
+def _shallow(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema`'s JSON type alone (see `answer_schema`)."""
+    return {"type": schema["type"]} if "type" in schema else {}
 
 
 def lean_answer(schema: dict[str, Any], definitions: dict[str, Any]) -> dict[str, Any]:

@@ -125,8 +125,8 @@ class PalimpsestTools:
         items: Annotated[
             list[dict[str, Any]] | None,
             describe(
-                f"A batch instead, all or nothing, up to {MAX_ITEMS}: [{{kind, text, "
-                "notebook?, ...fields}}]; `notebook` beside it is the default."
+                f"A batch instead, up to {MAX_ITEMS}: [{{kind, text, "
+                "notebook?, ...fields}]; `notebook` beside it is the default."
             ),
         ] = None,
         title: Title = None,
@@ -207,7 +207,7 @@ class PalimpsestTools:
         text: Annotated[str | None, describe("The whole new text.")] = None,
         title: Annotated[Title, AS_IN_REMEMBER] = None,
         why: Annotated[Why, AS_IN_REMEMBER] = None,
-        tags: Tags = None,
+        tags: Annotated[Tags, AS_IN_REMEMBER] = None,
         key: Annotated[Key, AS_IN_REMEMBER] = None,
         occurred_at: Annotated[OccurredAt, AS_IN_REMEMBER] = None,
         expires_at: Annotated[ExpiresAt, AS_IN_REMEMBER] = None,
@@ -443,9 +443,7 @@ class PalimpsestTools:
     async def orient(
         self,
         notebook: Annotated[str | None, describe("The notebook to brief.")] = None,
-        dir: Annotated[
-            str | None, describe("Or a project directory: the notebook its project file names.")
-        ] = None,
+        dir: Annotated[str | None, describe("Or a project directory.")] = None,
         budget: Annotated[
             int | None, describe("The brief's size in characters, 500 to 100,000 (8,000).")
         ] = None,
@@ -457,7 +455,7 @@ class PalimpsestTools:
         command: Annotated[str, describe("The command line, as the agent would run it.")],
         dir: Annotated[
             str | None,
-            describe("Where it would run (default: the server's own directory; none over HTTP)."),
+            describe("Where it would run."),
         ] = None,
         notebook: Annotated[str | None, describe("Use this notebook's rules instead.")] = None,
     ) -> GuardAnswer:

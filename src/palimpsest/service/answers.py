@@ -134,7 +134,7 @@ class Hit(TypedDict, total=False):
     expired: bool
     stale_reasons: list[str]
     disputed_with: list[str]
-    matched: Required[str]  # words, meaning, both, id, key, listed, ...
+    matched: Required[str]  # words, meaning, both, context, id, key or filters (fusion.py)
     words: list[str]  # the query's words it holds
     similarity: float  # by meaning, 0 to 1
     below_floor: bool  # a near miss
@@ -486,7 +486,6 @@ class Oriented(TypedDict, total=False):
     possibly_stale: Required[list[Object]]
     recent: Required[list[Object]]
     left_out: Required[dict[str, int]]  # per section, the items past the budget
-    warnings: list[str]  # the session hook's: its start could not be noted
 
 
 class SessionShown(TypedDict):
@@ -499,6 +498,29 @@ class SessionStart(Oriented, total=False):
     """The session hook's brief: orient's, with the session it noted."""
 
     session: Required[SessionShown | None]  # None: it could not be noted
+    warnings: list[str]
+
+
+def session_brief(brief: Oriented) -> SessionStart:
+    """Orient's `brief` as the session hook's answer, its session not noted yet."""
+    started: SessionStart = {
+        "notebook": brief["notebook"],
+        "project": brief["project"],
+        "budget": brief["budget"],
+        "used": brief["used"],
+        "brief": brief["brief"],
+        "rules": brief["rules"],
+        "rules_left_out": brief["rules_left_out"],
+        "open": brief["open"],
+        "disputes": brief["disputes"],
+        "possibly_stale": brief["possibly_stale"],
+        "recent": brief["recent"],
+        "left_out": brief["left_out"],
+        "session": None,
+    }
+    if "note" in brief:
+        started["note"] = brief["note"]
+    return started
 
 
 class GuardAnswer(TypedDict, total=False):

@@ -20,7 +20,7 @@ from ..secrets import redact
 from ..store import AgentSession, StoreReader
 from ..store.orient_rows import FEEDBACK_OP
 from .admin_answers import SessionEnded, WrittenLine
-from .answers import SessionStart
+from .answers import SessionStart, session_brief
 from .base import refuse_nul
 from .orient import DEFAULT_BUDGET, OrientOps
 
@@ -48,8 +48,7 @@ class SessionOps(OrientOps):
     ) -> SessionStart:
         """Orient's brief, and the note of where session `session_id` began (None: an agent
         that names no session gets the brief alone)."""
-        brief: SessionStart = {**self._orient(notebook, dir, budget, must_exist=False),
-                               "session": None}  # fmt: skip
+        brief = session_brief(self._orient(notebook, dir, budget, must_exist=False))
         if session_id is None:
             return brief
         session_id = _session_id(session_id)

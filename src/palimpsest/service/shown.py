@@ -99,9 +99,10 @@ def hit_view(
     score: float,
     notebooks: dict[str, Notebook],
     at: str,
-    freshness: Mapping[str, int | None] = FRESHNESS_DAYS,
-    matched: str = "listed",
+    freshness: Mapping[str, int | None],
+    matched: str,
 ) -> Hit:
+    """A memory as recall found it; `matched`: how (fusion.py's values)."""
     notebook = notebooks.get(memory.notebook_id)
     hit: Hit = {
         "id": memory.id,
