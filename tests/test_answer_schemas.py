@@ -15,7 +15,10 @@ import pytest
 from mcp import Client
 
 from palimpsest.mcp.schema import lean_answer
-from palimpsest.mcp.tools import PalimpsestTools
+from palimpsest.mcp.server import build_server
+from palimpsest.mcp.tools import TOOL_NAMES, PalimpsestTools
+from palimpsest.projects import Places
+from palimpsest.service import Service
 
 from .mcp_helpers import call
 
@@ -38,46 +41,81 @@ def typed(tool: str) -> dict[str, Any]:
     return closed(lean_answer(full, full.get("$defs", {})))
 
 
-async def test_real_answers_validate_against_their_schemas(client: Client) -> None:
-    listed = {tool.name: tool.output_schema for tool in (await client.list_tools()).tools}
-    first = await call(client, "remember", notebook="web", kind="fact", text="Port 8080",
-                       tags=["infra"], dry_run=True)  # fmt: skip
-    filed = await call(client, "remember", notebook="web", kind="fact", text="Port 8080")
-    rule = await call(client, "remember", notebook="web", kind="rule", text="Never push on red",
-                      falsifier="a red push that was fine")  # fmt: skip
-    batch = await call(client, "remember", items=[{"kind": "fact", "text": "Port 9090"},
-                                                  {"kind": "fact", "text": "Port 8080"}],
-                       notebook="web")  # fmt: skip
-    answers: list[tuple[str, dict[str, Any]]] = [
-        ("remember", first),
-        ("remember", filed),
-        ("remember", rule),
-        ("remember", batch),
-        ("recall", await call(client, "recall", query="port")),
-        ("revise", await call(client, "revise", id=filed["id"], text="Port 8081", dry_run=True)),
-        ("revise", await call(client, "revise", id=filed["id"], text="Port 8081")),
-        ("revise", await call(client, "revise", ids=[filed["id"], "m_nothing"], status="verified")),
-        ("inspect", await call(client, "inspect", id=filed["id"])),
-        ("inspect", await call(client, "inspect", notebook="web")),
-        ("history", await call(client, "history", id=filed["id"])),
-        ("history", await call(client, "history", id=filed["id"], diff_from=1, diff_to=2)),
-        ("revert", await call(client, "revert", id=filed["id"], version=1)),
-        (
-            "link",
-            await call(client, "link", source=filed["id"], target=rule["id"], type="relates_to"),
-        ),
-        ("notebook", await call(client, "notebook", action="list")),
-        ("dispute", await call(client, "dispute", action="list")),
-        ("doctor", await call(client, "doctor")),
-        ("orient", await call(client, "orient", notebook="web")),
-        ("guard", await call(client, "guard", command="git push", notebook="web")),
-        ("forget", await call(client, "forget", id=filed["id"], because="a test")),
-    ]
+async def test_real_answers_validate_against_their_schemas(
+    service: Service, tmp_path: Path
+) -> None:
+    project = tmp_path / "shop"
+    project.mkdir()
+    (project / "setup.cfg").write_text("[tool]\nport = 8080\n")
+    service.places = Places(working_dir=None, allowed=(project,))
+    service.create_notebook(name="web", summary="The shop")
+    service.bind_project(dir=str(project), notebook="web")
+    server = build_server(service)
+    async with Client(server) as client:
+        answers = await _answers(client, project)
+        listed = {tool.name: tool.output_schema for tool in (await client.list_tools()).tools}
+    server.close()
+    assert {tool for tool, _ in answers} == set(TOOL_NAMES)
     for tool, answer in answers:
         schema = listed[tool]
         assert schema is not None, tool
         jsonschema.validate(answer, schema)  # what the client checks, as published
         jsonschema.validate(answer, typed(tool))  # every key typed, at every depth
+
+
+async def _answers(client: Client, project: Path) -> list[tuple[str, dict[str, Any]]]:
+    """Real answers of every tool, in their several forms."""
+    answers: list[tuple[str, dict[str, Any]]] = []
+
+    async def answer(tool: str, **arguments: Any) -> dict[str, Any]:
+        got = await call(client, tool, **arguments)
+        answers.append((tool, got))
+        return got
+
+    await answer("notebook", action="create", name="docs", summary="How to", tags=["infra"])
+    await answer("remember", notebook="web", kind="fact", text="Port 8080", dry_run=True)
+    filed = await answer("remember", notebook="web", kind="fact", text="Port 8080", key="port",
+                         anchors=["setup.cfg"], why="the proxy sends there")  # fmt: skip
+    await answer("remember", notebook="web", kind="fact", text="Port 8080")  # a duplicate
+    rule = await answer("remember", notebook="web", kind="rule", text="Port stays 8080",
+                        falsifier="another port that works",
+                        check={"kind": "contains", "path": "setup.cfg", "literal": "9090"},
+                        severity="costly")  # fmt: skip
+    await answer("remember", notebook="web", kind="rule", text="Never force-push",
+                 falsifier="a force push that was fine",
+                 check={"kind": "forbidden", "literals": ["git push --force"]})  # fmt: skip
+    batch = await answer("remember", notebook="web", items=[
+        {"kind": "fact", "text": "Port 9090 is the admin's"}, {"kind": "fact", "text": "Port 8080"}
+    ])  # fmt: skip
+    other = batch["results"][0]["id"]
+    await answer("recall", query="port", near_misses=True, budget=600)
+    await answer("recall", query="nothing like it at all")
+    await answer("revise", id=filed["id"], text="Port 8081", dry_run=True)
+    await answer("revise", id=filed["id"], text="Port 8081", expected_version=1)
+    await answer("revise", ids=[filed["id"], "m_nothing"], status="verified")
+    await answer("revise", id=other, feedback="helped")
+    await answer("revise", id=other, text="Port 9090 serves the admin", supersede=True)
+    await answer("inspect", id=filed["id"])
+    await answer("inspect", notebook="web")
+    await answer("history", id=filed["id"])
+    await answer("history", id=filed["id"], diff_from=1, diff_to=2)
+    await answer("revert", id=filed["id"], version=1, dry_run=True)
+    await answer("revert", id=filed["id"], version=1)
+    await answer("link", source=filed["id"], target=rule["id"], type="relates_to")
+    await answer("notebook", action="edit", notebook="web", summary="The shop's web")
+    await answer("notebook", action="list")
+    opened = await answer("dispute", action="open", ids=[filed["id"], rule["id"]],
+                          reason="which port")  # fmt: skip
+    await answer("dispute", action="list")
+    await answer("dispute", action="rule", dispute=opened["id"], holds=rule["id"],
+                 reason="the config says so", evidence="setup.cfg")  # fmt: skip
+    await answer("doctor", dir=str(project))
+    await answer("check", dir=str(project))
+    await answer("orient", notebook="web", budget=800)
+    await answer("guard", command="git push --force origin main", notebook="web")
+    await answer("forget", id=filed["id"], version=1, because="a test", dry_run=True)
+    await answer("forget", id=filed["id"], because="a test")
+    return answers
 
 
 def test_a_key_the_types_lack_fails() -> None:

@@ -25,22 +25,19 @@ from ..config import DEFAULT_LIMITS
 from ..errors import ValidationError
 from ..service import Service
 from ..service.answers import (
-    CheckAnswer,
     DisputeAnswer,
-    DoctorAnswer,
     ForgetAnswer,
-    GuardAnswer,
     HistoryAnswer,
     InspectAnswer,
     LinkAnswer,
     NotebookAnswer,
-    Oriented,
     Recalled,
     Remembered,
     RevertAnswer,
     ReviseAnswer,
 )
 from ..service.batch import MAX_ITEMS
+from ..service.findings import CheckAnswer, DoctorAnswer, GuardAnswer, Oriented
 from .answers import answered
 from .keys import request_principal
 from .params import (

@@ -10,7 +10,8 @@ from typing import Any, Required
 
 from typing_extensions import TypedDict
 
-from .answers import EventShown, Object, PendingScrub, Written
+from .answers import EventShown, Object, Written
+from .findings import Oriented, PendingScrub
 
 # -- users and keys ---------------------------------------------------------------------------
 
@@ -157,6 +158,41 @@ class WrittenLine(TypedDict):
     op: str
     kind: str
     text: str
+
+
+class SessionShown(TypedDict):
+    id: str
+    started_at: str
+    resumed: bool  # the same session id started before: its start stays the first
+
+
+class SessionStart(Oriented, total=False):
+    """The session hook's brief: orient's, with the session it noted."""
+
+    session: Required[SessionShown | None]  # None: it could not be noted
+    warnings: list[str]
+
+
+def session_brief(brief: Oriented) -> SessionStart:
+    """Orient's `brief` as the session hook's answer, its session not noted yet."""
+    started: SessionStart = {
+        "notebook": brief["notebook"],
+        "project": brief["project"],
+        "budget": brief["budget"],
+        "rules": brief["rules"],
+        "rules_left_out": brief["rules_left_out"],
+        "open": brief["open"],
+        "disputes": brief["disputes"],
+        "possibly_stale": brief["possibly_stale"],
+        "recent": brief["recent"],
+        "left_out": brief["left_out"],
+        "used": brief["used"],
+        "brief": brief["brief"],
+        "session": None,
+    }
+    if "note" in brief:
+        started["note"] = brief["note"]
+    return started
 
 
 class SessionEnded(TypedDict, total=False):

@@ -79,7 +79,7 @@ class BindingsShown(TypedDict):
 
 
 class MemoryShown(TypedDict, total=False):
-    """A memory whole (views.memory_view): its fields, and what holds of it now."""
+    """A memory whole (shown.memory_view): its fields, and what holds of it now."""
 
     id: Required[str]
     notebook_id: Required[str]
@@ -114,7 +114,7 @@ class MemoryShown(TypedDict, total=False):
 
 
 class Hit(TypedDict, total=False):
-    """A memory recall found (views.hit_view), with why it was found."""
+    """A memory recall found (shown.hit_view), with why it was found."""
 
     id: Required[str]
     kind: Required[str]
@@ -141,7 +141,7 @@ class Hit(TypedDict, total=False):
 
 
 class Rule(TypedDict):
-    """A rule that binds where recall found something (views.rule_view)."""
+    """A rule that binds where recall found something (shown.rule_view)."""
 
     id: str
     kind: str
@@ -283,7 +283,7 @@ class ForgetAnswer(Written, total=False):
 
 
 class VersionShown(TypedDict, total=False):
-    """A version as what changed from the one before (views.version_views)."""
+    """A version as what changed from the one before (shown.version_views)."""
 
     version: Required[int]
     at: Required[str]
@@ -430,105 +430,3 @@ class DisputeAnswer(Written, total=False):
     loses: str  # the loser, when it was retired already and stays as it was
     disputes: list[DisputeShown]
     more: int  # disputes left out by `limit`
-
-
-# -- doctor, check, orient, guard -------------------------------------------------------------
-
-
-class PendingScrub(TypedDict):
-    """A forget whose bytes still wait in the store's files for `palimpsest scrub`."""
-
-    id: str  # what was forgotten
-    since: str
-    fix: str
-
-
-class DoctorAnswer(TypedDict, total=False):
-    """What a person should look at, each finding with its fix (`fix`: a tool call, or a
-    command for a person)."""
-
-    secrets: Required[list[Object]]
-    possibly_stale: Required[list[Object]]
-    expired: Required[list[Object]]
-    ownerless: Required[list[Object]]
-    noise: Required[list[Object]]  # memories marked noise more than helped
-    rules_kept_as_notes: Required[list[Object]]
-    scrub_pending: Required[bool]
-    pending_scrubs: Required[list[PendingScrub]]
-    project: Required[str | None]  # the directory read for the two lists below
-    failing_checks: list[Object]
-    stale_by_evidence: list[Object]
-    stale_vectors: Object  # count and fix: versions recall cannot find by meaning
-    open_disputes: Object
-    failed_authentications: Object
-
-
-class CheckAnswer(TypedDict):
-    dir: str
-    notebook: str
-    checked: int
-    holds: list[Object]
-    fails: list[Object]  # one per file and literal that fails
-    gating: list[str]  # failing rules of severity irreversible or costly
-
-
-class Oriented(TypedDict, total=False):
-    notebook: Required[str | None]
-    project: Required[str | None]
-    note: str  # why the brief holds only the workspace-wide rules
-    budget: Required[int]
-    used: Required[int]  # characters of `brief`
-    brief: Required[str]
-    rules: Required[list[Object]]
-    rules_left_out: Required[list[str]]  # binding rules past the budget: never dropped silently
-    open: Required[list[Object]]
-    disputes: Required[list[Object]]
-    possibly_stale: Required[list[Object]]
-    recent: Required[list[Object]]
-    left_out: Required[dict[str, int]]  # per section, the items past the budget
-
-
-class SessionShown(TypedDict):
-    id: str
-    started_at: str
-    resumed: bool  # the same session id started before: its start stays the first
-
-
-class SessionStart(Oriented, total=False):
-    """The session hook's brief: orient's, with the session it noted."""
-
-    session: Required[SessionShown | None]  # None: it could not be noted
-    warnings: list[str]
-
-
-def session_brief(brief: Oriented) -> SessionStart:
-    """Orient's `brief` as the session hook's answer, its session not noted yet."""
-    started: SessionStart = {
-        "notebook": brief["notebook"],
-        "project": brief["project"],
-        "budget": brief["budget"],
-        "used": brief["used"],
-        "brief": brief["brief"],
-        "rules": brief["rules"],
-        "rules_left_out": brief["rules_left_out"],
-        "open": brief["open"],
-        "disputes": brief["disputes"],
-        "possibly_stale": brief["possibly_stale"],
-        "recent": brief["recent"],
-        "left_out": brief["left_out"],
-        "session": None,
-    }
-    if "note" in brief:
-        started["note"] = brief["note"]
-    return started
-
-
-class GuardAnswer(TypedDict, total=False):
-    decision: Required[str]  # allow, deny or ask
-    reason: Required[str]
-    refused_by: Required[list[Object]]
-    unreadable: str
-    notebook: Required[str | None]
-    project: str
-    note: str
-    warnings: list[str]

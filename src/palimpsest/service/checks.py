@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..checks import anchor_reasons, check_said, run_check, runnable, with_hashes
 from ..errors import Forbidden, NotFound, ValidationError
@@ -25,7 +24,7 @@ from ..projects import PROJECT_FILE, Places, Project, bind_project, find_project
 from ..revise import Unmatched
 from ..store import StoreReader, StoreWriter
 from .admin_answers import ProjectShown
-from .answers import CheckAnswer
+from .findings import CheckAnswer, CheckLine, Fails, Holds
 from .notebooks import NotebookOps
 
 GATING = ("irreversible", "costly")  # a failing rule of these makes `palimpsest check` fail
@@ -265,15 +264,26 @@ class CheckOps(NotebookOps):  # binding may create the notebook
                 and runnable(m.check)
                 and target.covers(m)
             ]
-        holds, fails, gating = [], [], []
+        holds: list[Holds] = []
+        fails: list[Fails] = []
+        gating: list[str] = []
         for memory in sorted(memories, key=lambda m: m.id):
             assert memory.check is not None
             outcome = run_check(memory.check, project.root)
             line = _check_line(memory)
             if outcome.holds:
-                holds.append(line | {"files": outcome.files})
+                holds.append({**line, "files": outcome.files})
                 continue
-            fails += [line | failure.to_dict() for failure in outcome.failures]
+            for failure in outcome.failures:
+                failed: Fails = {"id": line["id"], "kind": line["kind"],
+                                 "severity": line["severity"], "text": line["text"],
+                                 "check": line["check"], "file": failure.file,
+                                 "reason": failure.reason}  # fmt: skip
+                if failure.literal is not None:
+                    failed["literal"] = failure.literal
+                if failure.line is not None:
+                    failed["line"] = failure.line
+                fails.append(failed)
             if memory.kind == "rule" and memory.severity in GATING:  # an orientation guides
                 gating.append(memory.id)
         return {
@@ -286,7 +296,7 @@ class CheckOps(NotebookOps):  # binding may create the notebook
         }
 
 
-def _check_line(memory: Memory) -> dict[str, Any]:
+def _check_line(memory: Memory) -> CheckLine:
     assert memory.check is not None
     return {
         "id": memory.id,

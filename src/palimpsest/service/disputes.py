@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from typing_extensions import Unpack
+
 from .. import gate
 from ..errors import Conflict, NotFound, ValidationError
 from ..ids import new_id
@@ -36,6 +38,7 @@ from ..revise.dispute import (
 from ..store import StoreReader, StoreWriter
 from .answers import DisputeAnswer, DisputeShown, MemoryLine
 from .base import MAX_ID, MAX_LIMIT, ServiceBase, id_list, memory_id_arg, refuse_nul
+from .requests import DisputeRequest
 
 # Per action: the parameters it needs, and those it may take besides.
 ACTIONS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
@@ -50,7 +53,7 @@ LISTED = 20  # disputes a list shows unless `limit` says otherwise
 
 
 class DisputeOps(ServiceBase):
-    def dispute(self, *, action: str, **given: Any) -> DisputeAnswer:
+    def dispute(self, *, action: str, **given: Unpack[DisputeRequest]) -> DisputeAnswer:
         """Open, list, rule on or undo a dispute; `given` as the action takes it (ACTIONS)."""
         action, (needs, takes) = _action(action)
         allowed = needs | takes | (WRITE_OPTIONS if action != "list" else frozenset())

@@ -25,9 +25,10 @@ from ..projects import Places, Project, find_project
 from ..secrets import redact
 from ..store import StoreReader
 from .admin_answers import SeenAnswer, SeenShown
-from .answers import ForgetAnswer, Forgotten, GuardAnswer
+from .answers import ForgetAnswer, Forgotten
 from .base import ServiceBase
 from .checks import directory
+from .findings import GuardAnswer
 from .roles import check_forget
 
 KEEP_SEEN = 2_000  # commands kept per workspace

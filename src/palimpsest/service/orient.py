@@ -21,9 +21,9 @@ from ..projects import PROJECT_FILE, Places, find_project
 from ..secrets import redact
 from ..store import SearchQuery, StoreReader
 from ..text import one_line
-from .answers import Oriented
 from .base import ServiceBase, checked_budget, refuse_nul
 from .checks import Bound, directory, here, notebook_of, stale_by_evidence
+from .findings import Oriented
 from .settings import freshness_days
 from .usefulness import usefulness_factor
 
@@ -115,8 +115,6 @@ class OrientOps(ServiceBase):
             "notebook": nb.name if nb else notebook,
             "project": project_root,
             "budget": budget,
-            "used": filled["used"],
-            "brief": filled["brief"],
             "rules": filled["rules"],
             "rules_left_out": filled["rules_left_out"],
             "open": filled["open"],
@@ -124,6 +122,8 @@ class OrientOps(ServiceBase):
             "possibly_stale": filled["possibly_stale"],
             "recent": filled["recent"],
             "left_out": filled["left_out"],
+            "used": filled["used"],
+            "brief": filled["brief"],
         }
         if note:
             answer["note"] = note

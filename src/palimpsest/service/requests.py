@@ -53,3 +53,19 @@ class Revision(MemoryFields, total=False):
     claim: bool | None
     override_reason: str | None
     override_confirm: bool | None
+
+
+class DisputeRequest(TypedDict, total=False):
+    """What `dispute` takes besides its `action`; which of these each action takes is the
+    service's rule (disputes.ACTIONS), refused by name."""
+
+    ids: list[str] | None  # open: the two memories; list: disputes naming one of these
+    dispute: str | None  # rule, undo: the dispute's id
+    holds: str | None
+    reason: str | None
+    evidence: str | None
+    because: str | None
+    include_closed: bool | None
+    limit: int | None
+    idempotency_key: str | None
+    dry_run: bool | None

@@ -19,8 +19,7 @@ from ..model import add_days
 from ..secrets import redact
 from ..store import AgentSession, StoreReader
 from ..store.orient_rows import FEEDBACK_OP
-from .admin_answers import SessionEnded, WrittenLine
-from .answers import SessionStart, session_brief
+from .admin_answers import SessionEnded, SessionStart, WrittenLine, session_brief
 from .base import refuse_nul
 from .orient import DEFAULT_BUDGET, OrientOps
 

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from ..model import Memory
 from ..store import StoreReader, StoreWriter
 from ..store.orient_rows import FEEDBACK_OP
 from .answers import Revised
+from .findings import Noisy
 from .fusion import Identified
 
 if TYPE_CHECKING:
@@ -59,12 +60,10 @@ def by_usefulness(tx: StoreReader, ranked: list[S]) -> list[S]:
     return sorted(weighed, key=lambda hit: -hit.score)
 
 
-def noisy(
-    counts: Mapping[str, tuple[int, int]], current: Mapping[str, Memory]
-) -> list[dict[str, Any]]:
+def noisy(counts: Mapping[str, tuple[int, int]], current: Mapping[str, Memory]) -> list[Noisy]:
     """Doctor's list: active memories marked noise at least NOISY_AT times, and more often
     than they helped, most noise first, each with what to do about it."""
-    found = []
+    found: list[Noisy] = []
     for memory_id, (helped, noise) in counts.items():
         memory = current.get(memory_id)
         if memory is None or memory.status != "active" or noise < NOISY_AT or noise <= helped:
