@@ -230,7 +230,9 @@ class Revised(Suggestions, total=False):
     would_erase: Object
 
 
-class Unmatched(TypedDict, total=False):
+class MissedTarget(TypedDict, total=False):
+    """A target of a revise left unchanged (`unmatched`): how it was named, and why."""
+
     target: Required[str]  # how the caller named it
     reason: Required[str]
     ids: list[str]  # the memories with this text, when several have it
@@ -243,7 +245,7 @@ class Redacted(TypedDict):
 
 class ReviseAnswer(Written, total=False):
     results: Required[list[Revised]]
-    unmatched: Required[list[Unmatched]]
+    unmatched: Required[list[MissedTarget]]
     redacted: list[Redacted]
     warnings: list[str]
 

@@ -40,14 +40,12 @@ from ..store import EventFilter, SearchQuery, StoreReader, StoreWriter
 from .answers import (
     Batch,
     Filed,
+    MissedTarget,
     Remembered,
     ReviseAnswer,
     Revised,
     Suggestions,
     revised,
-)
-from .answers import (
-    Unmatched as UnmatchedTarget,
 )
 from .base import EVERY_EVENT, ServiceBase, id_list
 from .batch import SUGGEST_ITEMS, Item, parse_items
@@ -193,7 +191,7 @@ class MemoryOps(ServiceBase):
                 result["kept_as_note"] = True
             if dry_run:
                 result["memory"] = memory_view(memory, {nb.id: nb}, now)
-                suggest_into(result, self._suggest(tx, memory, now))
+                _suggest_into(result, self._suggest(tx, memory, now))
             return result
 
         self.vectors.warm_filed(values, self.workspace, self.actor)  # the model runs unlocked
@@ -244,7 +242,7 @@ class MemoryOps(ServiceBase):
                     if memory is not None and result.get("written") is not False:
                         by_id = {nb.id: nb for nb in notebooks.values()}
                         result["memory"] = memory_view(memory, by_id, now)
-                        suggest_into(result, self._suggest(tx, memory, now))
+                        _suggest_into(result, self._suggest(tx, memory, now))
             return {"results": results}
 
         with self.vectors.holding(embedded):  # the write takes these, not the model
@@ -354,8 +352,8 @@ class MemoryOps(ServiceBase):
         notebook: str | None,
         items: list[dict[str, Any]] | None,
         plans: list[Plan],
-    ) -> tuple[list[_Target], list[UnmatchedTarget]]:
-        unmatched: list[UnmatchedTarget] = []
+    ) -> tuple[list[_Target], list[MissedTarget]]:
+        unmatched: list[MissedTarget] = []
         targets: list[_Target] = []
         changes, expected = plans[0]
         if mode == "id":
@@ -453,7 +451,7 @@ class MemoryOps(ServiceBase):
         if dry_run:
             result["diff"] = self._readable_diff(tx, old, step.new, op_id)
             if _says_something_new(result):
-                suggest_into(result, self._suggest(tx, step.new, now))
+                _suggest_into(result, self._suggest(tx, step.new, now))
         return result
 
     def _successor(self, tx: StoreReader, old: Memory, successor_id: str) -> Memory:
@@ -482,7 +480,7 @@ class MemoryOps(ServiceBase):
                 for target in targets:
                     memory = tx.get_memory(target["id"])
                     if memory is not None:
-                        suggest_into(target, self._suggest(tx, memory, self.clock()))
+                        _suggest_into(target, self._suggest(tx, memory, self.clock()))
         except Retryable:  # the write committed: its answer must reach the caller whole
             note = "The write is done; its suggestions were left out: the store was busy."
             answer.setdefault("warnings", []).append(note)
@@ -556,7 +554,7 @@ class MemoryOps(ServiceBase):
         self._link_supersedes(tx, file.new.id, old.id, now)
         if dry_run:
             result["diff"] = self._readable_diff(tx, old, file.new, op_id)
-            suggest_into(result, self._suggest(tx, file.new, now))
+            _suggest_into(result, self._suggest(tx, file.new, now))
         return result
 
 
@@ -580,8 +578,9 @@ def _created_by(tx: StoreReader, notebook_id: str, op_id: str) -> bool:
     return any(e.op == "notebook.create" and e.op_id == op_id for e in events)
 
 
-def suggest_into(target: Suggestions, found: Suggestions) -> None:
-    """Add the suggestions `found` to the answer `target` (a memory filed or revised)."""
+def _suggest_into(target: Suggestions, found: Suggestions) -> None:
+    """Add the suggestions `found` to the answer `target` (a memory filed or revised):
+    through their common type, the only one whose `update` mypy takes them in."""
     target.update(found)
 
 
