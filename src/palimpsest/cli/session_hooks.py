@@ -18,7 +18,8 @@ from typing import Any
 import click
 
 from ..errors import PalimpsestError
-from ..service.orient import DEFAULT_BUDGET, LINE_CHARS, NOT_INSTRUCTIONS
+from ..service.brief import LINE_CHARS, NOT_INSTRUCTIONS
+from ..service.orient import DEFAULT_BUDGET
 from ..text import one_line
 from .app import Env, command, pass_env
 from .hooks import form_option, hook

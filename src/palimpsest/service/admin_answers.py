@@ -11,7 +11,7 @@ from typing import Any, Required
 from typing_extensions import TypedDict
 
 from .answers import EventShown, Object, Written
-from .findings import Oriented, PendingScrub
+from .findings import BriefMemory, Oriented, PendingScrub
 
 # -- users and keys ---------------------------------------------------------------------------
 
@@ -201,7 +201,7 @@ class SessionEnded(TypedDict, total=False):
     notebook: Required[str | None]
     session: Required[Object]  # id, started_at (None: not known)
     written: Required[list[WrittenLine]]
-    open: Required[list[Object]]  # the notebook's open issues and debts, as orient lists them
+    open: Required[list[BriefMemory]]  # the notebook's open issues and debts, as orient's
     disputes: Required[int]
     possibly_stale: Required[int]
     ask: Required[str | None]

@@ -140,9 +140,35 @@ class CheckAnswer(TypedDict):
     gating: list[str]  # failing rules of severity irreversible or costly
 
 
+class BriefRule(TypedDict):
+    """A rule or orientation in the brief, beside it (its text is in the brief)."""
+
+    id: str
+    kind: str  # rule or orientation
+    severity: str | None
+    scope: str  # notebook or workspace
+
+
+class BriefMemory(TypedDict, total=False):
+    """An open issue or debt, a memory waiting for a check, or a recent one, beside the
+    brief (its text is in the brief)."""
+
+    id: Required[str]
+    kind: Required[str]
+    helped: int  # recent: how often it was marked helpful, and noise
+    noise: int
+    checked_at: str  # waiting for a check: when it last was
+    stale_reasons: list[str]  # what its evidence says (none: it is only old)
+
+
+class BriefDispute(TypedDict):
+    id: str
+    memories: list[str]  # the two memories' ids
+    reason: str | None
+
+
 class Oriented(TypedDict, total=False):
-    """The brief, and its items by section with their ids (each item as the brief shows
-    it, without its text: a rule's severity and scope, a dispute's memories, ...)."""
+    """The brief, and its items by section, beside it, with their ids."""
 
     notebook: Required[str | None]
     project: Required[str | None]
@@ -150,12 +176,12 @@ class Oriented(TypedDict, total=False):
     budget: Required[int]
     used: Required[int]  # characters of `brief`
     brief: Required[str]
-    rules: Required[list[Object]]
+    rules: Required[list[BriefRule]]
     rules_left_out: Required[list[str]]  # binding rules past the budget: never dropped silently
-    open: Required[list[Object]]
-    disputes: Required[list[Object]]
-    possibly_stale: Required[list[Object]]
-    recent: Required[list[Object]]
+    open: Required[list[BriefMemory]]
+    disputes: Required[list[BriefDispute]]
+    possibly_stale: Required[list[BriefMemory]]
+    recent: Required[list[BriefMemory]]
     left_out: Required[dict[str, int]]  # per section, the items past the budget
 
 
