@@ -1,6 +1,6 @@
 """Characters per MCP answer: what an agent pays for recall, inspect, history and orient.
 
-The project dev set (src/palimpsest/devsets/projects, shipped) is filed into a temporary
+The project dev set (src/palimpsest/evaluation/devsets/projects, shipped) is filed into a temporary
 store; one memory of it is revised three times (four versions). Then, through the official
 MCP client against the real server in process, it asks every dev question as a recall
 (limit 10), inspects and reads the history of the revised memory, and orients in each
@@ -22,9 +22,9 @@ from typing import Any
 from mcp import Client
 from mcp.types import TextContent
 
+from palimpsest.evaluation.devset import SHIPPED, file_devset, read_devset
 from palimpsest.mcp import build_server
 from palimpsest.service import Service
-from palimpsest.service.devset import SHIPPED, file_devset, read_devset
 
 
 async def _text(client: Client, tool: str, **arguments: Any) -> str:

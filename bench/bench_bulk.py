@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from bench_core import Corpus
+from palimpsest.domain.errors import ValidationError
 from palimpsest.embed import DEFAULT_EMBEDDER, Embedder, Vectors, load_embedder
-from palimpsest.errors import ValidationError
 from palimpsest.service import Service
 from palimpsest.store import open_store
 

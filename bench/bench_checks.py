@@ -18,8 +18,8 @@ import tempfile
 from pathlib import Path
 
 from bench_core import timed
+from palimpsest.domain.projects import Places, bind_project
 from palimpsest.embed import load_embedder
-from palimpsest.projects import Places, bind_project
 from palimpsest.service import Service
 from palimpsest.store import open_store
 

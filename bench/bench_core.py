@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from palimpsest.errors import ValidationError
+from palimpsest.domain.errors import ValidationError
 from palimpsest.service import Service, load_embedder
 from palimpsest.store import open_store
 

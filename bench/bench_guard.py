@@ -30,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from palimpsest.projects import bind_project
+from palimpsest.domain.projects import bind_project
 from palimpsest.service import Service
 from palimpsest.store import open_store
 

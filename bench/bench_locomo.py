@@ -7,7 +7,7 @@ Run on demand, not by pytest:
     .venv/bin/python bench/bench_locomo.py --compare postgresql://localhost/palimpsest
 
 `palimpsest bench recall --locomo DIR` gives the same figures for full text and hybrid side
-by side (service/bench.py); this script adds latency and the store comparison. It runs
+by side (evaluation/bench.py); this script adds latency and the store comparison. It runs
 with the embedder `--embedder` names (default all-MiniLM-L6-v2: hybrid; `none`: full text).
 
 The data is not in this repository: by default it is read from ../shared/bench/locomo/dev
@@ -43,10 +43,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from palimpsest.domain.errors import ValidationError
 from palimpsest.embed import DEFAULT_EMBEDDER, EMBEDDERS, load_embedder
-from palimpsest.errors import ValidationError
+from palimpsest.evaluation.locomo import CATEGORIES, occurred_at
 from palimpsest.service import Service
-from palimpsest.service.locomo import CATEGORIES, occurred_at
 from palimpsest.store import open_store, shown
 
 REPO = Path(__file__).resolve().parents[1]

@@ -30,9 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from bench_core import Corpus, percentiles, timed  # type: ignore[import-not-found]
-from palimpsest.errors import ValidationError
-from palimpsest.model import format_time
-from palimpsest.projects import bind_project
+from palimpsest.domain.errors import ValidationError
+from palimpsest.domain.model import format_time
+from palimpsest.domain.projects import bind_project
 from palimpsest.service import Service, load_embedder
 from palimpsest.store import open_store
 

@@ -39,7 +39,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
 
-from palimpsest.secrets import find_in_parts, find_secrets, prepare, redact  # noqa: E402
+from palimpsest.screening.secrets import find_in_parts, find_secrets, prepare, redact  # noqa: E402
 
 DEFAULT_CASES = REPO.parent / "shared" / "bench" / "secrets" / "cases.jsonl"
 WHERE = (

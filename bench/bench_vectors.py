@@ -33,10 +33,10 @@ from typing import Any
 import numpy as np
 
 from bench_core import Corpus, percentiles, timed  # type: ignore[import-not-found]
+from palimpsest.domain.errors import ValidationError
+from palimpsest.domain.ids import new_id
+from palimpsest.domain.model import Event, Memory, Notebook, now_utc
 from palimpsest.embed import Vectors, load_embedder
-from palimpsest.errors import ValidationError
-from palimpsest.ids import new_id
-from palimpsest.model import Event, Memory, Notebook, now_utc
 from palimpsest.revise import parse_fields
 from palimpsest.service import Service
 from palimpsest.service.vectors import embedding_text, model_tag

@@ -1,4 +1,4 @@
-"""One writer process of tests/test_concurrency.py: mixed writes on a shared store, all logged.
+"""One writer of tests/store/test_concurrency.py: mixed writes on a shared store, all logged.
 
 Run as `python -m tests.concurrency_worker SPEC` (SPEC: JSON with url, workspace, worker,
 ops, seed, hot, log, deadline). The worker opens the store, prints `ready`, waits for a
@@ -24,8 +24,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from palimpsest.domain.errors import PalimpsestError, Retryable
 from palimpsest.embed import NullEmbedder
-from palimpsest.errors import PalimpsestError, Retryable
 from palimpsest.service import Service
 from palimpsest.store import Store, StoreWriter, open_store
 
@@ -34,7 +34,7 @@ DISCOVER_EVERY = 50  # ops between looks at which memories exist (other workers'
 
 
 # Every worker writes as one actor, the seed's: concurrency is what this measures, and
-# ownership would refuse most cross-worker edits (tests/test_operations.py covers it).
+# ownership would refuse most cross-worker edits (tests/memory/test_operations.py covers it).
 # Which worker wrote what is still told apart by the token each write carries.
 ACTOR = "agent:load"
 

@@ -19,9 +19,9 @@ import pytest
 
 from palimpsest.cli import palimpsest
 from palimpsest.config import KEYS
-from palimpsest.errors import PalimpsestError
+from palimpsest.domain.errors import PalimpsestError
+from palimpsest.domain.model import KINDS, LINK_TYPES, STATUSES
 from palimpsest.mcp import TOOL_NAMES
-from palimpsest.model import KINDS, LINK_TYPES, STATUSES
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs"

@@ -14,40 +14,49 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "palimpsest"
-DOMAIN = {
-    "model", "errors", "ids", "views", "secret_rules", "secrets", "gate", "revise", "projects",
-    "checks", "text",
-}  # fmt: skip
-# Each layer (a module or a package, by its top-level name) -> what it may import.
+# Rooms: packages whose modules are layers each, named `room.module`.
+ROOMS = {"domain", "screening"}
+DOMAIN = {f"domain.{m}" for m in ("model", "errors", "ids", "views", "text", "projects", "checks")}
+SCREENING = {"screening.gate", "screening.secrets", "screening.secret_rules"}
+# Each layer (a module or a package, by its top-level name, or `room.module`) -> what it may
+# import.
 ALLOWED = {
-    "errors": set(),
-    "model": set(),
-    "ids": set(),
-    "text": set(),  # a person's text shown on one line
-    "views": {"model"},
-    "secret_rules": set(),
-    "secrets": {"secret_rules"},
-    "gate": {"errors", "secrets"},
-    "revise": {"model", "errors", "gate", "text"},
-    "projects": {"errors"},  # the file binding a directory to a notebook
-    "checks": {"model"},  # a check run against files: no store
-    "formats": {"model", "errors"},  # files of ours and of other servers, read and written
-    "store": {"model", "errors"},
-    "embed": {"errors"},  # text to vectors; the store keeps vectors as plain arrays
-    "guard": {"model", "errors", "text"},  # reading commands and matching patterns: pure
-    "service": DOMAIN | {"store", "embed", "projects", "guard", "formats"},
-    "config": {"errors", "service"},  # the process's configuration, for adapters
-    "keychain": {"errors", "secret_rules", "secrets"},  # secrets by name, in the OS keychain
+    "domain.__init__": set(),
+    "domain.errors": set(),
+    "domain.model": set(),
+    "domain.ids": set(),
+    "domain.text": set(),  # a person's text shown on one line
+    "domain.views": {"domain.model"},
+    "domain.projects": {"domain.errors"},  # the file binding a directory to a notebook
+    "domain.checks": {"domain.model"},  # a check run against files: no store
+    "screening.__init__": set(),
+    "screening.secret_rules": set(),
+    "screening.secrets": {"screening.secret_rules"},
+    "screening.gate": {"domain.errors", "screening.secrets"},
+    "revise": {"domain.model", "domain.errors", "screening.gate", "domain.text"},
+    # files of ours and of other servers, read and written
+    "formats": {"domain.model", "domain.errors"},
+    "store": {"domain.model", "domain.errors"},
+    "embed": {"domain.errors"},  # text to vectors; the store keeps vectors as plain arrays
+    # reading commands and matching patterns: pure
+    "guard": {"domain.model", "domain.errors", "domain.text"},
+    "service": DOMAIN | SCREENING | {"revise", "store", "embed", "guard", "formats"},
+    # Recall measured on questions: a client of the service, as the adapters are.
+    "evaluation": {"domain.errors", "screening.gate", "store", "embed", "service"},
+    "config": {"domain.errors", "service"},  # the process's configuration, for adapters
+    # secrets by name, in the OS keychain
+    "keychain": {"domain.errors", "screening.secret_rules", "screening.secrets"},
     # The adapters reach the rules (gate, revise, secrets) only through the service; below
     # it they read the shapes it answers in and how text is shown.
-    "mcp": {"errors", "model", "views", "text", "service", "config"},
-    "cli": {"errors", "model", "views", "text", "projects", "service", "config", "mcp"}
-    | {"hook_guard", "keychain"},
+    "mcp": {"domain.errors", "domain.model", "domain.views", "domain.text", "service", "config"},
+    "cli": {"domain.errors", "domain.model", "domain.views", "domain.text", "domain.projects"}
+    | {"service", "config", "mcp", "hook_guard", "keychain", "evaluation"},
     # The guard's hook must answer before the service could load: it reads the rules
     # through store/guard_rows.py alone, and keeps the command through the service.
-    "hook_guard": {"errors", "model", "guard", "projects", "store", "service"},
+    "hook_guard": {"domain.errors", "domain.model", "guard", "domain.projects", "store"}
+    | {"service"},
     "launch": {"hook_guard", "cli"},
-    "__init__": {"errors", "service"},
+    "__init__": {"domain.errors", "service"},
     "__main__": {"launch"},
 }
 LAYERS = {p.stem for p in PACKAGE.iterdir() if p.suffix == ".py" or (p / "__init__.py").exists()}
@@ -109,9 +118,16 @@ def _layers(parts: list[str], names: list[str]) -> set[str]:
     is a layer (`from palimpsest import service`) and `__init__` for the rest."""
     if parts[:1] != ["palimpsest"]:
         return set()
+    if len(parts) > 1 and parts[1] in ROOMS:
+        if len(parts) > 2:
+            return {f"{parts[1]}.{parts[2]}"}
+        return {f"{parts[1]}.{name}" for name in names} or {f"{parts[1]}.__init__"}
     if len(parts) > 1:
         return {parts[1]}
-    return {name if name in LAYERS else "__init__" for name in names} or {"__init__"}
+    return {
+        f"{name}.__init__" if name in ROOMS else name if name in LAYERS else "__init__"
+        for name in names
+    } or {"__init__"}
 
 
 def _loaded_by(call: ast.Call, here: list[str], layer: str) -> set[str]:
@@ -165,7 +181,14 @@ def _starts_with_own_name(name: ast.JoinedStr) -> bool:
 
 
 def layer_of(path: Path) -> str:
-    return path.relative_to(PACKAGE).with_suffix("").parts[0]
+    return layer_named(path.relative_to(PACKAGE).with_suffix("").parts)
+
+
+def layer_named(module: tuple[str, ...]) -> str:
+    """A module's layer: its top-level name, or `room.module` inside a room."""
+    if module[0] in ROOMS and len(module) > 1:
+        return f"{module[0]}.{module[1]}"
+    return module[0]
 
 
 def test_every_module_belongs_to_a_layer() -> None:
@@ -175,14 +198,15 @@ def test_every_module_belongs_to_a_layer() -> None:
 
 def forbidden(source: str, module: tuple[str, ...]) -> set[str]:
     """What `source`, as the module at `module`, imports that its layer may not."""
-    return imports_in(source, module) - {module[0]} - ALLOWED[module[0]]
+    layer = layer_named(module)
+    return imports_in(source, module) - {layer} - ALLOWED[layer]
 
 
 def test_each_layer_imports_only_what_is_below_it() -> None:
     for path in sorted(PACKAGE.rglob("*.py")):
         module = path.relative_to(PACKAGE).with_suffix("").parts
         reached = forbidden(path.read_text(), module)
-        assert not reached, f"{path.relative_to(PACKAGE)} ({module[0]}) imports {sorted(reached)}"
+        assert not reached, f"{path.relative_to(PACKAGE)} imports {sorted(reached)}"
 
 
 def test_the_checker_sees_imports_at_every_depth() -> None:
@@ -199,7 +223,7 @@ STORE_REACHING_THE_SERVICE = {
     "from ..service.base import Base": {"service"},
     "from .. import service": {"service"},
     "from palimpsest import service": {"service"},
-    "from palimpsest import errors, service": {"service"},
+    "from palimpsest import config, service": {"config", "service"},
     "from palimpsest import open_service": {"__init__"},
     "import palimpsest": {"__init__"},
     "import palimpsest.service": {"service"},
@@ -226,16 +250,16 @@ STORE_REACHING_THE_SERVICE = {
 }
 # What a store module may well write: nothing here is an import of another layer.
 STORE_STAYING_IN_ITS_LAYER = [
-    "from ..model import Memory\nfrom ..errors import Conflict",
+    "from ..domain.model import Memory\nfrom ..domain.errors import Conflict",
     "from . import rows\nfrom .sqlite import SQLiteStore",
-    "from .. import errors, model",
+    "from ..domain import errors, model",
     "import importlib.metadata\nfrom importlib import resources",
     "import importlib\nimportlib.import_module('sqlite3')",
     "import importlib\nimportlib.import_module('.rows', __package__)",
     "import importlib\nimportlib.import_module(f'{__name__}.rows')",
     "__import__('json')",
-    "import palimpsest.model",
-    "from palimpsest import errors",
+    "import palimpsest.domain.model",
+    "from palimpsest.domain import errors",
 ]
 
 
@@ -249,6 +273,20 @@ def test_the_checker_finds_each_way_to_reach_a_layer_above() -> None:
 def test_the_checker_passes_what_stays_below() -> None:
     for source in STORE_STAYING_IN_ITS_LAYER:
         assert not forbidden(source, ("store", "sqlite")), source
-    assert forbidden("from ..gate import shown_name", ("mcp", "schema")) == {"gate"}
+    assert forbidden("from ..screening.gate import shown_name", ("mcp", "schema")) == {
+        "screening.gate"
+    }
     assert imports_in("import importlib\nimportlib.import_module(f'{__name__}.app')",
                       ("cli", "__init__")) == {"cli"}  # fmt: skip
+
+
+def test_a_room_holds_its_modules_to_their_own_layers() -> None:
+    """Inside a room each module is a layer: views may read the model, the model may not
+    read views, and nothing of the domain reaches the service or the gate."""
+    assert not forbidden("from .model import Memory", ("domain", "views"))
+    assert forbidden("from .views import shown", ("domain", "model")) == {"domain.views"}
+    assert forbidden("from ..service import Service", ("domain", "checks")) == {"service"}
+    assert forbidden("from palimpsest.screening import gate", ("domain", "model")) == {
+        "screening.gate"
+    }
+    assert forbidden("from palimpsest import domain", ("store", "rows")) == {"domain.__init__"}

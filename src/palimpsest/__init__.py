@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 # thread, unless the user chose. It must be set before numpy is first imported.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from .errors import PalimpsestError
+from .domain.errors import PalimpsestError
 
 if TYPE_CHECKING:
     from .service import Service, open_service

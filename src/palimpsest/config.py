@@ -28,7 +28,7 @@ from typing import Any
 
 import platformdirs
 
-from .errors import ValidationError
+from .domain.errors import ValidationError
 from .service import DEFAULT_EMBEDDER, EMBEDDERS, check_actor, shown_name
 from .service import store_label as shown
 

@@ -65,7 +65,7 @@ def read_call(raw: str, form: str) -> Call:
         command = payload.get("command")
     if not isinstance(command, str):
         raise ValueError("the hook's input holds no command (a string)")
-    from .model import MAX_COMMAND
+    from .domain.model import MAX_COMMAND
 
     if len(command) > MAX_COMMAND:
         raise ValueError(f"the command is longer than {MAX_COMMAND:,} characters")
@@ -188,11 +188,11 @@ def _sqlite_store(argv: list[str]) -> Path | None:
 
 
 def _judge_sqlite(path: Path, call: Call) -> Verdict:
+    from .domain.model import now_utc
+    from .domain.projects import find_project
     from .guard import decide
     from .guard.rules import applying
     from .guard.unbound import refused_in_some_notebook
-    from .model import now_utc
-    from .projects import find_project
     from .store.guard_rows import read_forbidding_rules
 
     assert call.command is not None

@@ -24,9 +24,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
-from .errors import NotFound, Retryable, ValidationError
-from .secret_rules import SECRET_NAME
-from .secrets import find_secrets
+from .domain.errors import NotFound, Retryable, ValidationError
+from .screening.secret_rules import SECRET_NAME
+from .screening.secrets import find_secrets
 
 if TYPE_CHECKING:
     from keyring.backend import KeyringBackend

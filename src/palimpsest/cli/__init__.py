@@ -16,7 +16,7 @@ import importlib
 import pkgutil
 from typing import TYPE_CHECKING, Any
 
-# Each command -> the modules that define it and its subcommands (tests/test_cli.py
+# Each command -> the modules that define it and its subcommands (tests/cli/test_cli.py
 # checks this against what the modules register).
 COMMANDS: dict[str, tuple[str, ...]] = {
     "bench": ("bench",),

@@ -18,7 +18,7 @@ from typing import Any
 import click
 
 from ..config import is_loopback
-from ..errors import ValidationError
+from ..domain.errors import ValidationError
 from ..service import DEFAULT_WORKSPACE, copy_between, store_label
 from ..service.checks import served_places
 from . import render

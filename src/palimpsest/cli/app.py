@@ -24,8 +24,8 @@ import click
 import platformdirs
 
 from ..config import Config, load_config
-from ..errors import PalimpsestError, ValidationError
-from ..projects import local_places
+from ..domain.errors import PalimpsestError, ValidationError
+from ..domain.projects import local_places
 from ..service import Service, default_store_path, load_embedder, open_service
 from . import render
 from .failures import COMMAND_KEY, EXIT_CODES, JSON_KEY, bad_parameter, fail

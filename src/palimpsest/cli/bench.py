@@ -1,5 +1,5 @@
 """`palimpsest bench recall`: recall quality on the user's store or on LoCoMo, full text
-alone beside hybrid. The measuring is the service's (service/bench.py, service/locomo.py)."""
+alone beside hybrid. The measuring is in evaluation/ (bench.py, locomo.py, devset.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import Any
 
 import click
 
-from ..errors import ValidationError
-from ..service import bench, devset, locomo
+from ..domain.errors import ValidationError
+from ..evaluation import bench, devset, locomo
 from .app import Env, command, emit, palimpsest, pass_env
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import click
 
-from ..errors import PalimpsestError, Retryable, ValidationError
+from ..domain.errors import PalimpsestError, Retryable, ValidationError
 from ..service import Service
 
 BATCH = 256  # lines per transaction: the model's batches fill, the answer stays small

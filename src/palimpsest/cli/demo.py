@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from ..errors import Conflict
+from ..domain.errors import Conflict
 from ..service import Service
 from . import render
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ..model import KINDS, LINK_TYPES, SCOPES, SEVERITIES, STATUSES
+from ..domain.model import KINDS, LINK_TYPES, SCOPES, SEVERITIES, STATUSES
 from . import bulk, render
 from .app import Env, F, command, emit, given, json_value, one_or_many, palimpsest, pass_env
 

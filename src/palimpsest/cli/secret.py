@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from .. import keychain
-from ..errors import ValidationError
+from ..domain.errors import ValidationError
 from .app import JSON_OPTION, command, emit, palimpsest
 
 NAME = click.argument("name", metavar="NAME")

@@ -17,10 +17,10 @@ from typing import Any
 
 import click
 
-from ..errors import PalimpsestError
+from ..domain.errors import PalimpsestError
+from ..domain.text import one_line
 from ..service.brief import LINE_CHARS, NOT_INSTRUCTIONS
 from ..service.orient import DEFAULT_BUDGET
-from ..text import one_line
 from .app import Env, command, pass_env
 from .hooks import form_option, hook
 

@@ -12,7 +12,7 @@ from typing import Any, TextIO
 
 import click
 
-from ..errors import ValidationError
+from ..domain.errors import ValidationError
 from .app import Env, command, emit, palimpsest, pass_env
 from .render import counted, with_vectors
 

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ValidationError
+from ..domain.errors import ValidationError
 from .base import Embedder, normalise
 from .minilm import MiniLMEmbedder
 from .null import NullEmbedder

@@ -33,7 +33,7 @@ import math
 import struct
 from typing import Any
 
-from ..errors import InternalError
+from ..domain.errors import InternalError
 
 # The pinned file's graph: 36 weights scaled per column under a MatMul, 2 tables scaled
 # per row under a Gather (words, positions).

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InternalError
+from ..domain.errors import InternalError
 from .base import normalise
 from .int8_graph import rewritten
 

@@ -74,7 +74,7 @@ from typing import Any
 
 import yaml
 
-from ..model import KINDS, LINK_TYPES, RULE_KINDS, STATUSES
+from ..domain.model import KINDS, LINK_TYPES, RULE_KINDS, STATUSES
 from .markdown_out import INDEX_MARK
 from .mcp_memory import digest, link_type
 from .mem0 import KINDS_OF_OURS, MAX_NOTEBOOK, Tally, actor, iso_time, plain_name

@@ -31,8 +31,8 @@ from typing import Any
 
 import yaml
 
-from ..errors import ValidationError
-from ..model import Link, Memory, Notebook, to_json
+from ..domain.errors import ValidationError
+from ..domain.model import Link, Memory, Notebook, to_json
 
 INDEX = "README.md"
 INDEX_MARK = {"palimpsest": "markdown export"}  # the reader skips the index by this mark

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from ..model import LINK_TYPES
+from ..domain.model import LINK_TYPES
 from .mem0 import Tally, plain_name
 from .records import Incoming, IncomingLink, Record, Records, Unmapped
 

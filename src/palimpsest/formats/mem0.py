@@ -38,7 +38,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from ..model import KINDS, RULE_KINDS, format_time, parse_time
+from ..domain.model import KINDS, RULE_KINDS, format_time, parse_time
 from .records import Incoming, Record, Records, Unmapped
 
 MAX_BYTES = 256_000_000  # a file larger than this is refused, not read

@@ -21,8 +21,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import ValidationError
-from ..model import normalize_text, parse_time
+from ..domain.errors import ValidationError
+from ..domain.model import normalize_text, parse_time
 
 FORMAT = "palimpsest-export"
 VERSION = 1

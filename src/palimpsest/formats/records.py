@@ -43,7 +43,7 @@ class Incoming:
 class IncomingLink:
     source_ref: str
     target_ref: str
-    type: str  # one of palimpsest.model.LINK_TYPES
+    type: str  # one of palimpsest.domain.model.LINK_TYPES
     where: str
 
 

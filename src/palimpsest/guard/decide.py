@@ -14,8 +14,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..model import Memory
-from ..text import one_line
+from ..domain.model import Memory
+from ..domain.text import one_line
 from .commands import SimpleCommand, Unparseable, simple_commands
 from .patterns import Pattern, compile_pattern, matches
 from .runtime import could_match

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..model import RULE_KINDS, Memory
+from ..domain.model import RULE_KINDS, Memory
 
 CONTESTED = "contested"
 

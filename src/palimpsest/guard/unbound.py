@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..model import Memory
+from ..domain.model import Memory
 from .decide import decide
 from .rules import applies
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from mcp.types import CallToolResult, TextContent
 
-from ..views import compact, lean
+from ..domain.views import compact, lean
 
 
 def answered(answer: Mapping[str, Any]) -> CallToolResult:

@@ -19,7 +19,7 @@ from mcp.server.mcpserver.prompts import Prompt
 from mcp.shared.exceptions import MCPError
 from mcp.types import INTERNAL_ERROR, INVALID_PARAMS
 
-from ..errors import PalimpsestError
+from ..domain.errors import PalimpsestError
 from ..service import Service
 from ..service.disputes import SHOWN_TEXT
 from .bounds import CallBounds

@@ -39,9 +39,9 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp.types import ToolAnnotations
 
+from ..domain.text import canonical
 from ..service import LIMITS, shown_name
 from ..service.answers import INTERNAL_KEYS
-from ..text import canonical
 
 MAX_ARGUMENT_CHARS = 65_536
 

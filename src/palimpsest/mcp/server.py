@@ -37,7 +37,7 @@ from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnno
 from mcp.types import Tool as MCPTool
 
 from ..config import DEFAULT_LIMITS, Limits
-from ..errors import PalimpsestError
+from ..domain.errors import PalimpsestError
 from ..service import Service, prepare_screening
 from .arguments import argument_error
 from .arguments import short as _short

@@ -9,7 +9,7 @@ refused, and every such line gets the JSON-RPC answer HTTP gives: -32700 (parse 
 still shows it, else null.
 
 Nothing here loads HTTP's pieces (uvicorn's connections, h11, `transport`, `shares`): a
-stdio server's start waits for no more than it uses (tests/test_serve_startup.py).
+stdio server's start waits for no more than it uses (tests/agents/test_serve_startup.py).
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from concurrent.futures import Executor
 from typing import Annotated, Any, Literal, TypeVar, cast
 
 from ..config import DEFAULT_LIMITS
-from ..errors import ValidationError
+from ..domain.errors import ValidationError
 from ..service import Service
 from ..service.answers import (
     DisputeAnswer,

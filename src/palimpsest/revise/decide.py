@@ -11,9 +11,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import gate
-from ..errors import Conflict, ValidationError
-from ..model import CONTENT_FIELDS, RETIRED, RULE_KINDS, Memory, Notebook
+from ..domain.errors import Conflict, ValidationError
+from ..domain.model import CONTENT_FIELDS, RETIRED, RULE_KINDS, Memory, Notebook
+from ..screening import gate
 from .edit import edit, validate
 from .parse import RULE_FIELDS, Changes, check_rule_fields
 from .policy import check_ownership, require_because

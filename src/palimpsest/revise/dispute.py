@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ..errors import Conflict, Forbidden, PalimpsestError, ValidationError
-from ..model import Dispute, Memory
+from ..domain.errors import Conflict, Forbidden, PalimpsestError, ValidationError
+from ..domain.model import Dispute, Memory
 from .decide import Step
 from .policy import require_because
 from .screen import screen_notes

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import gate
-from ..errors import ValidationError
-from ..model import RETIRED, RULE_KINDS, Memory, to_json
+from ..domain.errors import ValidationError
+from ..domain.model import RETIRED, RULE_KINDS, Memory, to_json
+from ..screening import gate
 from .parse import Changes, check_rule_fields
 from .screen import screen_revision
 

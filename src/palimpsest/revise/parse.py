@@ -9,9 +9,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import gate
-from ..errors import ValidationError
-from ..model import (
+from ..domain.errors import ValidationError
+from ..domain.model import (
     CHECK_KINDS,
     CONTENT_FIELDS,
     KINDS,
@@ -26,7 +25,8 @@ from ..model import (
     format_time,
     parse_time,
 )
-from ..text import canonical
+from ..domain.text import canonical
+from ..screening import gate
 
 CLEARABLE = frozenset(CONTENT_FIELDS) - {"kind", "text"}
 REVISE_STATUSES = ("superseded", "retracted", "active", "verified")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..errors import Forbidden, ValidationError
-from ..model import RETIRED, RULE_KINDS, SEVERITIES, Bindings, Memory
+from ..domain.errors import Forbidden, ValidationError
+from ..domain.model import RETIRED, RULE_KINDS, SEVERITIES, Bindings, Memory
 from .parse import Changes
 
 # What a memory says: someone else's memory changes these only through a supersede.

@@ -10,8 +10,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from .. import gate
-from ..errors import Forbidden, PalimpsestError, ValidationError
+from ..domain.errors import Forbidden, PalimpsestError, ValidationError
+from ..screening import gate
 from .edit import Unmatched
 from .parse import Changes, parse_changes
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Container, Iterable, Mapping, Sequence
 from typing import Any
 
-from ..errors import NotFound, ValidationError
-from ..model import Memory
+from ..domain.errors import NotFound, ValidationError
+from ..domain.model import Memory
 from .decide import Step, event_reasons
 from .edit import validate
 from .policy import require_because

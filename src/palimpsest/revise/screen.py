@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from .. import gate
-from ..errors import ValidationError
-from ..model import Memory
+from ..domain.errors import ValidationError
+from ..domain.model import Memory
+from ..screening import gate
 
 
 def record_fields(memory: Memory) -> list[tuple[str, str]]:

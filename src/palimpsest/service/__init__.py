@@ -1,6 +1,6 @@
 """The one API every adapter calls. It owns transactions, the clock, ids and every rule.
 
-Answers are JSON-ready dicts; refusals are the errors of `palimpsest.errors`. The
+Answers are JSON-ready dicts; refusals are the errors of `palimpsest.domain.errors`. The
 operations are grouped by concept in the modules beside this one.
 
 Adapters reach the write gate's rules through here, not the gate, so they refuse as the
@@ -11,8 +11,8 @@ refusal) and `prepare_screening` (the secret patterns compiled ahead of the firs
 from __future__ import annotations
 
 from ..embed import DEFAULT_EMBEDDER, EMBEDDERS, Embedder, load_embedder
-from ..gate import LIMITS, check_actor, shown_name
-from ..secrets import prepare as prepare_screening
+from ..screening.gate import LIMITS, check_actor, shown_name
+from ..screening.secrets import prepare as prepare_screening
 from .access import AccessOps
 from .admin_answers import ReindexAnswer
 from .base import DEFAULT_WORKSPACE

@@ -20,9 +20,9 @@ import hmac
 import re
 import secrets
 
-from .. import gate
-from ..errors import NotFound, ValidationError
-from ..ids import new_id
+from ..domain.errors import NotFound, ValidationError
+from ..domain.ids import new_id
+from ..screening import gate
 from ..store import AccessKey, StoreWriter, User
 from .admin_answers import (
     KeyCreated,

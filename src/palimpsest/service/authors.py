@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..model import Memory
+from ..domain.model import Memory
 from ..store import RowFacts, StoreReader
 from ..store.terms import index_terms
 from .episodes import known_facts

@@ -14,15 +14,15 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Self, TypeVar, cast
 
-from .. import gate
+from ..domain.errors import Conflict, NotFound, Retryable, ValidationError
+from ..domain.ids import new_id
+from ..domain.model import STATUSES, TIME_RANGE, Event, Memory, Notebook, now_utc
+from ..domain.projects import NO_PLACES, Places
+from ..domain.text import canonical
 from ..embed import Embedder, default_embedder
-from ..errors import Conflict, NotFound, Retryable, ValidationError
-from ..ids import new_id
-from ..model import STATUSES, TIME_RANGE, Event, Memory, Notebook, now_utc
-from ..projects import NO_PLACES, Places
 from ..revise import Step, Unmatched, changed_fields, check_version, parse_fields
+from ..screening import gate
 from ..store import Store, StoredResponse, StoreReader, StoreWriter
-from ..text import canonical
 from .answers import Redacted
 from .answers import Step as StepAnswer
 from .roles import Principal, check_write
@@ -54,7 +54,7 @@ def checked_budget(budget: Any) -> int:
 
 
 class ServiceBase:
-    # The directories checks and anchors may read: none until an adapter says (checks.py).
+    # The directories checks and anchors may read: none until an adapter says (domain/checks.py).
     places: Places = NO_PLACES
 
     def __init__(

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import PalimpsestError, ValidationError
+from ..domain.errors import PalimpsestError, ValidationError
 from ..revise import check_rule_fields, in_item, parse_fields
 from .base import notebook_name
 

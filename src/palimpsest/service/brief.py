@@ -11,9 +11,9 @@ from typing import Generic, Required, TypeVar
 
 from typing_extensions import TypedDict
 
-from ..model import Dispute, Memory, Notebook
-from ..secrets import redact
-from ..text import one_line
+from ..domain.model import Dispute, Memory, Notebook
+from ..domain.text import one_line
+from ..screening.secrets import redact
 from .findings import BriefDispute, BriefMemory, BriefRule
 
 RULE_LIMIT = 1_000  # rules read at most; more is reported, never silently cut

@@ -1,6 +1,6 @@
 """Projects, `check DIR`, and staleness by evidence.
 
-A project is a directory bound to a notebook (projects.py). Which directories this process
+A project is a directory bound to a notebook (domain/projects.py). Which directories this process
 may read is its `Places`: the CLI and a stdio server read any, from their working
 directory; an HTTP server only those its owner configured (`check_dirs`).
 
@@ -17,10 +17,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..checks import anchor_reasons, check_said, run_check, runnable, with_hashes
-from ..errors import Forbidden, NotFound, ValidationError
-from ..model import RULE_KINDS, Memory, Notebook
-from ..projects import PROJECT_FILE, Places, Project, bind_project, find_project, shown
+from ..domain.checks import anchor_reasons, check_said, run_check, runnable, with_hashes
+from ..domain.errors import Forbidden, NotFound, ValidationError
+from ..domain.model import RULE_KINDS, Memory, Notebook
+from ..domain.projects import PROJECT_FILE, Places, Project, bind_project, find_project, shown
 from ..revise import Unmatched
 from ..store import StoreReader, StoreWriter
 from .admin_answers import ProjectShown

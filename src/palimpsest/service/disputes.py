@@ -17,10 +17,9 @@ from typing import Any
 
 from typing_extensions import Unpack
 
-from .. import gate
-from ..errors import Conflict, NotFound, ValidationError
-from ..ids import new_id
-from ..model import Dispute, Link, Memory, Ruling
+from ..domain.errors import Conflict, NotFound, ValidationError
+from ..domain.ids import new_id
+from ..domain.model import Dispute, Link, Memory, Ruling
 from ..revise import Step, Unmatched, refuse_repeats
 from ..revise.dispute import (
     check_disputable,
@@ -35,6 +34,7 @@ from ..revise.dispute import (
     restoring,
     touched,
 )
+from ..screening import gate
 from ..store import StoreReader, StoreWriter
 from .answers import DisputeAnswer, DisputeShown, MemoryLine
 from .base import MAX_ID, MAX_LIMIT, ServiceBase, id_list, memory_id_arg, refuse_nul

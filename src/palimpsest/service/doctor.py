@@ -7,11 +7,11 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from ..checks import run_check, runnable
+from ..domain.checks import run_check, runnable
+from ..domain.model import RULE_KINDS, Memory, Notebook
 from ..guard.rules import CONTESTED
-from ..model import RULE_KINDS, Memory, Notebook
 from ..revise import record_fields
-from ..secrets import find_in_parts, find_secrets, redact
+from ..screening.secrets import find_in_parts, find_secrets, redact
 from ..store import EventFilter, StoreReader
 from ..store import PendingScrub as StoredScrub
 from .admin_answers import ScrubAnswer

@@ -19,7 +19,7 @@ list gains, and none enters it this way.
 
 from __future__ import annotations
 
-from ..model import Memory
+from ..domain.model import Memory
 from ..store import Found, RowFacts, StoreReader
 from .fusion import Candidate, Fused
 

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Generic, Protocol, TypeVar
 
-from ..model import Memory
+from ..domain.model import Memory
 from ..store import Found
 
 WORDS, MEANING, BOTH = "words", "meaning", "both"

@@ -12,17 +12,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .. import gate
-from ..errors import NotFound, ValidationError
+from ..domain.errors import NotFound, ValidationError
+from ..domain.ids import new_id
+from ..domain.model import MAX_COMMAND, Memory, Notebook, SeenCommand, add_days
+from ..domain.projects import Places, Project, find_project
 from ..guard import Decision, decide, simple_commands
 from ..guard.decide import refusals_of, rule_patterns
 from ..guard.patterns import program_of
 from ..guard.rules import CONTESTED, applying, enforcing
 from ..guard.unbound import refused_in_some_notebook
-from ..ids import new_id
-from ..model import MAX_COMMAND, Memory, Notebook, SeenCommand, add_days
-from ..projects import Places, Project, find_project
-from ..secrets import redact
+from ..screening import gate
+from ..screening.secrets import redact
 from ..store import StoreReader
 from .admin_answers import SeenAnswer, SeenShown
 from .answers import ForgetAnswer, Forgotten

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from .. import gate
-from ..errors import NotFound, ValidationError
-from ..model import Memory, Tombstone
+from ..domain.errors import NotFound, ValidationError
+from ..domain.model import Memory, Tombstone
+from ..domain.views import text_diff
 from ..revise import (
     Unmatched,
     changed_fields,
@@ -16,8 +16,8 @@ from ..revise import (
     reverted,
     version_target,
 )
+from ..screening import gate
 from ..store import EventFilter, StoreReader, StoreWriter
-from ..views import text_diff
 from .answers import (
     EventShown,
     ForgetAnswer,

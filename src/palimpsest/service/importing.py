@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
-from .. import gate
-from ..errors import Conflict, NotFound, PalimpsestError, ValidationError
-from ..model import Memory
+from ..domain.errors import Conflict, NotFound, PalimpsestError, ValidationError
+from ..domain.model import Memory
 from ..revise.edit import validate
 from ..revise.screen import record_fields
+from ..screening import gate
 from .admin_answers import Imported
 
 # (step, done, total): steps are "checking", "writing" and "embedding"; total 0: unknown

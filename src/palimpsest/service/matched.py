@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..model import Memory
+from ..domain.model import Memory
 from ..store.terms import STOPWORDS, index_terms, words
 from .answers import Hit
 from .fusion import Fused

@@ -8,10 +8,9 @@ from typing import Any, TypeVar, overload
 
 from typing_extensions import Unpack
 
-from .. import gate
-from ..errors import NotFound, PalimpsestError, Retryable, ValidationError
-from ..ids import new_id
-from ..model import Link, Memory, Notebook, normalize_text
+from ..domain.errors import NotFound, PalimpsestError, Retryable, ValidationError
+from ..domain.ids import new_id
+from ..domain.model import Link, Memory, Notebook, normalize_text
 from ..revise import (
     Changes,
     Plan,
@@ -36,6 +35,7 @@ from ..revise import (
     text_targets,
 )
 from ..revise.parse import parse_acceptance
+from ..screening import gate
 from ..store import EventFilter, SearchQuery, StoreReader, StoreWriter
 from .answers import (
     Batch,

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import gate
-from ..errors import Conflict, NotFound, ValidationError
-from ..ids import new_id
-from ..model import LINK_TYPES, Link, Memory, Notebook, Tombstone
+from ..domain.errors import Conflict, NotFound, ValidationError
+from ..domain.ids import new_id
+from ..domain.model import LINK_TYPES, Link, Memory, Notebook, Tombstone
+from ..domain.text import canonical
+from ..screening import gate
 from ..store import EventFilter, StoreReader, StoreWriter
-from ..text import canonical
 from .answers import ForgetAnswer, Forgotten, LinkAnswer, NotebookAnswer
 from .base import (
     EVERY_EVENT,

@@ -14,9 +14,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..errors import NotFound, ValidationError
-from ..model import SEVERITIES, Memory, Notebook, add_days
-from ..projects import PROJECT_FILE, Places, find_project
+from ..domain.errors import NotFound, ValidationError
+from ..domain.model import SEVERITIES, Memory, Notebook, add_days
+from ..domain.projects import PROJECT_FILE, Places, find_project
 from ..store import SearchQuery, StoreReader
 from .base import ServiceBase, checked_budget, refuse_nul
 from .brief import (

@@ -16,12 +16,12 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from .. import gate
-from ..errors import ValidationError
-from ..model import STATUSES, Memory, Notebook
+from ..domain.errors import ValidationError
+from ..domain.model import STATUSES, Memory, Notebook
+from ..domain.views import compact, lean
 from ..revise import parse_fields
+from ..screening import gate
 from ..store import Found, SearchQuery, StoreReader
-from ..views import compact, lean
 from .answers import Hit, Recalled
 from .authors import name_terms, named_authors, with_authors
 from .base import MAX_LIMIT, ServiceBase, checked_budget, choices, parse_time_arg, refuse_nul

@@ -11,10 +11,10 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
-from .. import gate
-from ..errors import Conflict, PalimpsestError, ValidationError
+from ..domain.errors import Conflict, PalimpsestError, ValidationError
+from ..domain.model import DISPUTE_STATES, KINDS, LINK_TYPES, STATUSES
 from ..formats import native
-from ..model import DISPUTE_STATES, KINDS, LINK_TYPES, STATUSES
+from ..screening import gate
 from ..store import StoreReader
 from ..store.rows import memory_from_row
 from .importing import FileCopy, Report, Steps, screened

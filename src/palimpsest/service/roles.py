@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import Forbidden
-from ..model import Memory
+from ..domain.errors import Forbidden
+from ..domain.model import Memory
 
 ROLES = ("viewer", "editor", "owner")  # what a user may be given
 AGENT = "agent"

@@ -14,9 +14,9 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from ..errors import PalimpsestError, ValidationError
-from ..model import add_days
-from ..secrets import redact
+from ..domain.errors import PalimpsestError, ValidationError
+from ..domain.model import add_days
+from ..screening.secrets import redact
 from ..store import AgentSession, StoreReader
 from ..store.orient_rows import FEEDBACK_OP
 from .admin_answers import SessionEnded, SessionStart, WrittenLine, session_brief

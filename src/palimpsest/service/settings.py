@@ -15,9 +15,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .. import gate
-from ..errors import ValidationError
-from ..model import FRESHNESS_DAYS, KINDS, Event
+from ..domain.errors import ValidationError
+from ..domain.model import FRESHNESS_DAYS, KINDS, Event
+from ..screening import gate
 from ..store import EventFilter, StoreReader, StoreWriter
 from .admin_answers import SettingChange, SettingsAnswer, SettingsHistory, SettingShown
 from .base import ServiceBase

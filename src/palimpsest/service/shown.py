@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..model import (
+from ..domain.model import (
     FRESHNESS_DAYS,
     Bindings,
     Check,
@@ -16,7 +16,7 @@ from ..model import (
     Notebook,
     Tombstone,
 )
-from ..views import lean
+from ..domain.views import lean
 from .answers import (
     BindingsShown,
     CheckShown,

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import Conflict, NotFound, ValidationError
-from ..gate import check_actor
+from ..domain.errors import Conflict, NotFound, ValidationError
+from ..screening.gate import check_actor
 from ..store import Store, default_db_path, open_store, shown, sqlite_path
 
 store_label = shown  # a store's name safe to print: a URL loses its password

@@ -21,7 +21,7 @@ import functools
 import re
 from dataclasses import dataclass, replace
 
-from ..model import SEVERITIES, Memory, Notebook
+from ..domain.model import SEVERITIES, Memory, Notebook
 from ..store import SearchQuery, StoreReader
 from ..store.terms import STOPWORDS, index_terms, words
 from .answers import RuleLine, Suggested, Suggestions

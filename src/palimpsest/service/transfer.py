@@ -34,14 +34,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from .. import gate
-from ..errors import Conflict, InternalError, NotFound, PalimpsestError, ValidationError
+from ..domain.errors import Conflict, InternalError, NotFound, PalimpsestError, ValidationError
+from ..domain.ids import new_id
+from ..domain.model import KINDS, LINK_TYPES, STATUSES, Link, Memory, normalize_text
 from ..formats import native
 from ..formats.records import Incoming, IncomingLink, Origin, Record, Unmapped
-from ..ids import new_id
-from ..model import KINDS, LINK_TYPES, STATUSES, Link, Memory, normalize_text
 from ..revise import Unmatched, check_rule_fields, parse_fields
 from ..revise.decide import duplicate_of
+from ..screening import gate
 from ..store import EventFilter, StoreReader, StoreWriter
 from ..store.rows import memory_from_row
 from .admin_answers import Exported, ExportedMarkdown, Imported

@@ -11,7 +11,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from ..model import Memory
+from ..domain.model import Memory
 from ..store import StoreReader, StoreWriter
 from ..store.orient_rows import FEEDBACK_OP
 from .answers import Revised

@@ -23,8 +23,8 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from ..domain.model import Memory, Notebook
 from ..embed import Embedder
-from ..model import Memory, Notebook
 from ..store import Store, StoreReader, StoreWriter
 from .admin_answers import ReindexAnswer
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ..model import Dispute, Memory
+from ..domain.model import Dispute, Memory
 from ..revise import Step
 from ..revise.dispute import caught_up, check_may_withdraw, touched
 from ..store import StoreWriter

@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from typing import Self
 
-from ..errors import Conflict, NotFound, ValidationError
-from ..ids import new_id
+from ..domain.errors import Conflict, NotFound, ValidationError
+from ..domain.ids import new_id
 from ..store import StoreReader, StoreWriter, Workspace
 from .access import check_name
 from .admin_answers import WorkspaceAnswer, WorkspacesAnswer

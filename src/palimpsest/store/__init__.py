@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
-from ..errors import ValidationError
-from ..model import (
+from ..domain.errors import ValidationError
+from ..domain.model import (
     Dispute,
     Event,
     Link,

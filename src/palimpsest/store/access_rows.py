@@ -7,7 +7,7 @@ from abc import abstractmethod
 from collections.abc import Iterable
 from typing import Any
 
-from ..model import Memory
+from ..domain.model import Memory
 from . import AccessKey, User, Workspace
 from .rows import Row
 

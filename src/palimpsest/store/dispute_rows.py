@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..model import Dispute, Ruling
+from ..domain.model import Dispute, Ruling
 from .rows import Row
 
 # What a forget of either memory erases from every version of a dispute.

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ..model import Memory, SeenCommand, now_utc
+from ..domain.model import Memory, SeenCommand, now_utc
 from .rows import Row, memory_from_row
 
 # The current, active rules and orientations with a forbidden check (the service decides

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from importlib import resources
 
-from ..errors import ValidationError
+from ..domain.errors import ValidationError
 
 
 def migrations(backend: str) -> list[tuple[int, str]]:

@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from ..model import Event, Memory
+from ..domain.model import Event, Memory
 from . import AgentSession
 from .rows import Row, event_from_row, memory_from_row
 

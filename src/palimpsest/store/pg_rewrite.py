@@ -24,7 +24,7 @@ from typing import Any
 import psycopg
 from psycopg import errors as pg_errors
 
-from ..errors import Retryable
+from ..domain.errors import Retryable
 
 # Large tables copied online, by their key column; the small ones get VACUUM FULL.
 # memory_vectors: a forgotten version's vector stays in the heap and in the HNSW index's

@@ -28,7 +28,7 @@ from psycopg import errors as pg_errors
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from ..errors import PalimpsestError, Retryable, ValidationError
+from ..domain.errors import PalimpsestError, Retryable, ValidationError
 from . import Found, Rewrite, SearchQuery, bm25, pg_rewrite, pg_search, pg_vectors, shown
 from .migrations import migrations, refuse_newer, statements
 from .pg_indexed import IndexedWords

@@ -10,7 +10,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ..model import Anchor, Bindings, Check, Event, Link, Memory, Notebook, normalize_text
+from ..domain.model import Anchor, Bindings, Check, Event, Link, Memory, Notebook, normalize_text
 from . import Found
 
 Row = Mapping[str, Any]

@@ -13,8 +13,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..errors import Conflict, InternalError
-from ..model import Dispute, Event, Link, Memory, MemoryVersion, Notebook, Tombstone, now_utc
+from ..domain.errors import Conflict, InternalError
+from ..domain.model import Dispute, Event, Link, Memory, MemoryVersion, Notebook, Tombstone, now_utc
 from . import EventFilter, Found, PendingScrub, RowFacts, SearchQuery, StoredResponse, bm25
 from .access_rows import AccessRows
 from .dispute_rows import (

@@ -20,7 +20,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..errors import PalimpsestError, Retryable, ValidationError
+from ..domain.errors import PalimpsestError, Retryable, ValidationError
 from . import Found, Rewrite, SearchQuery, bm25
 from .migrations import migrations, refuse_newer, statements
 from .rows import FOUND_COLUMNS, Row, found_from_row

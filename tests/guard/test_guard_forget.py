@@ -1,0 +1,69 @@
+"""A command the guard kept is erased by forget like anything else: checked on the bytes of
+the SQLite files, and of PostgreSQL's table files after the rewrite (`palimpsest scrub`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from palimpsest.service import Service
+from palimpsest.store import Store, open_store
+
+from ..conftest import needs_postgres, own_postgres_database
+from ..memory.test_forget_scrub import files_holding, secret_word
+
+
+@pytest.fixture
+def store(db_path: Path) -> Iterator[Store]:
+    """SQLite here: the test reads its files' bytes (PostgreSQL's test is below)."""
+    opened = open_store(str(db_path))
+    yield opened
+    opened.close()
+
+
+def test_forget_erases_a_kept_command_from_every_sqlite_file(
+    service: Service, db_path: Path
+) -> None:
+    word = secret_word()
+    for n in range(50):
+        service.guard(command=f"make step{n}")
+    service.guard(command=f"curl https://example.test/{word}")
+    kept = [c for c in service.seen()["commands"] if word in c["command"]]
+    assert kept and files_holding(db_path.parent, word.encode())
+    answer = service.forget(id=kept[0]["id"], because="it names a private host")
+    assert answer["results"] == [{"id": kept[0]["id"], "forgotten": True}]
+    assert answer["scrub_pending"] is False
+    assert files_holding(db_path.parent, word.encode()) == []
+    assert len(service.seen()["commands"]) == 50
+
+
+@needs_postgres
+def test_forget_and_scrub_erase_a_kept_command_from_postgres_files() -> None:
+    word = secret_word()
+    with own_postgres_database("guard_forget") as url:
+        store = open_store(url)
+        try:
+            service = Service(store)
+            service.guard(command=f"curl https://example.test/{word}")
+            seen_id = service.seen()["commands"][0]["id"]
+            assert table_files_holding(url, word)
+            assert service.forget(id=seen_id, because="a private host")["scrub_pending"] is True
+            assert "seen_commands" in service.scrub()["locked_seconds"]
+            assert table_files_holding(url, word) == []
+        finally:
+            store.close()
+
+
+def table_files_holding(url: str, word: str) -> list[str]:
+    """The files of seen_commands (heap, TOAST, indexes) that hold `word`."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CHECKPOINT")
+        row = conn.execute(
+            "SELECT current_setting('data_directory'), pg_relation_filepath('seen_commands')"
+        ).fetchone()
+        assert row is not None
+    base = Path(row[0]) / row[1]
+    return [p.name for p in base.parent.glob(base.name + "*") if word.encode() in p.read_bytes()]
