@@ -63,10 +63,11 @@ def fill(service: Service, count: int, seed: int) -> None:
             print(f"  filled {i + 1}/{count}", flush=True)
     facts = []
     for i in range(RULES):
-        scope = {"scope": "workspace"} if i % 3 == 0 else {}
+        scope = "workspace" if i % 3 == 0 else None
         severity = ("irreversible", "costly", "house_style")[i % 3]
         service.remember(notebook=NOTEBOOK, kind="rule", text=f"Rule {i}: {corpus.text('fact')}",
-                         falsifier="a case where it harms", severity=severity, **scope)  # fmt: skip
+                         falsifier="a case where it harms", severity=severity,
+                         scope=scope)  # fmt: skip
     for i in range(OPEN):
         kind = "issue" if i % 2 else "debt"
         service.remember(notebook=NOTEBOOK, kind=kind, text=f"Open {i}: {corpus.text('fact')}")

@@ -68,7 +68,7 @@ def import_into(target: str, file: str, embedder: str, holding: str | None) -> d
     elif holding == "other":
         service.remember(notebook="mine", kind="fact", text="Filed before the import")
     started = time.perf_counter()
-    answer = service.import_file(Path(file))
+    answer: dict[str, Any] = {**service.import_file(Path(file))}
     answer["seconds"] = time.perf_counter() - started
     service.close()
     return answer

@@ -16,7 +16,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -305,7 +305,7 @@ def group(parent: click.Group, name: str, example: str) -> Callable[[F], click.G
     return decorate
 
 
-def emit(result: dict[str, Any], human: Renderer = render.fields) -> None:
+def emit(result: Mapping[str, Any], human: Renderer = render.fields) -> None:
     ctx = click.get_current_context()
     if ctx.meta.get(JSON_KEY):
         click.echo(json.dumps(result, indent=2, ensure_ascii=False))

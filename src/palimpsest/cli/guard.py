@@ -57,7 +57,8 @@ def hook_guard_command(env: Env, /, form: str, generic: bool) -> None:
         service = env.service(create=False)
         assert call.command is not None
         answer = service.guard(command=call.command, dir=call.cwd, keep=False)
-        return hook_guard.Verdict(answer["decision"], answer)
+        body: dict[str, Any] = {**answer}
+        return hook_guard.Verdict(answer["decision"], body)
 
     form = "generic" if generic else form
     code, call, verdict = hook_guard.answer(sys.stdin.read(), form, judge, sys.stdout)

@@ -10,7 +10,7 @@ import json
 import shlex
 import shutil
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import click
@@ -140,7 +140,7 @@ def with_vectors(result: dict[str, Any]) -> None:
     fields(result)
 
 
-def hits(result: dict[str, Any]) -> None:
+def hits(result: Mapping[str, Any]) -> None:
     rows = [{**hit, "flags": _flags(hit), "how": _how(hit)} for hit in result.get("hits", [])]
     if not rows:
         click.echo(result.get("note") or "No memories found.")
@@ -178,7 +178,7 @@ def _flags(hit: dict[str, Any]) -> str:
     return ",".join(flags)
 
 
-def events(result: dict[str, Any]) -> None:
+def events(result: Mapping[str, Any]) -> None:
     if "events" not in result:  # a diff between two versions
         click.echo(f"{result['id']}: version {result['from']} -> {result['to']}")
         for name, change in result.get("changes", {}).items():

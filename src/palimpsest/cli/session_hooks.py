@@ -12,13 +12,15 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 import click
 
 from ..domain.errors import PalimpsestError
 from ..domain.text import one_line
-from ..service.orient import DEFAULT_BUDGET, LINE_CHARS, NOT_INSTRUCTIONS
+from ..service.brief import LINE_CHARS, NOT_INSTRUCTIONS
+from ..service.orient import DEFAULT_BUDGET
 from .app import Env, command, pass_env
 from .hooks import form_option, hook
 
@@ -112,7 +114,7 @@ def session_end(env: Env, /, notebook: str | None, form: str, generic: bool) -> 
         click.echo(json.dumps({"decision": "block", "reason": _reason(result)}))
 
 
-def _reason(result: dict[str, Any]) -> str:
+def _reason(result: Mapping[str, Any]) -> str:
     """What the agent reads when asked to go on: the request, what it wrote, what is open."""
     lines = [one_line(result["ask"], ASK_CHARS)]  # it names the notebook: a user's text
     if result["written"] or any(o.get("text") for o in result["open"]):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any, TextIO
@@ -142,7 +142,7 @@ def _replacing(path: Path) -> Iterator[TextIO]:
         raise
 
 
-def _said(answer: dict[str, Any]) -> str:
+def _said(answer: Mapping[str, Any]) -> str:
     counts = answer["counts"]
     memories = counted(counts["memories"], "memory", "memories")
     return f"Exported {memories}, {counted(counts['events'], 'event', 'events')}."

@@ -25,7 +25,6 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from .model import Anchor, Check
 
@@ -46,14 +45,6 @@ class Failure:
     reason: str
     literal: str | None = None
     line: int | None = None  # where a literal that must be absent was found
-
-    def to_dict(self) -> dict[str, Any]:
-        body: dict[str, Any] = {"file": self.file, "reason": self.reason}
-        if self.literal is not None:
-            body["literal"] = self.literal
-        if self.line is not None:
-            body["line"] = self.line
-        return body
 
     def said(self) -> str:
         literal = f" {self.literal!r}" if self.literal is not None else ""

@@ -9,6 +9,7 @@ object as the structured content (the MCP spec asks for both), written without s
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from mcp.types import CallToolResult, TextContent
@@ -16,7 +17,7 @@ from mcp.types import CallToolResult, TextContent
 from ..domain.views import compact, lean
 
 
-def answered(answer: dict[str, Any]) -> CallToolResult:
+def answered(answer: Mapping[str, Any]) -> CallToolResult:
     """The tool result of a service answer: lean structured content, and the same as text."""
     body = lean(answer)
     return CallToolResult(

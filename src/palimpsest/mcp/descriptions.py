@@ -4,7 +4,8 @@ These texts are product, not comments. Each one is written so that an agent can 
 its first call: the verb and its object first, then when to use it rather than a sibling,
 what it changes and what cannot be undone, what comes back, what is refused, and how the
 parameters interact where the schema cannot say so. Parameter descriptions live with the
-parameters (`tools`), answer descriptions with the output schemas (`results`).
+parameters (`tools`); what an answer's keys mean, with the tool (the output schemas, derived
+from the service's answer types, give each key's name and JSON type only).
 
 An agent pays for every character of the tool list before its first call (a test holds it
 to a budget), so nothing is said twice: what several tools share (`idempotency_key`,
@@ -49,6 +50,10 @@ key and the same request returns the first answer (`replayed` true) and writes n
 more; the same key with another request is a conflict.
 - `dry_run` (any write): check everything, write nothing, and answer with what would \
 change (`dry_run` true).
+- `dir` (check, doctor, guard, orient): a project directory, or one in it, whose \
+`.palimpsest.toml` names its notebook. Default: the server's working directory (stdio); \
+over HTTP, none, or only those configured for your workspace. One that is no directory \
+is refused as validation, one this server may not read as forbidden.
 - Values from a fixed list (kind, status, type, ...) are read regardless of case, with \
 `-` for `_`. A single string where a list is expected is a list of one. An unknown \
 parameter is refused.
@@ -72,7 +77,7 @@ Refused, naming the field: a secret anywhere (store where it lives instead: a va
 path, a variable's name); a value over its limit; a `key` another active memory holds \
 (revise that one).
 
-`items` files many at once (an import, a task's findings): one transaction, answered by \
+`items` files many at once: one transaction, answered by \
 `results` in order; one refused item refuses all, naming `items[i]`. No `supersedes` in \
 items. Batches over 20 get no suggestions.
 """
@@ -168,7 +173,7 @@ other in `disputed_with`, until a ruling.
 `holds` (linked).
 - undo: `dispute`, `reason`: the loser back as before the ruling, the dispute open again.
 
-Each step is an event on both memories, one version up each; answers the dispute's `id`, \
+Each step is an event on both memories, one version up each; answers its `id`, \
 `status` and `results` (id and version per memory). Refused: one memory twice, an \
 unknown or retired one; a second open dispute between the same two; ruling one not \
 open; undoing one not ruled, or whose loser changed status since. Forgetting a memory \
@@ -190,12 +195,9 @@ failing).
 
 CHECK = """\
 Run the file checks that apply to a project directory: those of its notebook's memories \
-(the notebook `.palimpsest.toml` at its root names) and of workspace-wide rules; \
+and of workspace-wide rules; \
 `forbidden` ones are the guard's. Use it before committing, or to see whether the facts \
 you rely on still hold.
-
-`dir`: the project or a directory in it. Default: the server's working directory (stdio); \
-over HTTP, only those configured for your workspace.
 
 Paths are relative to the project root. A path that is missing, or resolves (symlinks \
 followed) outside the project, fails. A folder's check reads each regular file directly \
@@ -203,8 +205,7 @@ in it; files over 16 MiB fail as too large.
 
 Answers `holds` (id, check, files), `fails` (one per file and literal: id, severity, \
 check, file, literal, line, reason) and `gating`: failing rules of severity irreversible \
-or costly. Refused: no binding above `dir`, or its notebook missing (not_found); a \
-directory the server may not read (forbidden).
+or costly. Refused: no binding above `dir`, or its notebook missing (not_found).
 """
 
 
@@ -219,17 +220,16 @@ how often they helped (revise's `feedback`).
 Neither `notebook` nor `dir`: the whole workspace. A coding agent's session-start hook \
 injects the same brief for its project directory.
 
-Answers `brief`, the text to read, and its items by section (`rules`, `open`, \
-`disputes`, `possibly_stale`, `recent`) with their ids. No rule is dropped silently: \
-those past the budget are named in `rules_left_out` (inspect them); `left_out` counts the \
-other items left out. Refused: an unknown notebook, a budget outside 500 to 100,000, a \
-`dir` that is no directory (validation) or that this server may not read (forbidden).
+Answers `brief`, the text to read, and its items by section, with their ids. No rule is \
+dropped silently: those past the budget are named in `rules_left_out` (inspect them); \
+`left_out` counts the other items left out. Refused: an unknown notebook, a budget \
+outside 500 to 100,000.
 """
 
 GUARD = """\
 Say whether a command you are about to run is refused by a rule: answers `decision` \
-allow, deny or ask, the `reason`, and `refused_by` (each refusing rule's id, title, the \
-pattern it matched, and its own decision). Call it before a command that could destroy or \
+allow, deny or ask, the `reason`, and `refused_by` (each refusing rule's id, title, \
+matched pattern and own decision). Call it before a command that could destroy or \
 publish something; a coding agent's pre-command hook calls it for you.
 
 Rules with a `forbidden` check apply: those of the notebook of `dir`'s project (or \
@@ -239,8 +239,7 @@ Rules with a `forbidden` check apply: those of the notebook of `dir`'s project (
 any order and form (`-f` for `--force`). A rule denies; a house_style one, or an \
 orientation, asks. What cannot be read, or could match once it runs (`git push $X`), is \
 ask. Nothing is written (trials of new checks use what the hook saw). Refused: an empty \
-command, a `dir` that is no directory (validation) or that this server may not read \
-(forbidden: see check's `dir`), an unknown `notebook` (not_found).
+command, an unknown `notebook` (not_found).
 """
 
 DESCRIPTIONS = {

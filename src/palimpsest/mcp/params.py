@@ -101,7 +101,7 @@ def _values_only(schema: dict[str, Any]) -> None:
 VALUES_ONLY = Field(json_schema_extra=_values_only)
 
 # Times are read the same way everywhere (a bare date is midnight UTC).
-TIME = "e.g. 2026-05-01T12:00:00Z"
+TIME = "e.g. 2026-05-01"
 
 
 def _one_or_many(schema: dict[str, Any]) -> None:
@@ -203,5 +203,5 @@ DryRun = Annotated[bool, Field()]
 # working directory; an HTTP server reads only those its owner configured.
 ProjectDir = Annotated[
     str | None,
-    Field(description="A project directory bound to a notebook (default: the server's own)."),
+    Field(description="The project directory."),
 ]

@@ -13,7 +13,7 @@ import asyncio
 import functools
 from collections.abc import Callable
 from concurrent.futures import Executor
-from typing import Annotated, Any
+from typing import Annotated, TypeVar
 
 from mcp.server.mcpserver.prompts import Prompt
 from mcp.shared.exceptions import MCPError
@@ -44,6 +44,9 @@ NO_DISPUTE = "Palimpsest has no open dispute: there is nothing to rule on."
 CALLER_FIXES = {"validation", "not_found", "forbidden"}
 
 
+R = TypeVar("R")
+
+
 class PalimpsestPrompts:
     """The prompts, bound to one service and its threads. `server` registers each one."""
 
@@ -52,7 +55,7 @@ class PalimpsestPrompts:
         self.threads = threads
         self.bounds = bounds
 
-    async def _read(self, read: Callable[[Service], dict[str, Any]]) -> dict[str, Any]:
+    async def _read(self, read: Callable[[Service], R]) -> R:
         """`read` of the caller's service, on a store thread; a refusal as an MCPError."""
         principal = request_principal()  # here: a store thread does not know the request
         key_id = principal.key_id if principal else None
@@ -85,7 +88,7 @@ class PalimpsestPrompts:
             return NO_DISPUTE
         lines = ["Help me rule on the open disputes in Palimpsest, two memories each:"]
         for dispute in listed["disputes"]:
-            lines += ["", f"{dispute['id']}: {_line(dispute['reason'])}"]
+            lines += ["", f"{dispute['id']}: {_line(dispute['reason'] or '')}"]
             lines += [f"- {m['id']}: {_line(m.get('text', '(forgotten)'))}"
                       for m in dispute["memories"]]  # fmt: skip
         if listed.get("more"):

@@ -18,9 +18,12 @@
   leave out what pydantic adds without saying anything: titles, JSON Schema's defaults,
   empty defaults, `"type": "string"` beside a list of string values, `$defs` used once
   (written in place instead of referred to) and, for inputs, `null` as an alternative for
-  each optional parameter (optional parameters are those not listed as required). An output
-  schema keeps only each key's name and description. Validation still runs on the full
-  models.
+  each optional parameter (optional parameters are those not listed as required).
+  Validation still runs on the full models.
+- Output schemas derived from the service's answer types (service/answers.py), never
+  restated here: each key an answer may hold with its JSON type (not what a list or an
+  object in it holds: `answer_schema` says why), all optional and open, since an agent
+  reads answers lean (answers.py) and a committed write's answer must reach it whole.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from mcp.types import ToolAnnotations
 
 from ..domain.text import canonical
 from ..service import LIMITS, shown_name
+from ..service.answers import INTERNAL_KEYS
 
 MAX_ARGUMENT_CHARS = 65_536
 
@@ -163,12 +167,15 @@ def harden(tool: Tool) -> Tool:
             },
         ),
     )
-    metadata = tool.fn_metadata
+    answer = typing.get_type_hints(tool.fn).get("return")
     tool.fn_metadata = _Metadata(
         arg_model=strict,
-        output_schema=lean_answer(metadata.output_schema) if metadata.output_schema else None,
-        output_model=metadata.output_model,
-        wrap_output=metadata.wrap_output,
+        output_schema=answer_schema(answer) if answer is not None else None,
+        # Not validated here against the service's types: the answer an agent reads is lean
+        # (keys with empty values left out), and a write that committed must reach it whole.
+        # mypy holds the service to its types; the client checks the published schema.
+        output_model=None,
+        wrap_output=False,
     )
     tool.parameters = lean(_in_place(strict.model_json_schema(by_alias=True)))
     if tool.annotations is not None:
@@ -237,17 +244,61 @@ def lean(schema: Any) -> Any:
 _SHARED_ANSWERS = ("dry_run", "replayed")
 
 
-def lean_answer(schema: dict[str, Any]) -> dict[str, Any]:
-    """An output schema reduced to what tells the agent something: the keys an answer may
-    hold, each with its description if it has one. A key's JSON type is left out: the name
-    says it (`hits`, `version`), and the answer, which the agent reads anyway, shows it. The
-    answer itself is not cut: every key stays optional and open."""
-    properties = {
-        name: {"description": sub["description"]} if sub.get("description") else {}
-        for name, sub in schema.get("properties", {}).items()
-        if name not in _SHARED_ANSWERS
+def answer_schema(answer: Any) -> dict[str, Any]:
+    """The output schema of a tool answering `answer` (a type of service/answers.py): each
+    key its answers may hold, with its JSON type.
+
+    What a list or an object holds (a hit's keys, a result's) is not spelt out: with their
+    keys and types the tool list would pass 30,000 characters (DESIGN section 7: its limit)
+    by some 18,000; what they hold is in each tool's description. `lean_answer` gives the
+    whole typed shape, which the tests hold every real answer to, closed."""
+    full = pydantic.TypeAdapter(answer).json_schema()
+    keys = lean_answer(full, full.get("$defs", {})).get("properties", {})
+    return {
+        "type": "object",
+        "properties": {k: _shallow(v) for k, v in keys.items() if k not in _SHARED_ANSWERS},
     }
-    return {"type": "object", "properties": properties}
+
+
+def _shallow(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema`'s JSON type alone (see `answer_schema`)."""
+    return {"type": schema["type"]} if "type" in schema else {}
+
+
+def lean_answer(schema: dict[str, Any], definitions: dict[str, Any]) -> dict[str, Any]:
+    """`schema`, an answer's, reduced to what tells the agent something: each key with its
+    JSON type, nested objects with their keys, an array with its items' shape.
+
+    Left out: titles and descriptions (what a key means is in the tool's description, which
+    every client shows the model), `required` (an agent reads answers lean: an empty value
+    is left out, whatever the key, and a replay under an idempotency key answers ids only)
+    and `null` (lean leaves it out too). A union of objects is one object with the keys of
+    each. Nothing is closed: an answer is never refused for a key the schema lacks."""
+    if "$ref" in schema:
+        return lean_answer(definitions[schema["$ref"].removeprefix("#/$defs/")], definitions)
+    options = [o for o in schema.get("anyOf", []) if o != {"type": "null"}]
+    if options:
+        leaned = [lean_answer(option, definitions) for option in options]
+        if len(leaned) == 1:
+            return leaned[0]
+        if all(o.get("type") == "object" for o in leaned):
+            merged: dict[str, Any] = {}
+            for option in leaned:
+                merged |= option.get("properties", {})
+            return {"type": "object", "properties": merged}
+        return {"anyOf": leaned}
+    kind = schema.get("type")
+    if kind == "object":
+        properties = {
+            name: lean_answer(sub, definitions)
+            for name, sub in schema.get("properties", {}).items()
+            if name not in INTERNAL_KEYS
+        }
+        return {"type": "object", "properties": properties} if properties else {"type": "object"}
+    if kind == "array":
+        items = lean_answer(schema.get("items", {}), definitions)
+        return {"type": "array", "items": items} if items else {"type": "array"}
+    return {"type": kind} if kind else {}
 
 
 def relevant_errors(errors: list[Any]) -> list[Any]:

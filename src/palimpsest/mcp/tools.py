@@ -17,14 +17,27 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import Executor
 from typing import Annotated, Any, Literal, TypeVar, cast
 
 from ..config import DEFAULT_LIMITS
 from ..domain.errors import ValidationError
 from ..service import Service
+from ..service.answers import (
+    DisputeAnswer,
+    ForgetAnswer,
+    HistoryAnswer,
+    InspectAnswer,
+    LinkAnswer,
+    NotebookAnswer,
+    Recalled,
+    Remembered,
+    RevertAnswer,
+    ReviseAnswer,
+)
 from ..service.batch import MAX_ITEMS
+from ..service.findings import CheckAnswer, DoctorAnswer, GuardAnswer, Oriented
 from .answers import answered
 from .keys import request_principal
 from .params import (
@@ -66,26 +79,10 @@ from .params import (
     Why,
     describe,
 )
-from .results import (
-    CheckResult,
-    DisputeResult,
-    DoctorResult,
-    ForgetResult,
-    GuardResult,
-    HistoryResult,
-    InspectResult,
-    LinkResult,
-    NotebookResult,
-    OrientResult,
-    RecallResult,
-    RememberResult,
-    RevertResult,
-    ReviseResult,
-)
 
 STORE_THREADS = DEFAULT_LIMITS.store_threads  # the default of `server.store_threads`
 
-R = TypeVar("R")
+R = TypeVar("R", bound=Mapping[str, Any])
 
 
 def _given(arguments: dict[str, Any]) -> dict[str, Any]:
@@ -107,11 +104,10 @@ class PalimpsestTools:
         principal = request_principal()
         return self._service if principal is None else self._service.acting_as(principal)
 
-    async def _run(
-        self, _shape: type[R], call: Callable[..., dict[str, Any]], arguments: dict[str, Any]
-    ) -> R:
+    async def _run(self, call: Callable[..., R], arguments: dict[str, Any]) -> R:
         """`call` with the arguments given, on a store thread, as the lean result an agent
-        reads (answers.py); `_shape`, the tool's declared answer, is its output schema."""
+        reads (answers.py). Each tool declares the service's answer type it returns: its
+        output schema is derived from it (schema.py)."""
         work = functools.partial(call, **_given(arguments))
         answer = await asyncio.get_running_loop().run_in_executor(self.threads, work)
         return cast(R, answered(answer))
@@ -126,8 +122,8 @@ class PalimpsestTools:
         items: Annotated[
             list[dict[str, Any]] | None,
             describe(
-                f"A batch instead, all or nothing, up to {MAX_ITEMS}: [{{kind, text, "
-                "notebook?, ...fields}}]; `notebook` beside it is the default."
+                f"A batch instead, up to {MAX_ITEMS}: [{{kind, text, "
+                "notebook?, ...fields}]; `notebook` beside it is the default."
             ),
         ] = None,
         title: Title = None,
@@ -152,8 +148,8 @@ class PalimpsestTools:
         keep_as_note: KeepAsNote = False,
         idempotency_key: IdempotencyKey = None,
         dry_run: DryRun = False,
-    ) -> RememberResult:
-        return await self._run(RememberResult, self.service.remember, locals())
+    ) -> Remembered:
+        return await self._run(self.service.remember, locals())
 
     async def recall(
         self,
@@ -188,8 +184,8 @@ class PalimpsestTools:
                 "rest named in `left_out`."
             ),
         ] = None,
-    ) -> RecallResult:
-        return await self._run(RecallResult, self.service.recall, locals())
+    ) -> Recalled:
+        return await self._run(self.service.recall, locals())
 
     async def revise(
         self,
@@ -208,7 +204,7 @@ class PalimpsestTools:
         text: Annotated[str | None, describe("The whole new text.")] = None,
         title: Annotated[Title, AS_IN_REMEMBER] = None,
         why: Annotated[Why, AS_IN_REMEMBER] = None,
-        tags: Tags = None,
+        tags: Annotated[Tags, AS_IN_REMEMBER] = None,
         key: Annotated[Key, AS_IN_REMEMBER] = None,
         occurred_at: Annotated[OccurredAt, AS_IN_REMEMBER] = None,
         expires_at: Annotated[ExpiresAt, AS_IN_REMEMBER] = None,
@@ -275,8 +271,8 @@ class PalimpsestTools:
         keep_as_note: Annotated[KeepAsNote, AS_IN_REMEMBER] = False,
         idempotency_key: IdempotencyKey = None,
         dry_run: DryRun = False,
-    ) -> ReviseResult:
-        return await self._run(ReviseResult, self.service.revise, locals())
+    ) -> ReviseAnswer:
+        return await self._run(self.service.revise, locals())
 
     async def revert(
         self,
@@ -290,8 +286,8 @@ class PalimpsestTools:
         note: Annotated[str | None, describe("Why, kept in history.")] = None,
         idempotency_key: IdempotencyKey = None,
         dry_run: DryRun = False,
-    ) -> RevertResult:
-        return await self._run(RevertResult, self.service.revert, locals())
+    ) -> RevertAnswer:
+        return await self._run(self.service.revert, locals())
 
     async def forget(
         self,
@@ -314,15 +310,15 @@ class PalimpsestTools:
         ] = None,
         idempotency_key: IdempotencyKey = None,
         dry_run: DryRun = False,
-    ) -> ForgetResult:
-        return await self._run(ForgetResult, self.service.forget, locals())
+    ) -> ForgetAnswer:
+        return await self._run(self.service.forget, locals())
 
     async def inspect(
         self,
         id: Annotated[str | None, describe("The memory to show.")] = None,
         notebook: Annotated[str | None, describe("Or a notebook, with all its memories.")] = None,
-    ) -> InspectResult:
-        return await self._run(InspectResult, self.service.inspect, locals())
+    ) -> InspectAnswer:
+        return await self._run(self.service.inspect, locals())
 
     async def history(
         self,
@@ -338,8 +334,8 @@ class PalimpsestTools:
         ] = None,
         diff_from: Annotated[int | None, describe("Compare from this version...")] = None,
         diff_to: Annotated[int | None, describe("...to this one.")] = None,
-    ) -> HistoryResult:
-        return await self._run(HistoryResult, self.service.history, locals())
+    ) -> HistoryAnswer:
+        return await self._run(self.service.history, locals())
 
     async def notebook(
         self,
@@ -359,7 +355,7 @@ class PalimpsestTools:
         because: Annotated[str | None, describe("Why (required).")] = None,
         idempotency_key: IdempotencyKey = None,
         dry_run: DryRun = False,
-    ) -> NotebookResult:
+    ) -> NotebookAnswer:
         given = _given(locals())
         del given["action"]
         call, required, optional = self._notebook_actions()[action]
@@ -370,18 +366,18 @@ class PalimpsestTools:
             )
         for name in sorted(required - set(given)):
             raise ValidationError(f"Action {action!r} needs `{name}`.", field=name)
-        return await self._run(NotebookResult, call, given)
+        return await self._run(call, given)
 
     def _notebook_actions(
         self,
-    ) -> dict[str, tuple[Callable[..., dict[str, Any]], set[str], set[str]]]:
+    ) -> dict[str, tuple[Callable[..., NotebookAnswer], set[str], set[str]]]:
         """Per action: the service call, the parameters it needs, and those it may take."""
         service = self.service  # the caller's: the calls below run on a store thread
 
-        def merge(from_domain: str, to_domain: str, **rest: Any) -> dict[str, Any]:
+        def merge(from_domain: str, to_domain: str, **rest: Any) -> NotebookAnswer:
             return service.merge_domains(source=from_domain, target=to_domain, **rest)
 
-        def listing(**_: Any) -> dict[str, Any]:
+        def listing(**_: Any) -> NotebookAnswer:
             return service.notebooks()
 
         return {
@@ -407,8 +403,8 @@ class PalimpsestTools:
         remove: Annotated[bool, describe("Take the edge away.")] = False,
         idempotency_key: IdempotencyKey = None,
         dry_run: DryRun = False,
-    ) -> LinkResult:
-        return await self._run(LinkResult, self.service.link, locals())
+    ) -> LinkAnswer:
+        return await self._run(self.service.link, locals())
 
     async def dispute(
         self,
@@ -432,42 +428,40 @@ class PalimpsestTools:
         limit: Annotated[int | None, describe("list: at most this many, 1 to 200 (20).")] = None,
         idempotency_key: IdempotencyKey = None,
         dry_run: DryRun = False,
-    ) -> DisputeResult:
-        return await self._run(DisputeResult, self.service.dispute, locals())
+    ) -> DisputeAnswer:
+        return await self._run(self.service.dispute, locals())
 
-    async def doctor(self, dir: ProjectDir = None) -> DoctorResult:
-        return await self._run(DoctorResult, self.service.doctor, locals())
+    async def doctor(self, dir: ProjectDir = None) -> DoctorAnswer:
+        return await self._run(self.service.doctor, locals())
 
-    async def check(self, dir: ProjectDir = None) -> CheckResult:
-        return await self._run(CheckResult, self.service.check, locals())
+    async def check(self, dir: ProjectDir = None) -> CheckAnswer:
+        return await self._run(self.service.check, locals())
 
     async def orient(
         self,
         notebook: Annotated[str | None, describe("The notebook to brief.")] = None,
-        dir: Annotated[
-            str | None, describe("Or a project directory: the notebook its project file names.")
-        ] = None,
+        dir: Annotated[str | None, describe("Or a project directory.")] = None,
         budget: Annotated[
             int | None, describe("The brief's size in characters, 500 to 100,000 (8,000).")
         ] = None,
-    ) -> OrientResult:
-        return await self._run(OrientResult, self.service.orient, locals())
+    ) -> Oriented:
+        return await self._run(self.service.orient, locals())
 
     async def guard(
         self,
         command: Annotated[str, describe("The command line, as the agent would run it.")],
         dir: Annotated[
             str | None,
-            describe("Where it would run (default: the server's own directory; none over HTTP)."),
+            describe("Where it would run."),
         ] = None,
         notebook: Annotated[str | None, describe("Use this notebook's rules instead.")] = None,
-    ) -> GuardResult:
+    ) -> GuardAnswer:
         # Not kept for trials: a caller could send any commands, many times, to make a new
         # rule look too broad. Trials count what the pre-command hook saw agents about to run.
         # (`_given` leaves out a false `keep`, as any false value.)
         arguments = {"command": command, "dir": dir, "notebook": notebook}
         judge = functools.partial(self.service.guard, keep=False)
-        return await self._run(GuardResult, judge, arguments)
+        return await self._run(judge, arguments)
 
 
 TOOL_NAMES = (

@@ -10,12 +10,11 @@ refusal) and `prepare_screening` (the secret patterns compiled ahead of the firs
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..embed import DEFAULT_EMBEDDER, EMBEDDERS, Embedder, load_embedder
 from ..screening.gate import LIMITS, check_actor, shown_name
 from ..screening.secrets import prepare as prepare_screening
 from .access import AccessOps
+from .admin_answers import ReindexAnswer
 from .base import DEFAULT_WORKSPACE
 from .checks import CheckOps
 from .disputes import DisputeOps
@@ -72,7 +71,7 @@ class Service(
         """The store's schema version (opening it migrated it to the newest this code knows)."""
         return self.store.schema_version()
 
-    def reindex(self, progress: Progress | None = None) -> dict[str, Any]:
+    def reindex(self, progress: Progress | None = None) -> ReindexAnswer:
         """Make anew the vectors another model or recipe made (derived data: no event)."""
         return reindex(self.store, self.workspace, self.vectors, progress)
 

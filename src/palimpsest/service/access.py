@@ -19,12 +19,20 @@ import hashlib
 import hmac
 import re
 import secrets
-from typing import Any
 
 from ..domain.errors import NotFound, ValidationError
 from ..domain.ids import new_id
 from ..screening import gate
 from ..store import AccessKey, StoreWriter, User
+from .admin_answers import (
+    KeyCreated,
+    KeyRevoked,
+    KeysAnswer,
+    KeyShown,
+    UserAdded,
+    UserRemoved,
+    UsersAnswer,
+)
 from .base import ServiceBase, parse_time_arg
 from .roles import AGENT, ROLES, Principal
 
@@ -38,11 +46,11 @@ def secret_hash(secret: str) -> str:
 
 
 class AccessOps(ServiceBase):
-    def add_user(self, *, name: str, role: str) -> dict[str, Any]:
+    def add_user(self, *, name: str, role: str) -> UserAdded:
         """Add a user (or give one another role): `user:NAME` acts with that role."""
         name, role = check_name(name), _role(role)
 
-        def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
+        def body(tx: StoreWriter, now: str, op_id: str) -> UserAdded:
             before = {u.name: u for u in tx.users()}.get(name)
             user = User(name, role, before.added_at if before else now)
             tx.put_user(user)
@@ -53,14 +61,14 @@ class AccessOps(ServiceBase):
 
         return self._write("user.add", {"name": name, "role": role}, None, False, body)
 
-    def remove_user(self, *, name: str) -> dict[str, Any]:
+    def remove_user(self, *, name: str) -> UserRemoved:
         """Take a user out of the workspace: their keys are revoked, and every memory they
         owned becomes ownerless (one event each, under one operation id), for anyone to
         `claim`. What they wrote stays, with their name as its author."""
         name = check_name(name)
         actor = f"user:{name}"
 
-        def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
+        def body(tx: StoreWriter, now: str, op_id: str) -> UserRemoved:
             if name not in {u.name for u in tx.users()}:
                 raise NotFound(f"There is no user {actor} here (`palimpsest user list`).")
             tx.drop_user(name)
@@ -82,7 +90,7 @@ class AccessOps(ServiceBase):
 
         return self._write("user.remove", {"name": name}, None, False, body)
 
-    def list_users(self) -> dict[str, Any]:
+    def list_users(self) -> UsersAnswer:
         with self.store.read(self.workspace) as tx:
             users = tx.users()
         return {"users": [{"user": f"user:{u.name}", "role": u.role, "added_at": u.added_at}
@@ -95,7 +103,7 @@ class AccessOps(ServiceBase):
         agent: str | None = None,
         expires: str | None = None,
         note: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> KeyCreated:
         """A new key for a user (acting with their role) or for an agent of the workspace.
         Its secret is in this answer and nowhere else: it cannot be shown again."""
         if (user is None) == (agent is None):
@@ -109,7 +117,7 @@ class AccessOps(ServiceBase):
             gate.screen("note", note)
         key_id, secret = new_id("k"), secrets.token_hex(24)
 
-        def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
+        def body(tx: StoreWriter, now: str, op_id: str) -> KeyCreated:
             named = holder.removeprefix("user:")
             if user is not None and named not in {u.name for u in tx.users()}:
                 raise NotFound(
@@ -127,28 +135,28 @@ class AccessOps(ServiceBase):
         request = {"holder": holder, "expires": expires_at, "note": note, "id": key_id}
         return self._write("key.create", request, None, False, body)
 
-    def list_keys(self) -> dict[str, Any]:
+    def list_keys(self) -> KeysAnswer:
         """Every key made here, without its secret (no one can read that back)."""
         with self.store.read(self.workspace) as tx:
             keys = tx.access_keys()
         return {"keys": [_key_view(key) for key in keys]}
 
-    def revoke_key(self, *, id: str) -> dict[str, Any]:
+    def revoke_key(self, *, id: str) -> KeyRevoked:
         """End a key now: the next request that carries it, to any server, is refused."""
         if not isinstance(id, str) or not re.fullmatch(r"k_[0-9a-z]{20}", id):
             raise ValidationError("A key id looks like k_ followed by 20 letters and digits "
                                   "(`palimpsest key list`).", field="id")  # fmt: skip
 
-        def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
+        def body(tx: StoreWriter, now: str, op_id: str) -> KeyRevoked:
             found = tx.access_key(id)
             if found is None:
                 raise NotFound(f"There is no key {id} here (`palimpsest key list`).")
             key = found[0]
             if key.revoked_at is not None:
-                return {**_key_view(key), "unchanged": True}
+                return _revoked_view(key, key.revoked_at, unchanged=True)
             tx.revoke_access_key(id, now)
             self._event(tx, "key.revoke", op_id, now, ("key", id), data={"holder": key.holder})
-            return {**_key_view(key), "revoked_at": now}
+            return _revoked_view(key, now)
 
         return self._write("key.revoke", {"id": id}, None, False, body)
 
@@ -197,7 +205,16 @@ class AccessOps(ServiceBase):
             return tx.has_access_keys()
 
 
-def _key_view(key: AccessKey) -> dict[str, Any]:
+def _revoked_view(key: AccessKey, at: str, *, unchanged: bool = False) -> KeyRevoked:
+    view: KeyRevoked = {"id": key.id, "holder": key.holder, "note": key.note,
+                        "created_at": key.created_at, "expires_at": key.expires_at,
+                        "revoked_at": at}  # fmt: skip
+    if unchanged:
+        view["unchanged"] = True
+    return view
+
+
+def _key_view(key: AccessKey) -> KeyShown:
     return {"id": key.id, "holder": key.holder, "note": key.note, "created_at": key.created_at,
             "expires_at": key.expires_at, "revoked_at": key.revoked_at}  # fmt: skip
 

@@ -11,8 +11,8 @@ import hashlib
 import json
 import sys
 import time
-from collections.abc import Callable
-from typing import Any, Self
+from collections.abc import Callable, Mapping
+from typing import Any, Self, TypeVar, cast
 
 from ..domain.errors import Conflict, NotFound, Retryable, ValidationError
 from ..domain.ids import new_id
@@ -23,6 +23,8 @@ from ..embed import Embedder, default_embedder
 from ..revise import Step, Unmatched, changed_fields, check_version, parse_fields
 from ..screening import gate
 from ..store import Store, StoredResponse, StoreReader, StoreWriter
+from .answers import Redacted
+from .answers import Step as StepAnswer
 from .roles import Principal, check_write
 from .vectors import VectorWriter
 from .withdrawals import step_written
@@ -33,7 +35,9 @@ WRITE_ATTEMPTS = 3
 EVERY_EVENT = sys.maxsize  # an EventFilter limit that leaves none out
 MAX_ID = 100  # ours are 23 characters; anything far longer is no id, and not echoed
 
-Body = Callable[[StoreWriter, str, str], dict[str, Any]]
+# A write's answer, of answers.py: `_write` adds the keys of `Written` to it.
+A = TypeVar("A", bound=Mapping[str, Any])
+Body = Callable[[StoreWriter, str, str], A]
 
 
 BUDGET_RANGE = (500, 100_000)  # characters an answer with a `budget` may fill (orient, recall)
@@ -104,8 +108,8 @@ class ServiceBase:
         request: dict[str, Any],
         idempotency_key: str | None,
         dry_run: bool,
-        body: Body,
-    ) -> dict[str, Any]:
+        body: Body[A],
+    ) -> A:
         """Run `body` in one transaction; replay or record idempotent answers; undo dry runs.
 
         A transient failure (a busy database, a serialization conflict) is retried a few
@@ -126,8 +130,8 @@ class ServiceBase:
                     raise
                 time.sleep(0.05 * 2**attempt)
         if op == "forget" and not dry_run:
-            result["scrub_pending"] = not self.store.scrub(self.workspace)
-        return dict(without_seq(result))
+            cast(dict[str, Any], result)["scrub_pending"] = not self.store.scrub(self.workspace)
+        return cast(A, without_seq(result))
 
     def _transaction(
         self,
@@ -135,8 +139,8 @@ class ServiceBase:
         request_hash: str,
         idempotency_key: str | None,
         dry_run: bool,
-        body: Body,
-    ) -> dict[str, Any]:
+        body: Body[A],
+    ) -> A:
         with self.store.write(self.workspace) as tx:
             tx.key_id = self.key_id  # every event it writes names the key (never its secret)
             if idempotency_key and not dry_run:
@@ -148,11 +152,12 @@ class ServiceBase:
                             "use a new key for a new request.",
                             field="idempotency_key",
                         )
-                    return {**json.loads(stored.response), "replayed": True}
+                    # ids and versions of the answer first given (`ids_only`): a part of it
+                    return cast(A, {**json.loads(stored.response), "replayed": True})
             result = body(tx, self._now(tx), new_id("op"))
             if dry_run:
                 tx.discard()
-                result = {**result, "dry_run": True}
+                result = cast(A, {**result, "dry_run": True})
             elif idempotency_key:
                 answer = StoredResponse(request_hash, json.dumps(ids_only(result)))
                 tx.store_response(self.actor, op, idempotency_key, answer)
@@ -220,7 +225,7 @@ class ServiceBase:
         self.vectors.write(tx, old, new, seq)
         return seq
 
-    def _write_step(self, tx: StoreWriter, step: Step, op_id: str, now: str) -> dict[str, Any]:
+    def _write_step(self, tx: StoreWriter, step: Step, op_id: str, now: str) -> StepAnswer:
         """Write a memory's step: every operation's steps pass here. A step that changes an
         existing memory, other than a dispute's own, may take it out of its open disputes
         (withdrawals.py)."""
@@ -228,7 +233,7 @@ class ServiceBase:
             return self._write_version(tx, step, op_id, now)
         return step_written(self, tx, step, op_id, now)
 
-    def _write_version(self, tx: StoreWriter, step: Step, op_id: str, now: str) -> dict[str, Any]:
+    def _write_version(self, tx: StoreWriter, step: Step, op_id: str, now: str) -> StepAnswer:
         """Write the event that makes `step.new` the memory's next version: its id, version
         and seq (for the operation's own use: `_write` drops it from the answer)."""
         seq = self._memory_event(tx, step.op, op_id, now, step.old, step.new, step.note, step.data)
@@ -377,10 +382,10 @@ def notebook_fields(
     domain: str | None = None,
     tags: list[str] | None = None,
     redact: bool = False,
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+) -> tuple[dict[str, Any], list[Redacted]]:
     """Checked notebook values, and what was redacted from the summary if `redact`."""
     values: dict[str, Any] = {}
-    redacted: list[dict[str, Any]] = []
+    redacted: list[Redacted] = []
     for name, value in (("summary", summary), ("domain", domain)):
         if value is not None:
             if not isinstance(value, str) or not value.strip():
@@ -395,7 +400,7 @@ def notebook_fields(
     return values, redacted
 
 
-def ids_only(result: dict[str, Any]) -> dict[str, Any]:
+def ids_only(result: Mapping[str, Any]) -> dict[str, Any]:
     """What an idempotent replay returns: ids and versions, never content."""
     keep = {  # never `target`, `reason` or a notebook's summary: they may quote content
         "id",

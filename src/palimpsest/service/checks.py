@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..domain.checks import anchor_reasons, check_said, run_check, runnable, with_hashes
 from ..domain.errors import Forbidden, NotFound, ValidationError
@@ -24,6 +23,8 @@ from ..domain.model import RULE_KINDS, Memory, Notebook
 from ..domain.projects import PROJECT_FILE, Places, Project, bind_project, find_project, shown
 from ..revise import Unmatched
 from ..store import StoreReader, StoreWriter
+from .admin_answers import ProjectShown
+from .findings import CheckAnswer, CheckLine, Fails, Holds
 from .notebooks import NotebookOps
 
 GATING = ("irreversible", "costly")  # a failing rule of these makes `palimpsest check` fail
@@ -211,14 +212,14 @@ def hashed_on_write(
 
 
 class CheckOps(NotebookOps):  # binding may create the notebook
-    def project(self, *, dir: str | None = None) -> dict[str, Any]:
+    def project(self, *, dir: str | None = None) -> ProjectShown:
         """The project holding `dir` (None: the working directory) and its notebook."""
         project = project_at(self.places, dir)
         with self.store.read(self.workspace) as tx:
             notebook = notebook_of(tx, project)
         return _project_view(project, notebook)
 
-    def bind_project(self, *, dir: str, notebook: str, create: bool = False) -> dict[str, Any]:
+    def bind_project(self, *, dir: str, notebook: str, create: bool = False) -> ProjectShown:
         """Bind a directory to a notebook: write `.palimpsest.toml` at its root, naming the
         notebook and recording its id (a rename later keeps the binding).
 
@@ -244,9 +245,11 @@ class CheckOps(NotebookOps):  # binding may create the notebook
                 found = tx.get_notebook(answer["notebook"]["id"])
         assert found is not None
         project = bind_project(path, found.name, found.id)
-        return _project_view(project, found) | {"created": created}
+        view = _project_view(project, found)
+        view["created"] = created
+        return view
 
-    def check(self, *, dir: str | None = None) -> dict[str, Any]:
+    def check(self, *, dir: str | None = None) -> CheckAnswer:
         """Run every check that applies to a project: its notebook's memories' and the
         workspace-wide rules' (`forbidden` ones are the guard's). Nothing is written."""
         project = project_at(self.places, dir)
@@ -261,15 +264,26 @@ class CheckOps(NotebookOps):  # binding may create the notebook
                 and runnable(m.check)
                 and target.covers(m)
             ]
-        holds, fails, gating = [], [], []
+        holds: list[Holds] = []
+        fails: list[Fails] = []
+        gating: list[str] = []
         for memory in sorted(memories, key=lambda m: m.id):
             assert memory.check is not None
             outcome = run_check(memory.check, project.root)
             line = _check_line(memory)
             if outcome.holds:
-                holds.append(line | {"files": outcome.files})
+                holds.append({**line, "files": outcome.files})
                 continue
-            fails += [line | failure.to_dict() for failure in outcome.failures]
+            for failure in outcome.failures:
+                failed: Fails = {"id": line["id"], "kind": line["kind"],
+                                 "severity": line["severity"], "text": line["text"],
+                                 "check": line["check"], "file": failure.file,
+                                 "reason": failure.reason}  # fmt: skip
+                if failure.literal is not None:
+                    failed["literal"] = failure.literal
+                if failure.line is not None:
+                    failed["line"] = failure.line
+                fails.append(failed)
             if memory.kind == "rule" and memory.severity in GATING:  # an orientation guides
                 gating.append(memory.id)
         return {
@@ -282,7 +296,7 @@ class CheckOps(NotebookOps):  # binding may create the notebook
         }
 
 
-def _check_line(memory: Memory) -> dict[str, Any]:
+def _check_line(memory: Memory) -> CheckLine:
     assert memory.check is not None
     return {
         "id": memory.id,
@@ -293,8 +307,8 @@ def _check_line(memory: Memory) -> dict[str, Any]:
     }
 
 
-def _project_view(project: Project, notebook: Notebook | None) -> dict[str, Any]:
-    view: dict[str, Any] = {
+def _project_view(project: Project, notebook: Notebook | None) -> ProjectShown:
+    view: ProjectShown = {
         "dir": str(project.root),
         "file": str(project.root / PROJECT_FILE),
         "notebook": notebook.name if notebook else project.notebook,

@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from typing_extensions import Unpack
+
 from ..domain.errors import Conflict, NotFound, ValidationError
 from ..domain.ids import new_id
 from ..domain.model import Dispute, Link, Memory, Ruling
@@ -34,7 +36,9 @@ from ..revise.dispute import (
 )
 from ..screening import gate
 from ..store import StoreReader, StoreWriter
+from .answers import DisputeAnswer, DisputeShown, MemoryLine
 from .base import MAX_ID, MAX_LIMIT, ServiceBase, id_list, memory_id_arg, refuse_nul
+from .requests import DisputeRequest
 
 # Per action: the parameters it needs, and those it may take besides.
 ACTIONS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
@@ -49,7 +53,7 @@ LISTED = 20  # disputes a list shows unless `limit` says otherwise
 
 
 class DisputeOps(ServiceBase):
-    def dispute(self, *, action: str, **given: Any) -> dict[str, Any]:
+    def dispute(self, *, action: str, **given: Unpack[DisputeRequest]) -> DisputeAnswer:
         """Open, list, rule on or undo a dispute; `given` as the action takes it (ACTIONS)."""
         action, (needs, takes) = _action(action)
         allowed = needs | takes | (WRITE_OPTIONS if action != "list" else frozenset())
@@ -61,7 +65,7 @@ class DisputeOps(ServiceBase):
             )
         for name in sorted(needs - set(present)):
             raise ValidationError(f"Action {action!r} needs `{name}`.", field=name)
-        call: dict[str, Callable[..., dict[str, Any]]] = {
+        call: dict[str, Callable[..., DisputeAnswer]] = {
             "open": self.open_dispute,
             "list": self.list_disputes,
             "rule": self.rule_dispute,
@@ -78,7 +82,7 @@ class DisputeOps(ServiceBase):
         reason: str,
         idempotency_key: str | None = None,
         dry_run: bool = False,
-    ) -> dict[str, Any]:
+    ) -> DisputeAnswer:
         """Open a dispute between two active memories: both stay in recall, flagged."""
         refuse_repeats(ids, "ids")
         pair = id_list(ids, "ids")
@@ -87,7 +91,7 @@ class DisputeOps(ServiceBase):
         reason = _text("reason", reason)
         request = {"action": "open", "ids": sorted(pair), "reason": reason}
 
-        def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
+        def body(tx: StoreWriter, now: str, op_id: str) -> DisputeAnswer:
             memories = [self._get(tx, memory_id, field="ids") for memory_id in pair]
             check_disputable(memories)
             first, second = sorted(pair)
@@ -106,7 +110,7 @@ class DisputeOps(ServiceBase):
 
     def list_disputes(
         self, *, ids: list[str] | None = None, include_closed: bool = False, limit: int = LISTED
-    ) -> dict[str, Any]:
+    ) -> DisputeAnswer:
         """The open disputes (and ruled and withdrawn ones with `include_closed`), oldest
         first, each with the memories it names; only those naming one of `ids` if given.
         At most `limit`; `more` counts those left out."""
@@ -126,8 +130,10 @@ class DisputeOps(ServiceBase):
             else:
                 disputes = tx.disputes(statuses=statuses)
             disputes.sort(key=lambda d: (d.opened_at, d.id))
-            listed = {"disputes": [dispute_view(tx, d) for d in disputes[:limit]]}
-            return listed | ({"more": len(disputes) - limit} if len(disputes) > limit else {})
+            listed: DisputeAnswer = {"disputes": [dispute_view(tx, d) for d in disputes[:limit]]}
+            if len(disputes) > limit:
+                listed["more"] = len(disputes) - limit
+            return listed
 
     # -- rule --------------------------------------------------------------------------
 
@@ -141,7 +147,7 @@ class DisputeOps(ServiceBase):
         because: str | None = None,
         idempotency_key: str | None = None,
         dry_run: bool = False,
-    ) -> dict[str, Any]:
+    ) -> DisputeAnswer:
         """Rule that `holds` holds: the other memory retires as superseded by it."""
         dispute_id = _dispute_id(dispute)
         holds = memory_id_arg(holds, "holds")
@@ -154,7 +160,7 @@ class DisputeOps(ServiceBase):
         request = {"action": "rule", "dispute": dispute_id, "holds": holds, "reason": reason,
                    "evidence": evidence, "because": because}  # fmt: skip
 
-        def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
+        def body(tx: StoreWriter, now: str, op_id: str) -> DisputeAnswer:
             current = _find(tx, dispute_id)
             check_open(current)
             loser_id = loser_of(current, holds)
@@ -174,8 +180,12 @@ class DisputeOps(ServiceBase):
             steps = [lost, touched(holder, "dispute.rule", reason, data)]
             answer = self._dispute_step(tx, ruled, steps, now, op_id)
             # Name the loser as superseded only when the ruling made it so.
-            outcome = {"superseded": loser.id} if retired is not None else {"loses": loser.id}
-            return {**answer, "holds": holds, **outcome}
+            answer["holds"] = holds
+            if retired is not None:
+                answer["superseded"] = loser.id
+            else:
+                answer["loses"] = loser.id
+            return answer
 
         return self._write("dispute", request, idempotency_key, dry_run, body)
 
@@ -196,13 +206,13 @@ class DisputeOps(ServiceBase):
         reason: str,
         idempotency_key: str | None = None,
         dry_run: bool = False,
-    ) -> dict[str, Any]:
+    ) -> DisputeAnswer:
         """Take a ruling back: the loser as it was before it, the dispute open again."""
         dispute_id = _dispute_id(dispute)
         reason = _text("reason", reason)
         request = {"action": "undo", "dispute": dispute_id, "reason": reason}
 
-        def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
+        def body(tx: StoreWriter, now: str, op_id: str) -> DisputeAnswer:
             current = _find(tx, dispute_id)
             check_undoable(current)
             ruling = current.ruling
@@ -238,7 +248,7 @@ class DisputeOps(ServiceBase):
 
     def _dispute_step(
         self, tx: StoreWriter, dispute: Dispute, steps: list[Step], now: str, op_id: str
-    ) -> dict[str, Any]:
+    ) -> DisputeAnswer:
         """Write each memory's step, then the dispute's new version (current from the last
         of those events): one answer naming what changed."""
         results = [self._write_step(tx, step, op_id, now) for step in steps]
@@ -246,19 +256,28 @@ class DisputeOps(ServiceBase):
         return {"id": dispute.id, "status": dispute.status, "results": results}
 
 
-def dispute_view(tx: StoreReader, dispute: Dispute) -> dict[str, Any]:
+def dispute_view(tx: StoreReader, dispute: Dispute) -> DisputeShown:
     """A dispute with each memory it names (id, kind, status, the start of its text)."""
-    body = dispute.to_dict()
-    body["memories"] = [_memory_line(tx, memory_id) for memory_id in dispute.memory_ids]
+    body: DisputeShown = {
+        "id": dispute.id,
+        "status": dispute.status,
+        "version": dispute.version,
+        "memories": [_memory_line(tx, memory_id) for memory_id in dispute.memory_ids],
+        "reason": dispute.reason,
+        "opened_at": dispute.opened_at,
+        "opened_by": dispute.opened_by,
+    }
+    if dispute.ruling is not None:
+        body["ruling"] = dispute.ruling.to_dict()
     return body
 
 
-def disputes_of(tx: StoreReader, memory_id: str) -> list[dict[str, Any]]:
+def disputes_of(tx: StoreReader, memory_id: str) -> list[DisputeShown]:
     """Every dispute naming `memory_id`, open or closed, for inspect."""
     return [dispute_view(tx, d) for d in tx.disputes(memory_id)]
 
 
-def _memory_line(tx: StoreReader, memory_id: str) -> dict[str, Any]:
+def _memory_line(tx: StoreReader, memory_id: str) -> MemoryLine:
     memory = tx.get_memory(memory_id)
     if memory is None:
         return {"id": memory_id, "forgotten": True}

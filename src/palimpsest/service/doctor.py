@@ -12,9 +12,24 @@ from ..domain.model import RULE_KINDS, Memory, Notebook
 from ..guard.rules import CONTESTED
 from ..revise import record_fields
 from ..screening.secrets import find_in_parts, find_secrets, redact
-from ..store import EventFilter, PendingScrub, StoreReader
+from ..store import EventFilter, StoreReader
+from ..store import PendingScrub as StoredScrub
+from .admin_answers import ScrubAnswer
 from .base import EVERY_EVENT, ServiceBase
 from .checks import Bound, bound, here, project_at, stale_by_evidence
+from .findings import (
+    DisputeWaiting,
+    DoctorAnswer,
+    Evidence,
+    FailedAuthentications,
+    FailingCheck,
+    Fixable,
+    Line,
+    OpenDisputes,
+    PendingScrub,
+    SecretFound,
+    ToolCall,
+)
 from .notebooks import FORGETTABLE_FIELDS
 from .settings import freshness_days
 from .usefulness import noisy
@@ -36,28 +51,29 @@ def secret_kinds(memory: Memory) -> dict[str, list[str]]:
 SECRET_GOT_IN = "a secret got in"
 
 
-def tool_call(tool: str, **arguments: Any) -> dict[str, Any]:
+def tool_call(tool: str, **arguments: Any) -> ToolCall:
     """A finding's fix as the tool call that makes it (an agent's; the CLI prints it as a
     command): values in <angle brackets> are for the caller to fill in."""
     return {"tool": tool, "arguments": arguments}
 
 
-def kept_as_notes(active: list[Memory]) -> list[dict[str, Any]]:
+def kept_as_notes(active: list[Memory]) -> list[Fixable]:
     """Rules kept as notes (tagged `contested`) because a trial found their forbidden check
     too broad: they refuse nothing until a person narrows the check and drops the tag."""
-    found = []
+    found: list[Fixable] = []
     for m in active:
         if m.kind in RULE_KINDS and CONTESTED in m.tags and m.check and m.check.kind == "forbidden":
             others = [t for t in m.tags if t != CONTESTED]
             untag: dict[str, Any] = {"tags": others} if others else {"clear": ["tags"]}
             fix = tool_call("revise", id=m.id, check="<the narrower check>", **untag,
                             because="<why the narrower check is enough>")  # fmt: skip
-            found.append({**_line(m), "fix": fix})
+            line = _line(m)
+            found.append({"id": line["id"], "kind": line["kind"], "text": line["text"], "fix": fix})
     return found
 
 
 class DoctorOps(ServiceBase):
-    def doctor(self, *, dir: str | None = None) -> dict[str, Any]:
+    def doctor(self, *, dir: str | None = None) -> DoctorAnswer:
         """Scan the store and list what a person should look at, with the fix for each: a
         tool call (`tool_call`), or a command for a person where no tool makes it.
 
@@ -69,7 +85,7 @@ class DoctorOps(ServiceBase):
             project = bound(tx, named) if named is not None else here(tx, self.places)
             at = self.clock()
             current = {m.id: m for m in tx.memories_at(None)}
-            secrets = []
+            secrets: list[SecretFound] = []
             for memory in tx.all_versions():
                 fields = secret_kinds(memory)
                 if not fields:
@@ -95,7 +111,8 @@ class DoctorOps(ServiceBase):
             disputes = open_disputes(tx)
             noise = noisy(tx.all_feedback_counts(), current)
             knocked = self._failed_auth(tx, at)
-        report: dict[str, Any] = {
+        evidence = evidence_findings(project, active, at)
+        report: DoctorAnswer = {
             "secrets": secrets,
             "possibly_stale": [_line(m) for m in active if m.possibly_stale(at, freshness)],
             "expired": [_line(m) for m in active if m.expired(at)],
@@ -104,7 +121,12 @@ class DoctorOps(ServiceBase):
             "rules_kept_as_notes": kept_as_notes(active),
             "scrub_pending": not scrubbed,
             "pending_scrubs": pending,
-        } | evidence_findings(project, active, at)
+            "project": evidence["project"],
+        }
+        if "failing_checks" in evidence:
+            report["failing_checks"] = evidence["failing_checks"]
+        if "stale_by_evidence" in evidence:
+            report["stale_by_evidence"] = evidence["stale_by_evidence"]
         if unembedded:
             report["stale_vectors"] = {"count": unembedded, "fix": "palimpsest reindex"}
         if disputes["count"]:
@@ -113,7 +135,7 @@ class DoctorOps(ServiceBase):
             report["failed_authentications"] = knocked
         return report
 
-    def _failed_auth(self, tx: StoreReader, at: str) -> dict[str, Any] | None:
+    def _failed_auth(self, tx: StoreReader, at: str) -> FailedAuthentications | None:
         """Failed authentications of the last 24 hours this caller may see: its workspace's,
         and for whoever opened the store itself those naming no workspace too."""
         since = (datetime.fromisoformat(at) - timedelta(hours=24)).isoformat()[:13]
@@ -125,12 +147,12 @@ class DoctorOps(ServiceBase):
                 "fix": "a client sends a wrong, revoked or expired key, or none: see "
                        "`palimpsest key list` and give it a working one"}  # fmt: skip
 
-    def pending_scrubs(self) -> list[dict[str, Any]]:
+    def pending_scrubs(self) -> list[PendingScrub]:
         """The forgets of this workspace whose bytes still wait for a scrub (nothing is run)."""
         with self.store.read(self.workspace) as tx:
             return [_pending_line(p) for p in tx.pending_scrubs()]
 
-    def scrub(self) -> dict[str, Any]:
+    def scrub(self) -> ScrubAnswer:
         """Erase what forgets left in the store's files now: on PostgreSQL, rewrite the tables.
 
         Each table is copied while in use and locked only to swap the copy in; `locked_seconds`
@@ -139,22 +161,24 @@ class DoctorOps(ServiceBase):
         done = self.store.rewrite()
         with self.store.read(self.workspace) as tx:
             pending = [_pending_line(p) for p in tx.pending_scrubs()]
-        warning = {"warning": done.warning} if done.warning else {}
-        return {
+        answer: ScrubAnswer = {
             "locked_seconds": done.locked_seconds,
             "scrub_pending": bool(pending) or done.pending > 0,
             "pending_scrubs": pending,
-        } | warning
+        }
+        if done.warning:
+            answer["warning"] = done.warning
+        return answer
 
 
-def _notebook_secrets(tx: StoreReader, notebook: Notebook) -> list[dict[str, Any]]:
+def _notebook_secrets(tx: StoreReader, notebook: Notebook) -> list[SecretFound]:
     """Secrets in a notebook's name or summary, now or in any past value in its events."""
     values: dict[str, list[str]] = {"name": [notebook.name], "summary": [notebook.summary or ""]}
     for event in tx.events(EventFilter(target_id=notebook.id, limit=EVERY_EVENT)):
         for name in FORGETTABLE_FIELDS:
             past = event.data.get(name)
             values[name] += [v for v in (past if isinstance(past, list) else [past]) if v]
-    found = []
+    found: list[SecretFound] = []
     for name, texts in values.items():
         kinds = sorted({f.kind for text in texts for f in find_secrets(text)})
         if kinds:
@@ -167,12 +191,12 @@ def _notebook_secrets(tx: StoreReader, notebook: Notebook) -> list[dict[str, Any
     return found
 
 
-def evidence_findings(project: Bound | None, active: list[Memory], at: str) -> dict[str, Any]:
+def evidence_findings(project: Bound | None, active: list[Memory], at: str) -> Evidence:
     """Rules whose checks fail in the project, and memories its files say may be stale;
     with no project known, `project` says so and both lists are left out."""
     if project is None:
         return {"project": None}
-    failing = []
+    failing: list[FailingCheck] = []
     for memory in active:
         if memory.kind in RULE_KINDS and runnable(memory.check) and project.covers(memory):
             assert memory.check is not None
@@ -180,22 +204,28 @@ def evidence_findings(project: Bound | None, active: list[Memory], at: str) -> d
                 outcome = run_check(memory.check, project.project.root)
                 if not outcome.holds:
                     said = [f.said() for f in outcome.failures[:5]]
-                    failing.append(_line(memory) | {"severity": memory.severity, "fails": said})
+                    line = _line(memory)
+                    failing.append({"id": line["id"], "kind": line["kind"], "text": line["text"],
+                                    "severity": memory.severity, "fails": said})  # fmt: skip
     stale = stale_by_evidence(project, active)
     return {
         "project": str(project.project.root),
         "failing_checks": failing,
-        "stale_by_evidence": [_line(m) | {"reasons": stale[m.id]} for m in active if m.id in stale],
+        "stale_by_evidence": [
+            {"id": m.id, "kind": m.kind, "text": _line(m)["text"], "reasons": stale[m.id]}
+            for m in active
+            if m.id in stale
+        ],
     }
 
 
 OLDEST_DISPUTES = 5  # listed by doctor; `dispute list` shows them all
 
 
-def open_disputes(tx: StoreReader) -> dict[str, Any]:
+def open_disputes(tx: StoreReader) -> OpenDisputes:
     """The disputes waiting for a ruling: how many, and the oldest few with both ids."""
     waiting = sorted(tx.disputes(statuses=("open",)), key=lambda d: (d.opened_at, d.id))
-    oldest = []
+    oldest: list[DisputeWaiting] = []
     for dispute in waiting[:OLDEST_DISPUTES]:
         first, second = dispute.memory_ids
         oldest.append({
@@ -208,10 +238,10 @@ def open_disputes(tx: StoreReader) -> dict[str, Any]:
     return {"count": len(waiting), "oldest": oldest}
 
 
-def _pending_line(pending: PendingScrub) -> dict[str, Any]:
+def _pending_line(pending: StoredScrub) -> PendingScrub:
     return {"id": pending.target_id, "since": pending.at, "fix": "palimpsest scrub"}
 
 
-def _line(memory: Memory) -> dict[str, Any]:
+def _line(memory: Memory) -> Line:
     # A report must not spread a secret it has not flagged yet: redact on the way out.
     return {"id": memory.id, "kind": memory.kind, "text": redact(memory.text)[0][:120]}

@@ -24,8 +24,11 @@ from ..guard.unbound import refused_in_some_notebook
 from ..screening import gate
 from ..screening.secrets import redact
 from ..store import StoreReader
+from .admin_answers import SeenAnswer, SeenShown
+from .answers import ForgetAnswer, Forgotten
 from .base import ServiceBase
 from .checks import directory
+from .findings import GuardAnswer
 from .roles import check_forget
 
 KEEP_SEEN = 2_000  # commands kept per workspace
@@ -107,10 +110,16 @@ WIDE_ONLY = (
 
 def answer(
     decision: Decision, place: Place, found: Notebook | None, lost: str | None
-) -> dict[str, Any]:
+) -> GuardAnswer:
     """The guard's answer; `lost`: why a binding naming no notebook turns an allow to ask."""
-    body = decision.to_dict()
-    body["notebook"] = found.name if found is not None else place.notebook
+    body: GuardAnswer = {
+        "decision": decision.decision,
+        "reason": decision.reason,
+        "refused_by": [refusal.to_dict() for refusal in decision.refusals],
+        "notebook": found.name if found is not None else place.notebook,
+    }
+    if decision.unreadable:
+        body["unreadable"] = decision.unreadable
     if place.project is not None:
         body["project"] = place.project
     if lost is not None and body["decision"] == "allow":
@@ -131,7 +140,7 @@ class GuardOps(ServiceBase):
         notebook: str | None = None,
         session: str | None = None,
         keep: bool = True,
-    ) -> dict[str, Any]:
+    ) -> GuardAnswer:
         """Allow, deny or ask `command` under the rules of the notebook of `dir`'s project
         (or `notebook`) and the workspace-wide ones. With `keep`, the command is then kept
         for trials (best effort: a failure to keep it never changes the answer)."""
@@ -186,15 +195,15 @@ class GuardOps(ServiceBase):
         except Exception:  # best effort, by design: the answer was already given
             return None
 
-    def seen(self, *, days: int = SEEN_DAYS) -> dict[str, Any]:
+    def seen(self, *, days: int = SEEN_DAYS) -> SeenAnswer:
         """The commands the guard kept in the last `days` days, newest first."""
         if not isinstance(days, int) or isinstance(days, bool) or days < 1:
             raise ValidationError("`days` must be a whole number of days, 1 or more.", field="days")
         with self.store.read(self.workspace) as tx:
             found = tx.seen_commands(add_days(self.clock(), -days))
-        return {"commands": [s.to_dict() for s in reversed(found)]}
+        return {"commands": [_seen_view(s) for s in reversed(found)]}
 
-    def forget_seen(self, ids: list[str], *, dry_run: bool = False) -> dict[str, Any]:
+    def forget_seen(self, ids: list[str], *, dry_run: bool = False) -> ForgetAnswer:
         """Erase kept commands for good (`forget` with their ids; the bytes go at the next
         scrub, as a forgotten memory's do). A log, not memory: no event is written."""
         check_forget(self.role, self.actor, None)
@@ -208,10 +217,21 @@ class GuardOps(ServiceBase):
                     )
                 if not dry_run:
                     tx.forget_seen_command(seen_id)
-        results = [{"id": seen_id, "forgotten": True} for seen_id in ids]
+        results: list[Forgotten] = [{"id": seen_id, "forgotten": True} for seen_id in ids]
         if dry_run:
             return {"results": results, "dry_run": True}
         return {"results": results, "scrub_pending": not self.store.scrub(self.workspace)}
+
+
+def _seen_view(seen: SeenCommand) -> SeenShown:
+    return {
+        "id": seen.id,
+        "seen_at": seen.seen_at,
+        "command": seen.command,
+        "decision": seen.decision,
+        "notebook_id": seen.notebook_id,
+        "session": seen.session,
+    }
 
 
 def _cut(text: str) -> str:

@@ -6,15 +6,7 @@ from typing import Any, NamedTuple
 
 from ..domain.errors import NotFound, ValidationError
 from ..domain.model import Memory, Tombstone
-from ..domain.views import (
-    event_view,
-    mark_disputed,
-    mark_stale,
-    memory_view,
-    notebook_line,
-    text_diff,
-    version_views,
-)
+from ..domain.views import text_diff
 from ..revise import (
     Unmatched,
     changed_fields,
@@ -26,6 +18,16 @@ from ..revise import (
 )
 from ..screening import gate
 from ..store import EventFilter, StoreReader, StoreWriter
+from .answers import (
+    EventShown,
+    ForgetAnswer,
+    Forgotten,
+    HistoryAnswer,
+    InspectAnswer,
+    RevertAnswer,
+    Revised,
+    revised,
+)
 from .base import check_version_arg, id_list, memory_id_arg, parse_time_arg, refuse_nul
 from .checks import here, stale_by_evidence
 from .disputes import disputes_of
@@ -33,6 +35,17 @@ from .guard import SEEN_PREFIX, GuardOps
 from .notebooks import NotebookOps
 from .roles import check_forget, check_revert
 from .settings import freshness_days
+from .shown import (
+    event_view,
+    link_view,
+    mark_disputed,
+    mark_stale,
+    memory_view,
+    notebook_line,
+    notebook_view,
+    tombstone_view,
+    version_views,
+)
 from .withdrawals import withdraw_disputes
 
 
@@ -55,7 +68,7 @@ class HistoryOps(NotebookOps, GuardOps):  # forget reaches notebooks, kept comma
         note: str | None = None,
         idempotency_key: str | None = None,
         dry_run: bool = False,
-    ) -> dict[str, Any]:
+    ) -> RevertAnswer:
         """Set a memory back to version N, or a notebook back to a past time, as new events,
         each keeping `note` (why), else `because`."""
         if (id is None) == (notebook is None):
@@ -84,7 +97,7 @@ class HistoryOps(NotebookOps, GuardOps):  # forget reaches notebooks, kept comma
             request["note"] = note
         why = Reasons(because, note)
 
-        def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
+        def body(tx: StoreWriter, now: str, op_id: str) -> RevertAnswer:
             if id is not None:
                 assert version is not None
                 return {"results": [self._revert_memory(tx, id, version, why, now, op_id)]}
@@ -94,14 +107,14 @@ class HistoryOps(NotebookOps, GuardOps):  # forget reaches notebooks, kept comma
 
         answer = self._write("revert", request, idempotency_key, dry_run, body)
         if not dry_run:
-            for item in answer.get("results", []):
+            for item in answer["results"]:
                 item.pop("diff", None)
         return answer
 
     def _revert_notebook(
         self, tx: StoreWriter, notebook_id: str, as_of: str, why: Reasons, now: str,
         op_id: str,
-    ) -> dict[str, Any]:  # fmt: skip
+    ) -> RevertAnswer:  # fmt: skip
         """Each memory of the notebook back to its content and status at `as_of`."""
         seq = tx.seq_at(as_of)
         ids = {m.id for m in tx.memories_at(None, notebook_id)}
@@ -119,7 +132,10 @@ class HistoryOps(NotebookOps, GuardOps):  # forget reaches notebooks, kept comma
             self._apply_revert(tx, current, target, why, now, op_id, {"as_of": as_of})
             for current, target in plans
         ]
-        return {"results": results, "skipped": skipped} if skipped else {"results": results}
+        answer: RevertAnswer = {"results": results}
+        if skipped:
+            answer["skipped"] = [{"id": s["id"], "reason": s["reason"]} for s in skipped]
+        return answer
 
     def _revert_memory(
         self,
@@ -129,7 +145,7 @@ class HistoryOps(NotebookOps, GuardOps):  # forget reaches notebooks, kept comma
         why: Reasons,
         now: str,
         op_id: str,
-    ) -> dict[str, Any]:
+    ) -> Revised:
         current = self._get(tx, memory_id)
         check_revert(self.role, self.actor, current)  # before what its versions say
         versions = {v.version: v.memory for v in tx.memory_versions(memory_id)}
@@ -145,7 +161,7 @@ class HistoryOps(NotebookOps, GuardOps):  # forget reaches notebooks, kept comma
         now: str,
         op_id: str,
         data: dict[str, Any],
-    ) -> dict[str, Any]:
+    ) -> Revised:
         check_revert(self.role, self.actor, current)
         # Who owns a memory is not part of what it says: a revert leaves it as it is now.
         step = reverted(current, target.replace(owner=current.owner), why.because, data, why.note)
@@ -155,11 +171,10 @@ class HistoryOps(NotebookOps, GuardOps):  # forget reaches notebooks, kept comma
             self._check_key(tx, current, step.new)
         except Unmatched as exc:
             raise ValidationError(f"Refused: {exc.reason}.", field="key") from None
-        return {
-            **self._write_step(tx, step, op_id, now),
-            "changed": changed_fields(current, step.new),
-            "diff": diff(current, step.new),  # shown by a dry run only
-        }
+        result = revised(self._write_step(tx, step, op_id, now))
+        result["changed"] = changed_fields(current, step.new)
+        result["diff"] = diff(current, step.new)  # shown by a dry run only
+        return result
 
     def forget(
         self,
@@ -172,7 +187,7 @@ class HistoryOps(NotebookOps, GuardOps):  # forget reaches notebooks, kept comma
         because: str | None = None,
         idempotency_key: str | None = None,
         dry_run: bool = False,
-    ) -> dict[str, Any]:
+    ) -> ForgetAnswer:
         """Remove a memory (or one version of it), or a notebook's field (or the empty
         notebook), for good, leaving only a tombstone."""
         if notebook is not None and (id, ids, version) != (None, None, None):
@@ -205,8 +220,8 @@ class HistoryOps(NotebookOps, GuardOps):  # forget reaches notebooks, kept comma
         check_version_arg(version)
         request = {"ids": targets, "version": version, "because": because}
 
-        def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
-            results = []
+        def body(tx: StoreWriter, now: str, op_id: str) -> ForgetAnswer:
+            results: list[Forgotten] = []
             for memory_id in targets:
                 if tx.get_memory(memory_id) is None and tx.get_tombstone(memory_id) is not None:
                     results.append(self._forget_again(tx, memory_id))
@@ -232,12 +247,12 @@ class HistoryOps(NotebookOps, GuardOps):  # forget reaches notebooks, kept comma
             return {"results": results}
 
         answer = self._write("forget", request, idempotency_key, dry_run, body)
-        for item in answer.get("results", []):
+        for item in answer["results"]:
             if item.pop("resumes_scrub", False):
                 item["scrub_finished"] = answer.get("scrub_pending") is False
         return answer
 
-    def _forget_again(self, tx: StoreReader, memory_id: str) -> dict[str, Any]:
+    def _forget_again(self, tx: StoreReader, memory_id: str) -> Forgotten:
         """A forgotten id again: finish its scrub if one waits and this store can finish it.
 
         That is the retry of a client whose forget was cut off (a crash between commit and
@@ -261,7 +276,7 @@ class HistoryOps(NotebookOps, GuardOps):  # forget reaches notebooks, kept comma
 
     def _forget_version(
         self, tx: StoreWriter, memory: Memory, version: int, because: str, now: str, op_id: str
-    ) -> dict[str, Any]:
+    ) -> Forgotten:
         if version == memory.version:
             raise ValidationError(
                 f"Version {version} is the current one of {memory.id}. Revise it first (so a "
@@ -278,7 +293,7 @@ class HistoryOps(NotebookOps, GuardOps):  # forget reaches notebooks, kept comma
         tx.forget_version(memory.id, version)
         return {"id": memory.id, "version": version, "forgotten": True}
 
-    def inspect(self, *, id: str | None = None, notebook: str | None = None) -> dict[str, Any]:
+    def inspect(self, *, id: str | None = None, notebook: str | None = None) -> InspectAnswer:
         """One memory whole (versions, links), or one notebook with all its memories."""
         if (id is None) == (notebook is None):
             raise ValidationError("Pass `id` (a memory) or `notebook`.", field="id")
@@ -289,18 +304,18 @@ class HistoryOps(NotebookOps, GuardOps):  # forget reaches notebooks, kept comma
                     refuse_nul("notebook", notebook)
                 gone = tx.get_notebook_tombstone(notebook) if isinstance(notebook, str) else None
                 if gone is not None and tx.get_notebook(notebook) is None:
-                    return {"tombstone": gone.to_dict()}
+                    return {"tombstone": tombstone_view(gone)}
                 nb = self._find_notebook(tx, notebook)
                 memories = tx.memories_at(None, nb.id)
                 return {
-                    "notebook": nb.to_dict(),
+                    "notebook": notebook_view(nb),
                     "memories": [notebook_line(m) for m in memories],
-                    "links": [link.to_dict() for link in tx.links(nb.id)],
+                    "links": [link_view(link) for link in tx.links(nb.id)],
                 }
             id = memory_id_arg(id)
             tombstone = tx.get_tombstone(id)
             if tombstone is not None:
-                return {"tombstone": tombstone.to_dict()}
+                return {"tombstone": tombstone_view(tombstone)}
             memory = self._get(tx, id)
             shown = memory_view(memory, self._notebooks(tx), at, freshness_days(tx))
             mark_disputed([shown], tx.disputed_with([id]))
@@ -308,7 +323,7 @@ class HistoryOps(NotebookOps, GuardOps):  # forget reaches notebooks, kept comma
             return {
                 "memory": shown,
                 "versions": version_views(tx.memory_versions(id)),
-                "links": [link.to_dict() for link in tx.links(id)],
+                "links": [link_view(link) for link in tx.links(id)],
                 "disputes": disputes_of(tx, id),
             }
 
@@ -323,7 +338,7 @@ class HistoryOps(NotebookOps, GuardOps):  # forget reaches notebooks, kept comma
         limit: int = 100,
         diff_from: int | None = None,
         diff_to: int | None = None,
-    ) -> dict[str, Any]:
+    ) -> HistoryAnswer:
         """Events by memory, notebook, actor or time; or the diff between two versions."""
         if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 1000:
             raise ValidationError("`limit` must be from 1 to 1000.", field="limit")
@@ -343,7 +358,7 @@ class HistoryOps(NotebookOps, GuardOps):  # forget reaches notebooks, kept comma
             )
             events = tx.events(query)
             versions: dict[str, dict[int, Memory | None]] = {}
-            views = []
+            views: list[EventShown] = []
             for event in events:
                 changes = None
                 if event.target_type == "memory" and event.version is not None:
@@ -359,7 +374,7 @@ class HistoryOps(NotebookOps, GuardOps):  # forget reaches notebooks, kept comma
 
     def _version_diff(
         self, tx: StoreReader, id: str | None, old: int | None, new: int | None
-    ) -> dict[str, Any]:
+    ) -> HistoryAnswer:
         if id is None or old is None or new is None:
             raise ValidationError(
                 "A diff takes `id`, `diff_from` and `diff_to`.", field="diff_from"

@@ -13,18 +13,23 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Literal
 
 from ..domain.errors import Conflict, NotFound, PalimpsestError, ValidationError
 from ..domain.model import Memory
 from ..revise.edit import validate
 from ..revise.screen import record_fields
 from ..screening import gate
+from .admin_answers import Imported
 
 # (step, done, total): steps are "checking", "writing" and "embedding"; total 0: unknown
 Steps = Callable[[str, int, int], None]
 LISTED = 100  # refusals, conflicts and unmapped parts listed one by one; the rest counted
 MAX_LINE = 1_000_000  # characters of one line of ours (the longest record is far shorter)
+
+
+# The lists an import answers, each of its first entries (`Imported`).
+Section = Literal["refused", "conflicts", "unmapped", "links_left_out"]
 
 
 @dataclass
@@ -35,9 +40,9 @@ class Report:
     source: dict[str, Any]
     dry_run: bool
     counts: Counter[str] = field(default_factory=Counter)
-    listed: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    listed: dict[Section, list[dict[str, Any]]] = field(default_factory=dict)
 
-    def note(self, section: str, entry: dict[str, Any]) -> None:
+    def note(self, section: Section, entry: dict[str, Any]) -> None:
         self.counts[section] += 1
         shown = self.listed.setdefault(section, [])
         if len(shown) < LISTED:
@@ -45,16 +50,28 @@ class Report:
 
     def refuse(self, where: str, exc: PalimpsestError, memory_id: str | None = None) -> None:
         entry = {"where": where, **exc.to_dict()}
-        section = "conflicts" if isinstance(exc, Conflict) else "refused"
+        section: Section = "conflicts" if isinstance(exc, Conflict) else "refused"
         self.note(section, {"id": memory_id, **entry} if memory_id else entry)
 
-    def answer(self) -> dict[str, Any]:
-        body: dict[str, Any] = {"mode": self.mode, "source": self.source}
-        body["counts"] = dict(sorted(self.counts.items()))
-        for section, entries in self.listed.items():
-            body[section] = entries
-            if self.counts[section] > len(entries):
-                body[f"{section}_more"] = self.counts[section] - len(entries)
+    def answer(self) -> Imported:
+        body: Imported = {"mode": self.mode, "source": self.source,
+                          "counts": dict(sorted(self.counts.items()))}  # fmt: skip
+        if entries := self.listed.get("refused"):
+            body["refused"] = entries
+            if more := self.counts["refused"] - len(entries):
+                body["refused_more"] = more
+        if entries := self.listed.get("conflicts"):
+            body["conflicts"] = entries
+            if more := self.counts["conflicts"] - len(entries):
+                body["conflicts_more"] = more
+        if entries := self.listed.get("unmapped"):
+            body["unmapped"] = entries
+            if more := self.counts["unmapped"] - len(entries):
+                body["unmapped_more"] = more
+        if entries := self.listed.get("links_left_out"):
+            body["links_left_out"] = entries
+            if more := self.counts["links_left_out"] - len(entries):
+                body["links_left_out_more"] = more
         if self.dry_run:
             body["dry_run"] = True
         return body

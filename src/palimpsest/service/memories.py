@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar, overload
+
+from typing_extensions import Unpack
 
 from ..domain.errors import NotFound, PalimpsestError, Retryable, ValidationError
 from ..domain.ids import new_id
 from ..domain.model import Link, Memory, Notebook, normalize_text
-from ..domain.views import memory_view
 from ..revise import (
     Changes,
     Plan,
@@ -35,14 +37,29 @@ from ..revise import (
 from ..revise.parse import parse_acceptance
 from ..screening import gate
 from ..store import EventFilter, SearchQuery, StoreReader, StoreWriter
+from .answers import (
+    Batch,
+    Filed,
+    MissedTarget,
+    Remembered,
+    ReviseAnswer,
+    Revised,
+    Suggestions,
+    revised,
+)
 from .base import EVERY_EVENT, ServiceBase, id_list
 from .batch import SUGGEST_ITEMS, Item, parse_items
 from .checks import hashed_on_write
 from .guard import tried
+from .requests import MemoryFields, Revision
 from .roles import check_write
+from .shown import memory_view
 from .suggest import CANDIDATES, suggestions
 from .usefulness import write_mark
 from .vectors import embedding_text
+
+# An answer that suggestions are added to (`_suggested`).
+W = TypeVar("W", Filed, Batch, ReviseAnswer)
 
 
 @dataclass
@@ -54,6 +71,32 @@ class _Target:
 
 
 class MemoryOps(ServiceBase):
+    @overload
+    def remember(
+        self,
+        *,
+        notebook: str | None = None,
+        kind: str | None = None,
+        text: str | None = None,
+        items: None = None,
+        supersedes: list[str] | None = None,
+        because: str | None = None,
+        idempotency_key: str | None = None,
+        dry_run: bool = False,
+        accept_refusing: list[str] | None = None,
+        keep_as_note: bool = False,
+        **fields: Unpack[MemoryFields],
+    ) -> Filed: ...
+    @overload
+    def remember(
+        self,
+        *,
+        notebook: str | None = None,
+        items: list[dict[str, Any]],
+        idempotency_key: str | None = None,
+        dry_run: bool = False,
+    ) -> Batch: ...
+
     def remember(
         self,
         *,
@@ -67,8 +110,8 @@ class MemoryOps(ServiceBase):
         dry_run: bool = False,
         accept_refusing: list[str] | None = None,
         keep_as_note: bool = False,
-        **fields: Any,
-    ) -> dict[str, Any]:
+        **fields: Unpack[MemoryFields],
+    ) -> Remembered:
         """File a new memory. `fields` are the optional memory fields (title, why, tags...).
 
         With `items`, file a batch (remember_batch): each item holds the same fields. A
@@ -111,7 +154,7 @@ class MemoryOps(ServiceBase):
         request = {"notebook": notebook, "supersedes": superseded_ids, "because": because,
                    "accept_refusing": accepted, "keep_as_note": as_note, **values}  # fmt: skip
 
-        def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
+        def body(tx: StoreWriter, now: str, op_id: str) -> Filed:
             nb = self._open_notebook(tx, notebook, now, op_id)
             same = duplicate_of(
                 tx.find_by_text(nb.id, normalize_text(values["text"])), values["kind"]
@@ -136,7 +179,7 @@ class MemoryOps(ServiceBase):
                                note=because if accepted else None, data=trial)  # fmt: skip
             for old_id in superseded_ids:
                 self._link_supersedes(tx, memory.id, old_id, now)
-            result: dict[str, Any] = {
+            result: Filed = {
                 "id": memory.id,
                 "version": 1,
                 "notebook": nb.name,
@@ -148,11 +191,12 @@ class MemoryOps(ServiceBase):
                 result["kept_as_note"] = True
             if dry_run:
                 result["memory"] = memory_view(memory, {nb.id: nb}, now)
-                result.update(self._suggest(tx, memory, now))
+                _suggest_into(result, self._suggest(tx, memory, now))
             return result
 
         self.vectors.warm_filed(values, self.workspace, self.actor)  # the model runs unlocked
-        return self._suggested(self._write("remember", request, idempotency_key, dry_run, body))
+        answer = self._write("remember", request, idempotency_key, dry_run, body)
+        return self._suggested(answer, [answer])
 
     def remember_batch(
         self,
@@ -161,7 +205,7 @@ class MemoryOps(ServiceBase):
         notebook: str | None = None,
         idempotency_key: str | None = None,
         dry_run: bool = False,
-    ) -> dict[str, Any]:
+    ) -> Batch:
         """File many new memories at once, all or nothing: each item holds remember's fields
         (`notebook` may be given once for the items that name none). Every item is checked
         before the model runs, the texts are embedded together (cheaper per text than
@@ -181,9 +225,9 @@ class MemoryOps(ServiceBase):
         request = {"notebook": notebook, "items": items}
         embedded = self.vectors.embedded([embedding_text(draft, None) for draft in drafts])
 
-        def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
+        def body(tx: StoreWriter, now: str, op_id: str) -> Batch:
             notebooks: dict[str, Notebook] = {}
-            results = []
+            results: list[Filed] = []
             for index, (item, draft) in enumerate(zip(parsed, drafts, strict=True)):
                 try:
                     results.append(self._file_item(tx, item, draft, notebooks, now, op_id))
@@ -198,7 +242,7 @@ class MemoryOps(ServiceBase):
                     if memory is not None and result.get("written") is not False:
                         by_id = {nb.id: nb for nb in notebooks.values()}
                         result["memory"] = memory_view(memory, by_id, now)
-                        result.update(self._suggest(tx, memory, now))
+                        _suggest_into(result, self._suggest(tx, memory, now))
             return {"results": results}
 
         with self.vectors.holding(embedded):  # the write takes these, not the model
@@ -208,7 +252,7 @@ class MemoryOps(ServiceBase):
                 f"No suggestions: a batch of more than {SUGGEST_ITEMS} items is filed without them."
             )
             return answer
-        return self._suggested(answer)
+        return self._suggested(answer, answer["results"])
 
     def _file_item(
         self,
@@ -218,7 +262,7 @@ class MemoryOps(ServiceBase):
         notebooks: dict[str, Notebook],
         now: str,
         op_id: str,
-    ) -> dict[str, Any]:
+    ) -> Filed:
         """One batch item written in the batch's transaction (its notebook opened once)."""
         nb = notebooks.get(item.notebook)
         if nb is None:
@@ -232,8 +276,10 @@ class MemoryOps(ServiceBase):
         tried(tx, None, memory, now, (), False)  # a too-broad forbidden check refuses the batch
         self._check_key(tx, None, memory)
         self._memory_event(tx, "remember", op_id, now, None, memory)
-        filed = {"id": memory.id, "version": 1, "notebook": nb.name}
-        return {**filed, "warnings": notes} if notes else filed
+        filed: Filed = {"id": memory.id, "version": 1, "notebook": nb.name}
+        if notes:
+            filed["warnings"] = notes
+        return filed
 
     def _link_supersedes(self, tx: StoreWriter, successor_id: str, old_id: str, now: str) -> None:
         link = Link(
@@ -255,8 +301,8 @@ class MemoryOps(ServiceBase):
         redact: bool = False,
         accept_refusing: list[str] | None = None,
         keep_as_note: bool = False,
-        **changes: Any,
-    ) -> dict[str, Any]:
+        **changes: Unpack[Revision],
+    ) -> ReviseAnswer:
         """Change memories losing nothing: one (`id`), several (`ids`, `texts`) or a batch.
 
         With `redact`, credentials in a `note` become `[REDACTED:kind]` (listed in the
@@ -270,11 +316,11 @@ class MemoryOps(ServiceBase):
         request = {**named, "notebook": notebook, "expected_version": expected_version,
                    "changes": changes, "redact": redact, "trial": trial}  # fmt: skip
 
-        def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
+        def body(tx: StoreWriter, now: str, op_id: str) -> ReviseAnswer:
             targets, unmatched = self._resolve_targets(
                 tx, mode, id, ids, texts, notebook, items, plans
             )
-            results = []
+            results: list[Revised] = []
             for index, target in enumerate(targets):
                 try:
                     results.append(self._revise_one(tx, target, now, op_id, dry_run, trial))
@@ -283,7 +329,7 @@ class MemoryOps(ServiceBase):
                     if not isinstance(outcome, str):
                         raise outcome from None
                     unmatched.append({"target": target.label, "reason": outcome})
-            answer: dict[str, Any] = {"results": results, "unmatched": unmatched}
+            answer: ReviseAnswer = {"results": results, "unmatched": unmatched}
             redacted = sorted({kind for changes, _ in plans for kind in changes.redacted})
             if redacted:
                 answer["redacted"] = [{"field": "note", "kinds": redacted}]
@@ -293,7 +339,8 @@ class MemoryOps(ServiceBase):
                 ]
             return answer
 
-        return self._suggested(self._write("revise", request, idempotency_key, dry_run, body))
+        answer = self._write("revise", request, idempotency_key, dry_run, body)
+        return self._suggested(answer, answer["results"])
 
     def _resolve_targets(
         self,
@@ -305,8 +352,8 @@ class MemoryOps(ServiceBase):
         notebook: str | None,
         items: list[dict[str, Any]] | None,
         plans: list[Plan],
-    ) -> tuple[list[_Target], list[dict[str, Any]]]:
-        unmatched: list[dict[str, Any]] = []
+    ) -> tuple[list[_Target], list[MissedTarget]]:
+        unmatched: list[MissedTarget] = []
         targets: list[_Target] = []
         changes, expected = plans[0]
         if mode == "id":
@@ -363,7 +410,7 @@ class MemoryOps(ServiceBase):
         op_id: str,
         dry_run: bool,
         trial: tuple[tuple[str, ...], bool] = ((), False),
-    ) -> dict[str, Any]:
+    ) -> Revised:
         old, changes = target.memory, target.changes
         check_expected_version(old, target.expected_version)
         if changes.feedback is not None:  # a usefulness mark: no new version
@@ -391,7 +438,7 @@ class MemoryOps(ServiceBase):
         if successor is not None:  # as a supersede's retirement records it
             step = replace(step, data={**step.data, "superseded_by": successor})
         self._check_key(tx, old, step.new)
-        result = self._write_step(tx, step, op_id, now)
+        result = revised(self._write_step(tx, step, op_id, now))
         if successor is not None and not any(
             (link.source_id, link.type) == (successor, "supersedes") for link in tx.links(old.id)
         ):
@@ -404,7 +451,7 @@ class MemoryOps(ServiceBase):
         if dry_run:
             result["diff"] = self._readable_diff(tx, old, step.new, op_id)
             if _says_something_new(result):
-                result.update(self._suggest(tx, step.new, now))
+                _suggest_into(result, self._suggest(tx, step.new, now))
         return result
 
     def _successor(self, tx: StoreReader, old: Memory, successor_id: str) -> Memory:
@@ -418,13 +465,14 @@ class MemoryOps(ServiceBase):
             )
         return successor
 
-    def _suggested(self, answer: dict[str, Any]) -> dict[str, Any]:
-        """`answer` with the suggestions for each memory it wrote anew, looked for once the
-        write has committed: out of the write lock, where the vector cache catches up. (A
-        dry run's are looked for in its transaction, the only place its memories exist.)"""
+    def _suggested(self, answer: W, written: Sequence[Filed] | Sequence[Revised]) -> W:
+        """`answer` with the suggestions for each memory it wrote anew (of `written`, its
+        own parts), looked for once the write has committed: out of the write lock, where
+        the vector cache catches up. (A dry run's are looked for in its transaction, the only
+        place its memories exist.)"""
         if answer.get("dry_run") or answer.get("replayed"):
             return answer
-        targets = [t for t in answer.get("results", [answer]) if _says_something_new(t)]
+        targets = [t for t in written if _says_something_new(t)]
         if not targets:
             return answer
         try:
@@ -432,13 +480,13 @@ class MemoryOps(ServiceBase):
                 for target in targets:
                     memory = tx.get_memory(target["id"])
                     if memory is not None:
-                        target.update(self._suggest(tx, memory, self.clock()))
+                        _suggest_into(target, self._suggest(tx, memory, self.clock()))
         except Retryable:  # the write committed: its answer must reach the caller whole
             note = "The write is done; its suggestions were left out: the store was busy."
             answer.setdefault("warnings", []).append(note)
         return answer
 
-    def _suggest(self, tx: StoreReader, memory: Memory, now: str) -> dict[str, Any]:
+    def _suggest(self, tx: StoreReader, memory: Memory, now: str) -> Suggestions:
         """The suggestions on writing `memory` (service/suggest.py); nothing is written.
         By meaning when the service embeds: the vector this write stored is the query."""
         model = self.vectors.model
@@ -483,7 +531,7 @@ class MemoryOps(ServiceBase):
         op_id: str,
         dry_run: bool,
         trial: tuple[tuple[str, ...], bool] = ((), False),
-    ) -> dict[str, Any]:
+    ) -> Revised:
         content = superseding_content(old, changes, now=now, actor=self.actor)
         notebook_id = old.notebook_id
         if changes.move_to is not None:
@@ -497,7 +545,8 @@ class MemoryOps(ServiceBase):
         file = replace(file, new=successor)
         retired = self._write_step(tx, retire, op_id, now)
         self._check_key(tx, None, file.new)
-        result: dict[str, Any] = {**self._write_step(tx, file, op_id, now), "superseded": retired}
+        result = revised(self._write_step(tx, file, op_id, now))
+        result["superseded"] = retired
         if notes:
             result["warnings"] = notes
         if kept_as_note:
@@ -505,7 +554,7 @@ class MemoryOps(ServiceBase):
         self._link_supersedes(tx, file.new.id, old.id, now)
         if dry_run:
             result["diff"] = self._readable_diff(tx, old, file.new, op_id)
-            result.update(self._suggest(tx, file.new, now))
+            _suggest_into(result, self._suggest(tx, file.new, now))
         return result
 
 
@@ -514,12 +563,13 @@ class MemoryOps(ServiceBase):
 _SAYING = frozenset({"text", "kind", "key", "notebook_id", "status"})
 
 
-def _says_something_new(result: dict[str, Any]) -> bool:
+def _says_something_new(result: Filed | Revised) -> bool:
     """Whether a write's answer (remember's, or one target's of revise) filed a memory or
     changed what it says: then it gets suggestions (a retired one gets none)."""
     if result.get("unchanged") or result.get("written") is False:
         return False
-    return "changed" not in result or bool(_SAYING & set(result["changed"]))
+    changed: object = result.get("changed")  # a revise's target only
+    return not isinstance(changed, list) or bool(_SAYING & set(changed))
 
 
 def _created_by(tx: StoreReader, notebook_id: str, op_id: str) -> bool:
@@ -528,9 +578,15 @@ def _created_by(tx: StoreReader, notebook_id: str, op_id: str) -> bool:
     return any(e.op == "notebook.create" and e.op_id == op_id for e in events)
 
 
-def _duplicate(same: Memory, notebook: str, unapplied: list[str]) -> dict[str, Any]:
+def _suggest_into(target: Suggestions, found: Suggestions) -> None:
+    """Add the suggestions `found` to the answer `target` (a memory filed or revised):
+    through their common type, the only one whose `update` mypy takes them in."""
+    target.update(found)
+
+
+def _duplicate(same: Memory, notebook: str, unapplied: list[str]) -> Filed:
     """The answer to filing what is already there: nothing is written, nothing ignored."""
-    answer: dict[str, Any] = {"id": same.id, "version": same.version, "duplicate_of": same.id,
+    answer: Filed = {"id": same.id, "version": same.version, "duplicate_of": same.id,
                               "written": False, "notebook": notebook}  # fmt: skip
     if unapplied:
         answer["warnings"] = [

@@ -10,6 +10,7 @@ from ..domain.model import LINK_TYPES, Link, Memory, Notebook, Tombstone
 from ..domain.text import canonical
 from ..screening import gate
 from ..store import EventFilter, StoreReader, StoreWriter
+from .answers import ForgetAnswer, Forgotten, LinkAnswer, NotebookAnswer
 from .base import (
     EVERY_EVENT,
     MAX_ID,
@@ -20,15 +21,16 @@ from .base import (
     refuse_nul,
 )
 from .roles import check_forget, check_owner
+from .shown import link_view, notebook_view
 
 # The notebook fields that can hold personal data and so can be forgotten.
 FORGETTABLE_FIELDS = ("summary", "name")
 
 
 class NotebookOps(ServiceBase):
-    def notebooks(self) -> dict[str, Any]:
+    def notebooks(self) -> NotebookAnswer:
         with self.store.read(self.workspace) as tx:
-            return {"notebooks": [nb.to_dict() for nb in tx.list_notebooks()]}
+            return {"notebooks": [notebook_view(nb) for nb in tx.list_notebooks()]}
 
     def create_notebook(
         self,
@@ -40,13 +42,13 @@ class NotebookOps(ServiceBase):
         idempotency_key: str | None = None,
         dry_run: bool = False,
         redact: bool = False,
-    ) -> dict[str, Any]:
+    ) -> NotebookAnswer:
         """Create a notebook; with `redact`, credentials in the summary become placeholders."""
         values, redacted = notebook_fields(summary=summary, domain=domain, tags=tags, redact=redact)
         name = notebook_name(name, "name")
         _screen_notebook(name, values.get("summary"))
 
-        def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
+        def body(tx: StoreWriter, now: str, op_id: str) -> NotebookAnswer:
             if tx.get_notebook(name) is not None:
                 raise Conflict(
                     f"A notebook named {name!r} exists; pick another name.", field="name"
@@ -54,7 +56,10 @@ class NotebookOps(ServiceBase):
             nb = Notebook(new_id("nb"), self.workspace, name, now, **values)
             tx.put_notebook(nb)
             self._notebook_event(tx, "notebook.create", op_id, now, nb, nb.to_dict())
-            return {"notebook": nb.to_dict()} | _listed(redacted)
+            answer: NotebookAnswer = {"notebook": notebook_view(nb)}
+            if redacted:
+                answer["redacted"] = redacted
+            return answer
 
         request = {"name": name, **values}
         return self._write("notebook.create", request, idempotency_key, dry_run, body)
@@ -71,7 +76,7 @@ class NotebookOps(ServiceBase):
         idempotency_key: str | None = None,
         dry_run: bool = False,
         redact: bool = False,
-    ) -> dict[str, Any]:
+    ) -> NotebookAnswer:
         """Rename (the id stays), or replace the summary, domain or tags of a notebook."""
         values, redacted = notebook_fields(summary=summary, domain=domain, tags=tags, redact=redact)
         if name is not None:
@@ -86,7 +91,7 @@ class NotebookOps(ServiceBase):
         if not values:
             raise ValidationError("Nothing to change: give name, summary, domain, tags or clear.")
 
-        def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
+        def body(tx: StoreWriter, now: str, op_id: str) -> NotebookAnswer:
             nb = self._find_notebook(tx, notebook)
             if "name" in values and values["name"] != nb.name and tx.get_notebook(values["name"]):
                 raise Conflict(f"A notebook named {values['name']!r} exists.", field="name")
@@ -96,13 +101,17 @@ class NotebookOps(ServiceBase):
             if "name" in values or values.get("summary"):
                 _screen_notebook(updated.name, updated.summary)
             if updated == nb:
-                return {"notebook": nb.to_dict(), "unchanged": True}
+                return {"notebook": notebook_view(nb), "unchanged": True}
             tx.put_notebook(updated)
             before, after = nb.to_dict(), updated.to_dict()
             data = {k: [before[k], after[k]] for k in after if before[k] != after[k]}
             self._notebook_event(tx, "notebook.edit", op_id, now, updated, data)
-            shown = {"diff": _changes(data)} if dry_run else {}
-            return {"notebook": after} | shown | _listed(redacted)
+            answer: NotebookAnswer = {"notebook": notebook_view(updated)}
+            if dry_run:
+                answer["diff"] = _changes(data)
+            if redacted:
+                answer["redacted"] = redacted
+            return answer
 
         request = {"notebook": notebook, **values}
         return self._write("notebook.edit", request, idempotency_key, dry_run, body)
@@ -115,7 +124,7 @@ class NotebookOps(ServiceBase):
         because: str | None = None,  # required, but checked here so that omitting it is refused
         dry_run: bool = False,
         idempotency_key: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> NotebookAnswer:
         """Move every notebook of domain `source` into domain `target`, one event each."""
         for value, name in ((source, "from_domain"), (target, "to_domain")):
             if not isinstance(value, str) or not value.strip():
@@ -125,7 +134,7 @@ class NotebookOps(ServiceBase):
             raise ValidationError("`because` is required to merge domains.", field="because")
         gate.screen("because", because)
 
-        def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
+        def body(tx: StoreWriter, now: str, op_id: str) -> NotebookAnswer:
             moved = [nb for nb in tx.list_notebooks() if nb.domain == source]
             if not moved:
                 raise NotFound(f"No notebook is in domain {source!r}.", field="source")
@@ -134,7 +143,7 @@ class NotebookOps(ServiceBase):
                 self._notebook_event(
                     tx, "merge_domains", op_id, now, nb, {"domain": [source, target]}, because
                 )
-            answer: dict[str, Any] = {"moved": [nb.name for nb in moved], "domain": target}
+            answer: NotebookAnswer = {"moved": [nb.name for nb in moved], "domain": target}
             if dry_run:
                 change = {"domain": {"old": source, "new": target}}
                 answer["diff"] = {nb.name: change for nb in moved}
@@ -150,7 +159,7 @@ class NotebookOps(ServiceBase):
         because: str,
         idempotency_key: str | None,
         dry_run: bool,
-    ) -> dict[str, Any]:
+    ) -> ForgetAnswer:
         """Scrub a field's values from a notebook's history, or remove the empty notebook."""
         check_forget(self.role, self.actor, None)
         field = canonical(field, FORGETTABLE_FIELDS) or field
@@ -161,7 +170,7 @@ class NotebookOps(ServiceBase):
             )
         request = {"notebook": notebook, "field": field, "because": because}
 
-        def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
+        def body(tx: StoreWriter, now: str, op_id: str) -> ForgetAnswer:
             nb = self._find_notebook(tx, notebook)
             if field is not None:
                 return self._forget_notebook_field(tx, nb, field, because, now, op_id, dry_run)
@@ -189,7 +198,7 @@ class NotebookOps(ServiceBase):
         now: str,
         op_id: str,
         dry_run: bool,
-    ) -> dict[str, Any]:
+    ) -> ForgetAnswer:
         """Every past value of `field` leaves the history; a summary is cleared too (a name
         is needed, so the current one stays: rename first if it must go as well)."""
         if field == "summary" and not _ever_summarised(tx, nb):
@@ -202,7 +211,7 @@ class NotebookOps(ServiceBase):
             tx.put_notebook(nb)
         seq = self._notebook_event(tx, "forget_field", op_id, now, nb, {"field": field}, because)
         tx.forget_notebook_field(nb.id, field, seq)
-        item = {"notebook": nb.id, "field": field, "forgotten": True}
+        item: Forgotten = {"notebook": nb.id, "field": field, "forgotten": True}
         if dry_run:
             item["would_erase"] = would_erase
         return {"results": [item]}
@@ -216,7 +225,7 @@ class NotebookOps(ServiceBase):
         remove: bool = False,
         idempotency_key: str | None = None,
         dry_run: bool = False,
-    ) -> dict[str, Any]:
+    ) -> LinkAnswer:
         """Link two memories (or two notebooks) with a typed edge, or remove that edge."""
         chosen = canonical(type, LINK_TYPES)
         if chosen is None:
@@ -226,7 +235,7 @@ class NotebookOps(ServiceBase):
             raise ValidationError("A link joins two different things.", field="target")
         request = {"source": source, "target": target, "type": type, "remove": remove}
 
-        def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
+        def body(tx: StoreWriter, now: str, op_id: str) -> LinkAnswer:
             ends = self._link_ends(tx, source, target)
             existing = [
                 ln
@@ -239,13 +248,13 @@ class NotebookOps(ServiceBase):
                 tx.remove_link(existing[0].id)
                 link = existing[0]
             elif existing:
-                return {"link": existing[0].to_dict(), "unchanged": True}
+                return {"link": link_view(existing[0]), "unchanged": True}
             else:
                 link = Link(new_id("ln"), self.workspace, source, target, type, now, self.actor)
                 tx.add_link(link)
             op = "unlink" if remove else "link"
             data = {"link": link.to_dict()}
-            versions = {}
+            versions: dict[str, int] = {}
             for end in ends:
                 if isinstance(end, Memory):
                     bumped = end.replace(version=end.version + 1)
@@ -253,7 +262,7 @@ class NotebookOps(ServiceBase):
                     versions[end.id] = bumped.version
                 else:
                     self._notebook_event(tx, op, op_id, now, end, data)
-            answer = {"link": link.to_dict(), "removed": remove, "versions": versions}
+            answer: LinkAnswer = {"link": link_view(link), "removed": remove, "versions": versions}
             if dry_run:
                 ends_of_link = (link.to_dict(), None) if remove else (None, link.to_dict())
                 answer["diff"] = {"link": dict(zip(("old", "new"), ends_of_link, strict=True))}
@@ -283,10 +292,6 @@ class NotebookOps(ServiceBase):
 def _screen_notebook(name: str, summary: str | None) -> None:
     """A notebook's name and summary read together, like a memory's title over its text."""
     gate.screen_record([("name", name), ("summary", summary)] if summary else [("name", name)])
-
-
-def _listed(redacted: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"redacted": redacted} if redacted else {}
 
 
 def _changes(data: dict[str, list[Any]]) -> dict[str, dict[str, Any]]:

@@ -18,10 +18,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..domain.errors import ValidationError
 from ..domain.model import STATUSES, Memory, Notebook
-from ..domain.views import compact, hit_view, lean, mark_disputed, mark_stale, rule_view
+from ..domain.views import compact, lean
 from ..revise import parse_fields
 from ..screening import gate
 from ..store import Found, SearchQuery, StoreReader
+from .answers import Hit, Recalled
 from .authors import name_terms, named_authors, with_authors
 from .base import MAX_LIMIT, ServiceBase, checked_budget, choices, parse_time_arg, refuse_nul
 from .checks import here, stale_by_evidence
@@ -31,6 +32,7 @@ from .floor import Floor, above_floor
 from .fusion import LISTED, WORDS, Candidate, Fused, Weights, fuse, spread
 from .matched import explained
 from .settings import current_settings, freshness_days
+from .shown import hit_view, mark_disputed, mark_stale, rule_view
 from .usefulness import by_usefulness
 from .vectors import model_tag
 
@@ -72,7 +74,7 @@ class RecallOps(ServiceBase):
         as_of: str | None = None,
         near_misses: bool = False,
         budget: int | None = None,
-    ) -> dict[str, Any]:
+    ) -> Recalled:
         """Find memories by words and filters, in the current state or as of a past time;
         `near_misses` lists what the relevance floor leaves out too, marked; `budget`
         fills that many characters with the best hits and names the rest."""
@@ -152,7 +154,7 @@ class RecallOps(ServiceBase):
         shown = [_shown(hit, notebooks, at, freshness, query, missed) for hit in ranked]
         mark_disputed(shown, disputed)
         mark_stale(shown, stale_by_evidence(project, [hit.memory for hit in ranked]))
-        answer: dict[str, Any] = {"hits": shown, "rules": [rule_view(r) for r in rules],
+        answer: Recalled = {"hits": shown, "rules": [rule_view(r) for r in rules],
                                   "as_of": as_of_t}  # fmt: skip
         if not shown and query.strip():
             answer["note"] = NOTHING_CLOSE if near_misses else NOTHING_MATCHES
@@ -248,10 +250,10 @@ def _weights(settings: dict[str, Any]) -> Weights:
     )
 
 
-def _within(hits: list[dict[str, Any]], budget: int) -> tuple[list[dict[str, Any]], list[str]]:
+def _within(hits: list[Hit], budget: int) -> tuple[list[Hit], list[str]]:
     """The best `hits` whose text, as an agent reads it (lean, compact), fits in `budget`
     characters, and the ids of the rest: a hit too long to fit is named, never cut."""
-    kept: list[dict[str, Any]] = []
+    kept: list[Hit] = []
     used = 0
     for n, hit in enumerate(hits):
         size = len(compact(lean(hit))) + 1  # and its comma
@@ -277,23 +279,12 @@ def _shown(
     freshness: dict[str, int | None],
     query: str,
     missed: set[str],
-) -> dict[str, Any]:
-    view = _with_why(hit_view(hit.memory, hit.score, notebooks, at, freshness), hit.memory)
-    view |= {"matched": hit.matched} | explained(hit, query)
+) -> Hit:
+    view = hit_view(hit.memory, hit.score, notebooks, at, freshness, hit.matched)
+    explained(view, hit, query)
     if hit.memory.id in missed:
         view["below_floor"] = True
     return view
-
-
-def _with_why(hit: dict[str, Any], memory: Memory) -> dict[str, Any]:
-    """A hit with the memory's `why` after its text: the reason for a decision is what an
-    agent needs next, and asking for it would cost an inspect per hit."""
-    shown: dict[str, Any] = {}
-    for name, value in hit.items():
-        shown[name] = value
-        if name == "text":
-            shown["why"] = memory.why
-    return shown
 
 
 def _passes(memory: Memory, search: SearchQuery) -> bool:

@@ -19,6 +19,7 @@ from ..domain.model import add_days
 from ..screening.secrets import redact
 from ..store import AgentSession, StoreReader
 from ..store.orient_rows import FEEDBACK_OP
+from .admin_answers import SessionEnded, SessionStart, WrittenLine, session_brief
 from .base import refuse_nul
 from .orient import DEFAULT_BUDGET, OrientOps
 
@@ -43,12 +44,12 @@ class SessionOps(OrientOps):
         notebook: str | None = None,
         dir: str | None = None,
         budget: int = DEFAULT_BUDGET,
-    ) -> dict[str, Any]:
+    ) -> SessionStart:
         """Orient's brief, and the note of where session `session_id` began (None: an agent
         that names no session gets the brief alone)."""
-        brief = self._orient(notebook, dir, budget, must_exist=False)
+        brief = session_brief(self._orient(notebook, dir, budget, must_exist=False))
         if session_id is None:
-            return brief | {"session": None}
+            return brief
         session_id = _session_id(session_id)
         try:
             with self.store.write(self.workspace) as tx:
@@ -59,7 +60,6 @@ class SessionOps(OrientOps):
                                      last.seq if last else 0, now, None)  # fmt: skip
                 kept = tx.start_agent_session(begun, prune_before=add_days(now, -KEPT_DAYS))
         except PalimpsestError as error:  # bookkeeping: the brief is what the agent needs
-            brief["session"] = None
             brief.setdefault("warnings", []).append(
                 f"The session's start could not be noted ({error.message}): its end will not "
                 "know what it wrote."
@@ -76,7 +76,7 @@ class SessionOps(OrientOps):
         notebook: str | None = None,
         dir: str | None = None,
         stop_hook_active: bool = False,
-    ) -> dict[str, Any]:
+    ) -> SessionEnded:
         """What session `session_id` wrote and what is open, and `ask`: the request to file
         what it learned, made once per session (None once asked, or while `stop_hook_active`
         says the agent is already continuing because of a stop hook). A session with no id
@@ -86,7 +86,7 @@ class SessionOps(OrientOps):
         with self.store.read(self.workspace) as tx:
             session = tx.agent_session(session_id) if session_id else None
             written = _written(tx, session.started_seq, brief["notebook"]) if session else []
-        answer: dict[str, Any] = {
+        answer: SessionEnded = {
             "notebook": brief["notebook"],
             "session": {"id": session_id, "started_at": session.started_at if session else None},
             "written": written,
@@ -140,7 +140,7 @@ def _session_id(value: Any) -> str:
     return given
 
 
-def _written(tx: StoreReader, started_seq: int, notebook: str | None) -> list[dict[str, Any]]:
+def _written(tx: StoreReader, started_seq: int, notebook: str | None) -> list[WrittenLine]:
     """The memories written in `notebook` (None: anywhere) since `started_seq`, each once
     with its last operation; usefulness marks are not writes. Writers are not told apart
     (an agent's session id never reaches the server), so the notebook is what keeps another
@@ -152,7 +152,7 @@ def _written(tx: StoreReader, started_seq: int, notebook: str | None) -> list[di
     for event in tx.memory_events_after(started_seq, found.id if found else None, 500):
         if event.op != FEEDBACK_OP:
             latest[event.target_id] = event.op
-    shown = []
+    shown: list[WrittenLine] = []
     for memory_id, op in list(latest.items())[-WRITTEN_SHOWN:]:
         memory = tx.get_memory(memory_id)
         if memory is not None:

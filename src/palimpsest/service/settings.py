@@ -17,10 +17,11 @@ from typing import Any
 
 from ..domain.errors import ValidationError
 from ..domain.model import FRESHNESS_DAYS, KINDS, Event
-from ..domain.views import event_view
 from ..screening import gate
 from ..store import EventFilter, StoreReader, StoreWriter
+from .admin_answers import SettingChange, SettingsAnswer, SettingsHistory, SettingShown
 from .base import ServiceBase
+from .shown import event_view
 
 OP = "settings.change"
 DEFAULT = "default"  # as a value: go back to the default (and follow it if it changes)
@@ -147,7 +148,7 @@ def freshness_days(tx: StoreReader, at_seq: int | None = None) -> dict[str, int 
 
 
 class SettingsOps(ServiceBase):
-    def settings(self) -> dict[str, Any]:
+    def settings(self) -> SettingsAnswer:
         """Every workspace setting with its value, its default and what it does."""
         with self.store.read(self.workspace) as tx:
             return {"settings": _listed(tx.settings())}
@@ -159,14 +160,14 @@ class SettingsOps(ServiceBase):
         because: str | None = None,  # required, but checked here so that omitting it is refused
         dry_run: bool = False,
         idempotency_key: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> SettingsAnswer:
         """Set settings (a value, or `default` to go back to it), as one event with `because`."""
         wanted = _read_changes(changes)
         if not isinstance(because, str) or not because.strip():
             raise ValidationError("`because` is required to change a setting.", field="because")
         gate.screen("because", because)
 
-        def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
+        def body(tx: StoreWriter, now: str, op_id: str) -> SettingsAnswer:
             chosen = tx.settings()
             data: dict[str, list[Any]] = {}
             for name, value in wanted.items():
@@ -179,20 +180,21 @@ class SettingsOps(ServiceBase):
                 else:
                     tx.put_setting(name, value)
                 data[name] = [old, new]
-            answer: dict[str, Any] = {"changes": {k: {"old": o, "new": n} for k, (o, n) in
-                                                  data.items()}}  # fmt: skip
+            changes: dict[str, SettingChange] = {
+                k: {"old": o, "new": n} for k, (o, n) in data.items()
+            }
             if not data:
-                return answer | {"settings": _listed(chosen), "unchanged": True}
+                return {"changes": changes, "settings": _listed(chosen), "unchanged": True}
             event = Event(0, op_id, now, self.actor, OP, "workspace", self.workspace,
                           fields=tuple(data), note=because.strip(), data=data)  # fmt: skip
             tx.append_event(event)
-            return answer | {"settings": _listed(tx.settings())}
+            return {"changes": changes, "settings": _listed(tx.settings())}
 
         request = {"changes": {k: DEFAULT if v is _RESET else v for k, v in wanted.items()},
                    "because": because}  # fmt: skip
         return self._write(OP, request, idempotency_key, dry_run, body)
 
-    def settings_history(self, *, limit: int = 100) -> dict[str, Any]:
+    def settings_history(self, *, limit: int = 100) -> SettingsHistory:
         """The changes of this workspace's settings, oldest first: who, when, why, old -> new."""
         if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 1000:
             raise ValidationError("`limit` must be from 1 to 1000.", field="limit")
@@ -233,7 +235,7 @@ def _read_changes(changes: Any) -> dict[str, Any]:
     return wanted
 
 
-def _listed(chosen: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+def _listed(chosen: Mapping[str, Any]) -> dict[str, SettingShown]:
     return {
         name: {
             "value": chosen.get(name, s.default),

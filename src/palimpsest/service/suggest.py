@@ -20,11 +20,11 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, replace
-from typing import Any
 
 from ..domain.model import SEVERITIES, Memory, Notebook
 from ..store import SearchQuery, StoreReader
 from ..store.terms import STOPWORDS, index_terms, words
+from .answers import RuleLine, Suggested, Suggestions
 
 LIMIT = 3  # entries per list
 RULES = 5  # applicable rules shown; recall lists them all
@@ -188,14 +188,15 @@ def suggestions(
     memory: Memory,
     at: str,
     nearest: list[tuple[Memory, float]] | None = None,
-) -> dict[str, list[dict[str, Any]]]:
+) -> Suggestions:
     """The suggestions for `memory`, just written in `tx`: the non-empty lists only.
 
     `nearest`: the active memories nearest by meaning with their cosine, when the service
     embeds; without it, candidates come from a full-text search of the memory's words.
     """
+    answer: Suggestions = {}
     if memory.status != "active":
-        return {}
+        return answer
     notebooks: dict[str, Notebook | None] = {}
     by_meaning = nearest is not None
     candidates = nearest if nearest is not None else _by_words(tx, memory, at)
@@ -218,13 +219,19 @@ def suggestions(
         verdict = _judge(tx, mine, _Said.of(other), score if by_meaning else None, notebooks)
         if verdict is not None:
             judged.append(verdict)
-    answer: dict[str, list[dict[str, Any]]] = {}
-    for name in LISTS:
+
+    def listed(name: str) -> list[Suggested]:
         chosen = sorted(
             (j for j in judged if j.list == name), key=lambda j: (not j.by_key, -j.similarity)
         )
-        if chosen:
-            answer[name] = [_view(tx, j, notebooks) for j in chosen[:LIMIT]]
+        return [_view(tx, j, notebooks) for j in chosen[:LIMIT]]
+
+    if contradicts := listed(LISTS[0]):
+        answer["possible_contradicts"] = contradicts
+    if duplicates := listed(LISTS[1]):
+        answer["possible_duplicates"] = duplicates
+    if connections := listed(LISTS[2]):
+        answer["suggested_connections"] = connections
     rules = applicable_rules(tx, memory, at)
     if rules:
         answer["applicable_rules"] = [_rule_view(rule) for rule in rules]
@@ -318,12 +325,10 @@ def snippet(text: str) -> str:
     return flat if len(flat) <= SNIPPET else flat[: SNIPPET - 1] + "…"
 
 
-def _view(
-    tx: StoreReader, judged: _Judged, notebooks: dict[str, Notebook | None]
-) -> dict[str, Any]:
+def _view(tx: StoreReader, judged: _Judged, notebooks: dict[str, Notebook | None]) -> Suggested:
     other = judged.memory
     notebook = _notebook(tx, other.notebook_id, notebooks)
-    view: dict[str, Any] = {
+    view: Suggested = {
         "id": other.id,
         "kind": other.kind,
         "notebook": notebook.name if notebook else other.notebook_id,
@@ -335,5 +340,5 @@ def _view(
     return view
 
 
-def _rule_view(rule: Memory) -> dict[str, Any]:
+def _rule_view(rule: Memory) -> RuleLine:
     return {"id": rule.id, "severity": rule.severity, "text": snippet(rule.text)}

@@ -44,6 +44,7 @@ from ..revise.decide import duplicate_of
 from ..screening import gate
 from ..store import EventFilter, StoreReader, StoreWriter
 from ..store.rows import memory_from_row
+from .admin_answers import Exported, ExportedMarkdown, Imported
 from .base import ServiceBase, notebook_name
 from .importing import FileCopy, Report, Steps, screened
 from .restore_plan import RestorePlan
@@ -76,7 +77,7 @@ class ForgottenHere(ValidationError):
 class TransferOps(ServiceBase):
     # -- export ---------------------------------------------------------------------------
 
-    def export(self, out: TextIO, *, notebooks: list[str] | None = None) -> dict[str, Any]:
+    def export(self, out: TextIO, *, notebooks: list[str] | None = None) -> Exported:
         """Write the workspace (or the notebooks named) to `out` as JSON lines: a header,
         then every record. One read transaction: the file is one moment of the store."""
         check_owner("export", self.role)
@@ -98,7 +99,7 @@ class TransferOps(ServiceBase):
         return {"workspace": name, "notebooks": names, "counts": dict(counts)}
 
     def export_markdown(self, directory: Path, *, notebooks: list[str] | None = None
-                        ) -> dict[str, Any]:  # fmt: skip
+                        ) -> ExportedMarkdown:  # fmt: skip
         """Write the notebooks' current memories (retired ones too) as markdown files in
         `directory`, a file per memory named by its id (formats/markdown_out.py)."""
         from ..formats.markdown_out import write_markdown
@@ -110,7 +111,9 @@ class TransferOps(ServiceBase):
             ids = {nb.id for nb in shown}
             memories = [m for m in tx.memories_at(None) if m.notebook_id in ids]
             counts = write_markdown(directory, shown, memories, tx.links)
-        return {"directory": str(directory), **counts}
+        return {"directory": str(directory), "notebooks": counts["notebooks"],
+                "memories": counts["memories"], "written": counts["written"],
+                "unchanged": counts["unchanged"], "removed": counts["removed"]}  # fmt: skip
 
     def _chosen_notebooks(self, tx: StoreReader, refs: list[str] | None) -> dict[str, str] | None:
         if not refs:
@@ -138,7 +141,7 @@ class TransferOps(ServiceBase):
         dry_run: bool = False,
         strict: bool = False,
         progress: Steps | None = None,
-    ) -> dict[str, Any]:
+    ) -> Imported:
         """Import `path` (a file of ours, or of another server: formats/). Answers what was
         imported, left unchanged, refused and found in conflict, by line, never by text."""
         check_write("import", self.role)
@@ -181,7 +184,7 @@ class TransferOps(ServiceBase):
         strict: bool,
         total: int,
         progress: Steps | None,
-    ) -> dict[str, Any]:
+    ) -> Imported:
         plan = RestorePlan(report)
         for count, (number, text) in enumerate(copy.numbered(), start=1):
             plan.read(number, text)
@@ -223,7 +226,7 @@ class TransferOps(ServiceBase):
         report: Report,
         strict: bool,
         progress: Steps | None,
-    ) -> dict[str, Any]:
+    ) -> Imported:
         if strict or report.dry_run:  # everything checked before anything is written
             seen: dict[str, str] = {}
             for chunk in _chunks(candidates(), BATCH):
@@ -417,7 +420,7 @@ class TransferOps(ServiceBase):
         dry_run: bool,
         strict: bool,
         progress: Steps | None,
-    ) -> dict[str, Any]:
+    ) -> Imported:
         reader = _reader(source_format)
         if not path.exists():
             raise NotFound(f"No file or folder {path}: check the path.", field="file")

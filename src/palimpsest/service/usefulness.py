@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from ..domain.model import Memory
 from ..store import StoreReader, StoreWriter
 from ..store.orient_rows import FEEDBACK_OP
+from .answers import Revised
+from .findings import Noisy
 from .fusion import Identified
 
 if TYPE_CHECKING:
@@ -58,12 +60,10 @@ def by_usefulness(tx: StoreReader, ranked: list[S]) -> list[S]:
     return sorted(weighed, key=lambda hit: -hit.score)
 
 
-def noisy(
-    counts: Mapping[str, tuple[int, int]], current: Mapping[str, Memory]
-) -> list[dict[str, Any]]:
+def noisy(counts: Mapping[str, tuple[int, int]], current: Mapping[str, Memory]) -> list[Noisy]:
     """Doctor's list: active memories marked noise at least NOISY_AT times, and more often
     than they helped, most noise first, each with what to do about it."""
-    found = []
+    found: list[Noisy] = []
     for memory_id, (helped, noise) in counts.items():
         memory = current.get(memory_id)
         if memory is None or memory.status != "active" or noise < NOISY_AT or noise <= helped:
@@ -88,7 +88,7 @@ def write_mark(
     note: str | None,
     now: str,
     op_id: str,
-) -> dict[str, Any]:
+) -> Revised:
     """Write the mark as one event about `memory` with no new version (the version it
     judged is in its data); revise's answer for that target."""
     service._event(tx, FEEDBACK_OP, op_id, now, memory, note=note,

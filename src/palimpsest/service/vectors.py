@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from ..domain.model import Memory, Notebook
 from ..embed import Embedder
 from ..store import Store, StoreReader, StoreWriter
+from .admin_answers import ReindexAnswer
 
 if TYPE_CHECKING:
     from ..embed import Vectors
@@ -179,14 +180,14 @@ def _notebook(tx: StoreReader, memory: Memory) -> Notebook | None:
 
 def reindex(
     store: Store, workspace: str, vectors: VectorWriter, progress: Progress | None = None
-) -> dict[str, Any]:
+) -> ReindexAnswer:
     """Make anew every vector whose model tag is not the current one (or that is missing).
 
     Vectors are derived data: no event is written. The model runs outside any
     transaction; each batch is then written in a short one, so writers are held up for
     milliseconds only, and a reindex stopped half-way resumes where it stopped.
     """
-    answer: dict[str, Any] = {"model": vectors.model, "reindexed": 0, "stale": 0}
+    answer: ReindexAnswer = {"model": vectors.model, "reindexed": 0, "stale": 0}
     if not vectors.enabled:
         answer["note"] = "the embedder is `none`: recall runs on full text, with no vectors"
         return answer

@@ -18,6 +18,8 @@ from ..domain.model import Dispute, Memory
 from ..revise import Step
 from ..revise.dispute import caught_up, check_may_withdraw, touched
 from ..store import StoreWriter
+from .answers import Step as StepAnswer
+from .answers import Withdrawn
 
 if TYPE_CHECKING:
     from .base import ServiceBase
@@ -25,7 +27,7 @@ if TYPE_CHECKING:
 
 def step_written(
     service: ServiceBase, tx: StoreWriter, step: Step, op_id: str, now: str
-) -> dict[str, Any]:
+) -> StepAnswer:
     """Write `step` of an existing memory (read again as it is now), withdrawing the open
     disputes it leaves; the answer lists them in `disputes_withdrawn`."""
     assert step.old is not None
@@ -39,12 +41,14 @@ def step_written(
     result = service._write_version(tx, step, op_id, now)
     why = {"with_status": step.new.status}
     withdrawn = [_withdraw(service, tx, d, step.new, why, now, op_id) for d in found]
-    return result | ({"disputes_withdrawn": withdrawn} if withdrawn else {})
+    if withdrawn:
+        result["disputes_withdrawn"] = withdrawn
+    return result
 
 
 def withdraw_disputes(
     service: ServiceBase, tx: StoreWriter, memory: Memory, now: str, op_id: str
-) -> list[dict[str, Any]]:
+) -> list[Withdrawn]:
     """`memory` is being forgotten: each open dispute naming it is withdrawn, as an event
     on the other memory (whose flag goes). Called by forget before the memory's scrub,
     which then erases the texts of every dispute naming it."""
@@ -60,7 +64,7 @@ def _withdraw(
     why: dict[str, Any],
     now: str,
     op_id: str,
-) -> dict[str, Any]:
+) -> Withdrawn:
     """Withdraw `dispute`, which `leaving` leaves: an event on the other memory says so."""
     other = tx.get_memory(dispute.other(leaving.id))
     assert other is not None  # a forget or a retirement withdraws its disputes first
@@ -68,4 +72,5 @@ def _withdraw(
     result = service._write_version(tx, touched(other, "dispute.withdraw", None, data), op_id, now)
     tx.put_dispute(dispute.replace(status="withdrawn", version=dispute.version + 1),
                    result["seq"])  # fmt: skip
-    return {**result, "dispute": dispute.id}
+    return {"id": result["id"], "version": result["version"], "seq": result["seq"],
+            "dispute": dispute.id}  # fmt: skip

@@ -11,18 +11,19 @@ or renames one; over HTTP a request's key decides its workspace.
 from __future__ import annotations
 
 import re
-from typing import Any, Self
+from typing import Self
 
 from ..domain.errors import Conflict, NotFound, ValidationError
 from ..domain.ids import new_id
 from ..store import StoreReader, StoreWriter, Workspace
 from .access import check_name
+from .admin_answers import WorkspaceAnswer, WorkspacesAnswer
 from .base import DEFAULT_WORKSPACE, ServiceBase
 from .stores import named_workspace
 
 
 class WorkspaceOps(ServiceBase):
-    def workspaces(self) -> dict[str, Any]:
+    def workspaces(self) -> WorkspacesAnswer:
         """Every workspace of the store, oldest first (the default one even before its
         first write), marking the one this service acts in."""
         found = self._all_workspaces()
@@ -41,29 +42,28 @@ class WorkspaceOps(ServiceBase):
             return DEFAULT_WORKSPACE
         return self._named(ref, DEFAULT_WORKSPACE if ref == DEFAULT_WORKSPACE else None)
 
-    def create_workspace(self, *, name: str) -> dict[str, Any]:
+    def create_workspace(self, *, name: str) -> WorkspaceAnswer:
         """A new, empty workspace named `name`; its first event records who made it."""
         name = _workspace_name(name)
         created = self.with_workspace(new_id("w"))
 
-        def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
+        def body(tx: StoreWriter, now: str, op_id: str) -> WorkspaceAnswer:
             _refuse_taken(tx, name)  # in the write: two at once cannot both take it
             tx.name_workspace(name)
             created._event(tx, "workspace.create", op_id, now, ("workspace", tx.workspace),
                            data={"name": name})  # fmt: skip
-            made = {"id": tx.workspace, "name": name, "created_at": now}
-            return {"workspace": made}
+            return {"workspace": {"id": tx.workspace, "name": name, "created_at": now}}
 
         return created._write("workspace.create", {"name": name}, None, False, body)
 
-    def rename_workspace(self, *, name: str) -> dict[str, Any]:
+    def rename_workspace(self, *, name: str) -> WorkspaceAnswer:
         """Give this service's workspace a new name; its id, rows and keys stay."""
         name = _workspace_name(name, renaming=self.workspace)
         before = self._current_name()
         if name == before:
             return {"workspace": {"id": self.workspace, "name": name}, "unchanged": True}
 
-        def body(tx: StoreWriter, now: str, op_id: str) -> dict[str, Any]:
+        def body(tx: StoreWriter, now: str, op_id: str) -> WorkspaceAnswer:
             _refuse_taken(tx, name, self.workspace)
             tx.name_workspace(name)
             self._event(tx, "workspace.rename", op_id, now, ("workspace", tx.workspace),
