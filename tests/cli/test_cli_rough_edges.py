@@ -71,7 +71,8 @@ def test_scripts_run_installs_only_when_the_venv_or_pyproject_is_newer(tmp_path:
     """scripts/run in a copy whose .venv's python and palimpsest only note their calls."""
     checkout = tmp_path / "checkout"
     (checkout / "scripts").mkdir(parents=True)
-    shutil.copy(ROOT / "scripts" / "run", checkout / "scripts" / "run")
+    for script in ("run", "venv.sh"):
+        shutil.copy(ROOT / "scripts" / script, checkout / "scripts" / script)
     (checkout / "pyproject.toml").write_text("[project]\n")
     calls = tmp_path / "calls"
     bin_dir = checkout / ".venv" / "bin"
