@@ -91,3 +91,9 @@ async def test_the_instructions_say_forget_alone_cannot_be_undone(client: Client
     assert instructions is not None
     assert "any change can be undone" not in instructions
     assert "every change but a forget can be undone" in instructions.replace("\n", " ")
+
+
+async def test_orient_in_a_notebook_not_made_yet_says_remember_makes_it(client: Client) -> None:
+    """The instructions say to orient first; in a new project nothing was filed yet."""
+    refused = await refuse(client, "orient", notebook="brand-new-project")
+    assert refused["error_class"] == "not_found" and "remember" in refused["message"]

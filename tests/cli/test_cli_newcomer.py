@@ -268,3 +268,9 @@ def test_serve_on_a_terminal_says_it_waits_for_an_agent(db_path: Path, env: dict
         os.kill(pid, 9)
         os.waitpid(pid, 0)
     assert b"Ctrl-C" in said and b"README" in said
+
+
+def test_recall_that_finds_nothing_names_the_cli_s_own_flag(run: Run, db_path: Path) -> None:
+    run("--db", str(db_path), "remember", "-n", "ops", "Deploys need the VPN")
+    done = run("--db", str(db_path), "recall", "weather on mars")
+    assert "--near-misses" in done.stdout + done.stderr

@@ -12,6 +12,7 @@ import pytest
 from palimpsest.service import Service
 from palimpsest.store import Store, open_store
 
+from ..agent_runs import ran
 from ..conftest import needs_postgres, own_postgres_database
 from ..memory.test_forget_scrub import files_holding, secret_word
 
@@ -29,8 +30,8 @@ def test_forget_erases_a_kept_command_from_every_sqlite_file(
 ) -> None:
     word = secret_word()
     for n in range(50):
-        service.guard(command=f"make step{n}")
-    service.guard(command=f"curl https://example.test/{word}")
+        ran(service, f"make step{n}")
+    ran(service, f"curl https://example.test/{word}")
     kept = [c for c in service.seen()["commands"] if word in c["command"]]
     assert kept and files_holding(db_path.parent, word.encode())
     answer = service.forget(id=kept[0]["id"], because="it names a private host")
@@ -47,7 +48,7 @@ def test_forget_and_scrub_erase_a_kept_command_from_postgres_files() -> None:
         store = open_store(url)
         try:
             service = Service(store)
-            service.guard(command=f"curl https://example.test/{word}")
+            ran(service, f"curl https://example.test/{word}")
             seen_id = service.seen()["commands"][0]["id"]
             assert table_files_holding(url, word)
             assert service.forget(id=seen_id, because="a private host")["scrub_pending"] is True

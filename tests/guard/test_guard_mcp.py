@@ -12,6 +12,7 @@ from mcp import Client
 from palimpsest.mcp import build_server
 from palimpsest.service import Service
 
+from ..agent_runs import ran
 from ..mcp_helpers import call, refuse
 
 pytestmark = pytest.mark.anyio
@@ -65,7 +66,7 @@ async def test_flooding_the_guard_tool_cannot_make_a_new_rule_too_broad(service:
 async def test_remember_over_mcp_takes_the_trials_answers(client: Client, service: Service) -> None:
     await call(client, "remember", notebook="web", kind="note", text="The web project.")
     for command in ("git push", "git push -f", "git pull", "git push origin x", "git push y"):
-        service.guard(command=command, notebook="web")
+        ran(service, command, notebook="web")
     broad = {"kind": "forbidden", "literals": ["git push"]}
     refused = await refuse(client, "remember", notebook="web", kind="rule", text="No pushing.",
                            falsifier="f", check=broad)  # fmt: skip

@@ -14,6 +14,7 @@ from palimpsest.domain.projects import Places, bind_project
 from palimpsest.mcp import build_server
 from palimpsest.service import Service
 
+from ..agent_runs import ran
 from ..mcp_helpers import call
 
 FORCE = {"kind": "forbidden", "literals": ["git push --force"]}
@@ -85,7 +86,7 @@ def test_over_http_dir_is_read_only_where_the_owner_allows(
     service.places = Places()  # nothing configured: no directory is read
     with pytest.raises(Forbidden):
         service.guard(command="git push -f", dir=str(allowed))
-    assert len(service.seen()["commands"]) == 1  # a refused call keeps nothing
+    assert service.seen()["commands"] == []  # judging keeps nothing, refused or not
 
 
 def test_without_dir_the_working_directory_s_project_applies(
@@ -136,9 +137,9 @@ def test_bad_input_is_refused_and_changes_nothing(service: Service, tmp_path: Pa
 
 
 def test_commands_are_kept_redacted_bounded_and_forgettable(service: Service) -> None:
-    service.guard(command="git status", session="s-1")
+    ran(service, "git status", session="s-1")
     token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
-    service.guard(command=f"curl -H 'Authorization: token {token}' https://x.test")
+    ran(service, f"curl -H 'Authorization: token {token}' https://x.test")
     kept = service.seen()["commands"]
     assert [c["decision"] for c in kept] == ["allow", "allow"]
     assert kept[1]["command"] == "git status" and kept[1]["session"] == "s-1"
@@ -154,7 +155,7 @@ def test_a_long_command_is_redacted_whole_before_it_is_cut(service: Service) -> 
     token = "glpat-C3J27XDCG2LmlZGEONYl"
     head = "git clone https://oauth2:"
     padding = "x" * (8_000 - len("echo  ") - len(head) - 14)  # the cut falls in the token
-    service.guard(command=f"echo {padding} {head}{token}@gitlab.example/app.git")
+    ran(service, f"echo {padding} {head}{token}@gitlab.example/app.git")
     [command] = [c["command"] for c in service.seen()["commands"]]
     assert token[:10] not in command and "C3J27X" not in command
     assert len(command) <= 8_000
@@ -164,7 +165,7 @@ def test_a_credential_in_accept_refusing_is_kept_redacted(service: Service) -> N
     password = "Zk8qP2mVx7RtL4nW"
     login = {"kind": "forbidden", "literals": ["docker login"]}
     for _ in range(5):
-        service.guard(command=f"docker login -u me -p {password}")
+        ran(service, f"docker login -u me -p {password}")
     kept = service.seen()["commands"][0]["command"]
     assert password not in kept
     meant = [f"docker login -u me -p {password}"]
@@ -181,9 +182,9 @@ def test_a_kept_command_the_reader_chokes_on_never_blocks_a_new_rule(service: Se
 def test_kept_commands_are_bounded_in_age(store: Any, workspace: str) -> None:
     now = ["2026-01-01T00:00:00.000000Z"]
     service = Service(store, workspace=workspace, clock=lambda: now[0])
-    service.guard(command="ls old")
+    ran(service, "ls old")
     now[0] = "2026-03-01T00:00:00.000000Z"  # 59 days on: the old one is past 30 days
-    service.guard(command="ls new")
+    ran(service, "ls new")
     later = Service(store, workspace=workspace, clock=lambda: "2026-03-02T00:00:00.000000Z")
     assert [c["command"] for c in later.seen(days=365)["commands"]] == ["ls new"]
 
@@ -192,7 +193,7 @@ def seen(service: Service, *commands: str) -> None:
     """Commands the guard saw in the project of notebook `web` (which exists by then)."""
     service.remember(notebook="web", kind="note", text="The web project.")
     for command in commands:
-        service.guard(command=command, notebook="web")
+        ran(service, command, notebook="web")
 
 
 SEEN = ("git push --force origin wip", "git push -f", "git push origin +feature",
@@ -318,3 +319,9 @@ def test_a_rule_naming_force_refuses_its_family(service: Service) -> None:
                     "git push --force-with-lease=main:abc origin main"):  # fmt: skip
         assert service.guard(command=command)["decision"] == "deny", command
     assert service.guard(command="git push --forced-ok")["decision"] == "allow"  # no boundary
+
+
+def test_judging_a_command_keeps_nothing(service: Service) -> None:
+    """Only the hook keeps what agents run: any other caller could flood the trials."""
+    assert service.guard(command="git status")["decision"] == "allow"
+    assert service.seen()["commands"] == []

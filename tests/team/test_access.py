@@ -31,6 +31,7 @@ from palimpsest.service import Service
 from palimpsest.service.roles import Principal
 from palimpsest.store import EventFilter, Store
 
+from ..agent_runs import ran
 from ..agents.test_mcp_e2e import command, free_port, http_server, serving
 from ..mcp_helpers import call
 
@@ -552,9 +553,9 @@ def test_a_removed_users_keys_stay_revoked_when_the_name_comes_back(service: Ser
 
 def test_a_viewers_guarded_commands_are_not_kept(service: Service) -> None:
     viewer = service.acting_as(Principal("user:vic", "viewer", "k_" + "6" * 20))
-    assert viewer.guard(command="ls -la")["decision"] == "allow"
+    assert ran(viewer, "ls -la")["decision"] == "allow"
     editor = service.acting_as(Principal("user:ed", "editor", "k_" + "8" * 20))
-    editor.guard(command="ls -l")
+    ran(editor, "ls -l")
     assert [c["command"] for c in service.seen()["commands"]] == ["ls -l"]
 
 

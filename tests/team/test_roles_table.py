@@ -49,7 +49,7 @@ READS: list[Step] = [
     lambda c: c.me.history(id=c.theirs()),
     lambda c: c.me.orient(),
     lambda c: c.me.check(),
-    lambda c: c.me.guard(command="ls", keep=False),
+    lambda c: c.me.guard(command="ls"),
     lambda c: c.me.doctor(),
 ]
 WRITES: list[Step] = [

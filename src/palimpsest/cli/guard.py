@@ -29,9 +29,9 @@ def guard(env: Env, /, command_line: str, dir_: str | None, notebook: str | None
     not kept for trials (the hook keeps what agents run)."""
     service = env.service(create=False)
     if notebook is not None:
-        answer = service.guard(command=command_line, notebook=notebook, keep=False)
+        answer = service.guard(command=command_line, notebook=notebook)
     else:
-        answer = service.guard(command=command_line, dir=dir_ or os.getcwd(), keep=False)
+        answer = service.guard(command=command_line, dir=dir_ or os.getcwd())
     emit(answer, _decision)
     click.get_current_context().exit(EXIT[answer["decision"]])
 
@@ -56,7 +56,7 @@ def hook_guard_command(env: Env, /, form: str, generic: bool) -> None:
     def judge(call: hook_guard.Call) -> hook_guard.Verdict:
         service = env.service(create=False)
         assert call.command is not None
-        answer = service.guard(command=call.command, dir=call.cwd, keep=False)
+        answer = service.guard(command=call.command, dir=call.cwd)
         body: dict[str, Any] = {**answer}
         return hook_guard.Verdict(answer["decision"], body)
 

@@ -456,12 +456,11 @@ class PalimpsestTools:
         ] = None,
         notebook: Annotated[str | None, describe("Use this notebook's rules instead.")] = None,
     ) -> GuardAnswer:
-        # Not kept for trials: a caller could send any commands, many times, to make a new
-        # rule look too broad. Trials count what the pre-command hook saw agents about to run.
-        # (`_given` leaves out a false `keep`, as any false value.)
+        # Not kept for trials (the service's guard keeps nothing): a caller could send any
+        # commands, many times, to make a new rule look too broad. Trials count what the
+        # pre-command hook saw agents about to run.
         arguments = {"command": command, "dir": dir, "notebook": notebook}
-        judge = functools.partial(self.service.guard, keep=False)
-        return await self._run(judge, arguments)
+        return await self._run(self.service.guard, arguments)
 
 
 TOOL_NAMES = (

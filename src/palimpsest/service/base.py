@@ -276,7 +276,8 @@ class ServiceBase:
         if notebook is None:
             raise NotFound(
                 f"No notebook named or with id {gate.shown_reference(ref)!r}; list them with "
-                "the `notebook` tool (`action` list) or `palimpsest notebook list`.",
+                "the `notebook` tool (`action` list) or `palimpsest notebook list`. A new "
+                "notebook is made by the first `remember` into it.",
                 field="notebook",
             )
         return notebook

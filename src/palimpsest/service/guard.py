@@ -138,12 +138,10 @@ class GuardOps(ServiceBase):
         command: str,
         dir: str | None = None,
         notebook: str | None = None,
-        session: str | None = None,
-        keep: bool = True,
     ) -> GuardAnswer:
         """Allow, deny or ask `command` under the rules of the notebook of `dir`'s project
-        (or `notebook`) and the workspace-wide ones. With `keep`, the command is then kept
-        for trials (best effort: a failure to keep it never changes the answer)."""
+        (or `notebook`) and the workspace-wide ones. It keeps nothing: only the hook, which
+        sees what agents actually run, keeps a command for trials (`keep_seen`)."""
         check_command(command)
         place = where(dir, notebook, self.places)
         at = self.clock()
@@ -163,10 +161,7 @@ class GuardOps(ServiceBase):
             if binding and refused_in_some_notebook(command, every, at)
             else None
         )
-        result = answer(decision, place, nb, lost)
-        if keep:
-            self.keep_seen(command, result["decision"], nb.id if nb else None, session)
-        return result
+        return answer(decision, place, nb, lost)
 
     def keep_seen(
         self, command: str, decision: str, notebook: str | None, session: str | None

@@ -49,7 +49,8 @@ POOL = 50
 MEANING_POOL = 100
 NOTHING_MATCHES = (
     "No memory matches this well enough: the answer is likely not in memory. Recall with "
-    "other words, or with `near_misses` to see the closest anyway."
+    "other words, or with `near_misses` (`--near-misses` in the CLI) to see the closest "
+    "anyway."
 )
 NOTHING_CLOSE = (  # near_misses asked already: no memory passes the filters, or none shares
     "No memory matches, not even loosely: none that passes the filters shares a word or "
