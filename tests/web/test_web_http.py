@@ -40,11 +40,19 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
         yield running
 
 
-def post(site: Site, path: str, data: dict[str, str], cookie: str | None,
-         origin: str | None = "same") -> httpx2.Response:  # fmt: skip
+def post(
+    site: Site,
+    path: str,
+    data: dict[str, str],
+    cookie: str | None,
+    origin: str | None = "same",
+    fetched_from: str | None = None,
+) -> httpx2.Response:
     headers = {"Cookie": cookie} if cookie else {}
     if origin is not None:
         headers["Origin"] = site.base if origin == "same" else origin
+    if fetched_from is not None:
+        headers["Sec-Fetch-Site"] = fetched_from
     return httpx2.post(f"{site.base}{path}", data=data, headers=headers, timeout=30)
 
 
@@ -124,18 +132,23 @@ def test_a_forged_post_is_refused_and_changes_nothing(site: Site) -> None:
     token = form_token(get(site, mine, cookie).text)
     other_token = form_token(get(site, "/", session(site, site.editor_key)).text)
     forged = [
-        ({"note": "forged"}, "same"),
-        ({"note": "forged", "csrf": other_token}, "same"),
-        ({"note": "forged", "csrf": token}, "https://evil.example"),
-        ({"note": "forged", "csrf": token}, "null"),
-        ({"note": "forged", "csrf": token}, None),
+        ({"note": "forged"}, "same", None),
+        ({"note": "forged", "csrf": other_token}, "same", None),
+        ({"note": "forged", "csrf": token}, "https://evil.example", None),
+        ({"note": "forged", "csrf": token}, "https://evil.example", "same-origin"),
+        ({"note": "forged", "csrf": token}, "null", None),
+        ({"note": "forged", "csrf": token}, "null", "cross-site"),
+        ({"note": "forged", "csrf": token}, None, "same-site"),
+        ({"note": "forged", "csrf": token}, None, None),
     ]
-    for data, origin in forged:
-        answer = post(site, mine + "/verify", data, cookie, origin)
-        assert answer.status_code == 403, (data, origin)
+    for data, origin, fetched_from in forged:
+        answer = post(site, mine + "/verify", data, cookie, origin, fetched_from)
+        assert answer.status_code == 403, (data, origin, fetched_from)
         assert "forbidden" in answer.text
         assert verified_at(site, site.anas_memory_id) is None, (data, origin)
-    done = post(site, mine + "/verify", {"note": "load test rerun", "csrf": token}, cookie)
+    # As a browser sends the page's own form (Origin null: the page's no-referrer policy).
+    done = post(site, mine + "/verify", {"note": "load test rerun", "csrf": token}, cookie,
+                "null", "same-origin")  # fmt: skip
     assert done.status_code == 303 and done.headers["location"] == mine
     assert verified_at(site, site.anas_memory_id) is not None
 

@@ -6,9 +6,10 @@
 - The cookie: HttpOnly (no script reads it), SameSite=Strict (no other site's page sends
   it), Secure with a `__Host-` name when served over TLS or told it is behind TLS.
 - Cross-site requests: a request that changes anything must come from a page of this
-  origin (its `Origin` header names scheme and `Host` of this very request) and carry its
-  session's form token. Either alone would do in today's browsers; both together also hold
-  where one is missing (an old browser, a proxy dropping a header).
+  origin (its `Origin` header names scheme and `Host` of this very request, or the browser
+  marks it `Sec-Fetch-Site: same-origin`) and carry its session's form token. Either alone
+  would do in today's browsers; both together also hold where one is missing (an old
+  browser, a proxy dropping a header).
 """
 
 from __future__ import annotations
@@ -72,12 +73,20 @@ def own_origin(request: Request, secure: bool) -> str | None:
 
 
 def same_origin(request: Request, secure: bool) -> bool:
-    """The request comes from a page of this origin: exactly one `Origin`, naming the
-    scheme and `Host` this request was sent to. A form another site posts names that
-    site; a page whose origin is opaque sends `null`."""
+    """The request comes from a page of this origin.
+
+    Either its one `Origin` names the scheme and `Host` this request was sent to, or, as
+    browsers send for a page whose Referrer-Policy is no-referrer, it is `null` (or absent)
+    and `Sec-Fetch-Site`, a header no page's script can set, says `same-origin`. A form
+    another site posts names that site, or is marked `cross-site`."""
     given = request.headers.getlist("origin")
     own = own_origin(request, secure)
-    return len(given) == 1 and own is not None and given[0].lower() == own
+    if own is None or len(given) > 1:
+        return False
+    if given and given[0].lower() == own:
+        return True
+    fetched = request.headers.getlist("sec-fetch-site")
+    return (not given or given[0] == "null") and fetched == ["same-origin"]
 
 
 def token_matches(given: str | None, expected: str) -> bool:
