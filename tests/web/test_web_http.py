@@ -201,19 +201,25 @@ def test_mcp_still_asks_for_its_bearer_key_beside_the_page(site: Site) -> None:
     assert answer.status_code == 401
 
 
-def test_a_revoked_key_ends_its_session_at_the_next_request(tmp_path: Path) -> None:
+def test_a_revoked_key_or_a_removed_user_ends_the_session_at_the_next_request(
+    tmp_path: Path,
+) -> None:
     with running_site(tmp_path) as site:
-        cookie = session(site, site.editor_key)
-        assert get(site, "/", cookie).status_code == 200
-        service = site.service()
+        editor = session(site, site.editor_key)
+        viewer = session(site, site.viewer_key)
+        assert get(site, "/", editor).status_code == get(site, "/", viewer).status_code == 200
+        service = site.service()  # the owner, as `palimpsest key revoke` and `user remove`
         try:
             service.revoke_key(id=site.editor_key_id)
+            service.remove_user(name="vic")
         finally:
             service.close()
-        ended = get(site, f"/memories/{site.memory_id}", cookie)
-        assert ended.status_code == 401 and "session has ended" in ended.text
-        assert site.memory_id not in ended.text
-        assert "Max-Age=0" in ended.headers["set-cookie"]
+        for cookie in (editor, viewer):
+            ended = get(site, f"/memories/{site.memory_id}", cookie)
+            assert ended.status_code == 401 and "session has ended" in ended.text
+            assert site.memory_id not in ended.text
+            assert "Max-Age=0" in ended.headers["set-cookie"]
+            assert get(site, "/", cookie).status_code == 401  # and it stays ended
 
 
 def test_behind_tls_the_cookie_is_secure_and_forms_need_an_https_origin(tmp_path: Path) -> None:

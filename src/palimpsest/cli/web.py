@@ -12,6 +12,7 @@ import webbrowser
 import click
 
 from ..service import store_label
+from ..service.checks import served_places
 from . import admin
 from .app import Env, command, palimpsest, pass_env
 from .failures import JSON_KEY
@@ -36,6 +37,8 @@ def web(env: Env, /, port: int | None, no_open: bool) -> None:
 
     config = env.config(**{"http.port": port})
     service = env.service()
+    # As `serve --http`: a server reads only the directories its owner configured.
+    service.places = served_places(config.check_dirs, service.workspace, service.find_workspace)
     port = config.http_port
     admin.check_port_free(HOST, port)
     link = LocalLink()
