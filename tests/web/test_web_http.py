@@ -118,7 +118,7 @@ def test_a_memory_of_another_workspace_is_not_found(site: Site) -> None:
     assert mine.status_code == 200
     theirs = get(site, f"/memories/{site.other_memory_id}", cookie)
     assert theirs.status_code == 404
-    assert "not_found" in theirs.text and "99" not in theirs.text
+    assert "not_found" in theirs.text and "Other team" not in theirs.text
     searched = get(site, "/?q=pool", cookie)
     assert site.memory_id in searched.text and site.other_memory_id not in searched.text
 
@@ -265,3 +265,14 @@ def test_the_one_time_link_signs_in_once_and_only_on_a_loopback_host(tmp_path: P
         assert page.status_code == 200 and re.search(r"user:\S+ · owner", page.text)
         again = httpx2.get(f"http://localhost:{port}{path}", timeout=30)
         assert again.status_code == 403 and "set-cookie" not in again.headers
+
+
+def test_each_hit_says_why_it_matched_as_recall_does() -> None:
+    from palimpsest.web.pages import why_matched
+
+    hit = {"matched": "both", "words": ["pool"], "similarity": 0.61, "score": 0.9}
+    assert (
+        why_matched(hit) == "Matched by its words and meaning: shares “pool”; "
+        "similarity 0.61; score 0.9"
+    )
+    assert why_matched({"matched": "filters"}) == "Matched by the filters alone"

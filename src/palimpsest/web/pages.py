@@ -188,20 +188,29 @@ def _hit(hit: dict[str, Any]) -> Markup:
     )
 
 
+MATCHED = {
+    "words": "its words",
+    "meaning": "its meaning",
+    "both": "its words and meaning",
+    "context": "the memories around it",
+    "filters": "the filters alone",
+    "id": "its id",
+    "key": "its key",
+}
+
+
 def why_matched(hit: dict[str, Any]) -> str:
-    """Recall's own account of a hit: the words it shares with the query, its similarity."""
-    reasons = []
+    """Recall's own account of a hit (`matched`, `words`, `similarity`), and its score."""
+    matched = hit.get("matched")
+    parts = [f"Matched by {MATCHED.get(matched, matched)}" if matched else "Listed"]
     words = hit.get("words") or []
     if words:
-        reasons.append("words " + ", ".join(f"“{w}”" for w in words))
+        parts.append("shares " + ", ".join(f"“{w}”" for w in words))
     if hit.get("similarity") is not None:
-        reasons.append(f"similarity {hit['similarity']}")
-    matched = hit.get("matched")
-    if not reasons and matched:
-        reasons.append(str(matched))
-    score = hit.get("score")
-    tail = f" (score {score})" if score is not None else ""
-    return "Matched by " + " and ".join(reasons) + tail if reasons else f"Listed{tail}"
+        parts.append(f"similarity {hit['similarity']}")
+    if hit.get("score") is not None:
+        parts.append(f"score {hit['score']}")
+    return parts[0] + (": " + "; ".join(parts[1:]) if parts[1:] else "")
 
 
 def memory_href(memory_id: str) -> str:
