@@ -139,7 +139,8 @@ def reindex(env: Env, /) -> None:
 def serve(
     env: Env, /, http: bool, port: int | None, host: str | None, stateless: bool | None
 ) -> None:
-    """Serve the memory to MCP clients (agents): over stdio, or streamable HTTP at /mcp.
+    """Serve the memory to MCP clients (agents): over stdio, or streamable HTTP at /mcp
+    (with the web page for people at /, where each signs in with a key: docs/web.md).
 
     Without --http the client starts this command and speaks MCP on its standard input
     and output. With --http it listens on 127.0.0.1 (or --host), and every request must
