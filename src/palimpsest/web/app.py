@@ -21,9 +21,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
-from urllib.parse import parse_qs
 
-import anyio
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.types import Receive, Scope, Send
@@ -32,13 +30,12 @@ from ..domain.errors import PalimpsestError
 from ..mcp.keys import ADMITTED, KeyVerifier
 from ..service import Service
 from ..service.access import KEY_PREFIX
-from . import guard, pages
+from . import forms, guard, pages
+from .forms import Refused
 from .pages import Viewer
 from .sessions import LocalLink, WebSession, WebSessions
 
 logger = logging.getLogger("palimpsest.web")
-FORM_BYTES = 16 * 1024  # a form here holds a key, a token, a sentence: far less
-FORM_SECONDS = 30.0  # to send a form's body, once its head is in
 STATIC = {"site.css": "text/css; charset=utf-8", "site.js": "text/javascript; charset=utf-8"}
 STATUS = {
     "validation": 400,
@@ -53,15 +50,6 @@ ENDED = (
     "Your session has ended: its key was revoked or has expired, or its user was "
     "removed, or it was idle too long. Sign in again with a valid key."
 )
-
-
-class Refused(Exception):
-    """A request answered with `status` and the service's kind of error body."""
-
-    def __init__(self, status: int, error_class: str, message: str):
-        super().__init__(message)
-        self.status = status
-        self.body = {"error_class": error_class, "message": message}
 
 
 @dataclass
@@ -143,7 +131,7 @@ class Site:
     async def _sign_in(self, request: Request, secure: bool) -> Response:
         if not guard.same_origin(request, secure):  # before the body: a stranger's post
             raise Refused(403, "forbidden", "A sign-in must come from this page's own form.")
-        form = await _read_form(request)
+        form = await forms.read_form(request)
         key = form.get("key", "").strip()
         # Only a key of ours: the stand-in for "no key" (keys.KEYLESS) signs no one in here.
         access = await self.verifier.verify_token(key) if key.startswith(KEY_PREFIX) else None
@@ -222,7 +210,7 @@ class Site:
                 "A change must come from this site's own pages: "
                 "this request came from another origin, or named none.",
             )
-        form = await _read_form(request)
+        form = await forms.read_form(request)
         if not guard.token_matches(form.get("csrf"), signed.session.csrf):
             raise Refused(
                 403,
@@ -262,10 +250,10 @@ class Site:
         raise Refused(404, "not_found", "Nothing is sent here: start from the search.")
 
     async def _search(self, request: Request, signed: Signed) -> Response:
-        given = {k: v.strip() for k, v in request.query_params.items() if k in SEARCH_FIELDS}
+        given = {k: v.strip() for k, v in request.query_params.items() if k in forms.SEARCH_FIELDS}
         answer = None
         if any(given.values()):
-            call = functools.partial(signed.service.recall, **_recall_arguments(given))
+            call = functools.partial(signed.service.recall, **forms.recall_arguments(given))
             answer = await self._served(signed, call)
         return _page(pages.search(signed.viewer, given, answer))
 
@@ -311,56 +299,6 @@ class _Shown(Exception):
     def __init__(self, response: Response):
         super().__init__("shown")
         self.response = response
-
-
-SEARCH_FIELDS = ("q", "notebook", "kind", "tags", "status", "as_of")
-
-
-def _recall_arguments(given: dict[str, str]) -> dict[str, Any]:
-    arguments: dict[str, Any] = {"query": given.get("q", ""), "limit": 20}
-    for name in ("notebook", "kind", "status", "as_of"):
-        if given.get(name):
-            arguments[name] = given[name]
-    tags = [t.strip() for t in given.get("tags", "").split(",") if t.strip()]
-    if tags:
-        arguments["tags"] = tags
-    if given.get("status") and given["status"] != "active":
-        arguments["include_retired"] = True  # a retired status asked for is shown
-    return arguments
-
-
-async def _read_form(request: Request) -> dict[str, str]:
-    """A small urlencoded form, its size bounded before and while it is read."""
-    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if content_type != "application/x-www-form-urlencoded":
-        raise Refused(
-            400, "validation", "Send this page's form as it is (application/x-www-form-urlencoded)."
-        )
-    declared = request.headers.get("content-length", "0")
-    if declared.isdigit() and int(declared) > FORM_BYTES:
-        raise Refused(413, "validation", f"A form here holds at most {FORM_BYTES} bytes.")
-    body = bytearray()
-    try:
-        with anyio.fail_after(FORM_SECONDS):
-            async for chunk in request.stream():
-                body += chunk
-                if len(body) > FORM_BYTES:
-                    raise Refused(
-                        413, "validation", f"A form here holds at most {FORM_BYTES} bytes."
-                    )
-    except TimeoutError:
-        raise Refused(
-            408, "validation", f"The form must arrive within {FORM_SECONDS:.0f} seconds."
-        ) from None
-    try:
-        fields = parse_qs(
-            body.decode("utf-8"), keep_blank_values=True, max_num_fields=20, strict_parsing=False
-        )
-    except (UnicodeDecodeError, ValueError):
-        raise Refused(
-            400, "validation", "The form is not readable: send it from the page."
-        ) from None
-    return {name: values[0] for name, values in fields.items()}
 
 
 def _signed_in(cookie: str, secure: bool) -> Response:
