@@ -19,7 +19,14 @@ from typing import Any
 import httpx2
 import pytest
 from axe_playwright_python.sync_playwright import Axe
-from playwright.sync_api import Browser, BrowserContext, Page, Response, sync_playwright
+from playwright.sync_api import (
+    Browser,
+    BrowserContext,
+    Page,
+    Request,
+    Response,
+    sync_playwright,
+)
 
 from palimpsest.web.guard import CSP
 
@@ -62,8 +69,14 @@ class Visit:
         self.page: Page = self.context.new_page()
         self.dialogs: list[str] = []
         self.documents: list[Response] = []
+        self.elsewhere: list[str] = []  # requests to any origin but the site's: none
         self.page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
         self.page.on("response", self._seen)
+        self.page.on("request", self._asked)
+
+    def _asked(self, request: Request) -> None:
+        if not request.url.startswith((self.site.base + "/", "http://evil.test/")):
+            self.elsewhere.append(request.url)
 
     def _seen(self, response: Response) -> None:
         if response.request.resource_type == "document":
@@ -89,6 +102,7 @@ class Visit:
             assert headers.get("x-content-type-options") == "nosniff", response.url
             assert headers.get("referrer-policy") == "no-referrer", response.url
         assert self.dialogs == []
+        assert self.elsewhere == []  # the page works with no internet
         self.context.close()
 
 
