@@ -49,8 +49,11 @@ ALLOWED = {
     # The adapters reach the rules (gate, revise, secrets) only through the service; below
     # it they read the shapes it answers in and how text is shown.
     "mcp": {"domain.errors", "domain.model", "domain.views", "domain.text", "service", "config"},
+    # The web page, served beside MCP by the same process and keys.
+    "web": {"domain.errors", "domain.model", "domain.views", "domain.text", "service", "config"}
+    | {"mcp"},
     "cli": {"domain.errors", "domain.model", "domain.views", "domain.text", "domain.projects"}
-    | {"service", "config", "mcp", "hook_guard", "keychain", "evaluation"},
+    | {"service", "config", "mcp", "web", "hook_guard", "keychain", "evaluation"},
     # The guard's hook must answer before the service could load: it reads the rules
     # through store/guard_rows.py alone, and keeps the command through the service.
     "hook_guard": {"domain.errors", "domain.model", "guard", "domain.projects", "store"}

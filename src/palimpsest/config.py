@@ -221,6 +221,12 @@ KEYS: Mapping[str, Key] = {
         Key("http.requests_per_key", 16, _whole(1, 4096),
             "requests one key may have under way at once, its streams included; past it a "
             "request is answered 429"),
+        Key("http.web_sessions_per_key", 8, _whole(1, 1000),
+            "web page sessions one key may hold (per server process); signing in past it "
+            "ends that key's least recently used"),
+        Key("http.behind_tls", False, _yes_no,
+            "the server is reached over TLS through a reverse proxy: the web page's cookie "
+            "is then marked Secure and its origin is https"),
         Key("server.store_threads", 8, _whole(1, 64),
             "tool calls served at once (each holds a store connection)"),
     )
@@ -239,6 +245,7 @@ class Limits:
     sessions_per_key: int = KEYS["http.sessions_per_key"].default
     streams_per_key: int = KEYS["http.streams_per_key"].default
     requests_per_key: int = KEYS["http.requests_per_key"].default
+    web_sessions_per_key: int = KEYS["http.web_sessions_per_key"].default
 
 
 DEFAULT_LIMITS = Limits()
@@ -276,6 +283,10 @@ class Config:
         return bool(self.values["http.stateless"])
 
     @property
+    def http_behind_tls(self) -> bool:
+        return bool(self.values["http.behind_tls"])
+
+    @property
     def embedder(self) -> str:
         return str(self.values["embedder"])
 
@@ -296,6 +307,7 @@ class Config:
             sessions_per_key=self.values["http.sessions_per_key"],
             streams_per_key=self.values["http.streams_per_key"],
             requests_per_key=self.values["http.requests_per_key"],
+            web_sessions_per_key=self.values["http.web_sessions_per_key"],
         )
 
     def described(self, fallbacks: Mapping[str, str] | None = None) -> dict[str, Any]:

@@ -50,6 +50,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "serve": ("admin",),
     "settings": ("settings",),
     "user": ("access",),
+    "web": ("web",),
     "workspace": ("access",),
 }
 

@@ -139,7 +139,8 @@ def reindex(env: Env, /) -> None:
 def serve(
     env: Env, /, http: bool, port: int | None, host: str | None, stateless: bool | None
 ) -> None:
-    """Serve the memory to MCP clients (agents): over stdio, or streamable HTTP at /mcp.
+    """Serve the memory to MCP clients (agents): over stdio, or streamable HTTP at /mcp
+    (with the web page for people at /, where each signs in with a key: docs/web.md).
 
     Without --http the client starts this command and speaks MCP on its standard input
     and output. With --http it listens on 127.0.0.1 (or --host), and every request must
@@ -183,17 +184,24 @@ def serve(
                 "127.0.0.1.",
                 field="http.host",
             )
-        _check_port_free(host, port)  # before printing an address nobody will answer at
+        check_port_free(host, port)  # before printing an address nobody will answer at
         url = f"http://{host}:{port}{PATH}" if ":" not in host else f"http://[{host}]:{port}{PATH}"
         if click.get_current_context().meta.get(JSON_KEY):
             click.echo(json.dumps({"url": url, "store": store_label(env.db)}), err=True)
         else:
-            click.echo(f"Palimpsest MCP at {url} (store: {store_label(env.db)})", err=True)
-    serve(service, http=http, host=config.http_host, port=config.http_port, limits=config.limits,
-          stateless=config.http_stateless)  # fmt: skip
+            page = url.removesuffix(PATH) + "/"
+            click.echo(f"Palimpsest MCP at {url}, the web page at {page} (store: "
+                       f"{store_label(env.db)})", err=True)  # fmt: skip
+    if http:  # the web page beside /mcp (docs/web.md)
+        from ..web import serve_site
+
+        serve_site(service, host=config.http_host, port=config.http_port, limits=config.limits,
+                   stateless=config.http_stateless, behind_tls=config.http_behind_tls)  # fmt: skip
+    else:
+        serve(service, http=False)
 
 
-def _check_port_free(host: str, port: int) -> None:
+def check_port_free(host: str, port: int) -> None:
     with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
         # as the server will: a port left in TIME_WAIT by a server just stopped is free
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -242,6 +242,23 @@ class GuardedH11Protocol(H11Protocol):
         min(waiting, key=lambda c: c.waiting_since).transport.close()
 
 
+class BesideMCP:
+    """`path` (and below it) and the lifespan to the MCP app; every other path to `site`
+    (the web page, which checks its own sessions: keys.KeyFirst would refuse a browser)."""
+
+    def __init__(self, mcp_app: ASGIApp, site: ASGIApp, path: str):
+        self._mcp = mcp_app
+        self._site = site
+        self._path = path
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "")
+        if scope["type"] != "http" or path == self._path or path.startswith(self._path + "/"):
+            await self._mcp(scope, receive, send)
+        else:
+            await self._site(scope, receive, send)
+
+
 async def serve_http(
     server: PalimpsestMCP,
     *,
@@ -250,9 +267,11 @@ async def serve_http(
     path: str,
     limits: Limits = DEFAULT_LIMITS,
     stateless: bool = False,
+    site: ASGIApp | None = None,
 ) -> None:
     """What the SDK's `run("streamable-http")` does, on guarded connections. `stateless`:
-    no MCP session is kept, so a request may reach any of several processes."""
+    no MCP session is kept, so a request may reach any of several processes. `site`: the
+    app that answers every path but `path` (the web page), on the same connections."""
     import uvicorn
 
     # The protocol class is uvicorn's to build, per connection: the limits ride on it.
@@ -274,8 +293,11 @@ async def serve_http(
     bodies = AnsweringUnreadableBodies(app, path, server.bounds)
     shares = KeyShares(bodies, verifier.still_valid, sessions, limits)
     logging.getLogger("uvicorn.error").addFilter(QuietRefusals())
+    served: ASGIApp = KeyFirst(bodies, verifier, shares)
+    if site is not None:
+        served = BesideMCP(served, site, path)
     config = uvicorn.Config(
-        KeyFirst(bodies, verifier, shares),
+        served,
         host=host,
         port=port,
         http=protocol,

@@ -1,0 +1,316 @@
+"""The web page as an ASGI app, served beside /mcp by `serve --http` (transport.py).
+
+Each request, in this order, so that nothing is read or run for a stranger:
+
+1. files (`/static/...`) and the sign-in routes need no session;
+2. any other request needs a session cookie naming a live session whose key the store
+   still lets in (sessions.py); without one a POST is refused before its body is read;
+3. a POST must come from this origin and carry the session's form token (guard.py);
+4. the page calls the service acting as the key's holder, in the key's workspace, on the
+   server's store threads, and renders its answer (pages.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import re
+from collections.abc import Callable, Collection
+from concurrent.futures import Executor
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.types import Receive, Scope, Send
+
+from ..domain.errors import PalimpsestError
+from ..mcp.keys import ADMITTED, KeyVerifier
+from ..service import Service
+from ..service.access import KEY_PREFIX
+from . import forms, guard, pages
+from .forms import Refused
+from .pages import Viewer
+from .sessions import LocalLink, WebSession, WebSessions
+
+logger = logging.getLogger("palimpsest.web")
+STATIC = {"site.css": "text/css; charset=utf-8", "site.js": "text/javascript; charset=utf-8"}
+STATUS = {
+    "validation": 400,
+    "forbidden": 403,
+    "not_found": 404,
+    "conflict": 409,
+    "retryable": 503,
+    "internal": 500,
+}
+MEMORY_PATH = re.compile(r"/memories/([^/]+)(/verify)?")
+ENDED = (
+    "Your session has ended: its key was revoked or has expired, or its user was "
+    "removed, or it was idle too long. Sign in again with a valid key."
+)
+
+
+@dataclass
+class Signed:
+    """A request's live session, who it acts as, and the service acting so."""
+
+    cookie: str
+    session: WebSession
+    viewer: Viewer
+    service: Service
+
+
+class Site:
+    def __init__(
+        self,
+        service: Service,
+        verifier: KeyVerifier,
+        threads: Executor,
+        sessions: WebSessions,
+        *,
+        behind_tls: bool = False,
+        local_link: LocalLink | None = None,
+        local_hosts: Collection[str] = (),
+    ):
+        self.service = service
+        self.verifier = verifier
+        self.threads = threads
+        self.sessions = sessions
+        self.behind_tls = behind_tls
+        self.local_link = local_link
+        self.local_hosts = {h.lower() for h in local_hosts}  # the Host a one-time link needs
+        self._files = {
+            name: (resources.files(__package__) / "static" / name).read_bytes() for name in STATIC
+        }
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        request = Request(scope, receive)
+        try:
+            response = await self._answer(request)
+        except _Shown as shown:
+            response = shown.response
+        except Refused as refused:
+            response = _page(pages.problem(None, refused.status, refused.body), refused.status)
+        except Exception:
+            logger.exception("the web page failed")
+            body = {
+                "error_class": "internal",
+                "message": "The server failed unexpectedly; "
+                "it logged the details. Retry once; if it fails again, report it.",
+            }
+            response = _page(pages.problem(None, 500, body), 500)
+        response.headers.update(guard.HEADERS)
+        await response(scope, receive, send)
+
+    async def _answer(self, request: Request) -> Response:
+        path, method = request.url.path, request.method
+        secure = guard.is_secure(request, self.behind_tls)
+        if path.startswith("/static/"):
+            return self._file(path.removeprefix("/static/"), method)
+        if path == "/sign-in/local":
+            return await self._local_sign_in(request, secure)
+        if path == "/sign-in" and method == "POST":
+            return await self._sign_in(request, secure)
+        signed = await self._signed(request, secure)
+        if signed is None:
+            return self._not_signed_in(request, secure)
+        request.scope[ADMITTED] = True  # its connection is no longer a stranger's
+        if method == "POST":
+            form = await self._checked_form(request, signed, secure)
+            return await self._post(request, signed, form, secure)
+        if method not in ("GET", "HEAD"):
+            raise Refused(405, "validation", "This page is read with GET and changed with POST.")
+        return await self._get(request, signed)
+
+    # -- signing in and out -------------------------------------------------------------
+
+    async def _sign_in(self, request: Request, secure: bool) -> Response:
+        if not guard.same_origin(request, secure):  # before the body: a stranger's post
+            raise Refused(403, "forbidden", "A sign-in must come from this page's own form.")
+        form = await forms.read_form(request)
+        key = form.get("key", "").strip()
+        # Only a key of ours: the stand-in for "no key" (keys.KEYLESS) signs no one in here.
+        access = await self.verifier.verify_token(key) if key.startswith(KEY_PREFIX) else None
+        if access is None or not access.claims:
+            has_keys = await self._run(self.service.has_keys)
+            message = (
+                "That key is not one this server lets in: unknown, revoked or expired, "
+                "or its user was removed. Check it, or ask an owner for a new one."
+                if has_keys
+                else "This store has no keys yet: on its machine, open the "
+                "page with `palimpsest web`, or make a key (`palimpsest key create "
+                "--user NAME`)."
+            )
+            return _page(pages.sign_in(message, "error"), 401)
+        cookie, _ = self.sessions.open(key, access.client_id)
+        return _signed_in(cookie, secure)
+
+    async def _local_sign_in(self, request: Request, secure: bool) -> Response:
+        """`palimpsest web`'s one-time link: only on a loopback Host of this server (a name
+        rebound to 127.0.0.1 by another site does not pass), never from another site."""
+        host = request.headers.get("host", "").lower()
+        origin = request.headers.get("origin")
+        fetched_from = request.headers.get("sec-fetch-site", "none")
+        token = request.query_params.get("token", "")
+        if (
+            self.local_link is None
+            or host not in self.local_hosts
+            or len(request.headers.getlist("host")) != 1
+            or (origin is not None and not guard.same_origin(request, secure))
+            or fetched_from not in ("none", "same-origin")
+            or not self.local_link.take(token)
+        ):
+            message = (
+                "This sign-in link is used, expired or was not opened from this "
+                "machine: run `palimpsest web` again for a new one."
+            )
+            return _page(pages.sign_in(message, "error"), 403)
+        cookie, _ = self.sessions.open(None, None)
+        return _signed_in(cookie, secure)
+
+    def _not_signed_in(self, request: Request, secure: bool) -> Response:
+        given = guard.session_cookie(request, secure)
+        if request.method == "POST":  # answered before its body is read; nothing runs
+            response = _page(pages.sign_in("Sign in first.", "error"), 401)
+        elif given:
+            response = _page(pages.sign_in(ENDED, "error"), 401)
+        else:
+            response = _page(pages.sign_in(), 200 if request.url.path == "/" else 401)
+        if given:
+            response.headers.append("set-cookie", guard.clear_cookie(secure))
+        return response
+
+    async def _signed(self, request: Request, secure: bool) -> Signed | None:
+        """The request's live session, its key checked against the store now."""
+        cookie = guard.session_cookie(request, secure)
+        session = self.sessions.find(cookie)
+        if cookie is None or session is None:
+            return None
+        if session.key is None:  # the local owner, signed in by `palimpsest web`'s link
+            service = self.service
+            viewer = Viewer(service.actor, service.role, service.workspace, session.csrf)
+            return Signed(cookie, session, viewer, service)
+        principal = await self._run(self.service.authenticate, session.key)
+        if principal is None:
+            self.sessions.end(cookie)
+            return None
+        service = self.service.acting_as(principal)
+        viewer = Viewer(principal.actor, principal.role, service.workspace, session.csrf)
+        return Signed(cookie, session, viewer, service)
+
+    async def _checked_form(self, request: Request, signed: Signed, secure: bool) -> dict[str, str]:
+        if not guard.same_origin(request, secure):  # before the body, as for a stranger
+            raise Refused(
+                403,
+                "forbidden",
+                "A change must come from this site's own pages: "
+                "this request came from another origin, or named none.",
+            )
+        form = await forms.read_form(request)
+        if not guard.token_matches(form.get("csrf"), signed.session.csrf):
+            raise Refused(
+                403,
+                "forbidden",
+                "This form is not from this session's pages: reload the page and send it again.",
+            )
+        return form
+
+    # -- pages --------------------------------------------------------------------------
+
+    async def _get(self, request: Request, signed: Signed) -> Response:
+        path = request.url.path
+        if path == "/":
+            return await self._search(request, signed)
+        found = MEMORY_PATH.fullmatch(path)
+        if found and not found[2]:
+            return await self._memory(found[1], signed)
+        raise Refused(404, "not_found", "There is no page here: start from the search.")
+
+    async def _post(
+        self, request: Request, signed: Signed, form: dict[str, str], secure: bool
+    ) -> Response:
+        path = request.url.path
+        if path == "/sign-out":
+            self.sessions.end(signed.cookie)
+            response = RedirectResponse("/", status_code=303)
+            response.headers.append("set-cookie", guard.clear_cookie(secure))
+            return response
+        found = MEMORY_PATH.fullmatch(path)
+        if found and found[2]:
+            note = form.get("note", "").strip() or None
+            call = functools.partial(
+                signed.service.revise, id=found[1], status="verified", note=note
+            )
+            await self._served(signed, call)
+            return RedirectResponse(pages.memory_href(found[1]), status_code=303)
+        raise Refused(404, "not_found", "Nothing is sent here: start from the search.")
+
+    async def _search(self, request: Request, signed: Signed) -> Response:
+        given = {k: v.strip() for k, v in request.query_params.items() if k in forms.SEARCH_FIELDS}
+        answer = None
+        if any(given.values()):
+            call = functools.partial(signed.service.recall, **forms.recall_arguments(given))
+            answer = await self._served(signed, call)
+        return _page(pages.search(signed.viewer, given, answer))
+
+    async def _memory(self, memory_id: str, signed: Signed) -> Response:
+        inspected = await self._served(
+            signed, functools.partial(signed.service.inspect, id=memory_id)
+        )
+        if "tombstone" in inspected:
+            raise Refused(
+                404, "not_found", f"{memory_id} was forgotten: only its tombstone is left."
+            )
+        call = functools.partial(signed.service.history, id=memory_id, limit=1000)
+        history = await self._served(signed, call)
+        return _page(pages.memory(signed.viewer, inspected, history.get("events", [])))
+
+    async def _served(self, signed: Signed, call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        """The service's answer, or its refusal shown as a page with its error_class."""
+        try:
+            answer: dict[str, Any] = await self._run(call)
+            return answer
+        except PalimpsestError as error:
+            status = STATUS.get(error.error_class, 400)
+            raise _Shown(
+                _page(pages.problem(signed.viewer, status, error.to_dict()), status)
+            ) from None
+
+    async def _run(self, call: Callable[..., Any], *args: Any) -> Any:
+        """On the server's store threads: the service is synchronous."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.threads, functools.partial(call, *args))
+
+    def _file(self, name: str, method: str) -> Response:
+        if name not in STATIC or method not in ("GET", "HEAD"):
+            raise Refused(404, "not_found", "There is no such file.")
+        return Response(
+            self._files[name], media_type=STATIC[name], headers={"cache-control": "no-cache"}
+        )
+
+
+class _Shown(Exception):
+    """A page already made (a refusal with its viewer): answered as it is."""
+
+    def __init__(self, response: Response):
+        super().__init__("shown")
+        self.response = response
+
+
+def _signed_in(cookie: str, secure: bool) -> Response:
+    response = RedirectResponse("/", status_code=303)
+    response.headers.append("set-cookie", guard.set_cookie(cookie, secure))
+    return response
+
+
+def _page(html: str, status: int = 200) -> Response:
+    return Response(
+        html,
+        status_code=status,
+        media_type="text/html; charset=utf-8",
+        headers={"cache-control": "no-store"},
+    )

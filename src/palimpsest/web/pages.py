@@ -1,0 +1,410 @@
+"""The pages, as HTML: each a function of the service's answer (a dict), escaped by `html`.
+
+No rules here: what a person may do is decided by the service; a page only leaves out the
+forms a viewer could not use (the service refuses them anyway).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+from ..domain.model import KINDS, STATUSES
+from .html import Markup, join, tag
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """Who the page is for: shown in its header, and deciding which forms it offers."""
+
+    actor: str
+    role: str
+    workspace: str
+    csrf: str
+
+    @property
+    def writes(self) -> bool:
+        return self.role != "viewer"
+
+
+def layout(title: str, body: Markup, viewer: Viewer | None = None) -> Markup:
+    head = tag(
+        "head",
+        tag("meta", charset="utf-8"),
+        tag("meta", name="viewport", content="width=device-width, initial-scale=1"),
+        tag("title", f"{title} · Palimpsest"),
+        tag("link", rel="stylesheet", href="/static/site.css"),
+        tag("script", src="/static/site.js", defer=True),
+    )
+    banner = tag(
+        "header",
+        tag("a", "Skip to the content", href="#main", class_="skip"),
+        tag("a", "Palimpsest", href="/", class_="brand"),
+        _account(viewer) if viewer else "",
+        class_="top",
+    )
+    main = tag("main", body, id="main", tabindex="-1")
+    return Markup("<!doctype html>" + tag("html", head, tag("body", banner, main), lang="en"))
+
+
+def _account(viewer: Viewer) -> Markup:
+    who = f"{viewer.actor} · {viewer.role} · workspace {viewer.workspace}"
+    sign_out = tag(
+        "form",
+        csrf_field(viewer),
+        tag("button", "Sign out", type="submit"),
+        method="post",
+        action="/sign-out",
+    )
+    return tag("nav", tag("span", who, class_="who"), sign_out, aria_label="Account")
+
+
+def csrf_field(viewer: Viewer) -> Markup:
+    return tag("input", type="hidden", name="csrf", value=viewer.csrf)
+
+
+def sign_in(message: str | None = None, status: str = "info") -> Markup:
+    notice = tag("p", message, class_=f"notice {status}", role="alert") if message else ""
+    form = tag(
+        "form",
+        tag("label", "Your personal key", for_="key"),
+        tag(
+            "input",
+            id="key",
+            name="key",
+            type="password",
+            autocomplete="current-password",
+            required=True,
+            spellcheck="false",
+        ),
+        tag("button", "Sign in", type="submit"),
+        method="post",
+        action="/sign-in",
+        class_="sign-in",
+    )
+    help_text = tag(
+        "p",
+        "A key is made by an owner of the workspace: ",
+        tag("code", "palimpsest key create --user NAME"),
+        ". On your own machine, ",
+        tag("code", "palimpsest web"),
+        " opens this page signed in.",
+    )
+    return layout("Sign in", join([tag("h1", "Sign in"), notice, form, help_text]))
+
+
+def search(viewer: Viewer, filters: Mapping[str, str], answer: dict[str, Any] | None) -> Markup:
+    parts = [tag("h1", "Search the memory"), _search_form(filters)]
+    if answer is not None:
+        parts.append(_hits(answer))
+    return layout("Search", join(parts), viewer)
+
+
+def _search_form(filters: Mapping[str, str]) -> Markup:
+    def field(name: str, label: str, hint: str | None = None, kind: str = "text") -> Markup:
+        described = f"{name}-hint" if hint else None
+        return tag(
+            "div",
+            tag("label", label, for_=name),
+            tag(
+                "input",
+                id=name,
+                name=name,
+                type=kind,
+                value=filters.get(name, ""),
+                aria_describedby=described,
+            ),
+            tag("small", hint, id=described) if hint else "",
+            class_="field",
+        )
+
+    def choice(name: str, label: str, options: tuple[str, ...]) -> Markup:
+        chosen = filters.get(name, "")
+        items = [tag("option", "any", value="")]
+        items += [tag("option", o, value=o, selected=o == chosen) for o in options]
+        return tag(
+            "div",
+            tag("label", label, for_=name),
+            tag("select", items, id=name, name=name),
+            class_="field",
+        )
+
+    return tag(
+        "form",
+        tag(
+            "div",
+            tag("label", "Words or a question", for_="q"),
+            tag("input", id="q", name="q", type="search", value=filters.get("q", "")),
+            class_="field wide",
+        ),
+        field("notebook", "Notebook"),
+        choice("kind", "Kind", KINDS),
+        field("tags", "Tags", "all of these, separated by commas"),
+        choice("status", "Status", STATUSES),
+        field("as_of", "As of", "a date (midnight UTC) or a time: what was recorded then"),
+        tag("button", "Search", type="submit"),
+        method="get",
+        action="/",
+        role="search",
+        class_="filters",
+    )
+
+
+def _hits(answer: dict[str, Any]) -> Markup:
+    hits = answer.get("hits", [])
+    as_of = answer.get("as_of")
+    heading = f"{len(hits)} found" + (f", as recorded at {as_of}" if as_of else "")
+    if not hits:
+        return tag(
+            "section",
+            tag("h2", heading),
+            tag("p", "No memory matches these words and filters."),
+            aria_label="Results",
+        )
+    items = [tag("li", _hit(hit)) for hit in hits]
+    return tag("section", tag("h2", heading), tag("ol", items, class_="hits"), aria_label="Results")
+
+
+def _hit(hit: dict[str, Any]) -> Markup:
+    label = hit.get("title") or _first_line(hit.get("text", ""))
+    facts = [
+        hit.get("kind"),
+        f"in {hit.get('notebook')}",
+        hit.get("status"),
+        f"version {hit.get('version')}",
+    ]
+    if hit.get("possibly_stale"):
+        facts.append("possibly stale")
+    return join(
+        [
+            tag("a", label, href=memory_href(hit["id"]), class_="hit-title"),
+            tag("p", " · ".join(str(f) for f in facts if f), class_="facts"),
+            tag("p", hit.get("text", ""), class_="text"),
+            tag("p", why_matched(hit), class_="why"),
+        ]
+    )
+
+
+MATCHED = {
+    "words": "its words",
+    "meaning": "its meaning",
+    "both": "its words and meaning",
+    "context": "the memories around it",
+    "filters": "the filters alone",
+    "id": "its id",
+    "key": "its key",
+}
+
+
+def why_matched(hit: dict[str, Any]) -> str:
+    """Recall's own account of a hit (`matched`, `words`, `similarity`), and its score."""
+    matched = hit.get("matched")
+    parts = [f"Matched by {MATCHED.get(matched, matched)}" if matched else "Listed"]
+    words = hit.get("words") or []
+    if words:
+        parts.append("shares " + ", ".join(f"“{w}”" for w in words))
+    if hit.get("similarity") is not None:
+        parts.append(f"similarity {hit['similarity']}")
+    if hit.get("score") is not None:
+        parts.append(f"score {hit['score']}")
+    return parts[0] + (": " + "; ".join(parts[1:]) if parts[1:] else "")
+
+
+def memory_href(memory_id: str) -> str:
+    return "/memories/" + quote(memory_id, safe="")
+
+
+def _first_line(text: str, width: int = 80) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else "(no text)"
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+FIELDS = (
+    "kind",
+    "notebook",
+    "status",
+    "status_note",
+    "version",
+    "author",
+    "owner",
+    "tags",
+    "key",
+    "why",
+    "source",
+    "occurred_at",
+    "recorded_at",
+    "expires_at",
+    "verified_at",
+    "superseded_by",
+    "severity",
+    "falsifier",
+    "scope",
+    "possibly_stale",
+    "expired",
+)
+
+
+def memory(viewer: Viewer, inspected: dict[str, Any], events: list[dict[str, Any]]) -> Markup:
+    shown = inspected["memory"]
+    title = shown.get("title") or _first_line(shown.get("text", ""))
+    parts = [
+        tag("h1", title),
+        tag("p", tag("code", shown["id"]), class_="facts"),
+        tag(
+            "section",
+            tag("h2", "Text", id="text-h"),
+            tag("p", shown.get("text", ""), class_="text"),
+            aria_labelledby="text-h",
+        ),
+        _fields(shown),
+        _actions(viewer, shown),
+        _links(inspected.get("links", []), shown["id"]),
+        _timeline(events),
+    ]
+    return layout(title, join(parts), viewer)
+
+
+def _fields(shown: dict[str, Any]) -> Markup:
+    rows = []
+    for name in FIELDS:
+        value = shown.get(name)
+        if value in (None, [], False, ""):
+            continue
+        rows += [tag("dt", name.replace("_", " ")), tag("dd", _value(value))]
+    return tag(
+        "section",
+        tag("h2", "Fields", id="fields-h"),
+        tag("dl", rows, class_="fields"),
+        aria_labelledby="fields-h",
+    )
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return str(value)
+
+
+def _actions(viewer: Viewer, shown: dict[str, Any]) -> Markup | str:
+    """The forms that change this memory: none for a viewer."""
+    if not viewer.writes or shown.get("status") != "active":
+        return ""
+    verify = tag(
+        "form",
+        csrf_field(viewer),
+        tag("label", "Why it still holds (what you checked)", for_="verify-note"),
+        tag("input", id="verify-note", name="note", type="text", required=True),
+        tag("button", "Verify", type="submit"),
+        method="post",
+        action=memory_href(shown["id"]) + "/verify",
+        class_="action",
+    )
+    return tag("section", tag("h2", "Actions", id="actions-h"), verify, aria_labelledby="actions-h")
+
+
+def _links(links: list[dict[str, Any]], here: str) -> Markup:
+    if not links:
+        body: Markup = tag("p", "No links.")
+    else:
+        rows = [
+            tag(
+                "tr",
+                tag("th", "Type", scope="col"),
+                tag("th", "From", scope="col"),
+                tag("th", "To", scope="col"),
+            )
+        ]
+        for link in links:
+            rows.append(
+                tag(
+                    "tr",
+                    tag("td", link.get("type")),
+                    _end(link.get("source"), here),
+                    _end(link.get("target"), here),
+                )
+            )
+        body = tag("table", tag("caption", "Links of this memory"), rows)
+    return tag("section", tag("h2", "Links", id="links-h"), body, aria_labelledby="links-h")
+
+
+def _end(ref: Any, here: str) -> Markup:
+    if not isinstance(ref, str) or ref == here or not ref.startswith("m_"):
+        return tag("td", "this memory" if ref == here else ref)
+    return tag("td", tag("a", ref, href=memory_href(ref)))
+
+
+def _timeline(events: list[dict[str, Any]]) -> Markup:
+    """Each change: when, who, what, why, and every field's value before and after."""
+    items = []
+    for event in events:
+        version = event.get("version")
+        heading = tag(
+            "h3",
+            f"{'Version ' + str(version) + ': ' if version else ''}{event.get('op')}",
+            " by ",
+            tag("span", event.get("actor"), class_="actor"),
+        )
+        when = tag("p", tag("time", event.get("at"), datetime=event.get("at")), class_="facts")
+        note = (
+            tag("p", "Reason: ", tag("q", event["note"]), class_="note")
+            if event.get("note")
+            else ""
+        )
+        items.append(tag("li", heading, when, note, _changes(event.get("changes") or {})))
+    body = tag("ol", items, class_="timeline") if items else tag("p", "No history.")
+    return tag("section", tag("h2", "History", id="history-h"), body, aria_labelledby="history-h")
+
+
+def _changes(changes: dict[str, Any]) -> Markup | str:
+    if not changes:
+        return ""
+    rows = [
+        tag(
+            "tr",
+            tag("th", "Field", scope="col"),
+            tag("th", "Before", scope="col"),
+            tag("th", "After", scope="col"),
+        )
+    ]
+    for name, change in changes.items():
+        old, new = change.get("old"), change.get("new")
+        rows.append(
+            tag(
+                "tr",
+                tag("th", name, scope="row"),
+                tag("td", "" if old is None else _value(old), class_="old"),
+                tag("td", "" if new is None else _value(new), class_="new"),
+            )
+        )
+    return tag("table", tag("caption", "What changed"), rows, class_="changes")
+
+
+def problem(viewer: Viewer | None, status: int, error: dict[str, Any]) -> Markup:
+    """A refusal as a page: the service's `error_class` and its message."""
+    body = join(
+        [
+            tag("h1", TITLES.get(status, "Refused")),
+            tag("p", error.get("message", ""), class_="notice error", role="alert"),
+            tag("p", "error_class: ", tag("code", error.get("error_class", "internal"))),
+            tag("p", tag("a", "Back to search", href="/")),
+        ]
+    )
+    return layout(TITLES.get(status, "Refused"), body, viewer)
+
+
+TITLES = {
+    400: "Not understood",
+    401: "Sign in first",
+    403: "Not allowed",
+    404: "Not found",
+    405: "Not allowed",
+    409: "Changed meanwhile",
+    413: "Too large",
+    503: "Busy",
+    500: "Failed",
+}

@@ -1,0 +1,129 @@
+"""A real `palimpsest serve --http` over a store made for the web page's tests.
+
+The store holds, in workspace `default`: an editor (ana), a viewer (vic), and a memory
+whose every field an agent writes carries markup that would run if it were not escaped;
+in workspace `other`, a memory of its own. Each person's key is made as an owner makes it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx2
+
+from palimpsest.embed import NullEmbedder
+from palimpsest.service import Service, open_service
+
+from ..agents.test_mcp_e2e import command, free_port, serving
+
+# What markup an agent might write, each setting a flag in `window.pwned` if it ran.
+SCRIPT = "<script>window.pwned = (window.pwned || 0) + 1</script>"
+IMAGE = '<img src=x onerror="window.pwned = (window.pwned || 0) + 1">'
+TEXT = f"The pool holds 40 connections {SCRIPT} {IMAGE}"
+TITLE = f"Pool size {IMAGE}"
+TAG = "<svg onload=window.pwned=1>"
+NOTEBOOK = "ops<script>window.pwned=1</script>"
+ACTOR = "agent:<img src=x onerror=window.pwned=1>"
+REASON = f"measured on prod {SCRIPT}"
+
+
+@dataclass
+class Site:
+    base: str  # http://127.0.0.1:PORT
+    port: int
+    db: Path
+    editor_key: str
+    editor_key_id: str
+    viewer_key: str
+    memory_id: str  # the memory full of markup, in `default`
+    other_memory_id: str  # a memory of workspace `other`
+    anas_memory_id: str  # a memory the editor owns, in `default`
+
+    def service(self) -> Service:
+        """The store opened as its owner, as the CLI opens it."""
+        return open_service(str(self.db), actor="user:owner", embedder=NullEmbedder())
+
+
+def make_store(db: Path) -> dict[str, str]:
+    service = open_service(str(db), actor="user:owner", embedder=NullEmbedder())
+    try:
+        agent = service.with_actor(ACTOR)
+        filed = agent.remember(notebook=NOTEBOOK, kind="fact", text=TEXT, title=TITLE,
+                               tags=[TAG, "pool"])  # fmt: skip
+        memory_id = filed["id"]
+        agent.revise(id=memory_id, append=" (checked)", note=REASON)
+        service.add_user(name="ana", role="editor")
+        service.add_user(name="vic", role="viewer")
+        editor = service.create_key(user="ana")
+        viewer = service.create_key(user="vic")
+        anas = service.with_actor("user:ana").remember(
+            notebook="ops", kind="decision", text="The pool is sized by the load test"
+        )
+        service.create_workspace(name="other")
+        other = service.in_workspace("other").remember(notebook="secret-plans", kind="fact",
+                                                       text="Other team's pool is 99")  # fmt: skip
+    finally:
+        service.close()
+    return {"memory_id": memory_id, "other_memory_id": other["id"], "anas_memory_id": anas["id"],
+            "editor_key": editor["key"], "editor_key_id": editor["id"],
+            "viewer_key": viewer["key"]}  # fmt: skip
+
+
+def base_env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PALIMPSEST_")}
+    env.update(HOME=str(home / "home"), XDG_DATA_HOME=str(home / "xdg"))
+    env["PALIMPSEST_EMBEDDER"] = "none"
+    return env
+
+
+@contextmanager
+def running_site(tmp: Path, **settings: object) -> Iterator[Site]:
+    """`serve --http` over a new store in `tmp`, with `settings` (http.NAME=value)."""
+    db = tmp / "web.db"
+    made = make_store(db)
+    port = free_port()
+    env = base_env(tmp)
+    env.update({f"PALIMPSEST_HTTP_{k.upper()}": str(v) for k, v in settings.items()})
+    args = command(db, "serve", "--http", "--port", str(port))
+    process = subprocess.Popen(
+        args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    with serving(process, port):
+        yield Site(f"http://127.0.0.1:{port}", port, db, **made)
+
+
+def sign_in(site: Site, key: str) -> httpx2.Response:
+    """The answer to signing in with `key`, as the page's form posts it."""
+    return httpx2.post(f"{site.base}/sign-in", data={"key": key},
+                       headers={"Origin": site.base}, timeout=30)  # fmt: skip
+
+
+def cookie_of(answer: httpx2.Response) -> str:
+    """`name=value` of the session cookie an answer sets."""
+    set_cookie = answer.headers["set-cookie"]
+    return set_cookie.split(";", 1)[0]
+
+
+def session(site: Site, key: str) -> str:
+    """A signed-in session's cookie (`name=value`), sent by hand: the tests say what goes."""
+    answer = sign_in(site, key)
+    assert answer.status_code == 303, answer.text
+    return cookie_of(answer)
+
+
+def get(site: Site, path: str, cookie: str | None = None) -> httpx2.Response:
+    headers = {"Cookie": cookie} if cookie else {}
+    return httpx2.get(f"{site.base}{path}", headers=headers, timeout=30)
+
+
+def form_token(page: str) -> str:
+    """The session's form token, read off a page as a browser would submit it."""
+    found = re.search(r'name="csrf" value="([^"]+)"', page)
+    assert found, "the page holds no form token"
+    return found[1]

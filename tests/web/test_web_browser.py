@@ -1,0 +1,248 @@
+"""The web page in a real browser: Debian's Chromium, headless, driven by Playwright.
+
+What a person relies on: signing in, searching, reading a memory whose every field an
+agent wrote carries markup (none of it runs: each would raise `window.pwned`), a viewer
+offered no action, a forged post from another site refused, a revoked key or a sign-out
+ending the cookie at the next click, the security headers on every page, and no serious
+accessibility violation (axe-core, bundled in axe-playwright-python: offline). Screenshots
+of the main pages go to pytest's temporary directory.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+from axe_playwright_python.sync_playwright import Axe
+from playwright.sync_api import (
+    Browser,
+    BrowserContext,
+    Page,
+    Request,
+    Response,
+    sync_playwright,
+)
+
+from palimpsest.web.guard import CSP
+
+from .site import IMAGE, NOTEBOOK, REASON, SCRIPT, TAG, TITLE, Site, running_site
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+SERIOUS = {"serious", "critical"}
+pytestmark = pytest.mark.skipif(
+    not os.path.exists(CHROMIUM), reason="needs Chromium: scripts/test installs it as root"
+)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    with running_site(tmp_path_factory.mktemp("web-browser")) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    # As root Chromium runs only without its sandbox; Playwright never downloads a browser.
+    args = ["--no-sandbox"] if os.geteuid() == 0 else []
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=args)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="module")
+def screens(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("screenshots")
+
+
+class Visit:
+    """A browser context (one person's cookies) that checks every page it is shown."""
+
+    def __init__(self, browser: Browser, site: Site, **options: Any):
+        self.site = site
+        self.context: BrowserContext = browser.new_context(base_url=site.base, **options)
+        self.page: Page = self.context.new_page()
+        self.dialogs: list[str] = []
+        self.documents: list[Response] = []
+        self.elsewhere: list[str] = []  # requests to any origin but the site's: none
+        self.page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
+        self.page.on("response", self._seen)
+        self.page.on("request", self._asked)
+
+    def _asked(self, request: Request) -> None:
+        if not request.url.startswith((self.site.base + "/", "http://evil.test/")):
+            self.elsewhere.append(request.url)
+
+    def _seen(self, response: Response) -> None:
+        if response.request.resource_type == "document":
+            self.documents.append(response)
+
+    def sign_in(self, key: str) -> None:
+        self.page.goto("/")
+        self.page.get_by_label("Your personal key").fill(key)
+        self.page.get_by_role("button", name="Sign in").click()
+        self.page.get_by_role("heading", name="Search the memory").wait_for()
+
+    def cookie(self) -> str:
+        [cookie] = [c for c in self.context.cookies() if c["name"] == "palimpsest_session"]
+        return f"{cookie['name']}={cookie['value']}"
+
+    def pwned(self) -> Any:
+        return self.page.evaluate("window.pwned")
+
+    def close(self) -> None:
+        for response in self.documents:  # every page shown carried the headers
+            headers = response.headers
+            assert headers.get("content-security-policy") == CSP, response.url
+            assert headers.get("x-content-type-options") == "nosniff", response.url
+            assert headers.get("referrer-policy") == "no-referrer", response.url
+        assert self.dialogs == []
+        assert self.elsewhere == []  # the page works with no internet
+        self.context.close()
+
+
+@pytest.fixture
+def visits(browser: Browser, site: Site) -> Iterator[list[Visit]]:
+    made: list[Visit] = []
+    yield made
+    for visit in made:
+        visit.close()
+
+
+def visit(visits: list[Visit], browser: Browser, site: Site, **options: Any) -> Visit:
+    made = Visit(browser, site, **options)
+    visits.append(made)
+    return made
+
+
+def accessible(page: Page) -> None:
+    """axe-core finds nothing serious or critical on the page as it is now."""
+    results = Axe().run(page)
+    serious = [v for v in results.response["violations"] if v["impact"] in SERIOUS]
+    assert serious == [], results.generate_report()
+
+
+def test_a_person_signs_in_searches_and_reads_a_memory_where_no_markup_runs(
+    browser: Browser, site: Site, screens: Path, visits: list[Visit]
+) -> None:
+    editor = visit(visits, browser, site)
+    editor.page.goto("/")
+    accessible(editor.page)
+    editor.page.screenshot(path=screens / "sign-in.png", full_page=True)
+    editor.sign_in(site.editor_key)
+
+    page = editor.page
+    page.get_by_label("Words or a question").fill("pool connections")
+    page.get_by_label("Kind").select_option("fact")
+    page.get_by_label("Tags").fill("pool")
+    page.get_by_role("button", name="Search").click()
+    results = page.get_by_role("region", name="Results")
+    results.wait_for()
+    assert "Matched by its words: shares “pool”, “connections”" in results.inner_text()
+    assert page.get_by_role("link", name=TITLE).count() == 1  # the title, shown as text
+    accessible(page)
+    page.screenshot(path=screens / "search.png", full_page=True)
+
+    page.get_by_role("link", name=TITLE).click()
+    page.get_by_role("heading", name="History").wait_for()
+    assert page.get_by_role("heading", level=1).inner_text() == TITLE
+    shown = page.locator("main").inner_text()
+    for markup in (SCRIPT, IMAGE, TAG, NOTEBOOK, REASON, "agent:<img src=x onerror="):
+        assert markup in shown, markup  # shown as the agent wrote it...
+    assert page.locator("main script, main img, main svg").count() == 0  # ...made nothing
+    assert editor.pwned() is None
+    assert page.get_by_role("rowheader", name="text", exact=True).count() >= 1  # a change
+    accessible(page)
+    page.screenshot(path=screens / "memory.png", full_page=True)
+    page.set_viewport_size({"width": 390, "height": 844})  # a phone
+    page.screenshot(path=screens / "memory-phone.png", full_page=True)
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390, "the page scrolls sideways on a phone"
+
+    # The editor's own memory: Verify, with what was checked, through the page's own form.
+    page.goto(f"/memories/{site.anas_memory_id}")
+    page.get_by_label("Why it still holds (what you checked)").fill("load test rerun")
+    page.get_by_role("button", name="Verify").click()
+    page.get_by_role("heading", name="History").wait_for()
+    assert "verified at" in page.locator("dl.fields").inner_text()
+    assert "load test rerun" in page.locator("ol.timeline").inner_text()
+
+
+def test_a_viewers_page_has_no_edit_action(
+    browser: Browser, site: Site, visits: list[Visit]
+) -> None:
+    viewer = visit(visits, browser, site)
+    viewer.sign_in(site.viewer_key)
+    for memory_id in (site.memory_id, site.anas_memory_id):
+        viewer.page.goto(f"/memories/{memory_id}")
+        viewer.page.get_by_role("heading", name="History").wait_for()
+        assert viewer.page.get_by_role("button", name="Verify").count() == 0
+        assert viewer.page.locator("form[action$='/verify']").count() == 0
+        assert viewer.page.get_by_role("heading", name="Actions").count() == 0
+    accessible(viewer.page)
+
+
+def test_a_forged_post_from_another_site_is_refused(
+    browser: Browser, site: Site, visits: list[Visit]
+) -> None:
+    editor = visit(visits, browser, site)
+    editor.sign_in(site.editor_key)
+    target = f"{site.base}/memories/{site.memory_id}/verify"
+    attack = (
+        f'<form id="f" method="post" action="{target}"><input name="note" value="forged">'
+        '</form><script>document.getElementById("f").submit()</script>'
+    )
+    editor.page.route("http://evil.test/", lambda route: route.fulfill(
+        body=attack, content_type="text/html"))  # fmt: skip
+    with editor.page.expect_navigation(url=target) as landed:
+        editor.page.goto("http://evil.test/")
+    answer = landed.value
+    assert answer is not None and answer.status in (401, 403)
+    editor.documents.remove(answer)  # checked here: the evil page itself carries no headers
+    editor.documents[:] = [r for r in editor.documents if r.url.startswith(site.base)]
+    assert answer.headers.get("content-security-policy") == CSP
+    service = site.service()
+    try:
+        assert service.inspect(id=site.memory_id)["memory"]["verified_at"] is None
+    finally:
+        service.close()
+
+
+def test_a_revoked_keys_cookie_stops_working_at_the_next_click(
+    browser: Browser, site: Site, visits: list[Visit]
+) -> None:
+    service = site.service()
+    try:
+        made = service.create_key(user="ana", note="a laptop")
+        person = visit(visits, browser, site)
+        person.sign_in(made["key"])
+        person.page.get_by_label("Words or a question").fill("pool")
+        person.page.get_by_role("button", name="Search").click()
+        person.page.get_by_role("link", name=TITLE).wait_for()
+        service.revoke_key(id=made["id"])
+    finally:
+        service.close()
+    person.page.get_by_role("link", name=TITLE).click()
+    person.page.get_by_role("heading", name="Sign in").wait_for()
+    assert "session has ended" in person.page.get_by_role("alert").inner_text()
+    assert site.memory_id not in person.page.content()
+
+
+def test_signing_out_ends_the_cookie(
+    browser: Browser, site: Site, screens: Path, visits: list[Visit]
+) -> None:
+    person = visit(visits, browser, site)
+    person.sign_in(site.viewer_key)
+    cookie = person.cookie()
+    person.page.get_by_role("button", name="Sign out").click()
+    person.page.get_by_role("heading", name="Sign in").wait_for()
+    person.page.screenshot(path=screens / "signed-out.png")
+    kept = httpx2.get(f"{site.base}/?q=pool", headers={"Cookie": cookie}, timeout=30)
+    assert kept.status_code == 401 and site.memory_id not in kept.text
+    person.page.goto(f"/memories/{site.memory_id}")
+    assert person.page.get_by_role("heading", name="Sign in").count() == 1
