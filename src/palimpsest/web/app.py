@@ -20,7 +20,7 @@ from collections.abc import Callable, Collection
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import Any, TypeVar
 
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -50,6 +50,8 @@ ENDED = (
     "Your session has ended: its key was revoked or has expired, or its user was "
     "removed, or it was idle too long. Sign in again with a valid key."
 )
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -269,10 +271,10 @@ class Site:
         history = await self._served(signed, call)
         return _page(pages.memory(signed.viewer, inspected, history.get("events", [])))
 
-    async def _served(self, signed: Signed, call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    async def _served(self, signed: Signed, call: Callable[[], T]) -> T:
         """The service's answer, or its refusal shown as a page with its error_class."""
         try:
-            answer: dict[str, Any] = await self._run(call)
+            answer: T = await self._run(call)
             return answer
         except PalimpsestError as error:
             status = STATUS.get(error.error_class, 400)

@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ..domain.model import KINDS, STATUSES
+from ..service.answers import EventShown, Hit, InspectAnswer, LinkShown, MemoryShown, Recalled
 from .html import Markup, join, tag
 
 
@@ -96,7 +97,7 @@ def sign_in(message: str | None = None, status: str = "info") -> Markup:
     return layout("Sign in", join([tag("h1", "Sign in"), notice, form, help_text]))
 
 
-def search(viewer: Viewer, filters: Mapping[str, str], answer: dict[str, Any] | None) -> Markup:
+def search(viewer: Viewer, filters: Mapping[str, str], answer: Recalled | None) -> Markup:
     parts = [tag("h1", "Search the memory"), _search_form(filters)]
     if answer is not None:
         parts.append(_hits(answer))
@@ -153,7 +154,7 @@ def _search_form(filters: Mapping[str, str]) -> Markup:
     )
 
 
-def _hits(answer: dict[str, Any]) -> Markup:
+def _hits(answer: Recalled) -> Markup:
     hits = answer.get("hits", [])
     as_of = answer.get("as_of")
     heading = f"{len(hits)} found" + (f", as recorded at {as_of}" if as_of else "")
@@ -168,7 +169,7 @@ def _hits(answer: dict[str, Any]) -> Markup:
     return tag("section", tag("h2", heading), tag("ol", items, class_="hits"), aria_label="Results")
 
 
-def _hit(hit: dict[str, Any]) -> Markup:
+def _hit(hit: Hit) -> Markup:
     label = hit.get("title") or _first_line(hit.get("text", ""))
     facts = [
         hit.get("kind"),
@@ -199,7 +200,7 @@ MATCHED = {
 }
 
 
-def why_matched(hit: dict[str, Any]) -> str:
+def why_matched(hit: Hit) -> str:
     """Recall's own account of a hit (`matched`, `words`, `similarity`), and its score."""
     matched = hit.get("matched")
     parts = [f"Matched by {MATCHED.get(matched, matched)}" if matched else "Listed"]
@@ -247,7 +248,7 @@ FIELDS = (
 )
 
 
-def memory(viewer: Viewer, inspected: dict[str, Any], events: list[dict[str, Any]]) -> Markup:
+def memory(viewer: Viewer, inspected: InspectAnswer, events: list[EventShown]) -> Markup:
     shown = inspected["memory"]
     title = shown.get("title") or _first_line(shown.get("text", ""))
     parts = [
@@ -267,7 +268,7 @@ def memory(viewer: Viewer, inspected: dict[str, Any], events: list[dict[str, Any
     return layout(title, join(parts), viewer)
 
 
-def _fields(shown: dict[str, Any]) -> Markup:
+def _fields(shown: MemoryShown) -> Markup:
     rows = []
     for name in FIELDS:
         value = shown.get(name)
@@ -290,7 +291,7 @@ def _value(value: Any) -> str:
     return str(value)
 
 
-def _actions(viewer: Viewer, shown: dict[str, Any]) -> Markup | str:
+def _actions(viewer: Viewer, shown: MemoryShown) -> Markup | str:
     """The forms that change this memory: none for a viewer."""
     if not viewer.writes or shown.get("status") != "active":
         return ""
@@ -307,7 +308,7 @@ def _actions(viewer: Viewer, shown: dict[str, Any]) -> Markup | str:
     return tag("section", tag("h2", "Actions", id="actions-h"), verify, aria_labelledby="actions-h")
 
 
-def _links(links: list[dict[str, Any]], here: str) -> Markup:
+def _links(links: list[LinkShown], here: str) -> Markup:
     if not links:
         body: Markup = tag("p", "No links.")
     else:
@@ -338,7 +339,7 @@ def _end(ref: Any, here: str) -> Markup:
     return tag("td", tag("a", ref, href=memory_href(ref)))
 
 
-def _timeline(events: list[dict[str, Any]]) -> Markup:
+def _timeline(events: list[EventShown]) -> Markup:
     """Each change: when, who, what, why, and every field's value before and after."""
     items = []
     for event in events:
