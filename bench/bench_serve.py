@@ -20,9 +20,10 @@ def free_port() -> int:
 
 @contextmanager
 def http_server(
-    db: Path, env: dict[str, str] | None = None
+    db: Path | str, env: dict[str, str] | None = None
 ) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
-    """`palimpsest serve --http` on `db`: its (port, process), once it accepts connections."""
+    """`palimpsest serve --http` on `db` (a SQLite file or a PostgreSQL URL): its (port,
+    process), once it accepts connections."""
     port = free_port()
     command = [sys.executable, "-m", "palimpsest", "--db", str(db), "serve", "--http",
                "--port", str(port)]  # fmt: skip
