@@ -22,6 +22,7 @@ from .doctor import DoctorOps
 from .guard import GuardOps
 from .history import HistoryOps
 from .memories import MemoryOps
+from .merging import MergeOps
 from .notebooks import NotebookOps
 from .recall import RecallOps
 from .sessions import SessionOps
@@ -52,6 +53,7 @@ class Service(
     AccessOps,
     WorkspaceOps,
     CheckOps,
+    MergeOps,
     MemoryOps,
     RecallOps,
     HistoryOps,
@@ -63,7 +65,7 @@ class Service(
     GuardOps,
     TransferOps,
 ):
-    """remember, recall, revise, revert, forget, inspect, history, notebooks, links, doctor,
+    """remember, recall, revise, merge, revert, forget, inspect, history, notebooks, links, doctor,
     settings, disputes, projects, checks, orient, the session hooks, guard, the
     workspace's users, keys and workspaces, and export and import."""
 
