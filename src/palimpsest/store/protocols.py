@@ -386,6 +386,11 @@ class VectorReader(Protocol):
         """The stored vector of that version, if it has one tagged `model`."""
         ...
 
+    def current_vectors(self, memory_ids: Sequence[str], model: str) -> dict[str, Vectors]:
+        """The vector tagged `model` of the current version of each of `memory_ids` that
+        has one (a forgotten memory, another workspace's or one not embedded: absent)."""
+        ...
+
     def stale_vector_count(self, model: str) -> int: ...
     def stale_vectors(self, model: str, limit: int) -> list[Memory]:
         """Versions with content whose vector is missing or not tagged `model`, oldest

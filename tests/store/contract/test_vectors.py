@@ -104,3 +104,22 @@ def test_a_forgotten_memory_takes_its_vectors(store: Store, workspace: str) -> N
         assert tx.vector_of(m.id, 1, MODEL) is None
         assert tx.nearest(unit(1, 0, 0, 0), SearchQuery("", statuses=()), MODEL) == []
         assert tx.stale_vector_count(MODEL) == 0  # no content left to embed
+
+
+def test_current_vectors_are_those_of_each_memory_s_current_version(
+    store: Store, workspace: str
+) -> None:
+    with store.write(workspace) as tx:
+        m = memory(workspace, "nb_a", "Current vectors")
+        tx.put_vector(m.id, filed(tx, m), unit(1, 0, 0, 0), MODEL)
+        _, next_seq = revised(tx, m, text="Current vectors, revised")
+        tx.put_vector(m.id, next_seq, unit(0, 1, 0, 0), MODEL)
+        bare = memory(workspace, "nb_a", "No vector")
+        filed(tx, bare)
+        other = memory(workspace, "nb_a", "Another model's")
+        tx.put_vector(other.id, filed(tx, other), unit(0, 0, 1, 0), "another-model")
+    with store.read(workspace) as tx:
+        found = tx.current_vectors([m.id, bare.id, other.id, "m_none"], MODEL)
+        assert list(found) == [m.id] and np.allclose(found[m.id], unit(0, 1, 0, 0))
+    with store.read(f"{workspace}-other") as tx:
+        assert tx.current_vectors([m.id], MODEL) == {}
