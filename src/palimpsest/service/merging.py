@@ -37,11 +37,12 @@ class MergeOps(MemoryOps):
         *,
         keep: str,
         ids: list[str] | str,
-        because: str,
+        because: str | None = None,
         idempotency_key: str | None = None,
         dry_run: bool = False,
     ) -> MergeAnswer:
-        """Keep `keep`; retire each of `ids` as superseded by it, giving `because`."""
+        """Keep `keep`; retire each of `ids` as superseded by it, giving `because` (required:
+        refused as any missing field is, by the service, for every adapter alike)."""
         check_write("merge", self.role)
         keep = memory_id_arg(keep, "keep")
         refuse_repeats(ids, "ids")
