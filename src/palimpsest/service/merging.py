@@ -79,7 +79,9 @@ class MergeOps(MemoryOps):
                     results.append(self._revise_one(tx, target, now, op_id, dry_run))
                 except Unmatched as exc:  # checked above: only a key or a status raced here
                     raise Conflict(f"Refused: {exc.reason}.", field="ids") from None
-            return {"id": kept.id, "version": kept.version, "superseded": results}
+            now_kept = tx.get_memory(kept.id)  # a dispute with it withdrawn touched it
+            version = now_kept.version if now_kept is not None else kept.version
+            return {"id": kept.id, "version": version, "superseded": results}
 
         return self._write("merge", request, idempotency_key, dry_run, body)
 
