@@ -246,3 +246,14 @@ def test_one_refused_memory_leaves_the_others_of_the_merge_active(service: Servi
     service.revise(id=second, status="retracted", note="never true")
     refused(service, "conflict", keep=keep, ids=[first, second])
     assert memory(service, first)["status"] == "active"
+
+
+def test_a_dispute_between_the_kept_and_a_retired_memory_is_withdrawn(service: Service) -> None:
+    """The merge settles it as a ruling for the kept one would: the kept memory gets the
+    withdrawal's event (its version is the answer's), the other retires."""
+    keep, copy = fact(service, "The pool size is 20"), fact(service, "Pool size: 20")
+    service.dispute(action="open", ids=[keep, copy], reason="the same, or not?")
+    answer = service.merge(keep=keep, ids=[copy], because=WHY)
+    assert answer["version"] == memory(service, keep)["version"] == 3  # filed, opened, withdrawn
+    assert service.history(id=keep)["events"][-1]["op"] == "dispute.withdraw"
+    assert service.dispute(action="list")["disputes"] == []
