@@ -11,7 +11,7 @@ open dispute with each other, are left apart, as suggestions leave them: how the
 is known.
 
 The nearest are found among every active memory of the scope at once: their current
-vectors read in one pass (`current_vectors`) and multiplied as one matrix, BLOCK rows at a
+vectors read in one query (`current_vectors`) and multiplied as one matrix, BLOCK rows at a
 time. That is n x n products, but in BLAS: about a second at 10,000 memories, where a
 nearest-neighbour search per memory took 3 ms each (bench/bench_duplicates.py). The most
 recently filed EXAMINED are examined (each against all), so a new repeat of an old memory
@@ -67,7 +67,9 @@ class DuplicateOps(ServiceBase):
                 if m.status == "active" and not m.expired(now)
             ]
             examined = sorted(active, key=lambda m: m.recorded_at, reverse=True)[:EXAMINED]
-            pairs = _same_text(active) + self._alike(tx, examined, active)
+            pairs = _same_text(active) + self._alike(
+                tx, examined, active, scope.id if scope else None
+            )
             groups = _grouped(pairs, {m.id: m for m in active}, _apart(tx, pairs))
             shown = [self._group_view(tx, group, sim) for group, sim in groups[:limit]]
         answer: DuplicatesAnswer = {
@@ -85,17 +87,20 @@ class DuplicateOps(ServiceBase):
         return answer
 
     def _alike(
-        self, tx: StoreReader, examined: list[Memory], active: list[Memory]
+        self,
+        tx: StoreReader,
+        examined: list[Memory],
+        active: list[Memory],
+        notebook_id: str | None,
     ) -> list[tuple[str, str, float]]:
         """Pairs (a, b, similarity) that suggestions on write would call duplicates: of
         each examined memory, its CANDIDATES nearest by meaning among `active` (all of the
         scope); and every pair whose content words overlap enough, which the rule takes
         too (found exactly, without a search per memory)."""
         vectors = (
-            tx.current_vectors([m.id for m in active], self.vectors.model)
-            if self.vectors.enabled
-            else {}
+            tx.current_vectors(self.vectors.model, notebook_id) if self.vectors.enabled else {}
         )
+        vectors = {m.id: vectors[m.id] for m in active if m.id in vectors}
         terms = {m.id: content_terms(m.text) for m in active}  # once each, not per pair
         embedded = [m for m in active if m.id in vectors]
         examined = [m for m in examined if m.id in vectors]

@@ -386,9 +386,9 @@ class VectorReader(Protocol):
         """The stored vector of that version, if it has one tagged `model`."""
         ...
 
-    def current_vectors(self, memory_ids: Sequence[str], model: str) -> dict[str, Vectors]:
-        """The vector tagged `model` of the current version of each of `memory_ids` that
-        has one (a forgotten memory, another workspace's or one not embedded: absent)."""
+    def current_vectors(self, model: str, notebook_id: str | None = None) -> dict[str, Vectors]:
+        """By memory id, the vector tagged `model` of the current version of every active
+        memory (of one notebook if named) that has one; expired ones included."""
         ...
 
     def stale_vector_count(self, model: str) -> int: ...

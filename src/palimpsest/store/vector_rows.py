@@ -4,7 +4,6 @@ nearest are found, is each backend's."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..domain.errors import InternalError
@@ -15,9 +14,6 @@ from .values import SearchQuery
 
 if TYPE_CHECKING:  # numpy is imported where a vector is read (see sqlite_vectors.py)
     from .vector_search import Vectors
-
-
-_IDS_PER_QUERY = 500  # memory ids named in one query (SQLite's limit is far above)
 
 
 class VectorRows(SessionBase):
@@ -55,19 +51,18 @@ class VectorRows(SessionBase):
         )
         return None if row is None else self._vector_from(row["vector"])
 
-    def current_vectors(self, memory_ids: Sequence[str], model: str) -> dict[str, Vectors]:
-        found: dict[str, Vectors] = {}
-        for start in range(0, len(memory_ids), _IDS_PER_QUERY):
-            chunk = list(memory_ids[start : start + _IDS_PER_QUERY])
-            rows = self._rows(
-                f"SELECT v.memory_id AS memory_id, {self.VECTOR_OUT} AS vector "
-                "FROM memory_versions v JOIN memory_vectors mv ON mv.version_rowid = v.rowid "
-                f"WHERE v.workspace = ? AND v.to_seq IS NULL AND v.scrubbed = 0 "
-                f"AND mv.model = ? AND v.memory_id IN ({', '.join('?' * len(chunk))})",
-                [self.workspace, model, *chunk],
-            )
-            found.update((row["memory_id"], self._vector_from(row["vector"])) for row in rows)
-        return found
+    def current_vectors(self, model: str, notebook_id: str | None = None) -> dict[str, Vectors]:
+        where, args = "", [self.workspace, model]
+        if notebook_id is not None:
+            where, args = " AND v.notebook_id = ?", [*args, notebook_id]
+        rows = self._rows(
+            f"SELECT v.memory_id AS memory_id, {self.VECTOR_OUT} AS vector "
+            "FROM memory_versions v JOIN memory_vectors mv ON mv.version_rowid = v.rowid "
+            "WHERE v.workspace = ? AND v.to_seq IS NULL AND v.scrubbed = 0 "
+            f"AND v.status = 'active' AND mv.model = ?{where}",
+            args,
+        )
+        return {row["memory_id"]: self._vector_from(row["vector"]) for row in rows}
 
     _STALE = (
         "FROM memory_versions v LEFT JOIN memory_vectors mv ON mv.version_rowid = v.rowid "

@@ -106,7 +106,7 @@ def test_a_forgotten_memory_takes_its_vectors(store: Store, workspace: str) -> N
         assert tx.stale_vector_count(MODEL) == 0  # no content left to embed
 
 
-def test_current_vectors_are_those_of_each_memory_s_current_version(
+def test_current_vectors_are_those_of_each_active_memory_s_current_version(
     store: Store, workspace: str
 ) -> None:
     with store.write(workspace) as tx:
@@ -114,12 +114,20 @@ def test_current_vectors_are_those_of_each_memory_s_current_version(
         tx.put_vector(m.id, filed(tx, m), unit(1, 0, 0, 0), MODEL)
         _, next_seq = revised(tx, m, text="Current vectors, revised")
         tx.put_vector(m.id, next_seq, unit(0, 1, 0, 0), MODEL)
+        elsewhere = memory(workspace, "nb_b", "In another notebook")
+        tx.put_vector(elsewhere.id, filed(tx, elsewhere), unit(0, 0, 0, 1), MODEL)
         bare = memory(workspace, "nb_a", "No vector")
         filed(tx, bare)
         other = memory(workspace, "nb_a", "Another model's")
         tx.put_vector(other.id, filed(tx, other), unit(0, 0, 1, 0), "another-model")
+        gone = memory(workspace, "nb_a", "Retired")
+        tx.put_vector(gone.id, filed(tx, gone), unit(1, 1, 0, 0), MODEL)
+        _, retired_seq = revised(tx, gone, status="retracted")
+        tx.put_vector(gone.id, retired_seq, unit(1, 1, 0, 0), MODEL)
     with store.read(workspace) as tx:
-        found = tx.current_vectors([m.id, bare.id, other.id, "m_none"], MODEL)
-        assert list(found) == [m.id] and np.allclose(found[m.id], unit(0, 1, 0, 0))
+        found = tx.current_vectors(MODEL)
+        assert sorted(found) == sorted([m.id, elsewhere.id])
+        assert np.allclose(found[m.id], unit(0, 1, 0, 0))
+        assert list(tx.current_vectors(MODEL, "nb_a")) == [m.id]
     with store.read(f"{workspace}-other") as tx:
-        assert tx.current_vectors([m.id], MODEL) == {}
+        assert tx.current_vectors(MODEL) == {}
