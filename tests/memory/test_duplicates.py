@@ -136,3 +136,20 @@ def test_an_unknown_notebook_is_not_found(service: Service) -> None:
     with pytest.raises(PalimpsestError) as caught:
         service.duplicates(notebook="nowhere")
     assert caught.value.error_class == "not_found"
+
+
+def test_past_the_cap_the_most_recent_are_examined_and_the_answer_says_so(
+    meaning: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Of a scope larger than EXAMINED (10,000; 2 here), the most recently filed are each
+    compared with all: a new repeat of an old memory is still found."""
+    from palimpsest.service import duplicates
+
+    old = fact(meaning, STAGING[0])
+    fact(meaning, UNRELATED[0])
+    fact(meaning, UNRELATED[1])
+    new = fact(meaning, STAGING[1])
+    monkeypatch.setattr(duplicates, "EXAMINED", 2)
+    answer = meaning.duplicates()
+    assert answer["examined"] == 2 and grouped(answer) == [{old, new}]
+    assert "2 most recently filed of 4" in answer["warnings"][0]
