@@ -2,7 +2,7 @@
 
 A hypothesis state machine drives a `Service` over a real SQLite file through remember
 (with duplicates and `supersedes`), revise (text edits, tags, keys), retire, reactivate,
-verify, move, supersede, revert, forget (whole memories and single versions), stale
+verify, move, supersede, merge, revert, forget (whole memories and single versions), stale
 `expected_version` revises, and the dispute life cycle (open, rule, undo, and the
 withdrawal that a forget, or any retirement but a ruling, makes). The model predicts
 every outcome — the new content and version, `duplicate_of`, `unmatched`, the error class
@@ -495,6 +495,48 @@ class MemoryMachine(RuleBasedStateMachine):
                             superseded_by=successor)  # fmt: skip
         self.put(memory_id, retired)
         self.withdraw(memory_id)
+
+    @precondition(lambda self: len(self.current) >= 2)
+    @rule(
+        n=picks,
+        others=st.lists(picks, min_size=1, max_size=3),
+        who=st.sampled_from(["owner", "editor", "agent"]),
+        loose=st.booleans(),
+    )
+    def merge(self, n: int, others: list[int], who: str, loose: bool) -> None:
+        """Keep one memory, retire the others as superseded by it: one event each (and one
+        per dispute withdrawn), or a refusal that writes nothing, predicted in the order
+        the service checks. Mostly among active memories (it can succeed); sometimes any."""
+        service = {"owner": self.service, "editor": self.ana, "agent": self.agent}[who]
+        active = [i for i in self.live() if self.current[i].status == "active"]
+        if loose or len(active) < 2:
+            keep, ids = self.pick(n), list(dedupe([self.pick(m) for m in others]))
+        else:
+            keep = active[n % len(active)]
+            rest = [i for i in active if i != keep]
+            ids = list(dedupe([rest[m % len(rest)] for m in others]))
+        args = {"keep": keep, "ids": ids, "because": NOTES[0]}
+        if keep in ids or self.current[keep].status != "active":
+            self.refused("validation", service.merge, **args)
+            return
+        for memory_id in ids:
+            if self.current[memory_id].status != "active":
+                self.refused("conflict", service.merge, **args)
+                return
+            foreign = self.owners[memory_id] not in (None, service.actor)
+            if foreign and not service.may_override:
+                self.refused("forbidden", service.merge, **args)
+                return
+        withdrawn = self.open_disputes_of(ids)
+        result = self.call(len(ids) + len(withdrawn), service.merge, **args)
+        for memory_id in ids:
+            self.put(memory_id, self.bump(memory_id, status="superseded", status_note=NOTES[0],
+                                          superseded_by=keep))  # fmt: skip
+            self.withdraw(memory_id)
+        assert [(r["id"], r["version"]) for r in result["superseded"]] == [
+            (memory_id, self.current[memory_id].version) for memory_id in ids
+        ]
+        assert result["version"] == self.current[keep].version
 
     @precondition(lambda self: self.current)
     @rule(n=picks, note=notes)

@@ -1,8 +1,8 @@
 """The `palimpsest` command line: one subcommand per service operation, `--json` on each.
 
 `app` holds the group and what every subcommand is built from; the commands live by
-concept in `memories`, `notebooks`, `disputes`, `admin` and `settings` (config and
-settings); `render` prints answers for a person.
+concept in `memories`, `merging`, `notebooks`, `disputes`, `admin` and `settings` (config
+and settings); `render` prints answers for a person.
 
 A command imports only the modules it is defined in (`COMMANDS`), not every command's:
 the group loads them as it resolves the name (`app._Group`), so `palimpsest serve` starts
@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "demo": ("admin",),
     "dispute": ("disputes",),
     "doctor": ("admin",),
+    "duplicates": ("merging",),
     "export": ("transfer",),
     "forget": ("memories",),
     "guard": ("guard",),
@@ -35,6 +36,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "inspect": ("memories",),
     "key": ("access",),
     "link": ("memories",),
+    "merge": ("merging",),
     "migrate": ("admin",),
     "notebook": ("notebooks",),
     "orient": ("orient",),

@@ -126,7 +126,7 @@ class Env:
 # `palimpsest --help` lists the commands by what a person comes for, not alphabetically.
 SECTIONS = {
     "Everyday": ("remember", "recall", "revise", "inspect", "history", "link", "revert",
-                 "forget", "notebook", "web", "demo"),
+                 "duplicates", "merge", "forget", "notebook", "web", "demo"),
     "Agents and hooks": ("serve", "orient", "hook", "guard", "seen", "check", "project",
                          "secret"),
     "Teams": ("user", "key", "workspace", "dispute"),

@@ -19,9 +19,11 @@ from .base import DEFAULT_WORKSPACE
 from .checks import CheckOps
 from .disputes import DisputeOps
 from .doctor import DoctorOps
+from .duplicates import DuplicateOps
 from .guard import GuardOps
 from .history import HistoryOps
 from .memories import MemoryOps
+from .merging import MergeOps
 from .notebooks import NotebookOps
 from .recall import RecallOps
 from .sessions import SessionOps
@@ -52,20 +54,22 @@ class Service(
     AccessOps,
     WorkspaceOps,
     CheckOps,
+    MergeOps,
     MemoryOps,
     RecallOps,
     HistoryOps,
     NotebookOps,
     DoctorOps,
+    DuplicateOps,
     SettingsOps,
     DisputeOps,
     SessionOps,
     GuardOps,
     TransferOps,
 ):
-    """remember, recall, revise, revert, forget, inspect, history, notebooks, links, doctor,
-    settings, disputes, projects, checks, orient, the session hooks, guard, the
-    workspace's users, keys and workspaces, and export and import."""
+    """remember, recall, revise, duplicates, merge, revert, forget, inspect, history,
+    notebooks, links, doctor, settings, disputes, projects, checks, orient, the session
+    hooks, guard, the workspace's users, keys and workspaces, and export and import."""
 
     def schema_version(self) -> int:
         """The store's schema version (opening it migrated it to the newest this code knows)."""

@@ -250,6 +250,45 @@ class ReviseAnswer(Written, total=False):
     warnings: list[str]
 
 
+class MergeAnswer(Written, total=False):
+    """A merge: the memory kept (`id`, its version untouched) and each memory it retired as
+    superseded by it, in the order named."""
+
+    id: Required[str]
+    version: Required[int]
+    superseded: Required[list[Revised]]
+
+
+class DuplicateMember(TypedDict, total=False):
+    """A memory of a group of near-duplicates, on one line."""
+
+    id: Required[str]
+    version: Required[int]
+    kind: Required[str]
+    notebook: Required[str]
+    key: str  # when it has one
+    text: Required[str]  # its start, on one line (suggest.SNIPPET)
+    owner: Required[str | None]
+    updated_at: Required[str]  # when its current version was written
+
+
+class DuplicateGroup(TypedDict, total=False):
+    """Active memories that say the same thing, and why they were grouped."""
+
+    memories: Required[list[DuplicateMember]]  # the most recently written first
+    by: Required[str]  # text (the same normalised text) or meaning (vectors)
+    similarity: Required[float]  # the lowest cosine (or word overlap) joining the group
+    mixed: list[str]  # what differs among them that a merge may care about: kind, key
+
+
+class DuplicatesAnswer(TypedDict, total=False):
+    groups: Required[list[DuplicateGroup]]  # the largest first, then the most alike
+    examined: Required[int]  # active memories compared
+    by_meaning: Required[bool]  # false: the service has no embedder, words only
+    more: bool  # groups were left out by `limit`
+    warnings: list[str]
+
+
 class Skipped(TypedDict, total=False):
     id: Required[str]
     reason: Required[str]

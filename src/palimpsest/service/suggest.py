@@ -199,7 +199,7 @@ def suggestions(
         return answer
     notebooks: dict[str, Notebook | None] = {}
     by_meaning = nearest is not None
-    candidates = nearest if nearest is not None else _by_words(tx, memory, at)
+    candidates = nearest if nearest is not None else by_words(tx, memory, at)
     linked = {end for link in tx.links(memory.id) for end in (link.source_id, link.target_id)}
     disputed = set(tx.disputed_with([memory.id]).get(memory.id, []))
     judged: list[_Judged] = []
@@ -259,14 +259,37 @@ def _judge(
         about = frame_alike >= BY_WORDS.about or (cosine or 0.0) >= BY_MEANING.about
         if about and _same_domain(tx, memory, other, notebooks):
             return _Judged(other, similarity, LISTS[0], sign)
-    elif passes(BY_MEANING.duplicate, BY_WORDS.duplicate):
+    elif _repeats(cosine, words_alike):
         return _Judged(other, similarity, LISTS[1])
     if passes(BY_MEANING.connect, BY_WORDS.connect):
         return _Judged(other, similarity, LISTS[2])
     return None
 
 
-def _by_words(tx: StoreReader, memory: Memory, at: str) -> list[tuple[Memory, float]]:
+def _repeats(cosine: float | None, words_alike: float) -> bool:
+    """Whether two texts showing no sign of a difference say the same thing: by meaning
+    or by their content words (either measure may hold)."""
+    by_meaning = cosine is not None and cosine >= BY_MEANING.duplicate
+    return by_meaning or words_alike >= BY_WORDS.duplicate
+
+
+def says_the_same(
+    memory: Memory, other: Memory, cosine: float | None, words_alike: float | None = None
+) -> float | None:
+    """How alike `other` is to `memory` when a write of `memory` would list it among its
+    `possible_duplicates` (the same rule and thresholds: duplicates.py groups by it), else
+    None. `cosine` is None on full text alone; `words_alike`, the overlap of their content
+    terms, when the caller has it. The answer is the cosine, else the overlap."""
+    if words_alike is None:
+        words_alike = jaccard(content_terms(memory.text), content_terms(other.text))
+    if not _repeats(cosine, words_alike):  # the cheaper test first
+        return None
+    if difference(memory.text, other.text, memory.key, other.key) is not None:
+        return None
+    return words_alike if cosine is None else cosine
+
+
+def by_words(tx: StoreReader, memory: Memory, at: str) -> list[tuple[Memory, float]]:
     """Active memories sharing the memory's content words, best first (BM25, not used)."""
     chosen = [w for w in dict.fromkeys(words(memory.text)) if w not in STOPWORDS]
     if not chosen:

@@ -386,6 +386,11 @@ class VectorReader(Protocol):
         """The stored vector of that version, if it has one tagged `model`."""
         ...
 
+    def current_vectors(self, model: str, notebook_id: str | None = None) -> dict[str, Vectors]:
+        """By memory id, the vector tagged `model` of the current version of every active
+        memory (of one notebook if named) that has one; expired ones included."""
+        ...
+
     def stale_vector_count(self, model: str) -> int: ...
     def stale_vectors(self, model: str, limit: int) -> list[Memory]:
         """Versions with content whose vector is missing or not tagged `model`, oldest

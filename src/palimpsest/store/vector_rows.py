@@ -51,6 +51,19 @@ class VectorRows(SessionBase):
         )
         return None if row is None else self._vector_from(row["vector"])
 
+    def current_vectors(self, model: str, notebook_id: str | None = None) -> dict[str, Vectors]:
+        where, args = "", [self.workspace, model]
+        if notebook_id is not None:
+            where, args = " AND v.notebook_id = ?", [*args, notebook_id]
+        rows = self._rows(
+            f"SELECT v.memory_id AS memory_id, {self.VECTOR_OUT} AS vector "
+            "FROM memory_versions v JOIN memory_vectors mv ON mv.version_rowid = v.rowid "
+            "WHERE v.workspace = ? AND v.to_seq IS NULL AND v.scrubbed = 0 "
+            f"AND v.status = 'active' AND mv.model = ?{where}",
+            args,
+        )
+        return {row["memory_id"]: self._vector_from(row["vector"]) for row in rows}
+
     _STALE = (
         "FROM memory_versions v LEFT JOIN memory_vectors mv ON mv.version_rowid = v.rowid "
         "WHERE v.workspace = ? AND v.scrubbed = 0 AND (mv.model IS NULL OR mv.model <> ?)"

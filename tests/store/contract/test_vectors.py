@@ -104,3 +104,30 @@ def test_a_forgotten_memory_takes_its_vectors(store: Store, workspace: str) -> N
         assert tx.vector_of(m.id, 1, MODEL) is None
         assert tx.nearest(unit(1, 0, 0, 0), SearchQuery("", statuses=()), MODEL) == []
         assert tx.stale_vector_count(MODEL) == 0  # no content left to embed
+
+
+def test_current_vectors_are_those_of_each_active_memory_s_current_version(
+    store: Store, workspace: str
+) -> None:
+    with store.write(workspace) as tx:
+        m = memory(workspace, "nb_a", "Current vectors")
+        tx.put_vector(m.id, filed(tx, m), unit(1, 0, 0, 0), MODEL)
+        _, next_seq = revised(tx, m, text="Current vectors, revised")
+        tx.put_vector(m.id, next_seq, unit(0, 1, 0, 0), MODEL)
+        elsewhere = memory(workspace, "nb_b", "In another notebook")
+        tx.put_vector(elsewhere.id, filed(tx, elsewhere), unit(0, 0, 0, 1), MODEL)
+        bare = memory(workspace, "nb_a", "No vector")
+        filed(tx, bare)
+        other = memory(workspace, "nb_a", "Another model's")
+        tx.put_vector(other.id, filed(tx, other), unit(0, 0, 1, 0), "another-model")
+        gone = memory(workspace, "nb_a", "Retired")
+        tx.put_vector(gone.id, filed(tx, gone), unit(1, 1, 0, 0), MODEL)
+        _, retired_seq = revised(tx, gone, status="retracted")
+        tx.put_vector(gone.id, retired_seq, unit(1, 1, 0, 0), MODEL)
+    with store.read(workspace) as tx:
+        found = tx.current_vectors(MODEL)
+        assert sorted(found) == sorted([m.id, elsewhere.id])
+        assert np.allclose(found[m.id], unit(0, 1, 0, 0))
+        assert list(tx.current_vectors(MODEL, "nb_a")) == [m.id]
+    with store.read(f"{workspace}-other") as tx:
+        assert tx.current_vectors(MODEL) == {}
