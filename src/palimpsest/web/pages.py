@@ -405,6 +405,7 @@ TITLES = {
     404: "Not found",
     405: "Not allowed",
     409: "Changed meanwhile",
+    429: "Too many requests",
     413: "Too large",
     503: "Busy",
     500: "Failed",

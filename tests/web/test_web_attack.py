@@ -1,0 +1,90 @@
+"""A key's share of the server through the web page, attacked as a key's holder would.
+
+A person signed in with a key is held by the page to what the same key is held to on
+/mcp: its calls a minute (`http.calls_per_minute`), its requests under way at once
+(`http.requests_per_key`), and nothing done as it once it is revoked, even by a form
+whose body was still arriving when the key went.
+"""
+
+from __future__ import annotations
+
+import select
+import socket
+from pathlib import Path
+from urllib.parse import urlencode
+
+from ..agents.test_mcp_e2e import read_status, wait_closed_by_server
+from .site import Site, form_token, get, running_site, session
+
+
+def verified_at(site: Site, memory_id: str) -> str | None:
+    service = site.service()
+    try:
+        value: str | None = service.inspect(id=memory_id)["memory"]["verified_at"]
+        return value
+    finally:
+        service.close()
+
+
+def slow_post(site: Site, path: str, cookie: str, body: str, sent: int) -> socket.socket:
+    """A POST from the page's origin whose head and first `sent` bytes of body are sent."""
+    client = socket.create_connection(("127.0.0.1", site.port), timeout=10)
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{site.port}\r\nOrigin: {site.base}\r\n"
+        f"Cookie: {cookie}\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    )
+    client.sendall(head.encode() + body[:sent].encode())
+    return client
+
+
+def test_the_page_spends_the_keys_calls_a_minute_as_mcp_does(tmp_path: Path) -> None:
+    with running_site(tmp_path, calls_per_minute=3) as site:
+        viewer = session(site, site.viewer_key)
+        answers = [get(site, "/?q=pool", viewer) for _ in range(3)]
+        assert [a.status_code for a in answers] == [200, 200, 200]
+        past = get(site, f"/memories/{site.memory_id}", viewer)
+        assert past.status_code == 429 and "retryable" in past.text
+        assert int(past.headers["retry-after"]) >= 1
+        assert site.memory_id not in past.text.replace(f"/memories/{site.memory_id}", "")
+        # Another key has its own calls.
+        assert get(site, "/?q=pool", session(site, site.editor_key)).status_code == 200
+
+
+def test_a_key_has_no_more_page_requests_under_way_than_its_share(tmp_path: Path) -> None:
+    """Forms whose bodies trickle in hold connections; one key holds at most its share of
+    them (`http.requests_per_key`), the rest refused before their bodies are read."""
+    with running_site(tmp_path, requests_per_key=2) as site:
+        viewer = session(site, site.viewer_key)
+        body = urlencode({"csrf": form_token(get(site, "/", viewer).text), "pad": "x" * 500})
+        clients = [slow_post(site, "/sign-out", viewer, body, 10) for _ in range(3)]
+        try:
+            # Which of the three is refused is the server's race; one is, at once.
+            ready, _, _ = select.select(clients, [], [], 10)
+            assert len(ready) == 1 and read_status(ready[0]) == 429
+            assert wait_closed_by_server(ready, 10) == []
+            assert select.select([c for c in clients if c not in ready], [], [], 1)[0] == []
+            # Another key is served meanwhile.
+            assert get(site, "/?q=pool", session(site, site.editor_key)).status_code == 200
+        finally:
+            for client in clients:
+                client.close()
+
+
+def test_a_form_sent_as_its_key_is_revoked_changes_nothing(tmp_path: Path) -> None:
+    with running_site(tmp_path) as site:
+        editor = session(site, site.editor_key)
+        mine = f"/memories/{site.anas_memory_id}"
+        body = urlencode({"csrf": form_token(get(site, mine, editor).text), "note": "checked"})
+        client = slow_post(site, mine + "/verify", editor, body, 5)
+        try:
+            service = site.service()  # the owner, as `palimpsest key revoke`
+            try:
+                service.revoke_key(id=site.editor_key_id)
+            finally:
+                service.close()
+            client.sendall(body[5:].encode())
+            assert read_status(client) == 401
+        finally:
+            client.close()
+        assert verified_at(site, site.anas_memory_id) is None
