@@ -13,8 +13,10 @@ import socket
 from pathlib import Path
 from urllib.parse import urlencode
 
+import httpx2
+
 from ..agents.test_mcp_e2e import read_status, wait_closed_by_server
-from .site import Site, form_token, get, running_site, session
+from .site import Site, cookie_of, form_token, get, running_site, session
 
 
 def verified_at(site: Site, memory_id: str) -> str | None:
@@ -88,3 +90,18 @@ def test_a_form_sent_as_its_key_is_revoked_changes_nothing(tmp_path: Path) -> No
         finally:
             client.close()
         assert verified_at(site, site.anas_memory_id) is None
+
+
+def test_signing_in_again_ends_the_session_the_browser_held(tmp_path: Path) -> None:
+    """A browser signed in as one key that signs in as another (or again) keeps no
+    session behind: a copy of its former cookie names nothing afterwards."""
+    with running_site(tmp_path) as site:
+        before = session(site, site.viewer_key)
+        answer = httpx2.post(f"{site.base}/sign-in", data={"key": site.editor_key},
+                             headers={"Origin": site.base, "Cookie": before},
+                             timeout=30)  # fmt: skip
+        assert answer.status_code == 303
+        after = cookie_of(answer)
+        assert after != before
+        assert get(site, "/", after).status_code == 200
+        assert get(site, "/", before).status_code == 401

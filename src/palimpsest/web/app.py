@@ -214,8 +214,7 @@ class Site:
                 "--user NAME`)."
             )
             return _page(pages.sign_in(message, "error"), 401)
-        cookie, _ = self.sessions.open(key, access.client_id)
-        return _signed_in(cookie, secure)
+        return self._open_session(request, secure, key, access.client_id)
 
     async def _local_sign_in(self, request: Request, secure: bool) -> Response:
         """`palimpsest web`'s one-time link: only on a loopback Host of this server (a name
@@ -237,7 +236,15 @@ class Site:
                 "machine: run `palimpsest web` again for a new one."
             )
             return _page(pages.sign_in(message, "error"), 403)
-        cookie, _ = self.sessions.open(None, None)
+        return self._open_session(request, secure, None, None)
+
+    def _open_session(
+        self, request: Request, secure: bool, key: str | None, key_id: str | None
+    ) -> Response:
+        """A new session, always a new cookie (none chosen before sign-in is kept); the
+        session the browser held till now ends, so no copy of its cookie outlives it."""
+        self.sessions.end(guard.session_cookie(request, secure))
+        cookie, _ = self.sessions.open(key, key_id)
         return _signed_in(cookie, secure)
 
     def _not_signed_in(self, request: Request, secure: bool) -> Response:
