@@ -8,15 +8,27 @@ whose body was still arriving when the key went.
 
 from __future__ import annotations
 
+import json
+import os
 import select
 import socket
+import subprocess
 from pathlib import Path
 from urllib.parse import urlencode
 
 import httpx2
+import pytest
 
-from ..agents.test_mcp_e2e import read_status, wait_closed_by_server
-from .site import Site, cookie_of, form_token, get, running_site, session
+from ..agents.test_mcp_e2e import (
+    command,
+    free_port,
+    read_status,
+    serving,
+    wait_closed_by_server,
+)
+from .site import Site, base_env, cookie_of, form_token, get, make_store, running_site, session
+
+PYTHON = "/usr/bin/python3"  # the system's: another user can run it (the venv may be private)
 
 
 def verified_at(site: Site, memory_id: str) -> str | None:
@@ -105,3 +117,39 @@ def test_signing_in_again_ends_the_session_the_browser_held(tmp_path: Path) -> N
         assert after != before
         assert get(site, "/", after).status_code == 200
         assert get(site, "/", before).status_code == 401
+
+
+# Opens a URL without following its redirect; prints the status (run as another user).
+OPEN_LINK = """
+import sys, urllib.error, urllib.request
+class Stay(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args):
+        return None
+try:
+    print(urllib.request.build_opener(Stay).open(sys.argv[1], timeout=30).status)
+except urllib.error.HTTPError as error:
+    print(error.code)
+"""
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or not os.path.exists("/proc/net/tcp") or not os.path.exists(PYTHON),
+    reason="runs a client as another user: needs root, Linux and /usr/bin/python3",
+)
+def test_the_one_time_link_signs_in_no_other_user_of_this_machine(tmp_path: Path) -> None:
+    """The browser is opened with the link in its command line, which every user of the
+    machine can read: another user who takes the token from there signs in as no one."""
+    db = tmp_path / "web.db"
+    make_store(db)
+    port = free_port()
+    process = subprocess.Popen(command(db, "web", "--no-open", "--json", "--port", str(port)),
+                               env=base_env(tmp_path), stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True)  # fmt: skip
+    assert process.stderr is not None
+    link = json.loads(process.stderr.readline())["url"]
+    with serving(process, port):
+        other = subprocess.run([PYTHON, "-c", OPEN_LINK, link], user=65534, env={},
+                               capture_output=True, text=True, timeout=60)  # fmt: skip
+        assert other.stdout.strip() == "403", other
+        # The user who ran `palimpsest web` still can.
+        assert httpx2.get(link, timeout=30).status_code == 303

@@ -218,7 +218,8 @@ class Site:
 
     async def _local_sign_in(self, request: Request, secure: bool) -> Response:
         """`palimpsest web`'s one-time link: only on a loopback Host of this server (a name
-        rebound to 127.0.0.1 by another site does not pass), never from another site."""
+        rebound to 127.0.0.1 by another site does not pass), never from another site, and
+        only over a connection of this server's own user (guard.peer_is_this_user)."""
         host = request.headers.get("host", "").lower()
         origin = request.headers.get("origin")
         fetched_from = request.headers.get("sec-fetch-site", "none")
@@ -229,6 +230,8 @@ class Site:
             or len(request.headers.getlist("host")) != 1
             or (origin is not None and not guard.same_origin(request, secure))
             or fetched_from not in ("none", "same-origin")
+            or not self.local_link.holds(token)
+            or not guard.peer_is_this_user(request.scope.get("client"), request.scope.get("server"))
             or not self.local_link.take(token)
         ):
             message = (
