@@ -125,8 +125,9 @@ import sys, urllib.error, urllib.request
 class Stay(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, *args):
         return None
+request = urllib.request.Request(sys.argv[1], headers=dict(h.split(": ") for h in sys.argv[2:]))
 try:
-    print(urllib.request.build_opener(Stay).open(sys.argv[1], timeout=30).status)
+    print(urllib.request.build_opener(Stay).open(request, timeout=30).status)
 except urllib.error.HTTPError as error:
     print(error.code)
 """
@@ -147,9 +148,16 @@ def test_the_one_time_link_signs_in_no_other_user_of_this_machine(tmp_path: Path
                                stderr=subprocess.PIPE, text=True)  # fmt: skip
     assert process.stderr is not None
     link = json.loads(process.stderr.readline())["url"]
-    with serving(process, port):
-        other = subprocess.run([PYTHON, "-c", OPEN_LINK, link], user=65534, env={},
-                               capture_output=True, text=True, timeout=60)  # fmt: skip
-        assert other.stdout.strip() == "403", other
+    with serving(process, port), socket.create_connection(("127.0.0.1", port)) as owners:
+
+        def as_another_user(*headers: str) -> str:
+            ran = subprocess.run([PYTHON, "-c", OPEN_LINK, link, *headers], user=65534,
+                                 env={}, capture_output=True, text=True, timeout=60)  # fmt: skip
+            return ran.stdout.strip() or ran.stderr
+
+        assert as_another_user() == "403"
+        # Nor by claiming, as a proxy would, to speak for a connection the owner holds.
+        claimed = "{}:{}".format(*owners.getsockname())
+        assert as_another_user(f"X-Forwarded-For: {claimed}") == "403"
         # The user who ran `palimpsest web` still can.
         assert httpx2.get(link, timeout=30).status_code == 303
