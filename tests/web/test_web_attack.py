@@ -161,3 +161,27 @@ def test_the_one_time_link_signs_in_no_other_user_of_this_machine(tmp_path: Path
         assert as_another_user(f"X-Forwarded-For: {claimed}") == "403"
         # The user who ran `palimpsest web` still can.
         assert httpx2.get(link, timeout=30).status_code == 303
+
+
+def test_another_pages_script_image_or_frame_reads_nothing_with_the_cookie(
+    tmp_path: Path,
+) -> None:
+    """A page on another port of this host is the same *site*: SameSite=Strict sends it the
+    cookie. Its `<script src>`, `<img>`, frame or fetch (which the browser marks with
+    Fetch Metadata) is refused before the session is looked up: no search runs for it, and
+    it spends none of the key's calls. A person following its link still reads the page."""
+    with running_site(tmp_path, calls_per_minute=2) as site:
+        viewer = session(site, site.viewer_key)
+        url = f"{site.base}/memories/{site.memory_id}"
+        for fetched_from in ("same-site", "cross-site"):
+            for mode, dest in (("no-cors", "script"), ("no-cors", "image"),
+                               ("navigate", "iframe"), ("cors", "empty")):  # fmt: skip
+                headers = {"Cookie": viewer, "Sec-Fetch-Site": fetched_from,
+                           "Sec-Fetch-Mode": mode, "Sec-Fetch-Dest": dest}  # fmt: skip
+                answer = httpx2.get(url, headers=headers, timeout=30)
+                assert answer.status_code == 403, (fetched_from, mode, dest)
+                assert "The pool holds" not in answer.text
+        followed = {"Cookie": viewer, "Sec-Fetch-Site": "same-site",
+                    "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}  # fmt: skip
+        assert httpx2.get(url, headers=followed, timeout=30).status_code == 200
+        assert get(site, "/?q=pool", viewer).status_code == 200  # its calls were not spent

@@ -2,7 +2,8 @@
 
 Each request, in this order, so that nothing is read or run for a stranger:
 
-1. files (`/static/...`) and the sign-in routes need no session;
+1. files (`/static/...`) and the sign-in routes need no session; a browser's request that
+   another origin's page made (a script, image, frame or fetch) is refused (guard.py);
 2. any other request needs a session cookie naming a live session whose key the store
    still lets in (sessions.py); without one a POST is refused before its body is read;
 3. the key's share, as on /mcp: at most `requests_per_key` of its requests under way, and
@@ -129,6 +130,12 @@ class Site:
         secure = guard.is_secure(request, self.behind_tls)
         if path.startswith("/static/"):
             return self._file(path.removeprefix("/static/"), method)
+        if guard.made_by_another_page(request):  # before any session is looked up
+            raise Refused(
+                403,
+                "forbidden",
+                "This page opens only on its own, not inside or from another site's page.",
+            )
         if path == "/sign-in/local":
             return await self._local_sign_in(request, secure)
         if path == "/sign-in" and method == "POST":

@@ -91,6 +91,23 @@ def same_origin(request: Request, secure: bool) -> bool:
     return (not given or given[0] == "null") and fetched == ["same-origin"]
 
 
+def made_by_another_page(request: Request) -> bool:
+    """A browser's request that a page of another origin made without a person going
+    there: its script, image, frame or fetch (as Fetch Metadata marks it).
+
+    SameSite=Strict keeps the cookie from another *site*, but a page on another port of
+    this host is the same site, and gets it sent: such a request could run a search as
+    the person (its timing and size leak what it finds) and spend the key's calls. A
+    person following a link (a top-level navigation) is not refused here; a form posted
+    so is refused by `same_origin`. A client that sends no Fetch Metadata is not a
+    browser carrying someone else's cookie."""
+    fetched_from = request.headers.get("sec-fetch-site")
+    if fetched_from not in ("same-site", "cross-site"):
+        return False
+    mode, dest = request.headers.get("sec-fetch-mode"), request.headers.get("sec-fetch-dest")
+    return not (mode == "navigate" and dest == "document")
+
+
 def token_matches(given: str | None, expected: str) -> bool:
     return given is not None and hmac.compare_digest(given.encode(), expected.encode())
 
