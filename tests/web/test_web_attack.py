@@ -137,9 +137,12 @@ except urllib.error.HTTPError as error:
     os.geteuid() != 0 or not os.path.exists("/proc/net/tcp") or not os.path.exists(PYTHON),
     reason="runs a client as another user: needs root, Linux and /usr/bin/python3",
 )
-def test_the_one_time_link_signs_in_no_other_user_of_this_machine(tmp_path: Path) -> None:
+def test_the_local_owner_is_signed_in_for_no_other_user_of_this_machine(
+    tmp_path: Path,
+) -> None:
     """The browser is opened with the link in its command line, which every user of the
-    machine can read: another user who takes the token from there signs in as no one."""
+    machine can read: another user who takes the token from there signs in as no one, nor
+    with the owner's cookie once it has it."""
     db = tmp_path / "web.db"
     make_store(db)
     port = free_port()
@@ -150,17 +153,24 @@ def test_the_one_time_link_signs_in_no_other_user_of_this_machine(tmp_path: Path
     link = json.loads(process.stderr.readline())["url"]
     with serving(process, port), socket.create_connection(("127.0.0.1", port)) as owners:
 
-        def as_another_user(*headers: str) -> str:
-            ran = subprocess.run([PYTHON, "-c", OPEN_LINK, link, *headers], user=65534,
+        def as_another_user(url: str, *headers: str) -> str:
+            ran = subprocess.run([PYTHON, "-c", OPEN_LINK, url, *headers], user=65534,
                                  env={}, capture_output=True, text=True, timeout=60)  # fmt: skip
             return ran.stdout.strip() or ran.stderr
 
-        assert as_another_user() == "403"
+        assert as_another_user(link) == "403"
         # Nor by claiming, as a proxy would, to speak for a connection the owner holds.
         claimed = "{}:{}".format(*owners.getsockname())
-        assert as_another_user(f"X-Forwarded-For: {claimed}") == "403"
+        assert as_another_user(link, f"X-Forwarded-For: {claimed}") == "403"
         # The user who ran `palimpsest web` still can.
-        assert httpx2.get(link, timeout=30).status_code == 303
+        used = httpx2.get(link, timeout=30)
+        assert used.status_code == 303
+        # Its cookie goes to every server on 127.0.0.1, whatever the port (cookies know no
+        # ports): another user's server that takes it from a request gets nothing with it.
+        cookie = cookie_of(used)
+        page = f"http://127.0.0.1:{port}/"
+        assert as_another_user(page, f"Cookie: {cookie}") == "401"
+        assert httpx2.get(page, headers={"Cookie": cookie}, timeout=30).status_code == 200
 
 
 def test_another_pages_script_image_or_frame_reads_nothing_with_the_cookie(

@@ -276,6 +276,11 @@ class Site:
         if cookie is None or session is None:
             return None
         if session.key is None:  # the local owner, signed in by `palimpsest web`'s link
+            # Only for this user's connections: its cookie is sent to every server on
+            # this host, whatever the port, and another user's may keep it.
+            scope = request.scope
+            if not guard.peer_is_this_user(scope.get("client"), scope.get("server")):
+                return None
             service = self.service
             viewer = Viewer(service.actor, service.role, service.workspace, session.csrf)
             return Signed(cookie, session, viewer, service)
