@@ -122,7 +122,9 @@ def peer_is_this_user(client: tuple[str, int] | None, server: tuple[str, int] | 
     A link's token can reach another user of this machine: the browser is opened with it
     in its command line, which every user can read (`/proc/PID/cmdline`). On Linux the
     kernel says who owns each TCP socket (`/proc/net/tcp`, the uid column): a connection
-    held by another user is refused. Where that is not known (no /proc), any is let in.
+    held by another user is refused. Root's is not: root may read the store itself, and
+    relays root runs (WSL's forwarding of a Windows browser's localhost) are root's.
+    Where that is not known (no /proc), any is let in.
     """
     if not os.path.exists(PROC_NET[0]):
         return True
@@ -135,7 +137,7 @@ def peer_is_this_user(client: tuple[str, int] | None, server: tuple[str, int] | 
                 for line in table:
                     fields = line.split()  # sl, local, remote, state, queues, tr, retr, uid
                     if len(fields) > 7 and (fields[1], fields[2]) == ends:
-                        return int(fields[7]) == os.geteuid()
+                        return int(fields[7]) in (os.geteuid(), 0)
         except OSError:
             continue
     return False
