@@ -246,3 +246,41 @@ def test_signing_out_ends_the_cookie(
     assert kept.status_code == 401 and site.memory_id not in kept.text
     person.page.goto(f"/memories/{site.memory_id}")
     assert person.page.get_by_role("heading", name="Sign in").count() == 1
+
+
+# Where a word is drawn, from the left: the first text node under `selector` holding it.
+LEFT_OF = """([selector, word]) => {
+  const walk = document.createTreeWalker(document.querySelector(selector), NodeFilter.SHOW_TEXT);
+  for (let node = walk.nextNode(); node; node = walk.nextNode()) {
+    const at = node.textContent.indexOf(word);
+    if (at < 0) continue;
+    const range = document.createRange();
+    range.setStart(node, at);
+    range.setEnd(node, at + word.length);
+    return range.getBoundingClientRect().left;
+  }
+  return null;
+}"""
+
+
+def test_a_bidi_override_an_agent_writes_turns_none_of_the_pages_own_words(
+    browser: Browser, site: Site, visits: list[Visit]
+) -> None:
+    """A right-to-left override left open in a notebook's name (U+202E) would draw the
+    rest of the line backwards: `· active · version 1` read `1 noisrev · evitca ·`, so
+    an agent could make the page misstate a memory's status. Each value shown within
+    the page's own words is isolated: the override stays inside it."""
+    service = site.service()
+    try:
+        service.remember(notebook="quokkas\u202e", kind="fact", text="A quokka sleeps by day")
+    finally:
+        service.close()
+    person = visit(visits, browser, site)
+    person.sign_in(site.viewer_key)
+    person.page.goto("/?q=quokka")
+    facts = ".hits li:first-child .facts"
+    person.page.locator(facts).wait_for()
+    assert "active" in person.page.locator(facts).inner_text()
+    active, version = (person.page.evaluate(LEFT_OF, [facts, w]) for w in ("active", "version"))
+    assert active is not None and version is not None
+    assert active < version, "the page's own words after the notebook's name run backwards"

@@ -303,6 +303,11 @@ async def serve_http(
         http=protocol,
         timeout_keep_alive=limits.keep_alive_seconds,
         backlog=ACCEPT_BATCH,
+        # uvicorn would believe X-Forwarded-For/-Proto from any client on 127.0.0.1, i.e.
+        # from any user of this machine: the web page's one-time link asks who holds the
+        # connection (web/guard.peer_is_this_user), and a proxy's TLS is told by
+        # `http.behind_tls`, never by a header.
+        proxy_headers=False,
         log_level=server.settings.log_level.lower(),
     )
     await uvicorn.Server(config).serve()

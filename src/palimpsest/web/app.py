@@ -2,11 +2,16 @@
 
 Each request, in this order, so that nothing is read or run for a stranger:
 
-1. files (`/static/...`) and the sign-in routes need no session;
+1. files (`/static/...`) and the sign-in routes need no session; a browser's request that
+   another origin's page made (a script, image, frame or fetch) is refused (guard.py);
 2. any other request needs a session cookie naming a live session whose key the store
    still lets in (sessions.py); without one a POST is refused before its body is read;
-3. a POST must come from this origin and carry the session's form token (guard.py);
-4. the page calls the service acting as the key's holder, in the key's workspace, on the
+3. the key's share, as on /mcp: at most `requests_per_key` of its requests under way, and
+   a call from its `calls_per_minute` for each page that asks the service (else 429,
+   before any body is read);
+4. a POST must come from this origin and carry the session's form token (guard.py), and
+   its key is checked again once its body is in;
+5. the page calls the service acting as the key's holder, in the key's workspace, on the
    server's store threads, and renders its answer (pages.py).
 """
 
@@ -15,7 +20,9 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import math
 import re
+from collections import Counter
 from collections.abc import Callable, Collection
 from concurrent.futures import Executor
 from dataclasses import dataclass
@@ -26,7 +33,9 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.types import Receive, Scope, Send
 
+from ..config import DEFAULT_LIMITS
 from ..domain.errors import PalimpsestError
+from ..mcp.bounds import CallBounds
 from ..mcp.keys import ADMITTED, KeyVerifier
 from ..service import Service
 from ..service.access import KEY_PREFIX
@@ -75,6 +84,8 @@ class Site:
         behind_tls: bool = False,
         local_link: LocalLink | None = None,
         local_hosts: Collection[str] = (),
+        bounds: CallBounds | None = None,
+        requests_per_key: int = DEFAULT_LIMITS.requests_per_key,
     ):
         self.service = service
         self.verifier = verifier
@@ -83,6 +94,11 @@ class Site:
         self.behind_tls = behind_tls
         self.local_link = local_link
         self.local_hosts = {h.lower() for h in local_hosts}  # the Host a one-time link needs
+        # A key's share, as on /mcp: its calls a minute (the same buckets as its tool
+        # calls) and its requests under way at once (counted on the event loop: no lock).
+        self.bounds = bounds
+        self.requests_per_key = requests_per_key
+        self._under_way: Counter[str] = Counter()
         self._files = {
             name: (resources.files(__package__) / "static" / name).read_bytes() for name in STATIC
         }
@@ -97,6 +113,7 @@ class Site:
             response = shown.response
         except Refused as refused:
             response = _page(pages.problem(None, refused.status, refused.body), refused.status)
+            response.headers.update(refused.headers)
         except Exception:
             logger.exception("the web page failed")
             body = {
@@ -113,6 +130,12 @@ class Site:
         secure = guard.is_secure(request, self.behind_tls)
         if path.startswith("/static/"):
             return self._file(path.removeprefix("/static/"), method)
+        if guard.made_by_another_page(request):  # before any session is looked up
+            raise Refused(
+                403,
+                "forbidden",
+                "This page opens only on its own, not inside or from another site's page.",
+            )
         if path == "/sign-in/local":
             return await self._local_sign_in(request, secure)
         if path == "/sign-in" and method == "POST":
@@ -120,13 +143,63 @@ class Site:
         signed = await self._signed(request, secure)
         if signed is None:
             return self._not_signed_in(request, secure)
+        key_id = signed.session.key_id
+        if key_id is None:  # the local owner is not bounded, as on /mcp
+            return await self._answer_signed(request, signed, secure)
+        if self._under_way[key_id] >= self.requests_per_key:  # before any body is read
+            raise Refused(
+                429,
+                "retryable",
+                f"This key has {self.requests_per_key} requests under way, as many as a key "
+                "may (`http.requests_per_key`): wait for one to finish and send it again.",
+                {"retry-after": "1"},
+            )
+        self._under_way[key_id] += 1
+        try:
+            return await self._answer_signed(request, signed, secure)
+        finally:
+            self._under_way[key_id] -= 1
+            if not self._under_way[key_id]:
+                del self._under_way[key_id]
+
+    async def _answer_signed(self, request: Request, signed: Signed, secure: bool) -> Response:
         request.scope[ADMITTED] = True  # its connection is no longer a stranger's
+        method = request.method
         if method == "POST":
-            form = await self._checked_form(request, signed, secure)
-            return await self._post(request, signed, form, secure)
+            if not guard.same_origin(request, secure):  # before the body, as for a stranger
+                raise Refused(
+                    403,
+                    "forbidden",
+                    "A change must come from this site's own pages: "
+                    "this request came from another origin, or named none.",
+                )
+            if request.url.path != "/sign-out":
+                self._spend_a_call(signed)
+            form = await self._checked_form(request, signed)
+            # The key again, now that the body is in: one revoked while it arrived acts
+            # no more (nor one whose role changed meanwhile acts with its old role).
+            again = await self._signed(request, secure)
+            if again is None:
+                return self._not_signed_in(request, secure)
+            return await self._post(request, again, form, secure)
         if method not in ("GET", "HEAD"):
             raise Refused(405, "validation", "This page is read with GET and changed with POST.")
+        self._spend_a_call(signed)
         return await self._get(request, signed)
+
+    def _spend_a_call(self, signed: Signed) -> None:
+        """A page that asks the service costs its key a call, from the bucket its tool
+        calls on /mcp draw from (`http.calls_per_minute`)."""
+        key_id = signed.session.key_id
+        wait = self.bounds.admit(key_id) if self.bounds and key_id else None
+        if wait is not None:
+            raise Refused(
+                429,
+                "retryable",
+                f"This key made as many calls as it may a minute (`http.calls_per_minute`): "
+                f"try again in {wait:g} seconds.",
+                {"retry-after": str(max(1, math.ceil(wait)))},
+            )
 
     # -- signing in and out -------------------------------------------------------------
 
@@ -148,12 +221,12 @@ class Site:
                 "--user NAME`)."
             )
             return _page(pages.sign_in(message, "error"), 401)
-        cookie, _ = self.sessions.open(key, access.client_id)
-        return _signed_in(cookie, secure)
+        return self._open_session(request, secure, key, access.client_id)
 
     async def _local_sign_in(self, request: Request, secure: bool) -> Response:
         """`palimpsest web`'s one-time link: only on a loopback Host of this server (a name
-        rebound to 127.0.0.1 by another site does not pass), never from another site."""
+        rebound to 127.0.0.1 by another site does not pass), never from another site, and
+        only over a connection of this server's own user (guard.peer_is_this_user)."""
         host = request.headers.get("host", "").lower()
         origin = request.headers.get("origin")
         fetched_from = request.headers.get("sec-fetch-site", "none")
@@ -164,6 +237,8 @@ class Site:
             or len(request.headers.getlist("host")) != 1
             or (origin is not None and not guard.same_origin(request, secure))
             or fetched_from not in ("none", "same-origin")
+            or not self.local_link.holds(token)
+            or not guard.peer_is_this_user(request.scope.get("client"), request.scope.get("server"))
             or not self.local_link.take(token)
         ):
             message = (
@@ -171,7 +246,15 @@ class Site:
                 "machine: run `palimpsest web` again for a new one."
             )
             return _page(pages.sign_in(message, "error"), 403)
-        cookie, _ = self.sessions.open(None, None)
+        return self._open_session(request, secure, None, None)
+
+    def _open_session(
+        self, request: Request, secure: bool, key: str | None, key_id: str | None
+    ) -> Response:
+        """A new session, always a new cookie (none chosen before sign-in is kept); the
+        session the browser held till now ends, so no copy of its cookie outlives it."""
+        self.sessions.end(guard.session_cookie(request, secure))
+        cookie, _ = self.sessions.open(key, key_id)
         return _signed_in(cookie, secure)
 
     def _not_signed_in(self, request: Request, secure: bool) -> Response:
@@ -193,6 +276,11 @@ class Site:
         if cookie is None or session is None:
             return None
         if session.key is None:  # the local owner, signed in by `palimpsest web`'s link
+            # Only for this user's connections: its cookie is sent to every server on
+            # this host, whatever the port, and another user's may keep it.
+            scope = request.scope
+            if not guard.peer_is_this_user(scope.get("client"), scope.get("server")):
+                return None
             service = self.service
             viewer = Viewer(service.actor, service.role, service.workspace, session.csrf)
             return Signed(cookie, session, viewer, service)
@@ -204,14 +292,7 @@ class Site:
         viewer = Viewer(principal.actor, principal.role, service.workspace, session.csrf)
         return Signed(cookie, session, viewer, service)
 
-    async def _checked_form(self, request: Request, signed: Signed, secure: bool) -> dict[str, str]:
-        if not guard.same_origin(request, secure):  # before the body, as for a stranger
-            raise Refused(
-                403,
-                "forbidden",
-                "A change must come from this site's own pages: "
-                "this request came from another origin, or named none.",
-            )
+    async def _checked_form(self, request: Request, signed: Signed) -> dict[str, str]:
         form = await forms.read_form(request)
         if not guard.token_matches(form.get("csrf"), signed.session.csrf):
             raise Refused(

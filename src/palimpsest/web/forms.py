@@ -16,10 +16,13 @@ FORM_SECONDS = 30.0  # to send a form's body, once its head is in
 class Refused(Exception):
     """A request answered with `status` and the service's kind of error body."""
 
-    def __init__(self, status: int, error_class: str, message: str):
+    def __init__(
+        self, status: int, error_class: str, message: str, headers: dict[str, str] | None = None
+    ):
         super().__init__(message)
         self.status = status
         self.body = {"error_class": error_class, "message": message}
+        self.headers = headers or {}
 
 
 SEARCH_FIELDS = ("q", "notebook", "kind", "tags", "status", "as_of")

@@ -36,7 +36,7 @@ def layout(title: str, body: Markup, viewer: Viewer | None = None) -> Markup:
         "head",
         tag("meta", charset="utf-8"),
         tag("meta", name="viewport", content="width=device-width, initial-scale=1"),
-        tag("title", f"{title} · Palimpsest"),
+        tag("title", f"\u2068{title}\u2069 · Palimpsest"),  # isolated, as `isolated` does
         tag("link", rel="stylesheet", href="/static/site.css"),
         tag("script", src="/static/site.js", defer=True),
     )
@@ -52,7 +52,8 @@ def layout(title: str, body: Markup, viewer: Viewer | None = None) -> Markup:
 
 
 def _account(viewer: Viewer) -> Markup:
-    who = f"{viewer.actor} · {viewer.role} · workspace {viewer.workspace}"
+    who = join([isolated(viewer.actor), f" · {viewer.role} · workspace ",
+                isolated(viewer.workspace)])  # fmt: skip
     sign_out = tag(
         "form",
         csrf_field(viewer),
@@ -171,18 +172,19 @@ def _hits(answer: Recalled) -> Markup:
 
 def _hit(hit: Hit) -> Markup:
     label = hit.get("title") or _first_line(hit.get("text", ""))
-    facts = [
+    facts: list[object] = [
         hit.get("kind"),
-        f"in {hit.get('notebook')}",
+        join(["in ", isolated(hit.get("notebook"))]),
         hit.get("status"),
         f"version {hit.get('version')}",
     ]
     if hit.get("possibly_stale"):
         facts.append("possibly stale")
+    shown = [f for f in facts if f]
     return join(
         [
             tag("a", label, href=memory_href(hit["id"]), class_="hit-title"),
-            tag("p", " · ".join(str(f) for f in facts if f), class_="facts"),
+            tag("p", [[" · ", f] if i else f for i, f in enumerate(shown)], class_="facts"),
             tag("p", hit.get("text", ""), class_="text"),
             tag("p", why_matched(hit), class_="why"),
         ]
@@ -212,6 +214,12 @@ def why_matched(hit: Hit) -> str:
     if hit.get("score") is not None:
         parts.append(f"score {hit['score']}")
     return parts[0] + (": " + "; ".join(parts[1:]) if parts[1:] else "")
+
+
+def isolated(value: object) -> Markup:
+    """A value an agent wrote, set among the page's own words: in `<bdi>`, so that a
+    direction override it leaves open (U+202E) turns nothing of the page around it."""
+    return tag("bdi", value)
 
 
 def memory_href(memory_id: str) -> str:
@@ -348,11 +356,11 @@ def _timeline(events: list[EventShown]) -> Markup:
             "h3",
             f"{'Version ' + str(version) + ': ' if version else ''}{event.get('op')}",
             " by ",
-            tag("span", event.get("actor"), class_="actor"),
+            tag("bdi", event.get("actor"), class_="actor"),
         )
         when = tag("p", tag("time", event.get("at"), datetime=event.get("at")), class_="facts")
         note = (
-            tag("p", "Reason: ", tag("q", event["note"]), class_="note")
+            tag("p", "Reason: ", tag("q", isolated(event["note"])), class_="note")
             if event.get("note")
             else ""
         )
@@ -405,6 +413,7 @@ TITLES = {
     404: "Not found",
     405: "Not allowed",
     409: "Changed meanwhile",
+    429: "Too many requests",
     413: "Too large",
     503: "Busy",
     500: "Failed",

@@ -48,6 +48,8 @@ def serve_site(
         behind_tls=behind_tls,
         local_link=local_link,
         local_hosts=local_hosts(port),
+        bounds=server.bounds,
+        requests_per_key=limits.requests_per_key,
     )
     try:
         prepare_in_background(service)

@@ -107,6 +107,10 @@ class LocalLink:
         self._used = False
         self._lock = threading.Lock()
 
+    def holds(self, token: str) -> bool:
+        """Whether `token` is this link's (used or not): checked before anything costlier."""
+        return hmac.compare_digest(token.encode(), self.token.encode())
+
     def take(self, token: str) -> bool:
         """Whether `token` is this link's, unused and in time; it is used from now on."""
         with self._lock:
