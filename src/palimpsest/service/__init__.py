@@ -24,6 +24,7 @@ from .history import HistoryOps
 from .memories import MemoryOps
 from .notebooks import NotebookOps
 from .recall import RecallOps
+from .served import ServedOps
 from .sessions import SessionOps
 from .settings import SettingsOps
 from .stores import copy_between, default_store_path, open_store_for, store_label
@@ -60,11 +61,13 @@ class Service(
     SettingsOps,
     DisputeOps,
     SessionOps,
+    ServedOps,
     GuardOps,
     TransferOps,
 ):
     """remember, recall, revise, revert, forget, inspect, history, notebooks, links, doctor,
-    settings, disputes, projects, checks, orient, the session hooks, guard, the
+    settings, disputes, projects, checks, orient, the session hooks and what each session
+    was served, guard, the
     workspace's users, keys and workspaces, and export and import."""
 
     def schema_version(self) -> int:
@@ -76,6 +79,7 @@ class Service(
         return reindex(self.store, self.workspace, self.vectors, progress)
 
     def close(self) -> None:
+        self.served_log.flush()  # what sessions were served, written before the store goes
         self.store.close()
 
 

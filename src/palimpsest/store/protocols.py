@@ -502,6 +502,10 @@ class Store(Protocol):
 
     def schema_version(self) -> int: ...
 
+    # Whether a small write commits in well under a millisecond (SQLite: its WAL is not
+    # synced at each commit), so a log written after each answer needs no batching.
+    commits_cheaply: bool
+
     # Whether `scrub` erases forgotten bytes by itself (SQLite: a checkpoint), or only a
     # deliberate `rewrite` can (PostgreSQL: it locks tables, so a server never runs it).
     scrubs_in_place: bool

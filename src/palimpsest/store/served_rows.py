@@ -56,14 +56,19 @@ class ServedRows(SessionBase):
         ]
 
     def add_served(self, served: Sequence[Served], *, before: str) -> None:
-        for one in served:
+        if served:  # one statement for the batch: a round trip, not one a row
+            rows = ", ".join("(?, ?, ?, ?, ?, ?, ?, ?, ?)" for _ in served)
+            values = [
+                value
+                for one in served
+                for value in (one.id, self.workspace, one.session, one.actor, one.key_id,
+                              one.served_at, one.what, _json(one.request), _json(one.shown))
+            ]  # fmt: skip
             self._run(
                 "INSERT INTO served(id, workspace, session, actor, key_id, served_at, what, "
-                "request, shown) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (one.id, self.workspace, one.session, one.actor, one.key_id, one.served_at,
-                 one.what, json.dumps(one.request, separators=(",", ":")),
-                 json.dumps(one.shown, separators=(",", ":"))),
-            )  # fmt: skip
+                f"request, shown) VALUES {rows}",
+                values,
+            )
         self._run(
             "DELETE FROM served WHERE workspace = ? AND served_at < ?", (self.workspace, before)
         )
@@ -76,6 +81,10 @@ class ServedRows(SessionBase):
         if rows:
             self._mark_pending(SERVED_MARK + session, now_utc())
         return len(rows)
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, separators=(",", ":"))
 
 
 def _served(row: Row) -> Served:

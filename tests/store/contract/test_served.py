@@ -65,3 +65,9 @@ def test_a_forgotten_session_is_gone_and_pending_its_scrub(store: Store, workspa
         assert tx.forget_served("s-2") == 0
     with store.read(workspace) as tx:
         assert tx.served("s-2", None, 10) == [stays]
+
+
+def test_a_store_says_whether_its_commits_are_cheap(store: Store) -> None:
+    # SQLite's WAL is not synced at each commit; PostgreSQL waits for its WAL: the served
+    # record is written at once on the one, in batches on the other.
+    assert store.commits_cheaply is store.scrubs_in_place
