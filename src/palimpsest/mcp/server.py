@@ -164,17 +164,21 @@ class PalimpsestMCP(MCPServer[Any]):
         finally:
             CLIENT_SESSION.reset(served)
 
-    def client_session(self, context: Context[Any, Any] | None) -> str | None:
-        """The MCP session the call belongs to: over HTTP the transport's `mcp-session-id`
-        (which it checked against the sessions it holds; none when stateless), over stdio
-        this process's."""
+    def client_session(self, context: Context[Any, Any] | None) -> str:
+        """The session the call belongs to, for the served record: over stdio this
+        process's; over HTTP the transport's `mcp-session-id` where the protocol keeps
+        sessions (before 2026-07-28; the transport checked it against those it holds), else
+        (each request self-contained, or `--stateless`) the key's: `http:<key id>`, or
+        `http:local` without keys."""
         try:
             headers = context.headers if context is not None else None
         except ValueError:  # called outside a request (a test's direct call)
             return self.process_session
         if headers is None:
             return self.process_session
-        return headers.get(MCP_SESSION_ID) or None
+        principal = request_principal()
+        key = principal.key_id if principal is not None and principal.key_id else "local"
+        return headers.get(MCP_SESSION_ID) or f"http:{key}"
 
 
 def error_result(tool: str, exc: ToolError) -> CallToolResult:

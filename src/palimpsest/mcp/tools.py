@@ -82,8 +82,8 @@ from .params import (
 )
 
 STORE_THREADS = DEFAULT_LIMITS.store_threads  # the default of `server.store_threads`
-# The MCP session of the call under way (server.py sets it): what it is shown is recorded
-# under it (service/served.py). None: HTTP without sessions (stateless), nothing recorded.
+# The session of the call under way (server.py sets it): what it is shown is recorded
+# under it (service/served.py). None: a call from outside a server, nothing recorded.
 CLIENT_SESSION: ContextVar[str | None] = ContextVar("client_session", default=None)
 
 R = TypeVar("R", bound=Mapping[str, Any])
