@@ -11,7 +11,7 @@ from .app import Env, command, emit, given, palimpsest, pass_env
 
 @command(palimpsest, "served", "palimpsest served 5d1c0e4e-claude-session --since 2026-12-01")
 @click.argument("session", required=False)
-@click.option("--since", help="Only from this time or date on.")
+@click.option("--since", help="Steps at or after this time (RFC 3339 or a date, UTC).")
 @click.option("--limit", type=int, help="At most this many steps, or sessions (default 100).")
 @pass_env
 def served(env: Env, /, **options: Any) -> None:
