@@ -64,6 +64,7 @@ def test_every_setting_starts_at_its_default(service: Service) -> None:
         "recall.floor.similarity": 0.3,
         "recall.floor.words": 0.3,
         "recall.floor.share": 0.5,
+        "served.keep_days": 30,
     }
     assert not any(s["chosen"] for s in listed.values())
 

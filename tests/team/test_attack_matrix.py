@@ -30,7 +30,7 @@ from ..conftest import needs_postgres, own_postgres_database
 from .test_access import cli, keyed
 
 # Tables a refused call may still touch by design: failed authentications are counted.
-LOGS = {"failed_auth"}
+LOGS = {"failed_auth", "served"}  # what is counted, and what reads (allowed) were shown
 SECRET_TEXT = "Only the default workspace knows the vault pin rotation"
 
 

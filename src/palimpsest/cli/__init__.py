@@ -49,6 +49,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "scrub": ("admin",),
     "secret": ("secret",),
     "seen": ("guard",),
+    "served": ("served",),
     "serve": ("admin",),
     "settings": ("settings",),
     "user": ("access",),

@@ -127,8 +127,8 @@ class Env:
 SECTIONS = {
     "Everyday": ("remember", "recall", "revise", "inspect", "history", "link", "revert",
                  "duplicates", "merge", "forget", "notebook", "web", "demo"),
-    "Agents and hooks": ("serve", "orient", "hook", "guard", "seen", "check", "project",
-                         "secret"),
+    "Agents and hooks": ("serve", "orient", "hook", "guard", "seen", "served", "check",
+                         "project", "secret"),
     "Teams": ("user", "key", "workspace", "dispute"),
     "Moving memory": ("export", "import", "copy"),
     "Upkeep": ("doctor", "reindex", "scrub", "migrate", "config", "settings", "bench"),

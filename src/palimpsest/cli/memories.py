@@ -235,6 +235,7 @@ def revert(env: Env, /, **options: Any) -> None:
     type=click.Choice(["summary", "name"], case_sensitive=False),
     help="With --notebook: scrub every value this field had (a summary is cleared too).",
 )
+@click.option("--served", help="Erase what this session was shown (`palimpsest served`).")
 @click.option("--because", help="Why it must not stay on disk (required).")
 @write_options
 @pass_env
@@ -242,8 +243,16 @@ def forget(env: Env, /, ids: tuple[str, ...], **options: Any) -> None:
     """Delete memories, or a notebook's field, for good, leaving a tombstone. Irreversible.
 
     Prefer revise. `--notebook NB --field summary` scrubs a summary from the notebook and
-    its history; `--notebook NB` alone forgets an empty notebook.
+    its history; `--notebook NB` alone forgets an empty notebook; `--served SESSION` erases
+    the record of what a session was shown (an owner's).
     """
+    session = options.pop("served")
+    if session is not None:
+        if ids or options["notebook"] or options["version"] or options["field"]:
+            raise click.UsageError("--served takes no ID, --notebook, --field or --version.")
+        service = env.service(create=False)
+        emit(service.forget_served(session=session, **given(**options)), render.forgotten)
+        return
     target = {"id": ids[0]} if len(ids) == 1 else {"ids": list(ids)} if ids else {}
     emit(env.service(create=False).forget(**target, **given(**options)), render.forgotten)
 

@@ -24,6 +24,7 @@ import functools
 import json
 import logging
 import threading
+import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -47,10 +48,11 @@ from .keys import KeyVerifier, auth_settings, request_principal
 from .prompts import PalimpsestPrompts
 from .schema import harden
 from .stdio import serve_stdio
-from .tools import STORE_THREADS, TOOL_NAMES, PalimpsestTools
+from .tools import CLIENT_SESSION, STORE_THREADS, TOOL_NAMES, PalimpsestTools
 
 HOST = "127.0.0.1"
 PATH = "/mcp"
+MCP_SESSION_ID = "mcp-session-id"  # the header naming an HTTP client's MCP session
 DEFAULT_PORT = 8765
 
 logger = logging.getLogger("palimpsest.mcp")
@@ -116,6 +118,8 @@ class PalimpsestMCP(MCPServer[Any]):
         self.bounds = bounds  # over HTTP: how many calls each key may make (bounds.py)
         self.verifier = token_verifier
         self._make_tools = make_tools  # tools still to make (`make_tools`)
+        # Over stdio one process serves one client: its session, for the served record.
+        self.process_session = f"stdio_{uuid.uuid4().hex[:20]}"
 
     def make_tools(self) -> None:
         """Make and register the tools `build_server` was told to leave for later; nothing
@@ -152,10 +156,29 @@ class PalimpsestMCP(MCPServer[Any]):
                 f"`http.calls_per_minute`): wait {wait} s and call again.",
                 "retry_after": wait,
             })  # fmt: skip
+        served = CLIENT_SESSION.set(self.client_session(context))
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
             return error_result(name, exc)
+        finally:
+            CLIENT_SESSION.reset(served)
+
+    def client_session(self, context: Context[Any, Any] | None) -> str:
+        """The session the call belongs to, for the served record: over stdio this
+        process's; over HTTP the transport's `mcp-session-id` where the protocol keeps
+        sessions (before 2026-07-28; the transport checked it against those it holds), else
+        (each request self-contained, or `--stateless`) the key's: `http:<key id>`, or
+        `http:local` without keys."""
+        try:
+            headers = context.headers if context is not None else None
+        except ValueError:  # called outside a request (a test's direct call)
+            return self.process_session
+        if headers is None:
+            return self.process_session
+        principal = request_principal()
+        key = principal.key_id if principal is not None and principal.key_id else "local"
+        return headers.get(MCP_SESSION_ID) or f"http:{key}"
 
 
 def error_result(tool: str, exc: ToolError) -> CallToolResult:

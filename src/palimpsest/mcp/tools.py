@@ -19,6 +19,7 @@ import asyncio
 import functools
 from collections.abc import Callable, Mapping
 from concurrent.futures import Executor
+from contextvars import ContextVar
 from typing import Annotated, Any, Literal, TypeVar, cast
 
 from ..config import DEFAULT_LIMITS
@@ -81,6 +82,9 @@ from .params import (
 )
 
 STORE_THREADS = DEFAULT_LIMITS.store_threads  # the default of `server.store_threads`
+# The session of the call under way (server.py sets it): what it is shown is recorded
+# under it (service/served.py). None: a call from outside a server, nothing recorded.
+CLIENT_SESSION: ContextVar[str | None] = ContextVar("client_session", default=None)
 
 R = TypeVar("R", bound=Mapping[str, Any])
 
@@ -99,10 +103,13 @@ class PalimpsestTools:
 
     @property
     def service(self) -> Service:
-        """The service acting as the caller: over HTTP the request's key holder (keys.py).
-        Read it in the tool itself, never on a store thread (the request is not known there)."""
+        """The service acting as the caller (over HTTP the request's key holder, keys.py),
+        serving its MCP session. Read it in the tool itself, never on a store thread (the
+        request is not known there)."""
         principal = request_principal()
-        return self._service if principal is None else self._service.acting_as(principal)
+        service = self._service if principal is None else self._service.acting_as(principal)
+        session = CLIENT_SESSION.get()
+        return service if session is None else service.in_session(session)
 
     async def _run(self, call: Callable[..., R], arguments: dict[str, Any]) -> R:
         """`call` with the arguments given, on a store thread, as the lean result an agent

@@ -26,6 +26,7 @@ from .memories import MemoryOps
 from .merging import MergeOps
 from .notebooks import NotebookOps
 from .recall import RecallOps
+from .served import ServedOps
 from .sessions import SessionOps
 from .settings import SettingsOps
 from .stores import copy_between, default_store_path, open_store_for, store_label
@@ -64,12 +65,14 @@ class Service(
     SettingsOps,
     DisputeOps,
     SessionOps,
+    ServedOps,
     GuardOps,
     TransferOps,
 ):
     """remember, recall, revise, duplicates, merge, revert, forget, inspect, history,
     notebooks, links, doctor, settings, disputes, projects, checks, orient, the session
-    hooks, guard, the workspace's users, keys and workspaces, and export and import."""
+    hooks and what each session was served, guard, the workspace's users, keys and
+    workspaces, and export and import."""
 
     def schema_version(self) -> int:
         """The store's schema version (opening it migrated it to the newest this code knows)."""
@@ -80,6 +83,7 @@ class Service(
         return reindex(self.store, self.workspace, self.vectors, progress)
 
     def close(self) -> None:
+        self.served_log.flush()  # what sessions were served, written before the store goes
         self.store.close()
 
 

@@ -11,7 +11,7 @@ import hashlib
 import json
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Self, TypeVar, cast
 
 from ..domain.errors import Conflict, NotFound, Retryable, ValidationError
@@ -26,6 +26,7 @@ from ..store import Store, StoredResponse, StoreReader, StoreWriter
 from .answers import Redacted
 from .answers import Step as StepAnswer
 from .roles import Principal, check_write
+from .served_record import WROTE, Line, ServedLog, Shown, record_served, session_key, written_in
 from .vectors import VectorWriter
 from .withdrawals import step_written
 
@@ -79,6 +80,10 @@ class ServiceBase:
         self.may_override = may_override
         self.role = "owner"  # whoever opens the store itself is its owner (roles.py)
         self.key_id: str | None = None  # the HTTP key this service acts through, if any
+        # The session it serves, named by its adapter: what it is shown and writes is kept
+        # (served.py); None (the CLI) keeps nothing.
+        self.session: str | None = None
+        self.served_log = ServedLog(store)  # shared by the copies serving sessions
 
     def acting_as(self, principal: Principal) -> Self:
         """This service acting as `principal` (a request's key), sharing store and model."""
@@ -102,6 +107,28 @@ class ServiceBase:
         acting.actor = gate.check_actor(actor)
         return acting
 
+    def in_session(self, session: str | None) -> Self:
+        """This service serving `session` (None: none, and nothing is recorded)."""
+        serving = copy.copy(self)
+        serving.session = session_key(session, "session") if session is not None else None
+        return serving
+
+    def _record_served(
+        self,
+        what: str,
+        request: Mapping[str, Any],
+        shown: Sequence[Line],
+        *,
+        session: str | None = None,
+        keep_days: int | None = None,
+    ) -> None:
+        """Keep one serving of `session` (default: this service's), if there is one."""
+        session = session or self.session
+        if session is not None:
+            who = (session, self.actor, self.key_id)
+            record_served(self.served_log, self.workspace, who, what, request, shown,
+                          clock=self.clock, keep_days=keep_days)  # fmt: skip
+
     def _write(
         self,
         op: str,
@@ -121,9 +148,12 @@ class ServiceBase:
         ).hexdigest()
         if idempotency_key is not None:
             gate.screen("idempotency_key", idempotency_key, limit_name="key")
+        written: Shown = []
         for attempt in range(1, WRITE_ATTEMPTS + 1):
             try:
-                result = self._transaction(op, request_hash, idempotency_key, dry_run, body)
+                result = self._transaction(
+                    op, request_hash, idempotency_key, dry_run, body, written
+                )
                 break
             except Retryable as exc:
                 if attempt == WRITE_ATTEMPTS or (exc.maybe_applied and not idempotency_key):
@@ -131,6 +161,10 @@ class ServiceBase:
                 time.sleep(0.05 * 2**attempt)
         if op == "forget" and not dry_run:
             cast(dict[str, Any], result)["scrub_pending"] = not self.store.scrub(self.workspace)
+        if written and self.session is not None:  # what the session changed, in its record
+            who = (self.session, self.actor, self.key_id)
+            record_served(self.served_log, self.workspace, who, WROTE, {"op": op}, written,
+                          clock=self.clock)  # fmt: skip
         return cast(A, without_seq(result))
 
     def _transaction(
@@ -140,7 +174,10 @@ class ServiceBase:
         idempotency_key: str | None,
         dry_run: bool,
         body: Body[A],
+        written: Shown,
     ) -> A:
+        """One attempt of `_write`; the memories it wrote go into `written` when this
+        service serves a session."""
         with self.store.write(self.workspace) as tx:
             tx.key_id = self.key_id  # every event it writes names the key (never its secret)
             if idempotency_key and not dry_run:
@@ -154,7 +191,11 @@ class ServiceBase:
                         )
                     # ids and versions of the answer first given (`ids_only`): a part of it
                     return cast(A, {**json.loads(stored.response), "replayed": True})
-            result = body(tx, self._now(tx), new_id("op"))
+            before = tx.last_event() if self.session is not None else None
+            op_id = new_id("op")
+            result = body(tx, self._now(tx), op_id)
+            if self.session is not None and not dry_run:
+                written[:] = written_in(tx, before.seq if before else 0, op_id)
             if dry_run:
                 tx.discard()
                 result = cast(A, {**result, "dry_run": True})

@@ -34,10 +34,12 @@ TITLES = {
 
 class RuleItem(BriefRule):
     text: str  # shown in the brief, and not again beside it
+    version: int  # the version shown: kept in the served record, not listed beside the brief
 
 
 class Listed(BriefMemory, total=False):
     text: Required[str]
+    version: int  # as a rule's
 
 
 class Side(TypedDict):
@@ -74,6 +76,7 @@ class Filled(TypedDict):
     left_out: dict[str, int]
     used: int
     brief: str
+    shown: list[tuple[str, int | None, float | None]]  # (id, version, None) of what it shows
 
 
 T = TypeVar("T", Listed, Disputed)
@@ -131,11 +134,12 @@ def rule_item(memory: Memory) -> RuleItem:
         "severity": memory.severity,
         "scope": memory.scope or "notebook",
         "text": _shown_text(memory, RULE_LINE_CHARS),
+        "version": memory.version,
     }
 
 
 def listed_item(memory: Memory, counts: tuple[int, int] | None = None) -> Listed:
-    item: Listed = {"id": memory.id, "kind": memory.kind,
+    item: Listed = {"id": memory.id, "kind": memory.kind, "version": memory.version,
                      "text": _shown_text(memory, LINE_CHARS)}  # fmt: skip
     if counts:
         item["helped"], item["noise"] = counts
@@ -238,6 +242,12 @@ def fill(sections: Gathered, budget: int, heading: str) -> Filled:
         "left_out": left_out,
         "used": len(brief),
         "brief": brief,
+        "shown": [
+            *((rule["id"], rule["version"], None) for rule in kept),
+            *((item["id"], item.get("version"), None) for item in opened.items),
+            *((side["id"], None, None) for item in disputes.items for side in item["memories"]),
+            *((item["id"], item.get("version"), None) for item in stale.items + recent.items),
+        ],
     }
 
 

@@ -320,12 +320,14 @@ class HistoryOps(NotebookOps, GuardOps):  # forget reaches notebooks, kept comma
             shown = memory_view(memory, self._notebooks(tx), at, freshness_days(tx))
             mark_disputed([shown], tx.disputed_with([id]))
             mark_stale([shown], stale_by_evidence(here(tx, self.places), [memory]))
-            return {
+            answer: InspectAnswer = {
                 "memory": shown,
                 "versions": version_views(tx.memory_versions(id)),
                 "links": [link_view(link) for link in tx.links(id)],
                 "disputes": disputes_of(tx, id),
             }
+        self._record_served("inspect", {"id": id}, [(id, memory.version, None)])
+        return answer
 
     def history(
         self,

@@ -52,13 +52,22 @@ class OrientOps(ServiceBase):
     ) -> Oriented:
         """The brief for a notebook, a project directory (the notebook its project file
         names), or, given neither, the whole workspace."""
-        return self._orient(notebook, dir, budget, must_exist=True)
+        return self._orient(notebook, dir, budget, must_exist=True, served=("orient", None))
 
     def _orient(
-        self, notebook: str | None, dir: str | None, budget: int, *, must_exist: bool
+        self,
+        notebook: str | None,
+        dir: str | None,
+        budget: int,
+        *,
+        must_exist: bool,
+        served: tuple[str, str | None] | None = None,
     ) -> Oriented:
         """`orient`; without `must_exist`, a notebook named but not made yet (a hook's, a
-        project's) gets the workspace-wide rules instead of a refusal."""
+        project's) gets the workspace-wide rules instead of a refusal. `served`: what the
+        brief is (orient, brief) and the session it goes to (None: this service's), to be
+        kept in the served record."""
+        asked = {"notebook": notebook, "dir": dir, "budget": budget}
         budget = checked_budget(budget)
         if notebook is not None and dir is not None:
             raise ValidationError(
@@ -113,6 +122,10 @@ class OrientOps(ServiceBase):
         }
         if note:
             answer["note"] = note
+        if served is not None:
+            what, session = served
+            request = {k: v for k, v in asked.items() if v is not None}
+            self._record_served(what, request, filled["shown"], session=session)
         return answer
 
     def _scope(

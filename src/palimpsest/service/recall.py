@@ -31,6 +31,7 @@ from .episodes import with_episodes
 from .floor import Floor, above_floor
 from .fusion import LISTED, WORDS, Candidate, Fused, Weights, fuse, spread
 from .matched import explained
+from .served_record import KEEP_SETTING, shown_of
 from .settings import current_settings, freshness_days
 from .shown import hit_view, mark_disputed, mark_stale, rule_view
 from .usefulness import by_usefulness
@@ -163,6 +164,14 @@ class RecallOps(ServiceBase):
             answer["hits"], left_out = _within(shown, budget)
             if left_out:
                 answer["left_out"] = left_out
+        if self.session is not None:
+            asked = {"query": query, "notebook": notebook, "domain": domain, "kind": kind,
+                     "tags": tags, "status": status, "since": since, "until": until,
+                     "limit": limit, "include_retired": include_retired, "as_of": as_of,
+                     "near_misses": near_misses, "budget": budget}  # fmt: skip
+            request = {k: v for k, v in asked.items() if v not in (None, False)}
+            seen = [*shown_of(answer["hits"]), *((r["id"], None, None) for r in answer["rules"])]
+            self._record_served("recall", request, seen, keep_days=settings[KEEP_SETTING])
         return answer
 
     def _ranked(

@@ -18,7 +18,7 @@ ROLES = ("viewer", "editor", "owner")  # what a user may be given
 AGENT = "agent"
 OWNER_OPS = frozenset({"merge_domains", "settings.change", "user.add", "user.remove",
                        "key.create", "key.revoke", "workspace.create", "workspace.rename",
-                       "export", "import"})  # fmt: skip
+                       "export", "import", "served.forget"})  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -11,22 +11,18 @@ days.
 
 from __future__ import annotations
 
-import hashlib
-from typing import Any
-
-from ..domain.errors import PalimpsestError, ValidationError
+from ..domain.errors import PalimpsestError
 from ..domain.model import add_days
 from ..screening.secrets import redact
 from ..store import AgentSession, StoreReader
 from ..store.orient_rows import FEEDBACK_OP
 from .admin_answers import SessionEnded, SessionStart, WrittenLine, session_brief
-from .base import refuse_nul
 from .orient import DEFAULT_BUDGET, OrientOps
+from .served_record import BRIEF, REVIEW, session_key
 
 KEPT_DAYS = 30
 WRITTEN_SHOWN = 30  # memories listed as written this session, at most
 OPEN_SHOWN = 10
-SESSION_ID_CHARS = 200
 
 ASK = (
     "Before you stop: file in Palimpsest what this session learned that a later session "
@@ -47,10 +43,12 @@ class SessionOps(OrientOps):
     ) -> SessionStart:
         """Orient's brief, and the note of where session `session_id` began (None: an agent
         that names no session gets the brief alone)."""
-        brief = session_brief(self._orient(notebook, dir, budget, must_exist=False))
+        if session_id is not None:
+            session_id = session_key(session_id)
+        served = (BRIEF, session_id)
+        brief = session_brief(self._orient(notebook, dir, budget, must_exist=False, served=served))
         if session_id is None:
             return brief
-        session_id = _session_id(session_id)
         try:
             with self.store.write(self.workspace) as tx:
                 now = self._now(tx)
@@ -81,7 +79,7 @@ class SessionOps(OrientOps):
         what it learned, made once per session (None once asked, or while `stop_hook_active`
         says the agent is already continuing because of a stop hook). A session with no id
         cannot be asked once, so it is never asked."""
-        session_id = _session_id(session_id) if session_id is not None else None
+        session_id = session_key(session_id) if session_id is not None else None
         brief = self._orient(notebook, dir, 2_000, must_exist=False)
         with self.store.read(self.workspace) as tx:
             session = tx.agent_session(session_id) if session_id else None
@@ -95,6 +93,10 @@ class SessionOps(OrientOps):
             "possibly_stale": len(brief.get("possibly_stale", [])),
             "ask": None,
         }
+        if session_id is not None:  # the review shown: the end of the session's record
+            shown = [(line["id"], None, None) for line in [*written, *answer["open"]]]
+            self._record_served(REVIEW, {"notebook": brief["notebook"]}, shown,
+                                session=session_id)  # fmt: skip
         if session_id is None:
             answer["note"] = "No session id: what was written is unknown, and nothing is asked."
             return answer
@@ -125,19 +127,6 @@ class SessionOps(OrientOps):
                 begun = AgentSession(session_id, None, last.seq if last else 0, now, None)
                 tx.start_agent_session(begun, prune_before=add_days(now, -KEPT_DAYS))
             return tx.mark_session_asked(session_id, now)
-
-
-def _session_id(value: Any) -> str:
-    """The id the session is noted by: the agent's own, or, when it is over-long or holds a
-    credential, its hash (the same at start and end, and nothing of it stored)."""
-    if not isinstance(value, str) or not value.strip():
-        raise ValidationError(
-            "`session_id` is required: the agent's session id.", field="session_id"
-        )
-    given = refuse_nul("session_id", value.strip())
-    if len(given) > SESSION_ID_CHARS or redact(given)[1]:
-        return "sha256:" + hashlib.sha256(given.encode()).hexdigest()
-    return given
 
 
 def _written(tx: StoreReader, started_seq: int, notebook: str | None) -> list[WrittenLine]:

@@ -21,6 +21,7 @@ from ..screening import gate
 from ..store import EventFilter, StoreReader, StoreWriter
 from .admin_answers import SettingChange, SettingsAnswer, SettingsHistory, SettingShown
 from .base import ServiceBase
+from .served_record import KEEP_DAYS, KEEP_SETTING
 from .shown import event_view
 
 OP = "settings.change"
@@ -40,6 +41,15 @@ def days_or_never(value: Any) -> int | None:
     if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_DAYS:
         return value
     raise ValueError(f"a whole number of days from 1 to {MAX_DAYS}, or `{NEVER}`")
+
+
+def whole_days(value: Any) -> int:
+    """A number of days, 0 to MAX_DAYS, given as a number or as text."""
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
+        value = int(value.strip())
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_DAYS:
+        return value
+    raise ValueError(f"a whole number of days from 0 to {MAX_DAYS}")
 
 
 @dataclass(frozen=True)
@@ -117,6 +127,13 @@ SETTINGS: Mapping[str, Setting] = {
             0.5,
             share,
             "share of the best hit's score a hit needs to be listed",
+        ),
+        # What each session was shown (service/served.py).
+        Setting(
+            KEEP_SETTING,
+            KEEP_DAYS,
+            whole_days,
+            "days the record of what each session was shown is kept (0: none is kept)",
         ),
     ]
 }

@@ -33,6 +33,8 @@ from .protocols import (
     OrientReader,
     OrientWriter,
     SearchReader,
+    ServedReader,
+    ServedWriter,
     SettingReader,
     SettingWriter,
     Store,
@@ -50,6 +52,8 @@ from .values import (
     Rewrite,
     RowFacts,
     SearchQuery,
+    Served,
+    ServedSession,
     StoredResponse,
     User,
     Workspace,
@@ -61,9 +65,10 @@ __all__ = [
     "EventFilter", "EventReader", "EventWriter", "Found", "GuardReader", "GuardWriter",
     "MemoryReader", "MemoryWriter", "NotebookReader", "NotebookWriter", "OrientReader",
     "OrientWriter", "PendingScrub", "Rewrite", "RowFacts", "SearchQuery", "SearchReader",
-    "SettingReader", "SettingWriter", "Store", "StoreReader", "StoreWriter", "StoredResponse",
-    "User", "VectorReader", "VectorWriter", "Workspace", "default_db_path", "open_store",
-    "shown", "sqlite_path",
+    "Served", "ServedReader", "ServedSession", "ServedWriter", "SettingReader",
+    "SettingWriter", "Store", "StoreReader", "StoreWriter", "StoredResponse", "User",
+    "VectorReader", "VectorWriter", "Workspace", "default_db_path", "open_store", "shown",
+    "sqlite_path",
 ]  # fmt: skip
 
 

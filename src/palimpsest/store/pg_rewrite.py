@@ -33,7 +33,7 @@ ONLINE = {"memory_versions": "rowid", "events": "seq", "memory_vectors": "versio
 # search_terms names each word some version holds: a forget deletes the row of a word only
 # forgotten memories held, and the row's bytes stay in the files until a rewrite.
 SMALL = ("notebooks", "idempotency", "idempotency_targets", "dispute_versions", "search_terms",
-         "seen_commands")  # fmt: skip
+         "seen_commands", "served")  # fmt: skip
 REWRITTEN = (*ONLINE, *SMALL)
 LOCK_WAIT = "1s"  # how long a lock request may hold up the queries queued behind it
 LOCK_ATTEMPTS = 20

@@ -170,6 +170,7 @@ class PostgresStore:
         for key in [key for key in self._vector_caches if key[0] == workspace]:
             self._vector_caches.pop(key, None)
 
+    commits_cheaply = False
     scrubs_in_place = False
 
     def scrub(self, workspace: str | None = None) -> bool:

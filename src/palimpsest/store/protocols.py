@@ -36,6 +36,8 @@ from .values import (
     Rewrite,
     RowFacts,
     SearchQuery,
+    Served,
+    ServedSession,
     StoredResponse,
     User,
     Workspace,
@@ -326,6 +328,35 @@ class GuardWriter(GuardReader, Protocol):
     def forget_seen_command(self, seen_id: str) -> None: ...
 
 
+class ServedReader(Protocol):
+    """What each session was shown (store/served_rows.py): ids, versions and scores, never
+    a memory's text.
+
+    - `served` gives a session's servings from `since` on, oldest first, at most `limit`;
+      `actor` (when given) keeps only that actor's.
+    - `served_sessions` lists the sessions with servings, the most recently served first,
+      at most `limit`; `actor` as above.
+    """
+
+    def served(
+        self, session: str, since: str | None, limit: int, actor: str | None = None
+    ) -> list[Served]: ...
+    def served_sessions(self, limit: int, actor: str | None = None) -> list[ServedSession]: ...
+
+
+class ServedWriter(ServedReader, Protocol):
+    """The record is appended to, kept a while, and forgotten by session."""
+
+    def add_served(self, served: Sequence[Served], *, before: str) -> None:
+        """Keep `served`; drop the servings older than `before`."""
+        ...
+
+    def forget_served(self, session: str) -> int:
+        """Delete every serving of `session` (its bytes go at the next scrub, as a forgotten
+        memory's do); how many there were."""
+        ...
+
+
 class SearchReader(Protocol):
     """Full text over every version (so the past is searched too), ranked by BM25.
 
@@ -439,7 +470,8 @@ class CopyWriter(CopyReader, Protocol):
 
 class StoreReader(
     MemoryReader, EventReader, NotebookReader, DisputeReader, AccessReader, SettingReader,
-    AnswerReader, OrientReader, GuardReader, SearchReader, VectorReader, CopyReader, Protocol,
+    AnswerReader, OrientReader, GuardReader, ServedReader, SearchReader, VectorReader,
+    CopyReader, Protocol,
 ):  # fmt: skip
     """A consistent snapshot of one workspace: every concept's reads."""
 
@@ -448,7 +480,8 @@ class StoreReader(
 
 class StoreWriter(
     StoreReader, MemoryWriter, EventWriter, NotebookWriter, DisputeWriter, AccessWriter,
-    SettingWriter, AnswerWriter, OrientWriter, GuardWriter, VectorWriter, CopyWriter, Protocol,
+    SettingWriter, AnswerWriter, OrientWriter, GuardWriter, ServedWriter, VectorWriter,
+    CopyWriter, Protocol,
 ):  # fmt: skip
     """One transaction of one workspace: every state change and its event land together or
     not at all."""
@@ -473,6 +506,10 @@ class Store(Protocol):
     def write(self, workspace: str) -> AbstractContextManager[StoreWriter]: ...
 
     def schema_version(self) -> int: ...
+
+    # Whether a small write commits in well under a millisecond (SQLite: its WAL is not
+    # synced at each commit), so a log written after each answer needs no batching.
+    commits_cheaply: bool
 
     # Whether `scrub` erases forgotten bytes by itself (SQLite: a checkpoint), or only a
     # deliberate `rewrite` can (PostgreSQL: it locks tables, so a server never runs it).

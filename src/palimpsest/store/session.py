@@ -18,13 +18,14 @@ from .memory_rows import MemoryRows
 from .notebook_rows import NotebookRows
 from .orient_rows import OrientRows
 from .search_rows import SearchRows
+from .served_rows import ServedRows
 from .setting_rows import SettingRows
 from .vector_rows import VectorRows
 
 
 class SqlSession(
     MemoryRows, EventRows, NotebookRows, DisputeRows, AccessRows, SettingRows, AnswerRows,
-    OrientRows, GuardRows, SearchRows, VectorRows, CopyRows,
+    OrientRows, GuardRows, ServedRows, SearchRows, VectorRows, CopyRows,
 ):  # fmt: skip
     """A view of the store bound to one workspace, inside one transaction: every concept's
     rows (abstract until a backend provides what `SessionBase` asks)."""

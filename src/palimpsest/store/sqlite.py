@@ -147,6 +147,7 @@ class SqliteStore:
             else:
                 conn.execute("COMMIT")
 
+    commits_cheaply = True
     scrubs_in_place = True
 
     def scrub(self, workspace: str | None = None) -> bool:

@@ -109,6 +109,33 @@ class AgentSession:
 
 
 @dataclass(frozen=True)
+class Served:
+    """One serving to a session: what it asked (filters; the query redacted) and what it
+    was shown, as (memory id, version, score) lines, never the memories' text."""
+
+    id: str
+    session: str
+    actor: str
+    key_id: str | None  # the HTTP key it came through, if any
+    served_at: str
+    what: str  # recall, orient, brief or inspect
+    request: dict[str, object]
+    shown: tuple[tuple[str, int | None, float | None], ...]
+
+
+@dataclass(frozen=True)
+class ServedSession:
+    """A session something was served to: who, its first and last serving, how many."""
+
+    session: str
+    actor: str
+    key_id: str | None
+    first_at: str
+    last_at: str
+    servings: int
+
+
+@dataclass(frozen=True)
 class Rewrite:
     """What a physical rewrite did: seconds each table was locked, and what still waits."""
 
