@@ -170,17 +170,6 @@ class MemoryRows(SessionBase):
         )
         return [PendingScrub(row["target_id"], row["at"]) for row in rows]
 
-    def _drop_responses_naming(self, target_id: str) -> None:
-        """Idempotency records naming `target_id` hash a request that may hold its text."""
-        records = self._rows(
-            "SELECT actor, op, key FROM idempotency_targets WHERE workspace = ? AND target_id = ?",
-            (self.workspace, target_id),
-        )
-        for record in records:
-            where = "workspace = ? AND actor = ? AND op = ? AND key = ?"
-            args = (self.workspace, record["actor"], record["op"], record["key"])
-            self._run(f"DELETE FROM idempotency WHERE {where}", args)
-            self._run(f"DELETE FROM idempotency_targets WHERE {where}", args)
 
     def _scrub(self, row: Row) -> None:
         self._unindexed(row)
