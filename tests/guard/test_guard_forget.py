@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-import psycopg
 import pytest
 
 from palimpsest.service import Service
@@ -14,7 +13,7 @@ from palimpsest.store import Store, open_store
 
 from ..agent_runs import ran
 from ..conftest import needs_postgres, own_postgres_database
-from ..memory.test_forget_scrub import files_holding, secret_word
+from ..memory.test_forget_scrub import files_holding, secret_word, table_files_holding
 
 
 @pytest.fixture
@@ -50,21 +49,9 @@ def test_forget_and_scrub_erase_a_kept_command_from_postgres_files() -> None:
             service = Service(store)
             ran(service, f"curl https://example.test/{word}")
             seen_id = service.seen()["commands"][0]["id"]
-            assert table_files_holding(url, word)
+            assert table_files_holding(url, "seen_commands", word)
             assert service.forget(id=seen_id, because="a private host")["scrub_pending"] is True
             assert "seen_commands" in service.scrub()["locked_seconds"]
-            assert table_files_holding(url, word) == []
+            assert table_files_holding(url, "seen_commands", word) == []
         finally:
             store.close()
-
-
-def table_files_holding(url: str, word: str) -> list[str]:
-    """The files of seen_commands (heap, TOAST, indexes) that hold `word`."""
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("CHECKPOINT")
-        row = conn.execute(
-            "SELECT current_setting('data_directory'), pg_relation_filepath('seen_commands')"
-        ).fetchone()
-        assert row is not None
-    base = Path(row[0]) / row[1]
-    return [p.name for p in base.parent.glob(base.name + "*") if word.encode() in p.read_bytes()]

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 
 from palimpsest.domain.errors import NotFound
@@ -32,6 +33,18 @@ def secret_word() -> str:
 def files_holding(folder: Path, needle: bytes) -> list[str]:
     """Every file of `folder` (the db, -wal, -shm, anything else) that contains `needle`."""
     return sorted(p.name for p in folder.iterdir() if p.is_file() and needle in p.read_bytes())
+
+
+def table_files_holding(url: str, table: str, word: str) -> list[str]:
+    """The files of PostgreSQL's `table` (heap, TOAST, indexes) that hold `word`."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CHECKPOINT")
+        row = conn.execute(
+            "SELECT current_setting('data_directory'), pg_relation_filepath(%s)", (table,)
+        ).fetchone()
+        assert row is not None
+    base = Path(row[0]) / row[1]
+    return [p.name for p in base.parent.glob(base.name + "*") if word.encode() in p.read_bytes()]
 
 
 def on_disk(folder: Path, word: str) -> list[str]:

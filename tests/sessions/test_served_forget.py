@@ -6,14 +6,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-import psycopg
 import pytest
 
 from palimpsest.service import Service
 from palimpsest.store import Store, open_store
 
 from ..conftest import needs_postgres, own_postgres_database
-from ..memory.test_forget_scrub import files_holding, secret_word
+from ..memory.test_forget_scrub import files_holding, secret_word, table_files_holding
 
 
 @pytest.fixture
@@ -52,22 +51,10 @@ def test_forget_and_scrub_erase_a_session_s_record_from_postgres_files() -> None
             service.remember(notebook="shop", kind="fact", text="The deploy runs on Fridays")
             service.in_session("private").recall(query=f"deploy for {word}")
             service.served_log.flush()
-            assert table_files_holding(url, word)
+            assert table_files_holding(url, "served", word)
             answer = service.forget_served(session="private", because="it named a customer")
             assert answer["scrub_pending"] is True
             assert "served" in service.scrub()["locked_seconds"]
-            assert table_files_holding(url, word) == []
+            assert table_files_holding(url, "served", word) == []
         finally:
             store.close()
-
-
-def table_files_holding(url: str, word: str) -> list[str]:
-    """The files of the served table (heap, TOAST, indexes) that hold `word`."""
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("CHECKPOINT")
-        row = conn.execute(
-            "SELECT current_setting('data_directory'), pg_relation_filepath('served')"
-        ).fetchone()
-        assert row is not None
-    base = Path(row[0]) / row[1]
-    return [p.name for p in base.parent.glob(base.name + "*") if word.encode() in p.read_bytes()]
