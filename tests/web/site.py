@@ -31,6 +31,8 @@ TAG = "<svg onload=window.pwned=1>"
 NOTEBOOK = "ops<script>window.pwned=1</script>"
 ACTOR = "agent:<img src=x onerror=window.pwned=1>"
 REASON = f"measured on prod {SCRIPT}"
+SESSION = "sess-ana"  # a session of the editor's, recorded in `default`
+OTHER_SESSION = "sess-other"  # a session recorded in workspace `other`
 
 
 @dataclass
@@ -65,9 +67,15 @@ def make_store(db: Path) -> dict[str, str]:
         anas = service.with_actor("user:ana").remember(
             notebook="ops", kind="decision", text="The pool is sized by the load test"
         )
+        # A session of ana's: what it was shown (a recall) and what it wrote through it.
+        in_session = service.with_actor("user:ana").in_session(SESSION)
+        in_session.recall(query="pool size")
+        in_session.remember(notebook="ops", kind="fact", text="The session filed this")
         service.create_workspace(name="other")
-        other = service.in_workspace("other").remember(notebook="secret-plans", kind="fact",
-                                                       text="Other team's pool is 99")  # fmt: skip
+        theirs = service.in_workspace("other")
+        other = theirs.remember(notebook="secret-plans", kind="fact",
+                                text="Other team's pool is 99")  # fmt: skip
+        theirs.in_session(OTHER_SESSION).recall(query="pool")
     finally:
         service.close()
     return {"memory_id": memory_id, "other_memory_id": other["id"], "anas_memory_id": anas["id"],

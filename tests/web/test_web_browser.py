@@ -30,7 +30,7 @@ from playwright.sync_api import (
 
 from palimpsest.web.guard import CSP
 
-from .site import IMAGE, NOTEBOOK, REASON, SCRIPT, TAG, TITLE, Site, running_site
+from .site import IMAGE, NOTEBOOK, REASON, SCRIPT, SESSION, TAG, TITLE, Site, running_site
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 SERIOUS = {"serious", "critical"}
@@ -284,3 +284,32 @@ def test_a_bidi_override_an_agent_writes_turns_none_of_the_pages_own_words(
     active, version = (person.page.evaluate(LEFT_OF, [facts, w]) for w in ("active", "version"))
     assert active is not None and version is not None
     assert active < version, "the page's own words after the notebook's name run backwards"
+
+
+def phone_fits(page: Page) -> None:
+    """At a phone's width the page does not scroll sideways."""
+    page.set_viewport_size({"width": 390, "height": 844})
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390, f"{page.url} scrolls sideways on a phone"
+    page.set_viewport_size({"width": 1280, "height": 720})
+
+
+def test_a_person_follows_a_session_from_what_it_was_shown_to_what_it_filed(
+    browser: Browser, site: Site, screens: Path, visits: list[Visit]
+) -> None:
+    editor = visit(visits, browser, site)
+    editor.sign_in(site.editor_key)
+    page = editor.page
+    page.get_by_role("navigation", name="Site").get_by_role("link", name="Sessions").click()
+    page.get_by_role("heading", name="Sessions", level=1).wait_for()
+    accessible(page)
+    phone_fits(page)
+    page.get_by_role("link", name=SESSION).click()
+    page.get_by_role("heading", name="Recalled").wait_for()
+    steps = page.locator("ol.steps").inner_text()
+    assert steps.index("Recalled") < steps.index("Wrote")
+    accessible(page)
+    phone_fits(page)
+    page.screenshot(path=screens / "session.png", full_page=True)
+    page.get_by_role("link", name=site.anas_memory_id).first.click()
+    page.get_by_role("heading", name="History").wait_for()

@@ -55,6 +55,7 @@ STATUS = {
     "internal": 500,
 }
 MEMORY_PATH = re.compile(r"/memories/([^/]+)(/verify)?")
+SESSION_PATH = re.compile(r"/sessions/(.+)")  # a session's id may hold a slash
 ENDED = (
     "Your session has ended: its key was revoked or has expired, or its user was "
     "removed, or it was idle too long. Sign in again with a valid key."
@@ -311,6 +312,14 @@ class Site:
         found = MEMORY_PATH.fullmatch(path)
         if found and not found[2]:
             return await self._memory(found[1], signed)
+        if path == "/sessions":
+            answer = await self._served(signed, functools.partial(signed.service.served))
+            return _page(pages.sessions(signed.viewer, answer))
+        found = SESSION_PATH.fullmatch(path)
+        if found:
+            call = functools.partial(signed.service.served, session=found[1], limit=1000)
+            answer = await self._served(signed, call)
+            return _page(pages.served_session(signed.viewer, answer))
         raise Refused(404, "not_found", "There is no page here: start from the search.")
 
     async def _post(
