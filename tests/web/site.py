@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx2
 
@@ -33,6 +34,8 @@ ACTOR = "agent:<img src=x onerror=window.pwned=1>"
 REASON = f"measured on prod {SCRIPT}"
 SESSION = "sess-ana"  # a session of the editor's, recorded in `default`
 OTHER_SESSION = "sess-other"  # a session recorded in workspace `other`
+DUPLICATES = "deploys"  # the notebook holding a group of duplicates
+DUPLICATED = "Deploys go out on Tuesdays after the standup"
 
 
 @dataclass
@@ -46,13 +49,14 @@ class Site:
     memory_id: str  # the memory full of markup, in `default`
     other_memory_id: str  # a memory of workspace `other`
     anas_memory_id: str  # a memory the editor owns, in `default`
+    duplicate_ids: list[str]  # two of the editor's memories saying the same, in DUPLICATES
 
     def service(self) -> Service:
         """The store opened as its owner, as the CLI opens it."""
         return open_service(str(self.db), actor="user:owner", embedder=NullEmbedder())
 
 
-def make_store(db: Path) -> dict[str, str]:
+def make_store(db: Path) -> dict[str, Any]:
     service = open_service(str(db), actor="user:owner", embedder=NullEmbedder())
     try:
         agent = service.with_actor(ACTOR)
@@ -71,6 +75,10 @@ def make_store(db: Path) -> dict[str, str]:
         in_session = service.with_actor("user:ana").in_session(SESSION)
         in_session.recall(query="pool size")
         in_session.remember(notebook="ops", kind="fact", text="The session filed this")
+        # Two of ana's memories that say the same thing: a group for the duplicates queue.
+        dups = [service.with_actor("user:ana").remember(notebook=DUPLICATES, kind="fact",
+                                                        text=text)["id"]
+                for text in (DUPLICATED, DUPLICATED + ", as agreed.")]  # fmt: skip
         service.create_workspace(name="other")
         theirs = service.in_workspace("other")
         other = theirs.remember(notebook="secret-plans", kind="fact",
@@ -79,6 +87,7 @@ def make_store(db: Path) -> dict[str, str]:
     finally:
         service.close()
     return {"memory_id": memory_id, "other_memory_id": other["id"], "anas_memory_id": anas["id"],
+            "duplicate_ids": dups,
             "editor_key": editor["key"], "editor_key_id": editor["id"],
             "viewer_key": viewer["key"]}  # fmt: skip
 

@@ -30,7 +30,18 @@ from playwright.sync_api import (
 
 from palimpsest.web.guard import CSP
 
-from .site import IMAGE, NOTEBOOK, REASON, SCRIPT, SESSION, TAG, TITLE, Site, running_site
+from .site import (
+    DUPLICATES,
+    IMAGE,
+    NOTEBOOK,
+    REASON,
+    SCRIPT,
+    SESSION,
+    TAG,
+    TITLE,
+    Site,
+    running_site,
+)
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 SERIOUS = {"serious", "critical"}
@@ -313,3 +324,34 @@ def test_a_person_follows_a_session_from_what_it_was_shown_to_what_it_filed(
     page.screenshot(path=screens / "session.png", full_page=True)
     page.get_by_role("link", name=site.anas_memory_id).first.click()
     page.get_by_role("heading", name="History").wait_for()
+
+
+def test_an_editor_merges_a_group_of_duplicates_and_lands_on_the_kept_memory(
+    browser: Browser, site: Site, screens: Path, visits: list[Visit]
+) -> None:
+    keep, other = site.duplicate_ids
+    editor = visit(visits, browser, site)
+    editor.sign_in(site.editor_key)
+    page = editor.page
+    nav = page.get_by_role("navigation", name="Site")
+    nav.get_by_role("link", name="Review: duplicates").click()
+    page.get_by_role("heading", name="Review: duplicates").wait_for()
+    accessible(page)
+    page.get_by_label("Notebook").select_option(DUPLICATES)
+    page.get_by_role("button", name="Find duplicates").click()
+    group = page.get_by_role("form", name="Merge group 1")
+    group.wait_for()
+    accessible(page)
+    phone_fits(page)
+    page.screenshot(path=screens / "duplicates.png", full_page=True)
+    group.get_by_label(f"Keep {keep}").check()
+    group.get_by_label("Why they are the same").fill("one rule, said twice")
+    group.get_by_role("button", name="Merge").click()
+    page.get_by_role("heading", name="History").wait_for()
+    assert page.url.endswith(f"/memories/{keep}")
+    service = site.service()
+    try:
+        retired = service.inspect(id=other)["memory"]
+        assert (retired["status"], retired["superseded_by"]) == ("superseded", keep)
+    finally:
+        service.close()

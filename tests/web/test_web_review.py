@@ -8,7 +8,17 @@ from collections.abc import Iterator
 import httpx2
 import pytest
 
-from .site import OTHER_SESSION, SESSION, Site, form_token, get, running_site, session
+from .site import (
+    DUPLICATED,
+    DUPLICATES,
+    OTHER_SESSION,
+    SESSION,
+    Site,
+    form_token,
+    get,
+    running_site,
+    session,
+)
 
 
 @pytest.fixture(scope="module")
@@ -66,3 +76,78 @@ def test_posting_to_a_read_only_page_is_refused(site: Site) -> None:
     token = form_token(get(site, "/sessions", cookie).text)
     answer = post(site, "/sessions", {"csrf": token}, cookie)
     assert answer.status_code == 404
+
+
+def status_of(site: Site, memory_id: str) -> tuple[str, str | None]:
+    service = site.service()
+    try:
+        shown = service.inspect(id=memory_id)["memory"]
+        return shown["status"], shown.get("superseded_by")
+    finally:
+        service.close()
+
+
+def test_the_duplicates_queue_asks_for_a_notebook_first(site: Site) -> None:
+    page = get(site, "/review/duplicates", session(site, site.editor_key)).text
+    assert "Group 1" not in page and "takes seconds at 10,000 memories" in page
+    assert f'<option value="{DUPLICATES}">' in page
+    whole = get(site, "/review/duplicates?all=1", session(site, site.editor_key)).text
+    assert "the whole workspace" in whole and site.duplicate_ids[0] in whole
+
+
+def test_a_viewer_sees_the_groups_but_no_merge_and_a_forged_merge_is_refused(
+    site: Site,
+) -> None:
+    keep, other = site.duplicate_ids
+    viewer = session(site, site.viewer_key)
+    page = get(site, f"/review/duplicates?notebook={DUPLICATES}", viewer).text
+    assert f'href="/memories/{keep}"' in page and f'href="/memories/{other}"' in page
+    assert DUPLICATED in page and "alike by their words" in page
+    assert "/review/duplicates/merge" not in page and 'name="keep"' not in page
+    data = {"keep": keep, "group": f"{keep} {other}", "because": "forged",
+            "csrf": form_token(page)}  # fmt: skip
+    refused = post(site, "/review/duplicates/merge", data, viewer)
+    assert refused.status_code == 403 and "forbidden" in refused.text
+    editor = session(site, site.editor_key)
+    without_token = post(site, "/review/duplicates/merge", {**data, "csrf": "x"}, editor)
+    assert without_token.status_code == 403
+    elsewhere = {**data, "csrf": form_token(get(site, "/", editor).text)}
+    assert post(site, "/review/duplicates/merge", elsewhere, editor,
+                "https://evil.example").status_code == 403  # fmt: skip
+    assert status_of(site, other) == ("active", None)
+
+
+def test_an_editors_merge_retires_the_others_as_superseded_by_the_one_kept(
+    site: Site,
+) -> None:
+    keep, other = site.duplicate_ids
+    editor = session(site, site.editor_key)
+    page = get(site, f"/review/duplicates?notebook={DUPLICATES}", editor).text
+    assert 'action="/review/duplicates/merge"' in page and f'value="{keep}"' in page
+    token = form_token(page)
+    group = f"{keep} {other}"
+    unsaid = {"keep": keep, "group": group, "because": "", "csrf": token}
+    no_reason = post(site, "/review/duplicates/merge", unsaid, editor)
+    assert no_reason.status_code == 400 and "because" in no_reason.text
+    done = post(site, "/review/duplicates/merge",
+                {"keep": keep, "group": group, "because": "the same rule", "csrf": token},
+                editor)  # fmt: skip
+    assert done.status_code == 303 and done.headers["location"] == f"/memories/{keep}"
+    assert status_of(site, other) == ("superseded", keep)
+    assert status_of(site, keep)[0] == "active"
+    after = get(site, f"/review/duplicates?notebook={DUPLICATES}", editor).text
+    assert "No duplicates found." in after
+
+
+def test_a_merge_naming_another_workspaces_memory_finds_nothing(site: Site) -> None:
+    editor = session(site, site.editor_key)
+    token = form_token(get(site, "/", editor).text)
+    data = {"keep": site.anas_memory_id, "group": f"{site.anas_memory_id} {site.other_memory_id}",
+            "because": "x", "csrf": token}  # fmt: skip
+    answer = post(site, "/review/duplicates/merge", data, editor)
+    assert answer.status_code == 404 and "Other team" not in answer.text
+    service = site.service()
+    try:
+        assert service.inspect(id=site.anas_memory_id)["memory"]["status"] == "active"
+    finally:
+        service.close()

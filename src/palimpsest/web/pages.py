@@ -13,7 +13,17 @@ from typing import Any
 from urllib.parse import quote
 
 from ..domain.model import KINDS, STATUSES
-from ..service.answers import EventShown, Hit, InspectAnswer, LinkShown, MemoryShown, Recalled
+from ..service.answers import (
+    DuplicateGroup,
+    DuplicateMember,
+    DuplicatesAnswer,
+    EventShown,
+    Hit,
+    InspectAnswer,
+    LinkShown,
+    MemoryShown,
+    Recalled,
+)
 from ..service.served_answers import ServedAnswer, ServedEntry
 from .html import Markup, join, tag
 
@@ -53,7 +63,7 @@ def layout(title: str, body: Markup, viewer: Viewer | None = None) -> Markup:
     return Markup("<!doctype html>" + tag("html", head, tag("body", banner, main), lang="en"))
 
 
-NAV = (("Search", "/"), ("Sessions", "/sessions"))
+NAV = (("Search", "/"), ("Sessions", "/sessions"), ("Review: duplicates", "/review/duplicates"))
 
 
 def _site_nav(title: str) -> Markup:
@@ -566,3 +576,149 @@ def _when(entry: ServedEntry) -> Markup:
 
 def _time(at: str | None) -> Markup:
     return tag("time", at, datetime=at)
+
+
+# -- review: groups of near-duplicates, merged into the one kept ------------------------
+
+
+def duplicates(
+    viewer: Viewer,
+    notebooks: list[str],
+    chosen: str,
+    whole: bool,
+    answer: DuplicatesAnswer | None,
+) -> Markup:
+    parts: list[object] = [
+        tag("h1", "Review: duplicates"),
+        tag(
+            "p",
+            "Active memories that say the same thing. Merging keeps the one you pick; "
+            "the others retire as superseded by it, with your reason in their history.",
+        ),
+        _duplicates_form(notebooks, chosen),
+    ]
+    if answer is not None:
+        parts.append(_groups(viewer, answer, chosen, whole))
+    return layout("Review: duplicates", join(parts), viewer)
+
+
+def _duplicates_form(notebooks: list[str], chosen: str) -> Markup:
+    options = [tag("option", "choose a notebook", value="")]
+    options += [tag("option", n, value=n, selected=n == chosen) for n in notebooks]
+    by_notebook = tag(
+        "form",
+        tag(
+            "div",
+            tag("label", "Notebook", for_="dup-notebook"),
+            tag("select", options, id="dup-notebook", name="notebook", required=True),
+            class_="field",
+        ),
+        tag("button", "Find duplicates", type="submit"),
+        method="get",
+        action="/review/duplicates",
+        class_="filters",
+    )
+    whole = tag(
+        "p",
+        "Or ",
+        tag("a", "look through the whole workspace", href="/review/duplicates?all=1"),
+        ": it takes seconds at 10,000 memories, so ask per notebook when you can.",
+        class_="facts",
+    )
+    return join([by_notebook, whole])
+
+
+def _groups(viewer: Viewer, answer: DuplicatesAnswer, chosen: str, whole: bool) -> Markup:
+    groups = answer.get("groups", [])
+    where = "the whole workspace" if whole else f"notebook {chosen}"
+    counted = f"{len(groups)} group{'' if len(groups) == 1 else 's'}"
+    facts = [f"{counted} in {where}; {answer.get('examined')} memories compared"]
+    if not answer.get("by_meaning"):
+        facts.append(" by their words only (no embedder: not by meaning)")
+    if answer.get("more"):
+        facts.append("; more groups were left out")
+    parts: list[object] = [tag("p", "".join(facts), class_="facts")]
+    parts += [tag("p", w, class_="notice", role="status") for w in answer.get("warnings", [])]
+    for n, group in enumerate(groups, 1):
+        parts.append(_group(viewer, n, group, chosen, whole))
+    if not groups:
+        parts.append(tag("p", "No duplicates found."))
+    return tag("section", parts, aria_label="Groups")
+
+
+def _group(viewer: Viewer, n: int, group: DuplicateGroup, chosen: str, whole: bool) -> Markup:
+    by = "the same text" if group.get("by") == "text" else f"their {group.get('by')}"
+    heading = tag(
+        "h2",
+        f"Group {n}: {len(group['memories'])} memories alike by {by}",
+        id=f"group-{n}-h",
+    )
+    why = [f"similarity {group.get('similarity')}"]
+    if group.get("mixed"):
+        why.append("they differ in " + ", ".join(group.get("mixed", [])) + ": check before merging")
+    items = [tag("li", _member(member)) for member in group["memories"]]
+    body: list[object] = [
+        heading,
+        tag("p", "; ".join(why), class_="facts"),
+        tag("ul", items, class_="hits"),
+    ]
+    if viewer.writes:
+        body.append(_merge_form(viewer, n, group, chosen if not whole else ""))
+    return tag("section", body, aria_labelledby=f"group-{n}-h", class_="group")
+
+
+def _member(member: DuplicateMember) -> Markup:
+    facts = [member.get("kind"), f"version {member.get('version')}"]
+    return join(
+        [
+            tag("a", member["id"], href=memory_href(member["id"])),
+            tag(
+                "p",
+                join(
+                    [
+                        " · ".join(str(f) for f in facts),
+                        " · in ",
+                        isolated(member["notebook"]),
+                        " · written ",
+                        _time(member.get("updated_at")),
+                    ]
+                ),
+                class_="facts",
+            ),
+            tag("p", member.get("text", ""), class_="text"),
+        ]
+    )
+
+
+def _merge_form(viewer: Viewer, n: int, group: DuplicateGroup, notebook: str) -> Markup:
+    ids = [member["id"] for member in group["memories"]]
+    radios = [
+        tag(
+            "div",
+            tag(
+                "input",
+                type="radio",
+                name="keep",
+                value=memory_id,
+                id=f"g{n}-keep-{i}",
+                required=True,
+            ),
+            tag("label", "Keep ", tag("code", memory_id), for_=f"g{n}-keep-{i}"),
+            class_="choice",
+        )
+        for i, memory_id in enumerate(ids)
+    ]
+    return tag(
+        "form",
+        csrf_field(viewer),
+        tag("input", type="hidden", name="group", value=" ".join(ids)),
+        tag("input", type="hidden", name="notebook", value=notebook),
+        tag("fieldset", tag("legend", "The memory to keep"), radios),
+        tag("label", "Why they are the same (kept in each one's history)", for_=f"g{n}-because"),
+        tag("input", id=f"g{n}-because", name="because", type="text", required=True),
+        tag("button", "Merge", type="submit"),
+        method="post",
+        action="/review/duplicates/merge",
+        class_="action merge",
+        aria_label=f"Merge group {n}",
+    )
