@@ -36,6 +36,7 @@ SESSION = "sess-ana"  # a session of the editor's, recorded in `default`
 OTHER_SESSION = "sess-other"  # a session recorded in workspace `other`
 DUPLICATES = "deploys"  # the notebook holding a group of duplicates
 DUPLICATED = "Deploys go out on Tuesdays after the standup"
+DISPUTE_REASON = f"both give the API's latency {SCRIPT}"
 
 
 @dataclass
@@ -50,6 +51,9 @@ class Site:
     other_memory_id: str  # a memory of workspace `other`
     anas_memory_id: str  # a memory the editor owns, in `default`
     duplicate_ids: list[str]  # two of the editor's memories saying the same, in DUPLICATES
+    dispute_id: str  # an open dispute in `default`
+    disputed_ids: list[str]  # its two memories
+    other_dispute_id: str  # an open dispute in workspace `other`
 
     def service(self) -> Service:
         """The store opened as its owner, as the CLI opens it."""
@@ -79,15 +83,25 @@ def make_store(db: Path) -> dict[str, Any]:
         dups = [service.with_actor("user:ana").remember(notebook=DUPLICATES, kind="fact",
                                                         text=text)["id"]
                 for text in (DUPLICATED, DUPLICATED + ", as agreed.")]  # fmt: skip
+        # Two memories that contradict, in an open dispute whose reason carries markup.
+        sides = [service.remember(notebook="api", kind="fact", text=f"The API answers in {ms} ms")
+                 for ms in (200, 900)]  # fmt: skip
+        disputed = service.dispute(action="open", ids=[m["id"] for m in sides],
+                                   reason=DISPUTE_REASON)  # fmt: skip
         service.create_workspace(name="other")
         theirs = service.in_workspace("other")
         other = theirs.remember(notebook="secret-plans", kind="fact",
                                 text="Other team's pool is 99")  # fmt: skip
         theirs.in_session(OTHER_SESSION).recall(query="pool")
+        their_sides = [theirs.remember(notebook="secret-plans", kind="fact", text=t)["id"]
+                       for t in ("Launch is in May", "Launch is in June")]  # fmt: skip
+        their_dispute = theirs.dispute(action="open", ids=their_sides, reason="which month")
     finally:
         service.close()
     return {"memory_id": memory_id, "other_memory_id": other["id"], "anas_memory_id": anas["id"],
             "duplicate_ids": dups,
+            "dispute_id": disputed["id"], "disputed_ids": [m["id"] for m in sides],
+            "other_dispute_id": their_dispute["id"],
             "editor_key": editor["key"], "editor_key_id": editor["id"],
             "viewer_key": viewer["key"]}  # fmt: skip
 

@@ -31,6 +31,7 @@ from playwright.sync_api import (
 from palimpsest.web.guard import CSP
 
 from .site import (
+    DISPUTE_REASON,
     DUPLICATES,
     IMAGE,
     NOTEBOOK,
@@ -353,5 +354,34 @@ def test_an_editor_merges_a_group_of_duplicates_and_lands_on_the_kept_memory(
     try:
         retired = service.inspect(id=other)["memory"]
         assert (retired["status"], retired["superseded_by"]) == ("superseded", keep)
+    finally:
+        service.close()
+
+
+def test_an_editor_rules_on_a_dispute_where_its_reason_runs_nothing(
+    browser: Browser, site: Site, screens: Path, visits: list[Visit]
+) -> None:
+    holds, loses = site.disputed_ids
+    editor = visit(visits, browser, site)
+    editor.sign_in(site.editor_key)
+    page = editor.page
+    nav = page.get_by_role("navigation", name="Site")
+    nav.get_by_role("link", name="Review: disputes").click()
+    form = page.get_by_role("form", name="Rule on dispute 1")
+    form.wait_for()
+    assert DISPUTE_REASON in page.locator("main").inner_text()  # shown, not run
+    assert editor.pwned() is None
+    accessible(page)
+    phone_fits(page)
+    page.screenshot(path=screens / "disputes.png", full_page=True)
+    form.get_by_label(f"{holds} holds").check()
+    form.get_by_label("Why it holds").fill("measured today")
+    form.get_by_role("button", name="Rule").click()
+    page.get_by_role("heading", name="History").wait_for()
+    assert page.url.endswith(f"/memories/{holds}")
+    service = site.service()
+    try:
+        retired = service.inspect(id=loses)["memory"]
+        assert (retired["status"], retired["superseded_by"]) == ("superseded", holds)
     finally:
         service.close()

@@ -151,3 +151,48 @@ def test_a_merge_naming_another_workspaces_memory_finds_nothing(site: Site) -> N
         assert service.inspect(id=site.anas_memory_id)["memory"]["status"] == "active"
     finally:
         service.close()
+
+
+def test_a_viewer_sees_the_open_disputes_but_no_ruling_and_a_forged_ruling_is_refused(
+    site: Site,
+) -> None:
+    first, second = site.disputed_ids
+    viewer = session(site, site.viewer_key)
+    page = get(site, "/review/disputes", viewer).text
+    assert site.dispute_id in page
+    assert f'href="/memories/{first}"' in page and f'href="/memories/{second}"' in page
+    assert "<script>" not in page.split("<main", 1)[1]  # the reason, shown as text
+    assert "&lt;script&gt;" in page
+    assert "/review/disputes/rule" not in page and 'name="holds"' not in page
+    data = {"dispute": site.dispute_id, "holds": first, "reason": "forged",
+            "csrf": form_token(page)}  # fmt: skip
+    refused = post(site, "/review/disputes/rule", data, viewer)
+    assert refused.status_code == 403 and "forbidden" in refused.text
+    assert status_of(site, second) == ("active", None)
+
+
+def test_an_editor_rules_on_a_dispute_and_the_other_retires(site: Site) -> None:
+    first, second = site.disputed_ids
+    editor = session(site, site.editor_key)
+    page = get(site, "/review/disputes", editor).text
+    assert 'action="/review/disputes/rule"' in page and f'value="{site.dispute_id}"' in page
+    token = form_token(page)
+    forged = {"dispute": site.dispute_id, "holds": first, "reason": "x", "csrf": token}
+    assert post(site, "/review/disputes/rule", forged, editor, None).status_code == 403
+    unsaid = {**forged, "reason": ""}
+    assert post(site, "/review/disputes/rule", unsaid, editor).status_code == 400
+    data = {**forged, "reason": "measured today", "evidence": "the dashboard", "because": ""}
+    done = post(site, "/review/disputes/rule", data, editor)
+    assert done.status_code == 303 and done.headers["location"] == f"/memories/{first}"
+    assert status_of(site, second) == ("superseded", first)
+    assert site.dispute_id not in get(site, "/review/disputes", editor).text
+
+
+def test_another_workspaces_dispute_is_neither_listed_nor_ruled(site: Site) -> None:
+    editor = session(site, site.editor_key)
+    page = get(site, "/review/disputes", editor).text
+    assert site.other_dispute_id not in page and "Launch" not in page
+    data = {"dispute": site.other_dispute_id, "holds": site.anas_memory_id, "reason": "x",
+            "csrf": form_token(page)}  # fmt: skip
+    answer = post(site, "/review/disputes/rule", data, editor)
+    assert answer.status_code == 404 and "not_found" in answer.text

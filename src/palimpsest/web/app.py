@@ -322,6 +322,10 @@ class Site:
             return _page(pages.served_session(signed.viewer, answer))
         if path == "/review/duplicates":
             return await self._duplicates(request, signed)
+        if path == "/review/disputes":
+            listing = functools.partial(signed.service.dispute, action="list", limit=100)
+            listed = await self._served(signed, listing)
+            return _page(pages.disputes(signed.viewer, listed))
         raise Refused(404, "not_found", "There is no page here: start from the search.")
 
     async def _post(
@@ -343,6 +347,8 @@ class Site:
             return RedirectResponse(pages.memory_href(found[1]), status_code=303)
         if path == "/review/duplicates/merge":
             return await self._merge(signed, form)
+        if path == "/review/disputes/rule":
+            return await self._rule(signed, form)
         raise Refused(404, "not_found", "Nothing is sent here: start from the search.")
 
     async def _search(self, request: Request, signed: Signed) -> Response:
@@ -375,6 +381,23 @@ class Site:
         call = functools.partial(signed.service.merge, keep=keep, ids=retired, because=because)
         merged = await self._served(signed, call)
         return RedirectResponse(pages.memory_href(merged["id"]), status_code=303)
+
+    async def _rule(self, signed: Signed, form: dict[str, str]) -> Response:
+        """A ruling as the dispute operation takes it (`dispute`, `holds`, `reason`, and
+        `evidence`, `because` when given); the page then opens the memory that holds."""
+        given = {name: form.get(name, "").strip() or None
+                 for name in ("dispute", "holds", "reason", "evidence", "because")}  # fmt: skip
+        call = functools.partial(
+            signed.service.dispute,
+            action="rule",
+            dispute=given["dispute"],
+            holds=given["holds"],
+            reason=given["reason"],
+            evidence=given["evidence"],
+            because=given["because"],
+        )
+        ruled = await self._served(signed, call)
+        return RedirectResponse(pages.memory_href(ruled.get("holds", "")), status_code=303)
 
     async def _memory(self, memory_id: str, signed: Signed) -> Response:
         inspected = await self._served(

@@ -14,6 +14,8 @@ from urllib.parse import quote
 
 from ..domain.model import KINDS, STATUSES
 from ..service.answers import (
+    DisputeAnswer,
+    DisputeShown,
     DuplicateGroup,
     DuplicateMember,
     DuplicatesAnswer,
@@ -21,6 +23,7 @@ from ..service.answers import (
     Hit,
     InspectAnswer,
     LinkShown,
+    MemoryLine,
     MemoryShown,
     Recalled,
 )
@@ -63,7 +66,12 @@ def layout(title: str, body: Markup, viewer: Viewer | None = None) -> Markup:
     return Markup("<!doctype html>" + tag("html", head, tag("body", banner, main), lang="en"))
 
 
-NAV = (("Search", "/"), ("Sessions", "/sessions"), ("Review: duplicates", "/review/duplicates"))
+NAV = (
+    ("Search", "/"),
+    ("Sessions", "/sessions"),
+    ("Review: duplicates", "/review/duplicates"),
+    ("Review: disputes", "/review/disputes"),
+)
 
 
 def _site_nav(title: str) -> Markup:
@@ -721,4 +729,116 @@ def _merge_form(viewer: Viewer, n: int, group: DuplicateGroup, notebook: str) ->
         action="/review/duplicates/merge",
         class_="action merge",
         aria_label=f"Merge group {n}",
+    )
+
+
+# -- review: open disputes, ruled from the page -----------------------------------------
+
+
+def disputes(viewer: Viewer, answer: DisputeAnswer) -> Markup:
+    listed = answer.get("disputes", [])
+    parts: list[object] = [
+        tag("h1", "Review: disputes"),
+        tag(
+            "p",
+            "Two memories that contradict, both still recalled and flagged. A ruling says "
+            "which holds: the other retires as superseded by it, with a link.",
+        ),
+    ]
+    if answer.get("more"):
+        parts.append(tag("p", f"{answer['more']} more wait after these.", class_="facts"))
+    parts += [_dispute(viewer, n, shown) for n, shown in enumerate(listed, 1)]
+    if not listed:
+        parts.append(tag("p", "No dispute is open."))
+    return layout("Review: disputes", join(parts), viewer)
+
+
+def _dispute(viewer: Viewer, n: int, shown: DisputeShown) -> Markup:
+    heading = tag("h2", "Dispute ", tag("code", shown["id"]), id=f"dispute-{n}-h")
+    opened = tag(
+        "p",
+        "Opened by ",
+        isolated(shown.get("opened_by")),
+        " at ",
+        _time(shown.get("opened_at")),
+        class_="facts",
+    )
+    reason = (
+        tag("p", "Reason: ", tag("q", isolated(shown["reason"])), class_="note")
+        if shown.get("reason")
+        else ""
+    )
+    sides = [tag("li", _side(line)) for line in shown.get("memories", [])]
+    body: list[object] = [heading, opened, reason, tag("ul", sides, class_="hits")]
+    if viewer.writes and shown.get("status") == "open":
+        body.append(_ruling_form(viewer, n, shown))
+    return tag("section", body, aria_labelledby=f"dispute-{n}-h", class_="group")
+
+
+def _side(line: MemoryLine) -> Markup:
+    if line.get("forgotten"):
+        return join([tag("code", line["id"]), tag("p", "forgotten", class_="facts")])
+    facts = " · ".join(str(f) for f in (line.get("kind"), line.get("status")) if f)
+    return join(
+        [
+            tag("a", line["id"], href=memory_href(line["id"])),
+            tag("p", facts, class_="facts"),
+            tag("p", line.get("text", ""), class_="text"),
+        ]
+    )
+
+
+def _ruling_form(viewer: Viewer, n: int, shown: DisputeShown) -> Markup:
+    sides = [line["id"] for line in shown.get("memories", []) if not line.get("forgotten")]
+    radios = [
+        tag(
+            "div",
+            tag(
+                "input",
+                type="radio",
+                name="holds",
+                value=memory_id,
+                id=f"d{n}-holds-{i}",
+                required=True,
+            ),
+            tag("label", tag("code", memory_id), " holds", for_=f"d{n}-holds-{i}"),
+            class_="choice",
+        )
+        for i, memory_id in enumerate(sides)
+    ]
+
+    def text_field(name: str, label: str, hint: str | None = None, needed: bool = False) -> Markup:
+        field_id = f"d{n}-{name}"
+        return tag(
+            "div",
+            tag("label", label, for_=field_id),
+            tag(
+                "input",
+                id=field_id,
+                name=name,
+                type="text",
+                required=needed,
+                aria_describedby=f"{field_id}-hint" if hint else None,
+            ),
+            tag("small", hint, id=f"{field_id}-hint") if hint else "",
+            class_="field",
+        )
+
+    return tag(
+        "form",
+        csrf_field(viewer),
+        tag("input", type="hidden", name="dispute", value=shown["id"]),
+        tag("fieldset", tag("legend", "Which memory holds"), radios),
+        text_field("reason", "Why it holds (the ruling's reason)", needed=True),
+        text_field("evidence", "Evidence (optional)", "where this can be checked"),
+        text_field(
+            "because",
+            "Why retire a rule (only when the other is a rule or orientation)",
+            "retiring a rule or an orientation needs it, as any retirement of a rule does",
+        ),
+        tag("button", "Rule", type="submit"),
+        method="post",
+        action="/review/disputes/rule",
+        class_="ruling",
+        aria_label=f"Rule on dispute {n}",
     )
