@@ -78,6 +78,7 @@ def make_store(db: Path) -> dict[str, Any]:
         # A session of ana's: what it was shown (a recall) and what it wrote through it.
         in_session = service.with_actor("user:ana").in_session(SESSION)
         in_session.recall(query="pool size")
+        in_session.recall(query=f"pool {IMAGE}")  # a query kept as asked, shown as text
         in_session.remember(notebook="ops", kind="fact", text="The session filed this")
         # Two of ana's memories that say the same thing: a group for the duplicates queue.
         dups = [service.with_actor("user:ana").remember(notebook=DUPLICATES, kind="fact",

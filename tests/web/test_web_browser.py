@@ -317,9 +317,10 @@ def test_a_person_follows_a_session_from_what_it_was_shown_to_what_it_filed(
     accessible(page)
     phone_fits(page)
     page.get_by_role("link", name=SESSION).click()
-    page.get_by_role("heading", name="Recalled").wait_for()
+    page.get_by_role("heading", name="Recalled").first.wait_for()
     steps = page.locator("ol.steps").inner_text()
     assert steps.index("Recalled") < steps.index("Wrote")
+    assert IMAGE in steps and editor.pwned() is None  # a query holding markup runs nothing
     accessible(page)
     phone_fits(page)
     page.screenshot(path=screens / "session.png", full_page=True)

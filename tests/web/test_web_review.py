@@ -53,6 +53,7 @@ def test_a_session_lists_what_it_was_shown_and_what_it_wrote_in_order(site: Site
     assert "Recalled" in text and "<q><bdi>pool size</bdi></q>" in text  # the query as kept
     assert f'href="/memories/{site.anas_memory_id}"' in text and "score " in text
     assert text.index("Recalled") < text.index("Wrote")  # in order
+    assert "<img" not in text and "&lt;img src=x onerror=" in text  # the query, escaped
 
 
 def test_a_session_of_another_workspace_or_of_another_person_is_not_found(site: Site) -> None:

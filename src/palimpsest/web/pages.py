@@ -648,13 +648,13 @@ def _groups(viewer: Viewer, answer: DuplicatesAnswer, chosen: str, whole: bool) 
     parts: list[object] = [tag("p", "".join(facts), class_="facts")]
     parts += [tag("p", w, class_="notice", role="status") for w in answer.get("warnings", [])]
     for n, group in enumerate(groups, 1):
-        parts.append(_group(viewer, n, group, chosen, whole))
+        parts.append(_group(viewer, n, group))
     if not groups:
         parts.append(tag("p", "No duplicates found."))
     return tag("section", parts, aria_label="Groups")
 
 
-def _group(viewer: Viewer, n: int, group: DuplicateGroup, chosen: str, whole: bool) -> Markup:
+def _group(viewer: Viewer, n: int, group: DuplicateGroup) -> Markup:
     by = "the same text" if group.get("by") == "text" else f"their {group.get('by')}"
     heading = tag(
         "h2",
@@ -671,7 +671,7 @@ def _group(viewer: Viewer, n: int, group: DuplicateGroup, chosen: str, whole: bo
         tag("ul", items, class_="hits"),
     ]
     if viewer.writes:
-        body.append(_merge_form(viewer, n, group, chosen if not whole else ""))
+        body.append(_merge_form(viewer, n, group))
     return tag("section", body, aria_labelledby=f"group-{n}-h", class_="group")
 
 
@@ -698,7 +698,7 @@ def _member(member: DuplicateMember) -> Markup:
     )
 
 
-def _merge_form(viewer: Viewer, n: int, group: DuplicateGroup, notebook: str) -> Markup:
+def _merge_form(viewer: Viewer, n: int, group: DuplicateGroup) -> Markup:
     ids = [member["id"] for member in group["memories"]]
     radios = [
         tag(
@@ -720,7 +720,6 @@ def _merge_form(viewer: Viewer, n: int, group: DuplicateGroup, notebook: str) ->
         "form",
         csrf_field(viewer),
         tag("input", type="hidden", name="group", value=" ".join(ids)),
-        tag("input", type="hidden", name="notebook", value=notebook),
         tag("fieldset", tag("legend", "The memory to keep"), radios),
         tag("label", "Why they are the same (kept in each one's history)", for_=f"g{n}-because"),
         tag("input", id=f"g{n}-because", name="because", type="text", required=True),
