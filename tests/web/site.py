@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx2
 
@@ -31,6 +32,11 @@ TAG = "<svg onload=window.pwned=1>"
 NOTEBOOK = "ops<script>window.pwned=1</script>"
 ACTOR = "agent:<img src=x onerror=window.pwned=1>"
 REASON = f"measured on prod {SCRIPT}"
+SESSION = "sess-ana"  # a session of the editor's, recorded in `default`
+OTHER_SESSION = "sess-other"  # a session recorded in workspace `other`
+DUPLICATES = "deploys"  # the notebook holding a group of duplicates
+DUPLICATED = "Deploys go out on Tuesdays after the standup"
+DISPUTE_REASON = f"both give the API's latency {SCRIPT}"
 
 
 @dataclass
@@ -44,13 +50,17 @@ class Site:
     memory_id: str  # the memory full of markup, in `default`
     other_memory_id: str  # a memory of workspace `other`
     anas_memory_id: str  # a memory the editor owns, in `default`
+    duplicate_ids: list[str]  # two of the editor's memories saying the same, in DUPLICATES
+    dispute_id: str  # an open dispute in `default`
+    disputed_ids: list[str]  # its two memories
+    other_dispute_id: str  # an open dispute in workspace `other`
 
     def service(self) -> Service:
         """The store opened as its owner, as the CLI opens it."""
         return open_service(str(self.db), actor="user:owner", embedder=NullEmbedder())
 
 
-def make_store(db: Path) -> dict[str, str]:
+def make_store(db: Path) -> dict[str, Any]:
     service = open_service(str(db), actor="user:owner", embedder=NullEmbedder())
     try:
         agent = service.with_actor(ACTOR)
@@ -65,12 +75,34 @@ def make_store(db: Path) -> dict[str, str]:
         anas = service.with_actor("user:ana").remember(
             notebook="ops", kind="decision", text="The pool is sized by the load test"
         )
+        # A session of ana's: what it was shown (a recall) and what it wrote through it.
+        in_session = service.with_actor("user:ana").in_session(SESSION)
+        in_session.recall(query="pool size")
+        in_session.recall(query=f"pool {IMAGE}")  # a query kept as asked, shown as text
+        in_session.remember(notebook="ops", kind="fact", text="The session filed this")
+        # Two of ana's memories that say the same thing: a group for the duplicates queue.
+        dups = [service.with_actor("user:ana").remember(notebook=DUPLICATES, kind="fact",
+                                                        text=text)["id"]
+                for text in (DUPLICATED, DUPLICATED + ", as agreed.")]  # fmt: skip
+        # Two memories that contradict, in an open dispute whose reason carries markup.
+        sides = [service.remember(notebook="api", kind="fact", text=f"The API answers in {ms} ms")
+                 for ms in (200, 900)]  # fmt: skip
+        disputed = service.dispute(action="open", ids=[m["id"] for m in sides],
+                                   reason=DISPUTE_REASON)  # fmt: skip
         service.create_workspace(name="other")
-        other = service.in_workspace("other").remember(notebook="secret-plans", kind="fact",
-                                                       text="Other team's pool is 99")  # fmt: skip
+        theirs = service.in_workspace("other")
+        other = theirs.remember(notebook="secret-plans", kind="fact",
+                                text="Other team's pool is 99")  # fmt: skip
+        theirs.in_session(OTHER_SESSION).recall(query="pool")
+        their_sides = [theirs.remember(notebook="secret-plans", kind="fact", text=t)["id"]
+                       for t in ("Launch is in May", "Launch is in June")]  # fmt: skip
+        their_dispute = theirs.dispute(action="open", ids=their_sides, reason="which month")
     finally:
         service.close()
     return {"memory_id": memory_id, "other_memory_id": other["id"], "anas_memory_id": anas["id"],
+            "duplicate_ids": dups,
+            "dispute_id": disputed["id"], "disputed_ids": [m["id"] for m in sides],
+            "other_dispute_id": their_dispute["id"],
             "editor_key": editor["key"], "editor_key_id": editor["id"],
             "viewer_key": viewer["key"]}  # fmt: skip
 

@@ -30,7 +30,19 @@ from playwright.sync_api import (
 
 from palimpsest.web.guard import CSP
 
-from .site import IMAGE, NOTEBOOK, REASON, SCRIPT, TAG, TITLE, Site, running_site
+from .site import (
+    DISPUTE_REASON,
+    DUPLICATES,
+    IMAGE,
+    NOTEBOOK,
+    REASON,
+    SCRIPT,
+    SESSION,
+    TAG,
+    TITLE,
+    Site,
+    running_site,
+)
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 SERIOUS = {"serious", "critical"}
@@ -284,3 +296,93 @@ def test_a_bidi_override_an_agent_writes_turns_none_of_the_pages_own_words(
     active, version = (person.page.evaluate(LEFT_OF, [facts, w]) for w in ("active", "version"))
     assert active is not None and version is not None
     assert active < version, "the page's own words after the notebook's name run backwards"
+
+
+def phone_fits(page: Page) -> None:
+    """At a phone's width the page does not scroll sideways."""
+    page.set_viewport_size({"width": 390, "height": 844})
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390, f"{page.url} scrolls sideways on a phone"
+    page.set_viewport_size({"width": 1280, "height": 720})
+
+
+def test_a_person_follows_a_session_from_what_it_was_shown_to_what_it_filed(
+    browser: Browser, site: Site, screens: Path, visits: list[Visit]
+) -> None:
+    editor = visit(visits, browser, site)
+    editor.sign_in(site.editor_key)
+    page = editor.page
+    page.get_by_role("navigation", name="Site").get_by_role("link", name="Sessions").click()
+    page.get_by_role("heading", name="Sessions", level=1).wait_for()
+    accessible(page)
+    phone_fits(page)
+    page.get_by_role("link", name=SESSION).click()
+    page.get_by_role("heading", name="Recalled").first.wait_for()
+    steps = page.locator("ol.steps").inner_text()
+    assert steps.index("Recalled") < steps.index("Wrote")
+    assert IMAGE in steps and editor.pwned() is None  # a query holding markup runs nothing
+    accessible(page)
+    phone_fits(page)
+    page.screenshot(path=screens / "session.png", full_page=True)
+    page.get_by_role("link", name=site.anas_memory_id).first.click()
+    page.get_by_role("heading", name="History").wait_for()
+
+
+def test_an_editor_merges_a_group_of_duplicates_and_lands_on_the_kept_memory(
+    browser: Browser, site: Site, screens: Path, visits: list[Visit]
+) -> None:
+    keep, other = site.duplicate_ids
+    editor = visit(visits, browser, site)
+    editor.sign_in(site.editor_key)
+    page = editor.page
+    nav = page.get_by_role("navigation", name="Site")
+    nav.get_by_role("link", name="Review: duplicates").click()
+    page.get_by_role("heading", name="Review: duplicates").wait_for()
+    accessible(page)
+    page.get_by_label("Notebook").select_option(DUPLICATES)
+    page.get_by_role("button", name="Find duplicates").click()
+    group = page.get_by_role("form", name="Merge group 1")
+    group.wait_for()
+    accessible(page)
+    phone_fits(page)
+    page.screenshot(path=screens / "duplicates.png", full_page=True)
+    group.get_by_label(f"Keep {keep}").check()
+    group.get_by_label("Why they are the same").fill("one rule, said twice")
+    group.get_by_role("button", name="Merge").click()
+    page.get_by_role("heading", name="History").wait_for()
+    assert page.url.endswith(f"/memories/{keep}")
+    service = site.service()
+    try:
+        retired = service.inspect(id=other)["memory"]
+        assert (retired["status"], retired["superseded_by"]) == ("superseded", keep)
+    finally:
+        service.close()
+
+
+def test_an_editor_rules_on_a_dispute_where_its_reason_runs_nothing(
+    browser: Browser, site: Site, screens: Path, visits: list[Visit]
+) -> None:
+    holds, loses = site.disputed_ids
+    editor = visit(visits, browser, site)
+    editor.sign_in(site.editor_key)
+    page = editor.page
+    nav = page.get_by_role("navigation", name="Site")
+    nav.get_by_role("link", name="Review: disputes").click()
+    form = page.get_by_role("form", name="Rule on dispute 1")
+    form.wait_for()
+    assert DISPUTE_REASON in page.locator("main").inner_text()  # shown, not run
+    assert editor.pwned() is None
+    accessible(page)
+    phone_fits(page)
+    page.screenshot(path=screens / "disputes.png", full_page=True)
+    form.get_by_label(f"{holds} holds").check()
+    form.get_by_label("Why it holds").fill("measured today")
+    form.get_by_role("button", name="Rule").click()
+    page.get_by_role("heading", name="History").wait_for()
+    assert page.url.endswith(f"/memories/{holds}")
+    service = site.service()
+    try:
+        retired = service.inspect(id=loses)["memory"]
+        assert (retired["status"], retired["superseded_by"]) == ("superseded", holds)
+    finally:
+        service.close()

@@ -55,6 +55,7 @@ STATUS = {
     "internal": 500,
 }
 MEMORY_PATH = re.compile(r"/memories/([^/]+)(/verify)?")
+SESSION_PATH = re.compile(r"/sessions/(.+)")  # a session's id may hold a slash
 ENDED = (
     "Your session has ended: its key was revoked or has expired, or its user was "
     "removed, or it was idle too long. Sign in again with a valid key."
@@ -311,6 +312,20 @@ class Site:
         found = MEMORY_PATH.fullmatch(path)
         if found and not found[2]:
             return await self._memory(found[1], signed)
+        if path == "/sessions":
+            answer = await self._served(signed, functools.partial(signed.service.served))
+            return _page(pages.sessions(signed.viewer, answer))
+        found = SESSION_PATH.fullmatch(path)
+        if found:
+            call = functools.partial(signed.service.served, session=found[1], limit=1000)
+            answer = await self._served(signed, call)
+            return _page(pages.served_session(signed.viewer, answer))
+        if path == "/review/duplicates":
+            return await self._duplicates(request, signed)
+        if path == "/review/disputes":
+            listing = functools.partial(signed.service.dispute, action="list", limit=100)
+            listed = await self._served(signed, listing)
+            return _page(pages.disputes(signed.viewer, listed))
         raise Refused(404, "not_found", "There is no page here: start from the search.")
 
     async def _post(
@@ -330,6 +345,10 @@ class Site:
             )
             await self._served(signed, call)
             return RedirectResponse(pages.memory_href(found[1]), status_code=303)
+        if path == "/review/duplicates/merge":
+            return await self._merge(signed, form)
+        if path == "/review/disputes/rule":
+            return await self._rule(signed, form)
         raise Refused(404, "not_found", "Nothing is sent here: start from the search.")
 
     async def _search(self, request: Request, signed: Signed) -> Response:
@@ -339,6 +358,46 @@ class Site:
             call = functools.partial(signed.service.recall, **forms.recall_arguments(given))
             answer = await self._served(signed, call)
         return _page(pages.search(signed.viewer, given, answer))
+
+    async def _duplicates(self, request: Request, signed: Signed) -> Response:
+        """A notebook's groups by default: the whole workspace's take seconds at 10,000
+        memories, so they are asked for on purpose (`all=1`)."""
+        chosen = request.query_params.get("notebook", "").strip()
+        whole = request.query_params.get("all") == "1" and not chosen
+        listed = await self._served(signed, functools.partial(signed.service.notebooks))
+        names = sorted(nb["name"] for nb in listed.get("notebooks", []))
+        answer = None
+        if chosen or whole:
+            call = functools.partial(signed.service.duplicates, notebook=chosen or None)
+            answer = await self._served(signed, call)
+        return _page(pages.duplicates(signed.viewer, names, chosen, whole, answer))
+
+    async def _merge(self, signed: Signed, form: dict[str, str]) -> Response:
+        """Keep the one picked; the rest of its group retire as superseded by it. The
+        service decides who may (a viewer's post is refused) and checks each id."""
+        keep = form.get("keep", "").strip()
+        retired = [i for i in form.get("group", "").split() if i != keep]
+        because = form.get("because", "").strip() or None
+        call = functools.partial(signed.service.merge, keep=keep, ids=retired, because=because)
+        merged = await self._served(signed, call)
+        return RedirectResponse(pages.memory_href(merged["id"]), status_code=303)
+
+    async def _rule(self, signed: Signed, form: dict[str, str]) -> Response:
+        """A ruling as the dispute operation takes it (`dispute`, `holds`, `reason`, and
+        `evidence`, `because` when given); the page then opens the memory that holds."""
+        given = {name: form.get(name, "").strip() or None
+                 for name in ("dispute", "holds", "reason", "evidence", "because")}  # fmt: skip
+        call = functools.partial(
+            signed.service.dispute,
+            action="rule",
+            dispute=given["dispute"],
+            holds=given["holds"],
+            reason=given["reason"],
+            evidence=given["evidence"],
+            because=given["because"],
+        )
+        ruled = await self._served(signed, call)
+        return RedirectResponse(pages.memory_href(ruled.get("holds", "")), status_code=303)
 
     async def _memory(self, memory_id: str, signed: Signed) -> Response:
         inspected = await self._served(

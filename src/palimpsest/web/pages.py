@@ -13,7 +13,21 @@ from typing import Any
 from urllib.parse import quote
 
 from ..domain.model import KINDS, STATUSES
-from ..service.answers import EventShown, Hit, InspectAnswer, LinkShown, MemoryShown, Recalled
+from ..service.answers import (
+    DisputeAnswer,
+    DisputeShown,
+    DuplicateGroup,
+    DuplicateMember,
+    DuplicatesAnswer,
+    EventShown,
+    Hit,
+    InspectAnswer,
+    LinkShown,
+    MemoryLine,
+    MemoryShown,
+    Recalled,
+)
+from ..service.served_answers import ServedAnswer, ServedEntry
 from .html import Markup, join, tag
 
 
@@ -44,11 +58,29 @@ def layout(title: str, body: Markup, viewer: Viewer | None = None) -> Markup:
         "header",
         tag("a", "Skip to the content", href="#main", class_="skip"),
         tag("a", "Palimpsest", href="/", class_="brand"),
+        _site_nav(title) if viewer else "",
         _account(viewer) if viewer else "",
         class_="top",
     )
     main = tag("main", body, id="main", tabindex="-1")
     return Markup("<!doctype html>" + tag("html", head, tag("body", banner, main), lang="en"))
+
+
+NAV = (
+    ("Search", "/"),
+    ("Sessions", "/sessions"),
+    ("Review: duplicates", "/review/duplicates"),
+    ("Review: disputes", "/review/disputes"),
+)
+
+
+def _site_nav(title: str) -> Markup:
+    """The site's pages, as links (reached with Tab, named for a screen reader)."""
+    items = [
+        tag("li", tag("a", name, href=href, aria_current="page" if title == name else None))
+        for name, href in NAV
+    ]
+    return tag("nav", tag("ul", items), aria_label="Site", class_="site")
 
 
 def _account(viewer: Viewer) -> Markup:
@@ -418,3 +450,394 @@ TITLES = {
     503: "Busy",
     500: "Failed",
 }
+
+
+# -- sessions: what each was shown and what it wrote (service.served) -----------------
+
+
+def session_href(session: str) -> str:
+    return "/sessions/" + quote(session, safe="")
+
+
+def sessions(viewer: Viewer, answer: ServedAnswer) -> Markup:
+    listed = answer.get("sessions", [])
+    kept = f"The record is kept {answer.get('keep_days')} days."
+    whose = "" if viewer.role == "owner" else " Only the sessions served to you are listed."
+    parts: list[object] = [tag("h1", "Sessions"), tag("p", kept + whose, class_="facts")]
+    if not listed:
+        parts.append(tag("p", "No session was recorded."))
+    else:
+        rows = [
+            tag(
+                "tr",
+                tag("th", "Session", scope="col"),
+                tag("th", "Served to", scope="col"),
+                tag("th", "From", scope="col"),
+                tag("th", "Last", scope="col"),
+                tag("th", "Servings", scope="col"),
+            )
+        ]
+        for found in listed:
+            rows.append(
+                tag(
+                    "tr",
+                    tag("td", tag("a", found["session"], href=session_href(found["session"]))),
+                    tag("td", isolated(found.get("actor"))),
+                    tag("td", _time(found.get("first_at"))),
+                    tag("td", _time(found.get("last_at"))),
+                    tag("td", found.get("servings")),
+                )
+            )
+        caption = tag("caption", "The sessions recorded, the latest first")
+        parts.append(tag("div", tag("table", caption, rows), class_="scroll"))
+    return layout("Sessions", join(parts), viewer)
+
+
+def served_session(viewer: Viewer, answer: ServedAnswer) -> Markup:
+    name = answer.get("session", "")
+    entries = answer.get("entries", [])
+    parts: list[object] = [
+        tag("h1", "Session ", isolated(name)),
+        tag(
+            "p",
+            "Served to ",
+            isolated(answer.get("actor")),
+            f" · {len(entries)} steps",
+            class_="facts",
+        ),
+    ]
+    items = [tag("li", _step(entry)) for entry in entries]
+    parts.append(
+        tag("ol", items, class_="timeline steps") if items else tag("p", "No step recorded.")
+    )
+    parts.append(tag("p", tag("a", "All sessions", href="/sessions")))
+    return layout(f"Session {name}", join(parts), viewer)
+
+
+STEPS = {
+    "brief": "Shown the session's brief",
+    "review": "Shown the session's review",
+    "recall": "Recalled",
+    "orient": "Oriented",
+    "inspect": "Inspected",
+    "wrote": "Wrote",
+}
+
+
+def _step(entry: ServedEntry) -> Markup:
+    what = entry.get("what", "")
+    event = entry.get("event")
+    if event is not None:  # a write of its actor in its span
+        target = event.get("target_id", "")
+        heading = tag("h2", "Wrote: ", event.get("op"), class_="step")
+        linked = tag("a", target, href=memory_href(target)) if target.startswith("m_") else target
+        version = event.get("version")
+        body: list[object] = [
+            tag("p", linked, f" version {version}" if version else "", class_="facts")
+        ]
+        if event.get("note"):
+            body.append(tag("p", "Reason: ", tag("q", isolated(event["note"])), class_="note"))
+        return join([heading, _when(entry), body])
+    request = entry.get("request") or {}
+    heading = tag("h2", STEPS.get(what, what), class_="step")
+    asked = _asked(request)
+    shown = entry.get("shown") or []
+    lines = [
+        tag(
+            "li",
+            tag("a", line["id"], href=memory_href(line["id"])),
+            f" · version {line['version']}" if line.get("version") is not None else "",
+            f" · score {line['score']}" if line.get("score") is not None else "",
+        )
+        for line in shown
+    ]
+    label = "Wrote" if what == "wrote" else "Shown"
+    listing = (
+        join([tag("p", f"{label} {len(lines)}:", class_="facts"), tag("ul", lines, class_="shown")])
+        if lines
+        else tag("p", "Nothing shown.", class_="facts")
+    )
+    return join([heading, _when(entry), asked, listing])
+
+
+def _asked(request: dict[str, Any]) -> Markup | str:
+    """The request as kept: its query redacted (or only its length and hash), its filters."""
+    if not request:
+        return ""
+    rows = []
+    if "query" in request:
+        rows += [tag("dt", "query"), tag("dd", tag("q", isolated(request["query"])))]
+    elif "query_sha256" in request:
+        kept = f"{request.get('query_chars')} characters, kept only as sha256 "
+        rows += [tag("dt", "query"),
+                 tag("dd", kept, tag("code", request["query_sha256"]))]  # fmt: skip
+    for name, value in request.items():
+        if name in ("query", "query_sha256", "query_chars") or value in (None, [], ""):
+            continue
+        rows += [tag("dt", name.replace("_", " ")), tag("dd", _value(value))]
+    return tag("dl", rows, class_="fields asked") if rows else ""
+
+
+def _when(entry: ServedEntry) -> Markup:
+    return tag("p", _time(entry.get("at")), class_="facts")
+
+
+def _time(at: str | None) -> Markup:
+    return tag("time", at, datetime=at)
+
+
+# -- review: groups of near-duplicates, merged into the one kept ------------------------
+
+
+def duplicates(
+    viewer: Viewer,
+    notebooks: list[str],
+    chosen: str,
+    whole: bool,
+    answer: DuplicatesAnswer | None,
+) -> Markup:
+    parts: list[object] = [
+        tag("h1", "Review: duplicates"),
+        tag(
+            "p",
+            "Active memories that say the same thing. Merging keeps the one you pick; "
+            "the others retire as superseded by it, with your reason in their history.",
+        ),
+        _duplicates_form(notebooks, chosen),
+    ]
+    if answer is not None:
+        parts.append(_groups(viewer, answer, chosen, whole))
+    return layout("Review: duplicates", join(parts), viewer)
+
+
+def _duplicates_form(notebooks: list[str], chosen: str) -> Markup:
+    options = [tag("option", "choose a notebook", value="")]
+    options += [tag("option", n, value=n, selected=n == chosen) for n in notebooks]
+    by_notebook = tag(
+        "form",
+        tag(
+            "div",
+            tag("label", "Notebook", for_="dup-notebook"),
+            tag("select", options, id="dup-notebook", name="notebook", required=True),
+            class_="field",
+        ),
+        tag("button", "Find duplicates", type="submit"),
+        method="get",
+        action="/review/duplicates",
+        class_="filters",
+    )
+    whole = tag(
+        "p",
+        "Or ",
+        tag("a", "look through the whole workspace", href="/review/duplicates?all=1"),
+        ": it takes seconds at 10,000 memories, so ask per notebook when you can.",
+        class_="facts",
+    )
+    return join([by_notebook, whole])
+
+
+def _groups(viewer: Viewer, answer: DuplicatesAnswer, chosen: str, whole: bool) -> Markup:
+    groups = answer.get("groups", [])
+    where = "the whole workspace" if whole else f"notebook {chosen}"
+    counted = f"{len(groups)} group{'' if len(groups) == 1 else 's'}"
+    facts = [f"{counted} in {where}; {answer.get('examined')} memories compared"]
+    if not answer.get("by_meaning"):
+        facts.append(" by their words only (no embedder: not by meaning)")
+    if answer.get("more"):
+        facts.append("; more groups were left out")
+    parts: list[object] = [tag("p", "".join(facts), class_="facts")]
+    parts += [tag("p", w, class_="notice", role="status") for w in answer.get("warnings", [])]
+    for n, group in enumerate(groups, 1):
+        parts.append(_group(viewer, n, group))
+    if not groups:
+        parts.append(tag("p", "No duplicates found."))
+    return tag("section", parts, aria_label="Groups")
+
+
+def _group(viewer: Viewer, n: int, group: DuplicateGroup) -> Markup:
+    by = "the same text" if group.get("by") == "text" else f"their {group.get('by')}"
+    heading = tag(
+        "h2",
+        f"Group {n}: {len(group['memories'])} memories alike by {by}",
+        id=f"group-{n}-h",
+    )
+    why = [f"similarity {group.get('similarity')}"]
+    if group.get("mixed"):
+        why.append("they differ in " + ", ".join(group.get("mixed", [])) + ": check before merging")
+    items = [tag("li", _member(member)) for member in group["memories"]]
+    body: list[object] = [
+        heading,
+        tag("p", "; ".join(why), class_="facts"),
+        tag("ul", items, class_="hits"),
+    ]
+    if viewer.writes:
+        body.append(_merge_form(viewer, n, group))
+    return tag("section", body, aria_labelledby=f"group-{n}-h", class_="group")
+
+
+def _member(member: DuplicateMember) -> Markup:
+    facts = [member.get("kind"), f"version {member.get('version')}"]
+    return join(
+        [
+            tag("a", member["id"], href=memory_href(member["id"])),
+            tag(
+                "p",
+                join(
+                    [
+                        " · ".join(str(f) for f in facts),
+                        " · in ",
+                        isolated(member["notebook"]),
+                        " · written ",
+                        _time(member.get("updated_at")),
+                    ]
+                ),
+                class_="facts",
+            ),
+            tag("p", member.get("text", ""), class_="text"),
+        ]
+    )
+
+
+def _merge_form(viewer: Viewer, n: int, group: DuplicateGroup) -> Markup:
+    ids = [member["id"] for member in group["memories"]]
+    radios = [
+        tag(
+            "div",
+            tag(
+                "input",
+                type="radio",
+                name="keep",
+                value=memory_id,
+                id=f"g{n}-keep-{i}",
+                required=True,
+            ),
+            tag("label", "Keep ", tag("code", memory_id), for_=f"g{n}-keep-{i}"),
+            class_="choice",
+        )
+        for i, memory_id in enumerate(ids)
+    ]
+    return tag(
+        "form",
+        csrf_field(viewer),
+        tag("input", type="hidden", name="group", value=" ".join(ids)),
+        tag("fieldset", tag("legend", "The memory to keep"), radios),
+        tag("label", "Why they are the same (kept in each one's history)", for_=f"g{n}-because"),
+        tag("input", id=f"g{n}-because", name="because", type="text", required=True),
+        tag("button", "Merge", type="submit"),
+        method="post",
+        action="/review/duplicates/merge",
+        class_="action merge",
+        aria_label=f"Merge group {n}",
+    )
+
+
+# -- review: open disputes, ruled from the page -----------------------------------------
+
+
+def disputes(viewer: Viewer, answer: DisputeAnswer) -> Markup:
+    listed = answer.get("disputes", [])
+    parts: list[object] = [
+        tag("h1", "Review: disputes"),
+        tag(
+            "p",
+            "Two memories that contradict, both still recalled and flagged. A ruling says "
+            "which holds: the other retires as superseded by it, with a link.",
+        ),
+    ]
+    if answer.get("more"):
+        parts.append(tag("p", f"{answer['more']} more wait after these.", class_="facts"))
+    parts += [_dispute(viewer, n, shown) for n, shown in enumerate(listed, 1)]
+    if not listed:
+        parts.append(tag("p", "No dispute is open."))
+    return layout("Review: disputes", join(parts), viewer)
+
+
+def _dispute(viewer: Viewer, n: int, shown: DisputeShown) -> Markup:
+    heading = tag("h2", "Dispute ", tag("code", shown["id"]), id=f"dispute-{n}-h")
+    opened = tag(
+        "p",
+        "Opened by ",
+        isolated(shown.get("opened_by")),
+        " at ",
+        _time(shown.get("opened_at")),
+        class_="facts",
+    )
+    reason = (
+        tag("p", "Reason: ", tag("q", isolated(shown["reason"])), class_="note")
+        if shown.get("reason")
+        else ""
+    )
+    sides = [tag("li", _side(line)) for line in shown.get("memories", [])]
+    body: list[object] = [heading, opened, reason, tag("ul", sides, class_="hits")]
+    if viewer.writes and shown.get("status") == "open":
+        body.append(_ruling_form(viewer, n, shown))
+    return tag("section", body, aria_labelledby=f"dispute-{n}-h", class_="group")
+
+
+def _side(line: MemoryLine) -> Markup:
+    if line.get("forgotten"):
+        return join([tag("code", line["id"]), tag("p", "forgotten", class_="facts")])
+    facts = " · ".join(str(f) for f in (line.get("kind"), line.get("status")) if f)
+    return join(
+        [
+            tag("a", line["id"], href=memory_href(line["id"])),
+            tag("p", facts, class_="facts"),
+            tag("p", line.get("text", ""), class_="text"),
+        ]
+    )
+
+
+def _ruling_form(viewer: Viewer, n: int, shown: DisputeShown) -> Markup:
+    sides = [line["id"] for line in shown.get("memories", []) if not line.get("forgotten")]
+    radios = [
+        tag(
+            "div",
+            tag(
+                "input",
+                type="radio",
+                name="holds",
+                value=memory_id,
+                id=f"d{n}-holds-{i}",
+                required=True,
+            ),
+            tag("label", tag("code", memory_id), " holds", for_=f"d{n}-holds-{i}"),
+            class_="choice",
+        )
+        for i, memory_id in enumerate(sides)
+    ]
+
+    def text_field(name: str, label: str, hint: str | None = None, needed: bool = False) -> Markup:
+        field_id = f"d{n}-{name}"
+        return tag(
+            "div",
+            tag("label", label, for_=field_id),
+            tag(
+                "input",
+                id=field_id,
+                name=name,
+                type="text",
+                required=needed,
+                aria_describedby=f"{field_id}-hint" if hint else None,
+            ),
+            tag("small", hint, id=f"{field_id}-hint") if hint else "",
+            class_="field",
+        )
+
+    return tag(
+        "form",
+        csrf_field(viewer),
+        tag("input", type="hidden", name="dispute", value=shown["id"]),
+        tag("fieldset", tag("legend", "Which memory holds"), radios),
+        text_field("reason", "Why it holds (the ruling's reason)", needed=True),
+        text_field("evidence", "Evidence (optional)", "where this can be checked"),
+        text_field(
+            "because",
+            "Why retire a rule (only when the other is a rule or orientation)",
+            "retiring a rule or an orientation needs it, as any retirement of a rule does",
+        ),
+        tag("button", "Rule", type="submit"),
+        method="post",
+        action="/review/disputes/rule",
+        class_="ruling",
+        aria_label=f"Rule on dispute {n}",
+    )

@@ -1,0 +1,199 @@
+"""The web page's sessions and review queues over plain HTTP against a real `serve --http`:
+what each page shows, to whom, and what a forged or a viewer's action gets."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import httpx2
+import pytest
+
+from .site import (
+    DUPLICATED,
+    DUPLICATES,
+    OTHER_SESSION,
+    SESSION,
+    Site,
+    form_token,
+    get,
+    running_site,
+    session,
+)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    with running_site(tmp_path_factory.mktemp("web-review")) as running:
+        yield running
+
+
+def post(site: Site, path: str, data: dict[str, str], cookie: str,
+         origin: str | None = "same") -> httpx2.Response:  # fmt: skip
+    headers = {"Cookie": cookie}
+    if origin is not None:
+        headers["Origin"] = site.base if origin == "same" else origin
+    return httpx2.post(f"{site.base}{path}", data=data, headers=headers, timeout=30)
+
+
+def test_the_navigation_names_the_pages(site: Site) -> None:
+    page = get(site, "/sessions", session(site, site.editor_key)).text
+    assert '<nav aria-label="Site"' in page
+    assert 'href="/sessions" aria-current="page"' in page and 'href="/"' in page
+
+
+def test_a_session_lists_what_it_was_shown_and_what_it_wrote_in_order(site: Site) -> None:
+    cookie = session(site, site.editor_key)
+    listed = get(site, "/sessions", cookie)
+    assert listed.status_code == 200
+    assert f'href="/sessions/{SESSION}"' in listed.text
+    assert OTHER_SESSION not in listed.text  # another workspace's
+    page = get(site, f"/sessions/{SESSION}", cookie)
+    assert page.status_code == 200
+    text = page.text
+    assert "Recalled" in text and "<q><bdi>pool size</bdi></q>" in text  # the query as kept
+    assert f'href="/memories/{site.anas_memory_id}"' in text and "score " in text
+    assert text.index("Recalled") < text.index("Wrote")  # in order
+    assert "<img" not in text and "&lt;img src=x onerror=" in text  # the query, escaped
+
+
+def test_a_session_of_another_workspace_or_of_another_person_is_not_found(site: Site) -> None:
+    editor = session(site, site.editor_key)
+    theirs = get(site, f"/sessions/{OTHER_SESSION}", editor)
+    assert theirs.status_code == 404 and "not_found" in theirs.text
+    viewer = session(site, site.viewer_key)  # not an owner: only what was served to vic
+    assert SESSION not in get(site, "/sessions", viewer).text
+    answer = get(site, f"/sessions/{SESSION}", viewer)
+    assert answer.status_code == 404 and "not_found" in answer.text
+    assert site.anas_memory_id not in answer.text
+
+
+def test_a_session_id_is_escaped_where_it_is_shown(site: Site) -> None:
+    answer = get(site, "/sessions/%3Cscript%3Ex%3C%2Fscript%3E", session(site, site.editor_key))
+    assert answer.status_code == 404 and "<script>x" not in answer.text
+
+
+def test_posting_to_a_read_only_page_is_refused(site: Site) -> None:
+    cookie = session(site, site.editor_key)
+    token = form_token(get(site, "/sessions", cookie).text)
+    answer = post(site, "/sessions", {"csrf": token}, cookie)
+    assert answer.status_code == 404
+
+
+def status_of(site: Site, memory_id: str) -> tuple[str, str | None]:
+    service = site.service()
+    try:
+        shown = service.inspect(id=memory_id)["memory"]
+        return shown["status"], shown.get("superseded_by")
+    finally:
+        service.close()
+
+
+def test_the_duplicates_queue_asks_for_a_notebook_first(site: Site) -> None:
+    page = get(site, "/review/duplicates", session(site, site.editor_key)).text
+    assert "Group 1" not in page and "takes seconds at 10,000 memories" in page
+    assert f'<option value="{DUPLICATES}">' in page
+    whole = get(site, "/review/duplicates?all=1", session(site, site.editor_key)).text
+    assert "the whole workspace" in whole and site.duplicate_ids[0] in whole
+
+
+def test_a_viewer_sees_the_groups_but_no_merge_and_a_forged_merge_is_refused(
+    site: Site,
+) -> None:
+    keep, other = site.duplicate_ids
+    viewer = session(site, site.viewer_key)
+    page = get(site, f"/review/duplicates?notebook={DUPLICATES}", viewer).text
+    assert f'href="/memories/{keep}"' in page and f'href="/memories/{other}"' in page
+    assert DUPLICATED in page and "alike by their words" in page
+    assert "/review/duplicates/merge" not in page and 'name="keep"' not in page
+    data = {"keep": keep, "group": f"{keep} {other}", "because": "forged",
+            "csrf": form_token(page)}  # fmt: skip
+    refused = post(site, "/review/duplicates/merge", data, viewer)
+    assert refused.status_code == 403 and "forbidden" in refused.text
+    editor = session(site, site.editor_key)
+    without_token = post(site, "/review/duplicates/merge", {**data, "csrf": "x"}, editor)
+    assert without_token.status_code == 403
+    elsewhere = {**data, "csrf": form_token(get(site, "/", editor).text)}
+    assert post(site, "/review/duplicates/merge", elsewhere, editor,
+                "https://evil.example").status_code == 403  # fmt: skip
+    assert status_of(site, other) == ("active", None)
+
+
+def test_an_editors_merge_retires_the_others_as_superseded_by_the_one_kept(
+    site: Site,
+) -> None:
+    keep, other = site.duplicate_ids
+    editor = session(site, site.editor_key)
+    page = get(site, f"/review/duplicates?notebook={DUPLICATES}", editor).text
+    assert 'action="/review/duplicates/merge"' in page and f'value="{keep}"' in page
+    token = form_token(page)
+    group = f"{keep} {other}"
+    unsaid = {"keep": keep, "group": group, "because": "", "csrf": token}
+    no_reason = post(site, "/review/duplicates/merge", unsaid, editor)
+    assert no_reason.status_code == 400 and "because" in no_reason.text
+    done = post(site, "/review/duplicates/merge",
+                {"keep": keep, "group": group, "because": "the same rule", "csrf": token},
+                editor)  # fmt: skip
+    assert done.status_code == 303 and done.headers["location"] == f"/memories/{keep}"
+    assert status_of(site, other) == ("superseded", keep)
+    assert status_of(site, keep)[0] == "active"
+    after = get(site, f"/review/duplicates?notebook={DUPLICATES}", editor).text
+    assert "No duplicates found." in after
+
+
+def test_a_merge_naming_another_workspaces_memory_finds_nothing(site: Site) -> None:
+    editor = session(site, site.editor_key)
+    token = form_token(get(site, "/", editor).text)
+    data = {"keep": site.anas_memory_id, "group": f"{site.anas_memory_id} {site.other_memory_id}",
+            "because": "x", "csrf": token}  # fmt: skip
+    answer = post(site, "/review/duplicates/merge", data, editor)
+    assert answer.status_code == 404 and "Other team" not in answer.text
+    service = site.service()
+    try:
+        assert service.inspect(id=site.anas_memory_id)["memory"]["status"] == "active"
+    finally:
+        service.close()
+
+
+def test_a_viewer_sees_the_open_disputes_but_no_ruling_and_a_forged_ruling_is_refused(
+    site: Site,
+) -> None:
+    first, second = site.disputed_ids
+    viewer = session(site, site.viewer_key)
+    page = get(site, "/review/disputes", viewer).text
+    assert site.dispute_id in page
+    assert f'href="/memories/{first}"' in page and f'href="/memories/{second}"' in page
+    assert "<script>" not in page.split("<main", 1)[1]  # the reason, shown as text
+    assert "&lt;script&gt;" in page
+    assert "/review/disputes/rule" not in page and 'name="holds"' not in page
+    data = {"dispute": site.dispute_id, "holds": first, "reason": "forged",
+            "csrf": form_token(page)}  # fmt: skip
+    refused = post(site, "/review/disputes/rule", data, viewer)
+    assert refused.status_code == 403 and "forbidden" in refused.text
+    assert status_of(site, second) == ("active", None)
+
+
+def test_an_editor_rules_on_a_dispute_and_the_other_retires(site: Site) -> None:
+    first, second = site.disputed_ids
+    editor = session(site, site.editor_key)
+    page = get(site, "/review/disputes", editor).text
+    assert 'action="/review/disputes/rule"' in page and f'value="{site.dispute_id}"' in page
+    token = form_token(page)
+    forged = {"dispute": site.dispute_id, "holds": first, "reason": "x", "csrf": token}
+    assert post(site, "/review/disputes/rule", forged, editor, None).status_code == 403
+    unsaid = {**forged, "reason": ""}
+    assert post(site, "/review/disputes/rule", unsaid, editor).status_code == 400
+    data = {**forged, "reason": "measured today", "evidence": "the dashboard", "because": ""}
+    done = post(site, "/review/disputes/rule", data, editor)
+    assert done.status_code == 303 and done.headers["location"] == f"/memories/{first}"
+    assert status_of(site, second) == ("superseded", first)
+    assert site.dispute_id not in get(site, "/review/disputes", editor).text
+
+
+def test_another_workspaces_dispute_is_neither_listed_nor_ruled(site: Site) -> None:
+    editor = session(site, site.editor_key)
+    page = get(site, "/review/disputes", editor).text
+    assert site.other_dispute_id not in page and "Launch" not in page
+    data = {"dispute": site.other_dispute_id, "holds": site.anas_memory_id, "reason": "x",
+            "csrf": form_token(page)}  # fmt: skip
+    answer = post(site, "/review/disputes/rule", data, editor)
+    assert answer.status_code == 404 and "not_found" in answer.text
