@@ -170,7 +170,6 @@ class MemoryRows(SessionBase):
         )
         return [PendingScrub(row["target_id"], row["at"]) for row in rows]
 
-
     def _scrub(self, row: Row) -> None:
         self._unindexed(row)
         self._run("DELETE FROM memory_vectors WHERE version_rowid = ?", (row["rowid"],))
