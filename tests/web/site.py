@@ -37,6 +37,8 @@ OTHER_SESSION = "sess-other"  # a session recorded in workspace `other`
 DUPLICATES = "deploys"  # the notebook holding a group of duplicates
 DUPLICATED = "Deploys go out on Tuesdays after the standup"
 DISPUTE_REASON = f"both give the API's latency {SCRIPT}"
+LONG_AGO = "2020-01-02T00:00:00Z"  # when the memories possibly stale were filed
+STALE = f"The cache expires after an hour {SCRIPT}"  # possibly stale, its text with markup
 
 
 @dataclass
@@ -54,6 +56,8 @@ class Site:
     dispute_id: str  # an open dispute in `default`
     disputed_ids: list[str]  # its two memories
     other_dispute_id: str  # an open dispute in workspace `other`
+    stale_ids: list[str]  # two of ana's assumptions filed long ago: possibly stale
+    other_stale_id: str  # one of workspace `other`'s, possibly stale too
 
     def service(self) -> Service:
         """The store opened as its owner, as the CLI opens it."""
@@ -63,6 +67,11 @@ class Site:
 def make_store(db: Path) -> dict[str, Any]:
     service = open_service(str(db), actor="user:owner", embedder=NullEmbedder())
     try:
+        # Filed long ago, never verified since: each outlived its kind's freshness window.
+        then = Service(service.store, actor="user:ana", clock=lambda: LONG_AGO,
+                       embedder=NullEmbedder())  # fmt: skip
+        stale = [then.remember(notebook="ops", kind="assumption", text=text)["id"]
+                 for text in (STALE, "Builds run on two cores")]  # fmt: skip
         agent = service.with_actor(ACTOR)
         filed = agent.remember(notebook=NOTEBOOK, kind="fact", text=TEXT, title=TITLE,
                                tags=[TAG, "pool"])  # fmt: skip
@@ -91,6 +100,10 @@ def make_store(db: Path) -> dict[str, Any]:
                                    reason=DISPUTE_REASON)  # fmt: skip
         service.create_workspace(name="other")
         theirs = service.in_workspace("other")
+        their_then = Service(service.store, actor="user:owner", workspace=theirs.workspace,
+                             clock=lambda: LONG_AGO, embedder=NullEmbedder())  # fmt: skip
+        their_stale = their_then.remember(notebook="secret-plans", kind="assumption",
+                                          text="Other team's budget is fixed")  # fmt: skip
         other = theirs.remember(notebook="secret-plans", kind="fact",
                                 text="Other team's pool is 99")  # fmt: skip
         theirs.in_session(OTHER_SESSION).recall(query="pool")
@@ -103,6 +116,7 @@ def make_store(db: Path) -> dict[str, Any]:
             "duplicate_ids": dups,
             "dispute_id": disputed["id"], "disputed_ids": [m["id"] for m in sides],
             "other_dispute_id": their_dispute["id"],
+            "stale_ids": stale, "other_stale_id": their_stale["id"],
             "editor_key": editor["key"], "editor_key_id": editor["id"],
             "viewer_key": viewer["key"]}  # fmt: skip
 

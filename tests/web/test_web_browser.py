@@ -38,6 +38,7 @@ from .site import (
     REASON,
     SCRIPT,
     SESSION,
+    STALE,
     TAG,
     TITLE,
     Site,
@@ -386,3 +387,25 @@ def test_an_editor_rules_on_a_dispute_where_its_reason_runs_nothing(
         assert (retired["status"], retired["superseded_by"]) == ("superseded", holds)
     finally:
         service.close()
+
+
+def test_an_editor_verifies_a_stale_memory_from_the_queue_with_the_keyboard(
+    browser: Browser, site: Site, screens: Path, visits: list[Visit]
+) -> None:
+    checked = site.stale_ids[0]
+    editor = visit(visits, browser, site)
+    editor.sign_in(site.editor_key)
+    page = editor.page
+    nav = page.get_by_role("navigation", name="Site")
+    nav.get_by_role("link", name="Review: stale").focus()
+    page.keyboard.press("Enter")
+    page.get_by_role("heading", name="Review: stale").wait_for()
+    assert STALE in page.locator("main").inner_text() and editor.pwned() is None
+    accessible(page)
+    phone_fits(page)
+    page.screenshot(path=screens / "stale.png", full_page=True)
+    form = page.get_by_role("form", name=f"Verify {checked}")
+    form.get_by_label(f"Why {checked} still holds").fill("checked the cache settings")
+    form.get_by_role("button", name="Verify").click()
+    page.get_by_role("heading", name="Review: stale").wait_for()
+    assert page.get_by_role("link", name=checked).count() == 0  # it left the list

@@ -197,3 +197,61 @@ def test_another_workspaces_dispute_is_neither_listed_nor_ruled(site: Site) -> N
             "csrf": form_token(page)}  # fmt: skip
     answer = post(site, "/review/disputes/rule", data, editor)
     assert answer.status_code == 404 and "not_found" in answer.text
+
+
+def test_a_viewer_sees_the_stale_memories_but_no_verify_and_a_forged_verify_is_refused(
+    site: Site,
+) -> None:
+    first, second = site.stale_ids
+    viewer = session(site, site.viewer_key)
+    page = get(site, "/review/stale", viewer)
+    assert page.status_code == 200
+    text = page.text
+    assert f'href="/memories/{first}"' in text and f'href="/memories/{second}"' in text
+    assert "Why: not verified within the freshness window of its kind, assumption." in text
+    assert 'href="/review/stale" aria-current="page"' in text
+    assert "/review/stale/verify" not in text and 'name="note"' not in text
+    data = {"id": second, "note": "forged", "csrf": form_token(text)}
+    refused = post(site, "/review/stale/verify", data, viewer)
+    assert refused.status_code == 403 and "forbidden" in refused.text
+    assert second in get(site, "/review/stale", viewer).text  # still waiting
+
+
+def test_an_editor_verifies_a_stale_memory_and_it_leaves_the_list(site: Site) -> None:
+    second = site.stale_ids[1]
+    editor = session(site, site.editor_key)
+    page = get(site, "/review/stale", editor).text
+    assert 'action="/review/stale/verify"' in page and f'value="{second}"' in page
+    token = form_token(page)
+    data = {"id": second, "note": "two cores on the CI runner", "csrf": token}
+    assert post(site, "/review/stale/verify", data, editor, None).status_code == 403
+    assert post(site, "/review/stale/verify", {**data, "csrf": "x"}, editor).status_code == 403
+    done = post(site, "/review/stale/verify", data, editor)
+    assert done.status_code == 303 and done.headers["location"] == "/review/stale"
+    after = get(site, "/review/stale", editor).text
+    assert f'href="/memories/{second}"' not in after
+    assert f'href="/memories/{site.stale_ids[0]}"' in after
+    service = site.service()
+    try:
+        shown = service.inspect(id=second)["memory"]
+        assert shown["status"] == "active" and shown.get("verified_at")
+    finally:
+        service.close()
+
+
+def test_another_workspaces_findings_are_never_shown_nor_verified(site: Site) -> None:
+    editor = session(site, site.editor_key)
+    for path in ("/review/stale",):
+        page = get(site, path, editor).text
+        assert site.other_stale_id not in page and "Other team" not in page
+        assert site.other_dispute_id not in page
+    data = {"id": site.other_stale_id, "note": "x", "csrf": form_token(page)}
+    answer = post(site, "/review/stale/verify", data, editor)
+    assert answer.status_code == 404 and "Other team" not in answer.text
+
+
+def test_markup_in_a_stale_memorys_text_is_shown_as_text(site: Site) -> None:
+    viewer = session(site, site.viewer_key)
+    for path in ("/review/stale",):
+        main = get(site, path, viewer).text.split("<main", 1)[1]
+        assert "<script>" not in main and "The cache expires after an hour &lt;script&gt;" in main

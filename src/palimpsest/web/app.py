@@ -326,6 +326,10 @@ class Site:
             listing = functools.partial(signed.service.dispute, action="list", limit=100)
             listed = await self._served(signed, listing)
             return _page(pages.disputes(signed.viewer, listed))
+        if path == "/review/stale":
+            # Doctor lists them: no other read lists the memories possibly stale.
+            report = await self._served(signed, functools.partial(signed.service.doctor))
+            return _page(pages.stale(signed.viewer, report))
         raise Refused(404, "not_found", "There is no page here: start from the search.")
 
     async def _post(
@@ -349,6 +353,14 @@ class Site:
             return await self._merge(signed, form)
         if path == "/review/disputes/rule":
             return await self._rule(signed, form)
+        if path == "/review/stale/verify":
+            # As the memory page's Verify: the service refuses a viewer and checks the id.
+            note = form.get("note", "").strip() or None
+            call = functools.partial(
+                signed.service.revise, id=form.get("id", "").strip(), status="verified", note=note
+            )
+            await self._served(signed, call)
+            return RedirectResponse("/review/stale", status_code=303)
         raise Refused(404, "not_found", "Nothing is sent here: start from the search.")
 
     async def _search(self, request: Request, signed: Signed) -> Response:

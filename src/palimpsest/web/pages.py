@@ -27,6 +27,7 @@ from ..service.answers import (
     MemoryShown,
     Recalled,
 )
+from ..service.findings import DoctorAnswer
 from ..service.served_answers import ServedAnswer, ServedEntry
 from .html import Markup, join, tag
 
@@ -71,6 +72,7 @@ NAV = (
     ("Sessions", "/sessions"),
     ("Review: duplicates", "/review/duplicates"),
     ("Review: disputes", "/review/disputes"),
+    ("Review: stale", "/review/stale"),
 )
 
 
@@ -840,4 +842,103 @@ def _ruling_form(viewer: Viewer, n: int, shown: DisputeShown) -> Markup:
         action="/review/disputes/rule",
         class_="ruling",
         aria_label=f"Rule on dispute {n}",
+    )
+
+
+# -- review: memories possibly stale or stale by evidence, verified from the page -------
+
+
+def stale(viewer: Viewer, answer: DoctorAnswer) -> Markup:
+    """Doctor's two lists of memories that may no longer hold, each with why, and for an
+    editor or owner a Verify form (revise status verified with a note, as the memory
+    page's)."""
+    aged = answer.get("possibly_stale", [])
+    evidence = answer.get("stale_by_evidence", [])
+    parts: list[object] = [
+        tag("h1", "Review: stale"),
+        tag(
+            "p",
+            "Memories that may no longer hold. Check each; if it still holds, verify it "
+            "with what you checked; if not, open it to revise or retire it.",
+        ),
+        tag("h2", "Possibly stale", id="aged-h"),
+        tag(
+            "p",
+            "Not verified within their kind's freshness window "
+            "(`palimpsest settings` lists each kind's).",
+            class_="facts",
+        ),
+        _stale_list(viewer, "aged", aged, None),
+        tag("h2", "Stale by evidence", id="evidence-h"),
+    ]
+    if answer.get("project") is None:
+        parts.append(
+            tag(
+                "p",
+                "This server reads no project's files, so nothing is stale by evidence here: run ",
+                tag("code", "palimpsest doctor"),
+                " in the project's directory.",
+                class_="facts",
+            )
+        )
+    else:
+        parts += [
+            tag(
+                "p",
+                "Files of ",
+                tag("code", answer["project"]),
+                " changed since they were verified.",
+                class_="facts",
+            ),
+            _stale_list(viewer, "evidence", evidence, [m["reasons"] for m in evidence]),
+        ]
+    return layout("Review: stale", join(parts), viewer)
+
+
+def _stale_list(
+    viewer: Viewer, prefix: str, lines: list[Any], reasons: list[list[str]] | None
+) -> Markup:
+    if not lines:
+        return tag("p", "None.")
+    items = []
+    for n, line in enumerate(lines, 1):
+        why = (
+            tag("ul", [tag("li", r) for r in reasons[n - 1]], class_="why")
+            if reasons is not None
+            else tag(
+                "p",
+                f"Why: not verified within the freshness window of its kind, {line['kind']}.",
+                class_="why",
+            )
+        )
+        body: list[object] = [
+            tag("a", line["id"], href=memory_href(line["id"])),
+            tag("p", line["kind"], class_="facts"),
+            tag("p", line["text"], class_="text"),
+            why,
+        ]
+        if viewer.writes:
+            body.append(_stale_verify(viewer, f"{prefix}-{n}", line["id"]))
+        items.append(tag("li", body))
+    return tag("ul", items, class_="hits")
+
+
+def _stale_verify(viewer: Viewer, form_id: str, memory_id: str) -> Markup:
+    return tag(
+        "form",
+        csrf_field(viewer),
+        tag("input", type="hidden", name="id", value=memory_id),
+        tag(
+            "label",
+            "Why ",
+            tag("code", memory_id),
+            " still holds (what you checked)",
+            for_=f"{form_id}-note",
+        ),
+        tag("input", id=f"{form_id}-note", name="note", type="text", required=True),
+        tag("button", "Verify", type="submit"),
+        method="post",
+        action="/review/stale/verify",
+        class_="action",
+        aria_label=f"Verify {memory_id}",
     )
