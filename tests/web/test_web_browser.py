@@ -409,3 +409,8 @@ def test_an_editor_verifies_a_stale_memory_from_the_queue_with_the_keyboard(
     form.get_by_role("button", name="Verify").click()
     page.get_by_role("heading", name="Review: stale").wait_for()
     assert page.get_by_role("link", name=checked).count() == 0  # it left the list
+    nav.get_by_role("link", name="Review: doctor").click()
+    page.get_by_role("heading", name="Review: doctor").wait_for()
+    accessible(page)
+    phone_fits(page)
+    page.screenshot(path=screens / "doctor.png", full_page=True)

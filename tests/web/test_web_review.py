@@ -8,6 +8,8 @@ from collections.abc import Iterator
 import httpx2
 import pytest
 
+from palimpsest.web import pages
+
 from .site import (
     DUPLICATED,
     DUPLICATES,
@@ -241,7 +243,7 @@ def test_an_editor_verifies_a_stale_memory_and_it_leaves_the_list(site: Site) ->
 
 def test_another_workspaces_findings_are_never_shown_nor_verified(site: Site) -> None:
     editor = session(site, site.editor_key)
-    for path in ("/review/stale",):
+    for path in ("/review/stale", "/review/doctor"):
         page = get(site, path, editor).text
         assert site.other_stale_id not in page and "Other team" not in page
         assert site.other_dispute_id not in page
@@ -252,6 +254,48 @@ def test_another_workspaces_findings_are_never_shown_nor_verified(site: Site) ->
 
 def test_markup_in_a_stale_memorys_text_is_shown_as_text(site: Site) -> None:
     viewer = session(site, site.viewer_key)
-    for path in ("/review/stale",):
+    for path in ("/review/stale", "/review/doctor"):
         main = get(site, path, viewer).text.split("<main", 1)[1]
         assert "<script>" not in main and "The cache expires after an hour &lt;script&gt;" in main
+
+
+def test_the_doctor_page_groups_the_findings_and_links_the_queues(site: Site) -> None:
+    page = get(site, "/review/doctor", session(site, site.viewer_key)).text
+    assert 'href="/review/doctor" aria-current="page"' in page
+    assert "Possibly stale: " in page and 'href="/review/stale"' in page
+    assert f'href="/memories/{site.stale_ids[0]}"' in page
+    assert "Open disputes: " in page and 'href="/review/disputes"' in page
+    assert "Secrets stored before the gate: 0" in page and "Pending scrubs: 0" in page
+    assert "<form" not in page.split("<main", 1)[1]  # nothing here changes anything
+
+
+def test_the_doctor_page_says_a_persons_command_escaped_and_never_a_secret() -> None:
+    """Secrets and pending scrubs are a person's commands; doctor gives where a secret is
+    and its kinds, never its value (findings.SecretFound has no field for it)."""
+    assert "value" not in pages.SecretFound.__annotations__
+    viewer = pages.Viewer("user:ana", "editor", "default", "token")
+    memory = "m_<b>1</b>"
+    answer: pages.DoctorAnswer = {
+        "secrets": [
+            {"id": memory, "version": 2, "fields": {"text": ["aws_access_key"]},
+             "fix": {"tool": "forget", "arguments": {"id": memory, "version": 2,
+                                                     "because": "a secret got in"}}},
+            {"notebook": "nb_<i>x</i>", "fields": {"summary": ["github_token"]},
+             "fix": {"tool": "forget", "arguments": {"notebook": "nb_<i>x</i>",
+                                                     "field": "summary", "because": "x"}}},
+        ],
+        "possibly_stale": [], "expired": [],
+        "ownerless": [{"id": "m_2", "kind": "fact", "text": "<img src=x onerror=alert(1)>"}],
+        "noise": [], "rules_kept_as_notes": [], "scrub_pending": True,
+        "pending_scrubs": [{"id": "m_<u>3</u>", "since": "2026-01-01", "fix": "palimpsest scrub"}],
+        "project": None,
+    }  # fmt: skip
+    page = pages.doctor(viewer, answer)
+    main = page.split("<main", 1)[1]
+    assert "<b>" not in main and "<i>" not in main and "<u>" not in main and "<img" not in main
+    assert "&lt;img src=x onerror=alert(1)&gt;" in main
+    assert "palimpsest forget &#x27;m_&lt;b&gt;1&lt;/b&gt;&#x27; --version 2" in main or (
+        "palimpsest forget &#39;m_&lt;b&gt;1&lt;/b&gt;&#39; --version 2" in main
+    )
+    assert "text: aws_access_key" in main and "Ownerless: 1" in main
+    assert "<code>palimpsest scrub</code>" in main and "Pending scrubs: 1" in main

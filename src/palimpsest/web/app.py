@@ -326,10 +326,11 @@ class Site:
             listing = functools.partial(signed.service.dispute, action="list", limit=100)
             listed = await self._served(signed, listing)
             return _page(pages.disputes(signed.viewer, listed))
-        if path == "/review/stale":
-            # Doctor lists them: no other read lists the memories possibly stale.
+        if path in ("/review/stale", "/review/doctor"):
+            # Doctor lists both: no other read lists the memories possibly stale.
             report = await self._served(signed, functools.partial(signed.service.doctor))
-            return _page(pages.stale(signed.viewer, report))
+            page = pages.stale if path == "/review/stale" else pages.doctor
+            return _page(page(signed.viewer, report))
         raise Refused(404, "not_found", "There is no page here: start from the search.")
 
     async def _post(
