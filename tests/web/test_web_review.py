@@ -264,7 +264,7 @@ def test_the_doctor_page_groups_the_findings_and_links_the_queues(site: Site) ->
     assert 'href="/review/doctor" aria-current="page"' in page
     assert "Possibly stale: " in page and 'href="/review/stale"' in page
     assert f'href="/memories/{site.stale_ids[0]}"' in page
-    assert "Open disputes: " in page and 'href="/review/disputes"' in page
+    assert "Open disputes: 0" in page  # ruled above: the count is doctor's, not the listed
     assert "Secrets stored before the gate: 0" in page and "Pending scrubs: 0" in page
     assert "<form" not in page.split("<main", 1)[1]  # nothing here changes anything
 
@@ -289,6 +289,9 @@ def test_the_doctor_page_says_a_persons_command_escaped_and_never_a_secret() -> 
         "noise": [], "rules_kept_as_notes": [], "scrub_pending": True,
         "pending_scrubs": [{"id": "m_<u>3</u>", "since": "2026-01-01", "fix": "palimpsest scrub"}],
         "project": None,
+        "open_disputes": {"count": 7, "oldest": [
+            {"id": "dp_1", "memories": ["m_a", "m_b"], "opened_at": "2026-01-01",
+             "fix": {"tool": "dispute", "arguments": {"action": "rule", "dispute": "dp_1"}}}]},
     }  # fmt: skip
     page = pages.doctor(viewer, answer)
     main = page.split("<main", 1)[1]
@@ -299,3 +302,5 @@ def test_the_doctor_page_says_a_persons_command_escaped_and_never_a_secret() -> 
     )
     assert "text: aws_access_key" in main and "Ownerless: 1" in main
     assert "<code>palimpsest scrub</code>" in main and "Pending scrubs: 1" in main
+    assert "Open disputes: 7" in main and 'href="/review/disputes"' in main
+    assert 'href="/memories/m_a"' in main and "<form" not in main

@@ -866,8 +866,9 @@ def stale(viewer: Viewer, answer: DoctorAnswer) -> Markup:
         tag("h2", "Possibly stale", id="aged-h"),
         tag(
             "p",
-            "Not verified within their kind's freshness window "
-            "(`palimpsest settings` lists each kind's).",
+            "Not verified within their kind's freshness window (",
+            tag("code", "palimpsest settings"),
+            " lists each kind's).",
             class_="facts",
         ),
         _stale_list(viewer, "aged", aged, None),
@@ -964,7 +965,7 @@ def doctor(viewer: Viewer, answer: DoctorAnswer) -> Markup:
     secrets = answer.get("secrets", [])
     parts.append(_finding_section("secrets", "Secrets stored before the gate",
         "Stored before the gate refused them (their values are not shown). Forget each "
-        "with the command given, then erase its bytes with `palimpsest scrub`.",
+        "with the command given, then erase its bytes with palimpsest scrub.",
         [_secret(s) for s in secrets]))  # fmt: skip
     aged = answer.get("possibly_stale", [])
     evidence = answer.get("stale_by_evidence", [])
@@ -997,11 +998,13 @@ def doctor(viewer: Viewer, answer: DoctorAnswer) -> Markup:
          for m in answer.get("rules_kept_as_notes", [])]))  # fmt: skip
     waiting = answer.get("open_disputes")
     oldest = waiting["oldest"] if waiting else []
-    parts.append(_finding_section("disputes", "Open disputes", "Waiting for a ruling.",
+    parts.append(_finding_section("disputes", "Open disputes",
+        "Waiting for a ruling; the oldest few are listed.",
         [tag("li", tag("code", d["id"]), ": ", _memory_links(d["memories"]))
          for d in oldest],
         tag("p", f"{waiting['count']} open: ", tag("a", "rule on them in the disputes queue",
-            href="/review/disputes"), ".") if waiting else None))  # fmt: skip
+            href="/review/disputes"), ".") if waiting else None,
+        waiting["count"] if waiting else 0))  # fmt: skip
     pending = answer.get("pending_scrubs", [])
     scrub = None
     if answer.get("scrub_pending") or pending:
@@ -1023,9 +1026,16 @@ def doctor(viewer: Viewer, answer: DoctorAnswer) -> Markup:
 
 
 def _finding_section(
-    key: str, title: str, about: str, items: list[Markup], then: Markup | None = None
+    key: str,
+    title: str,
+    about: str,
+    items: list[Markup],
+    then: Markup | None = None,
+    count: int | None = None,
 ) -> Markup:
-    heading = tag("h2", f"{title}: {len(items)}", id=f"doctor-{key}-h")
+    """A kind of finding: how many (`count`, else the items listed), and each."""
+    counted = len(items) if count is None else count
+    heading = tag("h2", f"{title}: {counted}", id=f"doctor-{key}-h")
     body: list[object] = [heading, tag("p", about, class_="facts")]
     if items:
         body.append(tag("ul", items, class_="hits"))
