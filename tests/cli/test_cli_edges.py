@@ -273,7 +273,7 @@ def test_demo_on_a_given_store_twice_adds_nothing(run: Run, db_path: Path) -> No
 def test_a_fix_given_as_a_tool_call_prints_as_the_command_that_makes_it() -> None:
     """doctor's fixes are tool calls (what an agent makes); the CLI prints each as the
     command a person types for the same call."""
-    from palimpsest.cli.render import command_for
+    from palimpsest.domain.views import command_for
 
     assert command_for({"tool": "forget", "arguments": {"id": "m_1", "version": 2,
                                                         "because": "a secret got in"}}) == (

@@ -23,9 +23,9 @@ import psycopg
 import pytest
 from mcp import Client
 
-from palimpsest.cli.render import command_for
 from palimpsest.domain.ids import new_id
 from palimpsest.domain.model import Event, Notebook
+from palimpsest.domain.views import command_for
 from palimpsest.service import Service
 from palimpsest.store import EventFilter, Store, open_store
 

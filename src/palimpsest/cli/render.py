@@ -7,13 +7,14 @@ here without anyone touching this module. `--json` bypasses all of it.
 from __future__ import annotations
 
 import json
-import shlex
 import shutil
 import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import click
+
+from ..domain.views import command_for
 
 Column = tuple[str, str]  # (header, key in the row)
 TEXT: list[Column] = [("text", "text")]
@@ -274,26 +275,6 @@ def scrub(result: dict[str, Any]) -> None:
         click.echo(f"Still pending: {counted(len(result['pending_scrubs']), 'forget', 'forgets')}.")
     if result.get("warning"):
         click.echo(f"warning: {result['warning']}")
-
-
-def command_for(fix: Any) -> str:
-    """A fix as the person types it: a tool call (`{tool, arguments}`) as the CLI command
-    that makes the same call (an action is a subcommand, the id comes first, a list is an
-    option repeated), a command as it is."""
-    if not isinstance(fix, dict):
-        return str(fix)
-    arguments = dict(fix["arguments"])
-    words = ["palimpsest", fix["tool"]]
-    if "action" in arguments:
-        words.append(str(arguments.pop("action")))
-    for first in ("dispute", "id"):
-        if first in arguments:
-            words.append(str(arguments.pop(first)))
-    for name, value in arguments.items():
-        option = "--tag" if name == "tags" else f"--{name.replace('_', '-')}"
-        for one in value if isinstance(value, list) else [value]:
-            words += [option, str(one)]
-    return shlex.join(words)
 
 
 def doctor(result: dict[str, Any]) -> None:

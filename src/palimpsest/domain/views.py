@@ -1,11 +1,13 @@
-"""How an answer is rendered for a reader: lean (nothing empty) and compact JSON, and a
-text diff. Shared by the service and every adapter; the shapes themselves are the
+"""How an answer is rendered for a reader: lean (nothing empty) and compact JSON, a text
+diff, and a fix (a tool call) as the command a person types. Shared by the service and
+every adapter; the shapes themselves are the
 service's (service/answers.py, service/shown.py)."""
 
 from __future__ import annotations
 
 import difflib
 import json
+import shlex
 from typing import Any
 
 
@@ -34,3 +36,23 @@ def text_diff(old: str, new: str, old_label: str, new_label: str) -> str:
         old.splitlines(), new.splitlines(), old_label, new_label, lineterm=""
     )
     return "\n".join(lines)
+
+
+def command_for(fix: Any) -> str:
+    """A fix as the person types it: a tool call (`{tool, arguments}`) as the CLI command
+    that makes the same call (an action is a subcommand, the id comes first, a list is an
+    option repeated), a command as it is."""
+    if not isinstance(fix, dict):
+        return str(fix)
+    arguments = dict(fix["arguments"])
+    words = ["palimpsest", fix["tool"]]
+    if "action" in arguments:
+        words.append(str(arguments.pop("action")))
+    for first in ("dispute", "id"):
+        if first in arguments:
+            words.append(str(arguments.pop(first)))
+    for name, value in arguments.items():
+        option = "--tag" if name == "tags" else f"--{name.replace('_', '-')}"
+        for one in value if isinstance(value, list) else [value]:
+            words += [option, str(one)]
+    return shlex.join(words)

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-from ..cli.render import command_for
 from ..domain.model import KINDS, STATUSES
+from ..domain.views import command_for
 from ..service.answers import (
     DisputeAnswer,
     DisputeShown,
