@@ -7,6 +7,7 @@ official client or httpx for what a user does, raw sockets for what an attacker 
 from __future__ import annotations
 
 import json
+import select
 import socket
 import subprocess
 import time
@@ -212,11 +213,35 @@ async def test_one_key_cannot_hold_every_connection_with_streams_or_slow_request
                 + f"Authorization: Bearer {vic['key']}\r\nContent-Length: 1000\r\n\r\n{{".encode()
             )
             slow.append(client)
-        # "At once": well before the 30 s a body may take, even on a loaded machine.
-        assert sorted(read_status(c, 15) for c in slow[-8:]) == [429] * 8
+        # "At once": well before the 30 s a body may take, even on a loaded machine. Which of
+        # the 16 are held is the server's to choose (it may close a held one to make room for
+        # the next connection): at most the key's six wait for their bodies, the rest are
+        # refused or closed at once, and none is let in.
+        answered = answers_within(slow, 15)
+        assert len(answered) >= 16 - limits["requests_per_key"], answered
+        assert set(answered) <= {429, None}, answered  # None: closed to make room
         with anyio.fail_after(15):  # another key still gets in, and is served
             async with keyed(server.url, ana["key"]) as client:
                 await call(client, "remember", notebook="n", kind="fact", text="Still served")
+
+
+def answers_within(clients: list[socket.socket], seconds: float) -> list[int | None]:
+    """The status of each client answered within `seconds` (None where the server closed it
+    without an answer); those still waiting are left out."""
+    pending, found = {c: b"" for c in clients}, []
+    deadline = time.monotonic() + seconds
+    while pending and (left := deadline - time.monotonic()) > 0:
+        ready, _, _ = select.select(list(pending), [], [], left)
+        for client in ready:
+            try:
+                chunk = client.recv(4096)
+            except ConnectionResetError:  # closed to make room, with data left unread
+                chunk = b""
+            pending[client] += chunk
+            if not chunk or b"\r\n" in pending[client]:
+                said = pending.pop(client)
+                found.append(int(said.split(b" ", 2)[1]) if chunk else None)
+    return found
 
 
 # -- item 3: the key before the body --------------------------------------------------------
