@@ -352,18 +352,16 @@ def _actions(viewer: Viewer, shown: MemoryShown) -> Markup | str:
     return tag("section", tag("h2", "Actions", id="actions-h"), verify, aria_labelledby="actions-h")
 
 
+def _header_row(*names: str) -> Markup:
+    """A table's first row: a column header for each name."""
+    return tag("tr", *(tag("th", name, scope="col") for name in names))
+
+
 def _links(links: list[LinkShown], here: str) -> Markup:
     if not links:
         body: Markup = tag("p", "No links.")
     else:
-        rows = [
-            tag(
-                "tr",
-                tag("th", "Type", scope="col"),
-                tag("th", "From", scope="col"),
-                tag("th", "To", scope="col"),
-            )
-        ]
+        rows = [_header_row("Type", "From", "To")]
         for link in links:
             rows.append(
                 tag(
@@ -408,14 +406,7 @@ def _timeline(events: list[EventShown]) -> Markup:
 def _changes(changes: dict[str, Any]) -> Markup | str:
     if not changes:
         return ""
-    rows = [
-        tag(
-            "tr",
-            tag("th", "Field", scope="col"),
-            tag("th", "Before", scope="col"),
-            tag("th", "After", scope="col"),
-        )
-    ]
+    rows = [_header_row("Field", "Before", "After")]
     for name, change in changes.items():
         old, new = change.get("old"), change.get("new")
         rows.append(
@@ -471,16 +462,7 @@ def sessions(viewer: Viewer, answer: ServedAnswer) -> Markup:
     if not listed:
         parts.append(tag("p", "No session was recorded."))
     else:
-        rows = [
-            tag(
-                "tr",
-                tag("th", "Session", scope="col"),
-                tag("th", "Served to", scope="col"),
-                tag("th", "From", scope="col"),
-                tag("th", "Last", scope="col"),
-                tag("th", "Servings", scope="col"),
-            )
-        ]
+        rows = [_header_row("Session", "Served to", "From", "Last", "Servings")]
         for found in listed:
             rows.append(
                 tag(
