@@ -352,12 +352,7 @@ def test_an_editor_merges_a_group_of_duplicates_and_lands_on_the_kept_memory(
     group.get_by_role("button", name="Merge").click()
     page.get_by_role("heading", name="History").wait_for()
     assert page.url.endswith(f"/memories/{keep}")
-    service = site.service()
-    try:
-        retired = service.inspect(id=other)["memory"]
-        assert (retired["status"], retired["superseded_by"]) == ("superseded", keep)
-    finally:
-        service.close()
+    assert_superseded(site, other, by=keep)
 
 
 def test_an_editor_rules_on_a_dispute_where_its_reason_runs_nothing(
@@ -381,12 +376,7 @@ def test_an_editor_rules_on_a_dispute_where_its_reason_runs_nothing(
     form.get_by_role("button", name="Rule").click()
     page.get_by_role("heading", name="History").wait_for()
     assert page.url.endswith(f"/memories/{holds}")
-    service = site.service()
-    try:
-        retired = service.inspect(id=loses)["memory"]
-        assert (retired["status"], retired["superseded_by"]) == ("superseded", holds)
-    finally:
-        service.close()
+    assert_superseded(site, loses, by=holds)
 
 
 def test_an_editor_verifies_a_stale_memory_from_the_queue_with_the_keyboard(
@@ -414,3 +404,13 @@ def test_an_editor_verifies_a_stale_memory_from_the_queue_with_the_keyboard(
     accessible(page)
     phone_fits(page)
     page.screenshot(path=screens / "doctor.png", full_page=True)
+
+
+def assert_superseded(site: Site, retired: str, *, by: str) -> None:
+    """What the store says after the page's action: `retired` is superseded by `by`."""
+    service = site.service()
+    try:
+        memory = service.inspect(id=retired)["memory"]
+        assert (memory["status"], memory["superseded_by"]) == ("superseded", by)
+    finally:
+        service.close()
