@@ -4,7 +4,8 @@ content and in attributes alike, however it is nested."""
 from __future__ import annotations
 
 from palimpsest.web.html import Markup, escape, join, tag
-from palimpsest.web.pages import Viewer, memory
+from palimpsest.web.pages.common import Viewer
+from palimpsest.web.pages.memory import memory
 
 HOSTILE = "\"'><script>alert(1)</script>&"
 

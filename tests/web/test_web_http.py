@@ -268,7 +268,7 @@ def test_the_one_time_link_signs_in_once_and_only_on_a_loopback_host(tmp_path: P
 
 
 def test_each_hit_says_why_it_matched_as_recall_does() -> None:
-    from palimpsest.web.pages import why_matched
+    from palimpsest.web.pages.search import why_matched
 
     hit = {"matched": "both", "words": ["pool"], "similarity": 0.61, "score": 0.9}
     assert (

@@ -8,7 +8,9 @@ from collections.abc import Iterator
 import httpx2
 import pytest
 
-from palimpsest.web import pages
+from palimpsest.service.findings import DoctorAnswer, SecretFound
+from palimpsest.web.pages import doctor as doctor_page
+from palimpsest.web.pages.common import Viewer
 
 from .site import (
     DUPLICATED,
@@ -272,10 +274,10 @@ def test_the_doctor_page_groups_the_findings_and_links_the_queues(site: Site) ->
 def test_the_doctor_page_says_a_persons_command_escaped_and_never_a_secret() -> None:
     """Secrets and pending scrubs are a person's commands; doctor gives where a secret is
     and its kinds, never its value (findings.SecretFound has no field for it)."""
-    assert "value" not in pages.SecretFound.__annotations__
-    viewer = pages.Viewer("user:ana", "editor", "default", "token")
+    assert "value" not in SecretFound.__annotations__
+    viewer = Viewer("user:ana", "editor", "default", "token")
     memory = "m_<b>1</b>"
-    answer: pages.DoctorAnswer = {
+    answer: DoctorAnswer = {
         "secrets": [
             {"id": memory, "version": 2, "fields": {"text": ["aws_access_key"]},
              "fix": {"tool": "forget", "arguments": {"id": memory, "version": 2,
@@ -293,7 +295,7 @@ def test_the_doctor_page_says_a_persons_command_escaped_and_never_a_secret() -> 
             {"id": "dp_1", "memories": ["m_a", "m_b"], "opened_at": "2026-01-01",
              "fix": {"tool": "dispute", "arguments": {"action": "rule", "dispute": "dp_1"}}}]},
     }  # fmt: skip
-    page = pages.doctor(viewer, answer)
+    page = doctor_page.doctor(viewer, answer)
     main = page.split("<main", 1)[1]
     assert "<b>" not in main and "<i>" not in main and "<u>" not in main and "<img" not in main
     assert "&lt;img src=x onerror=alert(1)&gt;" in main

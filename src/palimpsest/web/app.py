@@ -12,7 +12,7 @@ Each request, in this order, so that nothing is read or run for a stranger:
 4. a POST must come from this origin and carry the session's form token (guard.py), and
    its key is checked again once its body is in;
 5. the page calls the service acting as the key's holder, in the key's workspace, on the
-   server's store threads, and renders its answer (pages.py).
+   server's store threads, and renders its answer (pages/).
 """
 
 from __future__ import annotations
@@ -39,9 +39,12 @@ from ..mcp.bounds import CallBounds
 from ..mcp.keys import ADMITTED, KeyVerifier
 from ..service import Service
 from ..service.access import KEY_PREFIX
-from . import forms, guard, pages
+from . import forms, guard
 from .forms import Refused
-from .pages import Viewer
+from .pages import common, doctor, review, search
+from .pages import memory as memory_page
+from .pages import sessions as sessions_page
+from .pages.common import Viewer
 from .sessions import LocalLink, WebSession, WebSessions
 
 logger = logging.getLogger("palimpsest.web")
@@ -113,7 +116,7 @@ class Site:
         except _Shown as shown:
             response = shown.response
         except Refused as refused:
-            response = _page(pages.problem(None, refused.status, refused.body), refused.status)
+            response = _page(common.problem(None, refused.status, refused.body), refused.status)
             response.headers.update(refused.headers)
         except Exception:
             logger.exception("the web page failed")
@@ -122,7 +125,7 @@ class Site:
                 "message": "The server failed unexpectedly; "
                 "it logged the details. Retry once; if it fails again, report it.",
             }
-            response = _page(pages.problem(None, 500, body), 500)
+            response = _page(common.problem(None, 500, body), 500)
         response.headers.update(guard.HEADERS)
         await response(scope, receive, send)
 
@@ -221,7 +224,7 @@ class Site:
                 "page with `palimpsest web`, or make a key (`palimpsest key create "
                 "--user NAME`)."
             )
-            return _page(pages.sign_in(message, "error"), 401)
+            return _page(common.sign_in(message, "error"), 401)
         return self._open_session(request, secure, key, access.client_id)
 
     async def _local_sign_in(self, request: Request, secure: bool) -> Response:
@@ -246,7 +249,7 @@ class Site:
                 "This sign-in link is used, expired or was not opened from this "
                 "machine: run `palimpsest web` again for a new one."
             )
-            return _page(pages.sign_in(message, "error"), 403)
+            return _page(common.sign_in(message, "error"), 403)
         return self._open_session(request, secure, None, None)
 
     def _open_session(
@@ -261,11 +264,11 @@ class Site:
     def _not_signed_in(self, request: Request, secure: bool) -> Response:
         given = guard.session_cookie(request, secure)
         if request.method == "POST":  # answered before its body is read; nothing runs
-            response = _page(pages.sign_in("Sign in first.", "error"), 401)
+            response = _page(common.sign_in("Sign in first.", "error"), 401)
         elif given:
-            response = _page(pages.sign_in(ENDED, "error"), 401)
+            response = _page(common.sign_in(ENDED, "error"), 401)
         else:
-            response = _page(pages.sign_in(), 200 if request.url.path == "/" else 401)
+            response = _page(common.sign_in(), 200 if request.url.path == "/" else 401)
         if given:
             response.headers.append("set-cookie", guard.clear_cookie(secure))
         return response
@@ -314,22 +317,22 @@ class Site:
             return await self._memory(found[1], signed)
         if path == "/sessions":
             answer = await self._served(signed, functools.partial(signed.service.served))
-            return _page(pages.sessions(signed.viewer, answer))
+            return _page(sessions_page.sessions(signed.viewer, answer))
         found = SESSION_PATH.fullmatch(path)
         if found:
             call = functools.partial(signed.service.served, session=found[1], limit=1000)
             answer = await self._served(signed, call)
-            return _page(pages.served_session(signed.viewer, answer))
+            return _page(sessions_page.served_session(signed.viewer, answer))
         if path == "/review/duplicates":
             return await self._duplicates(request, signed)
         if path == "/review/disputes":
             listing = functools.partial(signed.service.dispute, action="list", limit=100)
             listed = await self._served(signed, listing)
-            return _page(pages.disputes(signed.viewer, listed))
+            return _page(review.disputes(signed.viewer, listed))
         if path in ("/review/stale", "/review/doctor"):
             # Doctor lists both: no other read lists the memories possibly stale.
             report = await self._served(signed, functools.partial(signed.service.doctor))
-            page = pages.stale if path == "/review/stale" else pages.doctor
+            page = doctor.stale if path == "/review/stale" else doctor.doctor
             return _page(page(signed.viewer, report))
         raise Refused(404, "not_found", "There is no page here: start from the search.")
 
@@ -349,7 +352,7 @@ class Site:
                 signed.service.revise, id=found[1], status="verified", note=note
             )
             await self._served(signed, call)
-            return RedirectResponse(pages.memory_href(found[1]), status_code=303)
+            return RedirectResponse(common.memory_href(found[1]), status_code=303)
         if path == "/review/duplicates/merge":
             return await self._merge(signed, form)
         if path == "/review/disputes/rule":
@@ -370,7 +373,7 @@ class Site:
         if any(given.values()):
             call = functools.partial(signed.service.recall, **forms.recall_arguments(given))
             answer = await self._served(signed, call)
-        return _page(pages.search(signed.viewer, given, answer))
+        return _page(search.search(signed.viewer, given, answer))
 
     async def _duplicates(self, request: Request, signed: Signed) -> Response:
         """A notebook's groups by default: the whole workspace's take seconds at 10,000
@@ -383,7 +386,7 @@ class Site:
         if chosen or whole:
             call = functools.partial(signed.service.duplicates, notebook=chosen or None)
             answer = await self._served(signed, call)
-        return _page(pages.duplicates(signed.viewer, names, chosen, whole, answer))
+        return _page(review.duplicates(signed.viewer, names, chosen, whole, answer))
 
     async def _merge(self, signed: Signed, form: dict[str, str]) -> Response:
         """Keep the one picked; the rest of its group retire as superseded by it. The
@@ -393,7 +396,7 @@ class Site:
         because = form.get("because", "").strip() or None
         call = functools.partial(signed.service.merge, keep=keep, ids=retired, because=because)
         merged = await self._served(signed, call)
-        return RedirectResponse(pages.memory_href(merged["id"]), status_code=303)
+        return RedirectResponse(common.memory_href(merged["id"]), status_code=303)
 
     async def _rule(self, signed: Signed, form: dict[str, str]) -> Response:
         """A ruling as the dispute operation takes it (`dispute`, `holds`, `reason`, and
@@ -410,7 +413,7 @@ class Site:
             because=given["because"],
         )
         ruled = await self._served(signed, call)
-        return RedirectResponse(pages.memory_href(ruled.get("holds", "")), status_code=303)
+        return RedirectResponse(common.memory_href(ruled.get("holds", "")), status_code=303)
 
     async def _memory(self, memory_id: str, signed: Signed) -> Response:
         inspected = await self._served(
@@ -422,7 +425,7 @@ class Site:
             )
         call = functools.partial(signed.service.history, id=memory_id, limit=1000)
         history = await self._served(signed, call)
-        return _page(pages.memory(signed.viewer, inspected, history.get("events", [])))
+        return _page(memory_page.memory(signed.viewer, inspected, history.get("events", [])))
 
     async def _served(self, signed: Signed, call: Callable[[], T]) -> T:
         """The service's answer, or its refusal shown as a page with its error_class."""
@@ -432,7 +435,7 @@ class Site:
         except PalimpsestError as error:
             status = STATUS.get(error.error_class, 400)
             raise _Shown(
-                _page(pages.problem(signed.viewer, status, error.to_dict()), status)
+                _page(common.problem(signed.viewer, status, error.to_dict()), status)
             ) from None
 
     async def _run(self, call: Callable[..., Any], *args: Any) -> Any:
