@@ -10,26 +10,17 @@ of the main pages go to pytest's temporary directory.
 
 from __future__ import annotations
 
-import os
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx2
-import pytest
-from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import (
     Browser,
-    BrowserContext,
     Page,
-    Request,
-    Response,
-    sync_playwright,
 )
 
 from palimpsest.web.guard import CSP
 
+from .browser import Visit, accessible, needs_chromium, visit
 from .site import (
     DISPUTE_REASON,
     DUPLICATES,
@@ -42,102 +33,9 @@ from .site import (
     TAG,
     TITLE,
     Site,
-    running_site,
 )
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-SERIOUS = {"serious", "critical"}
-pytestmark = pytest.mark.skipif(
-    not os.path.exists(CHROMIUM), reason="needs Chromium: scripts/test installs it as root"
-)
-
-
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
-    with running_site(tmp_path_factory.mktemp("web-browser")) as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    # As root Chromium runs only without its sandbox; Playwright never downloads a browser.
-    args = ["--no-sandbox"] if os.geteuid() == 0 else []
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=args)
-        yield launched
-        launched.close()
-
-
-@pytest.fixture(scope="module")
-def screens(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("screenshots")
-
-
-class Visit:
-    """A browser context (one person's cookies) that checks every page it is shown."""
-
-    def __init__(self, browser: Browser, site: Site, **options: Any):
-        self.site = site
-        self.context: BrowserContext = browser.new_context(base_url=site.base, **options)
-        self.page: Page = self.context.new_page()
-        self.dialogs: list[str] = []
-        self.documents: list[Response] = []
-        self.elsewhere: list[str] = []  # requests to any origin but the site's: none
-        self.page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
-        self.page.on("response", self._seen)
-        self.page.on("request", self._asked)
-
-    def _asked(self, request: Request) -> None:
-        if not request.url.startswith((self.site.base + "/", "http://evil.test/")):
-            self.elsewhere.append(request.url)
-
-    def _seen(self, response: Response) -> None:
-        if response.request.resource_type == "document":
-            self.documents.append(response)
-
-    def sign_in(self, key: str) -> None:
-        self.page.goto("/")
-        self.page.get_by_label("Your personal key").fill(key)
-        self.page.get_by_role("button", name="Sign in").click()
-        self.page.get_by_role("heading", name="Search the memory").wait_for()
-
-    def cookie(self) -> str:
-        [cookie] = [c for c in self.context.cookies() if c["name"] == "palimpsest_session"]
-        return f"{cookie['name']}={cookie['value']}"
-
-    def pwned(self) -> Any:
-        return self.page.evaluate("window.pwned")
-
-    def close(self) -> None:
-        for response in self.documents:  # every page shown carried the headers
-            headers = response.headers
-            assert headers.get("content-security-policy") == CSP, response.url
-            assert headers.get("x-content-type-options") == "nosniff", response.url
-            assert headers.get("referrer-policy") == "no-referrer", response.url
-        assert self.dialogs == []
-        assert self.elsewhere == []  # the page works with no internet
-        self.context.close()
-
-
-@pytest.fixture
-def visits(browser: Browser, site: Site) -> Iterator[list[Visit]]:
-    made: list[Visit] = []
-    yield made
-    for visit in made:
-        visit.close()
-
-
-def visit(visits: list[Visit], browser: Browser, site: Site, **options: Any) -> Visit:
-    made = Visit(browser, site, **options)
-    visits.append(made)
-    return made
-
-
-def accessible(page: Page) -> None:
-    """axe-core finds nothing serious or critical on the page as it is now."""
-    results = Axe().run(page)
-    serious = [v for v in results.response["violations"] if v["impact"] in SERIOUS]
-    assert serious == [], results.generate_report()
+pytestmark = needs_chromium
 
 
 def test_a_person_signs_in_searches_and_reads_a_memory_where_no_markup_runs(
