@@ -17,7 +17,12 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "palimpsest"
 # Rooms: packages whose modules are layers each, named `room.module`.
 ROOMS = {"domain", "screening"}
 DOMAIN = {f"domain.{m}" for m in ("model", "errors", "ids", "views", "text", "projects", "checks")}
-SCREENING = {"screening.gate", "screening.secrets", "screening.secret_rules"}
+SCREENING = {
+    "screening.gate",
+    "screening.secrets",
+    "screening.secret_rules",
+    "screening.detector_id",
+}
 # Each layer (a module or a package, by its top-level name, or `room.module`) -> what it may
 # import.
 ALLOWED = {
@@ -33,6 +38,7 @@ ALLOWED = {
     "screening.secret_rules": set(),
     "screening.secrets": {"screening.secret_rules"},
     "screening.gate": {"domain.errors", "screening.secrets"},
+    "screening.detector_id": set(),  # which detector: a digest of its files
     "revise": {"domain.model", "domain.errors", "screening.gate", "domain.text"},
     # files of ours and of other servers, read and written
     "formats": {"domain.model", "domain.errors"},

@@ -63,13 +63,26 @@ def reference(name: str) -> str:
     return f"secret:{name}"
 
 
+# Where a credential's value stands (assigned, in a config line, in prose): the gate reads
+# a reference there most strictly, and reads some credential words more strictly than others.
+VALUE_PLACES = (
+    "password: {ref}",
+    "DB_PASSWORD={ref}",
+    "client_secret: {ref}",
+    "AWS_SECRET_ACCESS_KEY={ref}",
+    "The staging password is {ref}.",
+    "Use {ref} to push.",
+    "api_token = '{ref}'",
+)
+
+
 def check_name(name: str) -> str:
     """Return `name` if it may name a secret; the refusal never repeats it."""
     if not _NAME.fullmatch(name):
         raise ValidationError(NAME_RULE, field="name")
-    # Where a password stands is where the gate reads a reference most strictly: a name
-    # accepted here is one every memory can hold.
-    if find_secrets(name) or find_secrets(f"password: {reference(name)}"):
+    # A name accepted here is one every memory can hold, wherever it stands.
+    ref = reference(name)
+    if find_secrets(name) or any(find_secrets(p.format(ref=ref)) for p in VALUE_PLACES):
         raise ValidationError(
             "NAME reads like a credential itself (random, a vendor's key, one word with "
             "digits, or a password's letters and digits): a name lands in shell history and "

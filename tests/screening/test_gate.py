@@ -15,6 +15,7 @@ import pytest
 from palimpsest.domain.errors import ValidationError
 from palimpsest.domain.ids import new_id
 from palimpsest.domain.model import Event, Memory
+from palimpsest.screening.detector_id import detector_id
 from palimpsest.service import Service
 
 from ..memory.test_revise_rules import current, event_count, fact, rule
@@ -257,6 +258,24 @@ def test_doctor_finds_secrets_that_got_in_before_the_gate(service: Service) -> N
     service.forget(id=leaked, because="doctor found a token")
     assert service.doctor()["secrets"] == []
     assert current(service, clean)["text"] == "nothing to see"  # forget took only the leak
+
+
+def test_doctor_reads_each_version_once_and_still_finds_what_came_since(
+    service: Service,
+) -> None:
+    """A version never changes: one found clean is not read again by the same detector, so
+    a second doctor costs only what was written since; a leak is listed every time."""
+    secret = SECRETS["github-token"]
+    clean = fact(service, text="nothing to see")
+    leaked = _write_past_the_gate(service, f"old note with {secret}")
+    assert [s["id"] for s in service.doctor()["secrets"]] == [leaked]
+    with service.store.read(service.workspace) as tx:
+        assert [m.id for m in tx.unscreened_versions(detector_id())] == [leaked]
+    later = _write_past_the_gate(service, f"a later note with {secret}")
+    assert [s["id"] for s in service.doctor()["secrets"]] == [leaked, later]
+    with service.store.read(service.workspace) as tx:
+        assert clean not in [m.id for m in tx.unscreened_versions(detector_id())]
+        assert len(tx.unscreened_versions("d1:another-detector")) >= 3  # it reads them all
 
 
 def _write_past_the_gate(service: Service, text: str) -> str:

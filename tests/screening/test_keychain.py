@@ -4,23 +4,14 @@ every memory can hold as `secret:NAME`, wherever a credential's value would stan
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from palimpsest import keychain
 from palimpsest.domain.errors import ValidationError
 from palimpsest.screening.secrets import find_secrets
 
-# Where a value stands after a credential's name: assigned, in a config line, in prose.
-PLACES = [
-    "password: {ref}",
-    "DB_PASSWORD={ref}",
-    "client_secret: {ref}",
-    "AWS_SECRET_ACCESS_KEY={ref}",
-    "The staging password is {ref}.",
-    "Use {ref} to push.",
-    "api_token = '{ref}'",
-]
+PLACES = keychain.VALUE_PLACES
 NAME_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._/-"
 
 
@@ -34,6 +25,7 @@ WORDY_NAMES = st.builds(
 
 @settings(max_examples=500, deadline=None)
 @given(st.one_of(WORDY_NAMES, st.text(NAME_CHARS, min_size=1, max_size=40)))
+@example("AAaAaAaAaAaAaAaAa")  # read as a client secret's value, not as a password's
 def test_a_name_set_accepts_passes_the_gate_wherever_it_stands(name: str) -> None:
     try:
         keychain.check_name(name)

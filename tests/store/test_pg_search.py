@@ -133,6 +133,7 @@ def store_before_010() -> Iterator[str]:
             conn.execute("DROP INDEX events_feedback, workspaces_name, versions_current_tags")
             conn.execute("ALTER TABLE events DROP COLUMN key_id")
             conn.execute("ALTER TABLE workspaces DROP COLUMN name")
+            conn.execute("ALTER TABLE memory_versions DROP COLUMN screened")
             conn.execute("DELETE FROM palimpsest_schema WHERE version >= 10")
         yield schema.url
 

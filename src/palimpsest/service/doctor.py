@@ -4,13 +4,15 @@ evidence in a project directory, and scrubbing a forget left pending."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
 from ..domain.checks import run_check, runnable
-from ..domain.model import RULE_KINDS, Memory, Notebook
+from ..domain.model import RULE_KINDS, Memory, Notebook, add_days
 from ..guard.rules import CONTESTED
 from ..revise import record_fields
+from ..screening.detector_id import detector_id
 from ..screening.secrets import find_in_parts, find_secrets, redact
 from ..store import EventFilter, StoreReader
 from ..store import PendingScrub as StoredScrub
@@ -81,44 +83,36 @@ class DoctorOps(ServiceBase):
         project when there is one (the CLI's, a stdio server's)."""
         named = project_at(self.places, dir) if dir is not None else None
         scrubbed = self.store.scrub(self.workspace)
+        screen = detector_id()
         with self.store.read(self.workspace) as tx:
             project = bound(tx, named) if named is not None else here(tx, self.places)
             at = self.clock()
-            current = {m.id: m for m in tx.memories_at(None)}
-            secrets: list[SecretFound] = []
-            for memory in tx.all_versions():
-                fields = secret_kinds(memory)
-                if not fields:
-                    continue
-                latest = current.get(memory.id)
-                whole = latest is not None and latest.version == memory.version
-                secrets.append({
-                    "id": memory.id,
-                    "version": memory.version,
-                    "fields": fields,
-                    "fix": tool_call("forget", id=memory.id, because=SECRET_GOT_IN)
-                    if whole
-                    else tool_call("forget", id=memory.id, version=memory.version,
-                                   because=SECRET_GOT_IN),
-                })  # fmt: skip
+            secrets, clean = _version_secrets(tx, screen)
             for notebook in tx.list_notebooks():
                 secrets += _notebook_secrets(tx, notebook)
-            active = [m for m in current.values() if m.status == "active"]
+            possibly_stale = tx.possibly_stale(stale_before(freshness_days(tx), at))
+            expired = tx.expired_memories(at)
+            ownerless = tx.ownerless_memories()
+            rules = tx.active_of_kinds(RULE_KINDS)
+            # Only a project's files need every active memory (stale by evidence).
+            active = [m for m in tx.memories_at(None) if m.status == "active"] if project else []
             pending = [_pending_line(p) for p in tx.pending_scrubs()]
-            freshness = freshness_days(tx)
             # Versions recall cannot find by meaning: filed with no model or another one.
             unembedded = tx.stale_vector_count(self.vectors.model) if self.vectors.enabled else 0
             disputes = open_disputes(tx)
-            noise = noisy(tx.all_feedback_counts(), current)
+            noise = noisy(tx.all_feedback_counts(), tx.get_memory)
             knocked = self._failed_auth(tx, at)
+        if clean:  # read once: the next doctor reads only what was written since
+            with self.store.write(self.workspace) as tx:
+                tx.mark_screened(clean, screen)
         evidence = evidence_findings(project, active, at)
         report: DoctorAnswer = {
             "secrets": secrets,
-            "possibly_stale": [_line(m) for m in active if m.possibly_stale(at, freshness)],
-            "expired": [_line(m) for m in active if m.expired(at)],
-            "ownerless": [_line(m) for m in active if m.owner is None],
+            "possibly_stale": [_line(m) for m in possibly_stale],
+            "expired": [_line(m) for m in expired],
+            "ownerless": [_line(m) for m in ownerless],
             "noise": noise,
-            "rules_kept_as_notes": kept_as_notes(active),
+            "rules_kept_as_notes": kept_as_notes(rules),
             "scrub_pending": not scrubbed,
             "pending_scrubs": pending,
             "project": evidence["project"],
@@ -169,6 +163,38 @@ class DoctorOps(ServiceBase):
         if done.warning:
             answer["warning"] = done.warning
         return answer
+
+
+def stale_before(freshness: Mapping[str, int | None], at: str) -> dict[str, str]:
+    """For each kind that goes stale, the time before which a memory of it not verified
+    since is possibly stale at `at` (Memory.possibly_stale, asked of the store)."""
+    return {kind: add_days(at, -days) for kind, days in freshness.items() if days is not None}
+
+
+def _version_secrets(
+    tx: StoreReader, screen: str
+) -> tuple[list[SecretFound], list[tuple[str, int]]]:
+    """The secrets in versions the detector `screen` has not read yet, and the versions it
+    found clean (a version never changes, and a forget drops it from what is read)."""
+    secrets: list[SecretFound] = []
+    clean: list[tuple[str, int]] = []
+    for memory in tx.unscreened_versions(screen):
+        fields = secret_kinds(memory)
+        if not fields:
+            clean.append((memory.id, memory.version))
+            continue
+        latest = tx.get_memory(memory.id)
+        whole = latest is not None and latest.version == memory.version
+        secrets.append({
+            "id": memory.id,
+            "version": memory.version,
+            "fields": fields,
+            "fix": tool_call("forget", id=memory.id, because=SECRET_GOT_IN)
+            if whole
+            else tool_call("forget", id=memory.id, version=memory.version,
+                           because=SECRET_GOT_IN),
+        })  # fmt: skip
+    return secrets, clean
 
 
 def _notebook_secrets(tx: StoreReader, notebook: Notebook) -> list[SecretFound]:

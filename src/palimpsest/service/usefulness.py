@@ -8,7 +8,7 @@ content and version as they are. Recall and orient rank by the marks with one sm
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from ..domain.model import Memory
@@ -60,13 +60,18 @@ def by_usefulness(tx: StoreReader, ranked: list[S]) -> list[S]:
     return sorted(weighed, key=lambda hit: -hit.score)
 
 
-def noisy(counts: Mapping[str, tuple[int, int]], current: Mapping[str, Memory]) -> list[Noisy]:
+def noisy(
+    counts: Mapping[str, tuple[int, int]], current: Callable[[str], Memory | None]
+) -> list[Noisy]:
     """Doctor's list: active memories marked noise at least NOISY_AT times, and more often
-    than they helped, most noise first, each with what to do about it."""
+    than they helped, most noise first, each with what to do about it (`current` gives a
+    memory's current version)."""
     found: list[Noisy] = []
     for memory_id, (helped, noise) in counts.items():
-        memory = current.get(memory_id)
-        if memory is None or memory.status != "active" or noise < NOISY_AT or noise <= helped:
+        if noise < NOISY_AT or noise <= helped:
+            continue
+        memory = current(memory_id)
+        if memory is None or memory.status != "active":
             continue
         found.append({
             "id": memory_id,

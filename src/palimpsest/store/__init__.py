@@ -32,6 +32,8 @@ from .protocols import (
     NotebookWriter,
     OrientReader,
     OrientWriter,
+    ReviewReader,
+    ReviewWriter,
     SearchReader,
     ServedReader,
     ServedWriter,
@@ -64,11 +66,11 @@ __all__ = [
     "AnswerWriter", "CopyReader", "CopyWriter", "DisputeReader", "DisputeWriter",
     "EventFilter", "EventReader", "EventWriter", "Found", "GuardReader", "GuardWriter",
     "MemoryReader", "MemoryWriter", "NotebookReader", "NotebookWriter", "OrientReader",
-    "OrientWriter", "PendingScrub", "Rewrite", "RowFacts", "SearchQuery", "SearchReader",
-    "Served", "ServedReader", "ServedSession", "ServedWriter", "SettingReader",
-    "SettingWriter", "Store", "StoreReader", "StoreWriter", "StoredResponse", "User",
-    "VectorReader", "VectorWriter", "Workspace", "default_db_path", "open_store", "shown",
-    "sqlite_path",
+    "OrientWriter", "PendingScrub", "ReviewReader", "ReviewWriter", "Rewrite", "RowFacts",
+    "SearchQuery", "SearchReader", "Served", "ServedReader", "ServedSession", "ServedWriter",
+    "SettingReader", "SettingWriter", "Store", "StoreReader", "StoreWriter", "StoredResponse",
+    "User", "VectorReader", "VectorWriter", "Workspace", "default_db_path", "open_store",
+    "shown", "sqlite_path",
 ]  # fmt: skip
 
 

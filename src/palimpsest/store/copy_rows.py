@@ -130,4 +130,4 @@ COPY_ORDER = (
     ("access_keys", "created_at, id"),  # hashes only: the same keys work on the copy
 )
 # Columns a store derives from the content (PostgreSQL's search): a copy makes them anew.
-DERIVED = frozenset({"search", "search_counts", "search_length"})
+DERIVED = frozenset({"search", "search_counts", "search_length", "screened"})

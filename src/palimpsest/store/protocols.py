@@ -13,7 +13,7 @@ event N" is exact. A forget takes the content out of every version and event for
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -98,6 +98,31 @@ class MemoryWriter(MemoryReader, Protocol):
 
     def forget_memory(self, tombstone: Tombstone, seq: int) -> None: ...
     def forget_version(self, memory_id: str, version: int) -> None: ...
+
+
+class ReviewReader(Protocol):
+    """What doctor lists, read in the store rather than over every memory.
+
+    - `possibly_stale`, `expired_memories`, `ownerless_memories` and `active_of_kinds` read
+      current active memories (by id): `possibly_stale` those of each kind in `stale_before`
+      last verified (else filed) before that kind's time; `expired_memories` those whose
+      `expires_at` is at or before `at`.
+    - `unscreened_versions(screen)` gives every version on disk, oldest first, that the
+      detector `screen` has not marked (`mark_screened`) as holding no secret.
+    """
+
+    def possibly_stale(self, stale_before: Mapping[str, str]) -> list[Memory]: ...
+    def expired_memories(self, at: str) -> list[Memory]: ...
+    def ownerless_memories(self) -> list[Memory]: ...
+    def active_of_kinds(self, kinds: Collection[str]) -> list[Memory]: ...
+    def unscreened_versions(self, screen: str) -> list[Memory]: ...
+
+
+class ReviewWriter(ReviewReader, Protocol):
+    def mark_screened(self, versions: Sequence[tuple[str, int]], screen: str) -> None:
+        """Mark these (memory id, version) as read by the detector `screen` and found to hold
+        no secret (derived data: no event is written)."""
+        ...
 
 
 class EventReader(Protocol):
@@ -469,9 +494,9 @@ class CopyWriter(CopyReader, Protocol):
 
 
 class StoreReader(
-    MemoryReader, EventReader, NotebookReader, DisputeReader, AccessReader, SettingReader,
-    AnswerReader, OrientReader, GuardReader, ServedReader, SearchReader, VectorReader,
-    CopyReader, Protocol,
+    MemoryReader, ReviewReader, EventReader, NotebookReader, DisputeReader, AccessReader,
+    SettingReader, AnswerReader, OrientReader, GuardReader, ServedReader, SearchReader,
+    VectorReader, CopyReader, Protocol,
 ):  # fmt: skip
     """A consistent snapshot of one workspace: every concept's reads."""
 
@@ -479,9 +504,9 @@ class StoreReader(
 
 
 class StoreWriter(
-    StoreReader, MemoryWriter, EventWriter, NotebookWriter, DisputeWriter, AccessWriter,
-    SettingWriter, AnswerWriter, OrientWriter, GuardWriter, ServedWriter, VectorWriter,
-    CopyWriter, Protocol,
+    StoreReader, MemoryWriter, ReviewWriter, EventWriter, NotebookWriter, DisputeWriter,
+    AccessWriter, SettingWriter, AnswerWriter, OrientWriter, GuardWriter, ServedWriter,
+    VectorWriter, CopyWriter, Protocol,
 ):  # fmt: skip
     """One transaction of one workspace: every state change and its event land together or
     not at all."""

@@ -17,6 +17,7 @@ from .guard_rows import GuardRows
 from .memory_rows import MemoryRows
 from .notebook_rows import NotebookRows
 from .orient_rows import OrientRows
+from .review_rows import ReviewRows
 from .search_rows import SearchRows
 from .served_rows import ServedRows
 from .setting_rows import SettingRows
@@ -24,8 +25,8 @@ from .vector_rows import VectorRows
 
 
 class SqlSession(
-    MemoryRows, EventRows, NotebookRows, DisputeRows, AccessRows, SettingRows, AnswerRows,
-    OrientRows, GuardRows, ServedRows, SearchRows, VectorRows, CopyRows,
+    MemoryRows, ReviewRows, EventRows, NotebookRows, DisputeRows, AccessRows, SettingRows,
+    AnswerRows, OrientRows, GuardRows, ServedRows, SearchRows, VectorRows, CopyRows,
 ):  # fmt: skip
     """A view of the store bound to one workspace, inside one transaction: every concept's
     rows (abstract until a backend provides what `SessionBase` asks)."""
