@@ -10,7 +10,10 @@ empty) through the service with the seeded texts of bench_core.py, makes a user 
 starts a real `palimpsest serve --http` on it (the default embedder, as a user runs it),
 signs in through the page's form, then times pages over one kept-alive connection, as a
 browser asks for them: the search page alone, a search by words and meaning, the same with
-a notebook filter, and a memory's page (fields, links, history). Each figure is the time
+a notebook filter, a memory's page (fields, links, history), the sessions recorded and one
+session's steps (SESSIONS sessions of a few recalls each are served first), a notebook's
+duplicates, the open disputes (DISPUTES of them), and the stale and doctor queues (doctor
+reads the whole workspace). Each figure is the time
 from sending the request to the last byte of the page, p50 and p95 in ms; the target is a
 p95 under 100 ms at 10,000 memories on both stores.
 """
@@ -35,9 +38,14 @@ from bench_serve import http_server
 from palimpsest.service import Service, load_embedder
 from palimpsest.store import open_store
 
+SESSIONS = 50  # sessions served before the pages are timed, of RECALLS_EACH recalls each
+RECALLS_EACH = 4
+DISPUTES = 20
+
 
 def filled(url: str, memories: int, seed: int) -> tuple[str, list[str], list[str], list[str]]:
-    """File `memories` memories and an owner's key: (key, some ids, queries, notebooks)."""
+    """File `memories` memories, serve some sessions, open some disputes and make an owner's
+    key: (key, some ids, queries, notebooks)."""
     store = open_store(url)
     try:
         service = Service(store, embedder=load_embedder("minilm"), actor="user:bench")
@@ -46,6 +54,14 @@ def filled(url: str, memories: int, seed: int) -> tuple[str, list[str], list[str
         service.add_user(name="bench", role="owner")
         key = service.create_key(user="bench", note="bench_web")["key"]
         ids = [hit["id"] for q in range(30) for hit in service.recall(query=corpus.query())["hits"]]
+        for n in range(SESSIONS):
+            in_session = service.in_session(f"bench-{n}")
+            for _ in range(RECALLS_EACH):
+                in_session.recall(query=corpus.query())
+        for n in range(DISPUTES):
+            pair = ids[2 * n : 2 * n + 2]
+            service.dispute(action="open", ids=pair, reason=f"bench dispute {n}")
+        service.served_log.flush()
         queries = [corpus.query() for _ in range(100)]
         return key, ids[:100], queries, corpus.notebooks
     finally:
@@ -98,6 +114,14 @@ def main(argv: list[str] | None = None) -> int:
                 "/?" + urlencode({"q": q, "notebook": rnd.choice(notebooks)}) for q in queries
             ],
             "a memory's page": lambda: [f"/memories/{memory}" for memory in ids],
+            "the sessions": lambda: ["/sessions"] * 30,
+            "one session's steps": lambda: [f"/sessions/bench-{n}" for n in range(SESSIONS)],
+            "a notebook's duplicates": lambda: [
+                "/review/duplicates?" + urlencode({"notebook": nb}) for nb in notebooks[:30]
+            ],
+            "open disputes": lambda: ["/review/disputes"] * 30,
+            "stale queue": lambda: ["/review/stale"] * 10,
+            "doctor's findings": lambda: ["/review/doctor"] * 10,
         }
         # One person's key asks for some 900 pages within a minute: past the default
         # `http.calls_per_minute` (600), which the page's requests count against.
