@@ -12,10 +12,14 @@ from __future__ import annotations
 
 import itertools
 import re
+from pathlib import Path
 
+import httpx2
 import pytest
+from playwright.sync_api import Browser
 
 from palimpsest.service.answers import EventShown, LinkShown
+from palimpsest.web.pages.common import Viewer
 from palimpsest.web.pages.graphs import (
     MAX_MARKS,
     MAX_NODES,
@@ -24,6 +28,10 @@ from palimpsest.web.pages.graphs import (
     links_graph,
     version_timeline,
 )
+from palimpsest.web.pages.memory import memory
+
+from .browser import Visit, accessible, needs_chromium, visit
+from .site import ACTOR, Site, session
 
 HOSTILE = "\"'><script>alert(1)</script>&"
 HERE = "m_0000000000here000000"
@@ -164,3 +172,65 @@ def test_a_timeline_has_a_mark_for_each_run_and_no_run_is_empty(count: int) -> N
                             for n in range(1, count + 1)])  # fmt: skip
     numbers = [int(h.removeprefix("#event-")) for h in mark_hrefs(svg)]
     assert numbers[0] == 1 and numbers == sorted(set(numbers)) and numbers[-1] <= count
+
+
+def test_the_memory_page_gives_history_entries_the_ids_its_marks_link_to() -> None:
+    shown = {"id": HERE, "text": "t", "kind": "fact", "status": "active"}
+    events = [event(1, "remember"), event(2, "revise")]
+    viewer = Viewer("user:ana", "viewer", "default", "x")
+    page = memory(viewer, {"memory": shown, "links": [link(HERE, "m_1")]}, events)  # type: ignore[typeddict-item]
+    history = page[page.index('id="history-h"') :]
+    assert mark_hrefs(history) == ["#event-1", "#event-2"]
+    assert '<li id="event-1">' in history and '<li id="event-2">' in history
+    links = page[page.index('id="links-h"') : page.index('id="history-h"')]
+    assert '<svg xmlns="http://www.w3.org/2000/svg"' in links and "<table>" in links
+
+
+@needs_chromium
+def test_the_memory_page_shows_both_pictures_whose_parts_lead_where_they_say(
+    browser: Browser, site: Site, screens: Path, visits: list[Visit]
+) -> None:
+    editor = visit(visits, browser, site)
+    editor.sign_in(site.editor_key)
+    page = editor.page
+    page.goto(f"/memories/{site.memory_id}")
+    timeline = page.locator("svg.timeline-chart")
+    entries = page.locator("ol.timeline > li")
+    assert timeline.locator("a").count() == entries.count() >= 2  # one mark an event
+    graph = page.locator("svg.links-chart")
+    neighbour = graph.locator(f'a[href="/memories/{site.anas_memory_id}"]')
+    assert neighbour.count() == 1
+    assert graph.locator("line[marker-end]").count() == graph.locator("line[marker-start]").count()
+    # The actor, markup and all, is in a mark's title as text; nothing it holds ran.
+    assert ACTOR in timeline.locator("a title").first.text_content()  # type: ignore[operator]
+    assert editor.pwned() is None
+    accessible(page)
+    page.screenshot(path=screens / "memory-pictures.png", full_page=True)
+    page.set_viewport_size({"width": 390, "height": 844})  # a phone
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    assert timeline.bounding_box()["width"] <= 390  # type: ignore[index]
+    page.screenshot(path=screens / "memory-pictures-phone.png", full_page=True)
+
+    timeline.locator("a").nth(1).click()  # the second mark: the revision
+    assert page.evaluate("location.hash") == "#event-2"
+    assert page.locator("li:target h3").inner_text().startswith("Version 2: revise")
+    neighbour.click()
+    page.get_by_role("heading", name="History").wait_for()
+    assert page.url.endswith(f"/memories/{site.anas_memory_id}")
+    assert editor.pwned() is None
+
+
+def test_the_pictures_keep_a_page_of_two_hundred_versions_light(site: Site) -> None:
+    service = site.service()
+    try:
+        made = service.remember(notebook="ops", kind="note", text="Counted 0 times")
+        for n in range(1, 200):
+            service.revise(id=made["id"], text=f"Counted {n} times")
+    finally:
+        service.close()
+    page = httpx2.get(f"{site.base}/memories/{made['id']}", timeout=60,
+                      headers={"Cookie": session(site, site.viewer_key)}).text  # fmt: skip
+    pictures = re.findall(r"<svg .*?</svg>", page, flags=re.S)
+    assert len(pictures) == 1 and page.count('<li id="event-') == 200
+    assert len(pictures[0].encode()) < 16_000  # the list below is the long part, not this
+    assert len(pictures[0]) < len(page) / 10
