@@ -166,6 +166,13 @@ def test_a_year_of_activity_is_at_most_sixty_bars() -> None:
     assert sum(int(re.search(r": (\d+) events", b)[1]) for b in bars) == 12 * (406 + 28)  # type: ignore[index]
 
 
+def test_days_ten_thousand_years_apart_are_still_sixty_bars_holding_every_count() -> None:
+    svg = activity_chart([("0001-01-01", 2), ("9999-12-31", {"revise": 3})])
+    bars = re.findall(r"<g><title>([^<]*)</title>", svg)
+    assert len(bars) <= 60 and len(svg) < 16_000
+    assert bars[0].endswith(": 2 events") and bars[-1].endswith(": 3 events (3 revise)")
+
+
 @pytest.mark.parametrize("count", [1, 2, 41, 200])
 def test_a_timeline_has_a_mark_for_each_run_and_no_run_is_empty(count: int) -> None:
     svg = version_timeline([event(n, at=f"2026-01-01T00:{n % 60:02d}:00Z")

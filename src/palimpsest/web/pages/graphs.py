@@ -93,7 +93,7 @@ def _parse_time(at: object) -> float | None:
         return None
     try:
         return datetime.fromisoformat(at).timestamp()
-    except (ValueError, OverflowError):
+    except (ValueError, OverflowError, OSError):  # OSError: a year the platform cannot place
         return None
 
 
@@ -389,14 +389,12 @@ def activity_chart(days: Sequence[Day]) -> Markup:
     first, last = min(found), max(found)
     span = (last - first).days + 1
     per = math.ceil(span / MAX_BARS)  # days a bar stands for
-    bars: list[tuple[date, date, Counter[str]]] = []
-    for start in range(0, span, per):
-        begin = first + timedelta(days=start)
-        end = min(begin + timedelta(days=per - 1), last)
-        counts: Counter[str] = Counter()
-        for offset in range((end - begin).days + 1):
-            counts.update(found.get(begin + timedelta(days=offset), Counter()))
-        bars.append((begin, end, counts))
+    bars = [
+        (begin, begin + timedelta(days=min(per - 1, (last - begin).days)), Counter[str]())
+        for begin in (first + timedelta(days=start) for start in range(0, span, per))
+    ]
+    for day, counts in found.items():  # each day into its bar: no walk over empty days
+        bars[(day - first).days // per][2].update(counts)
     ops = sorted({op for _, _, c in bars for op in c})
     series = {op: f"series-{i % SERIES}" for i, op in enumerate(ops)}
     top = max(sum(c.values()) for _, _, c in bars) or 1
