@@ -110,6 +110,9 @@ def make_store(db: Path) -> dict[str, Any]:
         their_sides = [theirs.remember(notebook="secret-plans", kind="fact", text=t)["id"]
                        for t in ("Launch is in May", "Launch is in June")]  # fmt: skip
         their_dispute = theirs.dispute(action="open", ids=their_sides, reason="which month")
+        # Links both ways between the memory full of markup and ana's: its page's graph.
+        service.link(source=memory_id, target=anas["id"], type="relates_to")
+        service.link(source=anas["id"], target=memory_id, type="derived_from")
     finally:
         service.close()
     return {"memory_id": memory_id, "other_memory_id": other["id"], "anas_memory_id": anas["id"],

@@ -65,7 +65,8 @@ def test_a_person_signs_in_searches_and_reads_a_memory_where_no_markup_runs(
     shown = page.locator("main").inner_text()
     for markup in (SCRIPT, IMAGE, TAG, NOTEBOOK, REASON, "agent:<img src=x onerror="):
         assert markup in shown, markup  # shown as the agent wrote it...
-    assert page.locator("main script, main img, main svg").count() == 0  # ...made nothing
+    made_here = ".chart"  # the page's own pictures (pages/graphs.py), no agent's markup
+    assert page.locator(f"main script, main img, main svg:not({made_here})").count() == 0
     assert editor.pwned() is None
     assert page.get_by_role("rowheader", name="text", exact=True).count() >= 1  # a change
     accessible(page)

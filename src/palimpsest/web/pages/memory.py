@@ -21,6 +21,7 @@ from .common import (
     layout,
     memory_href,
 )
+from .graphs import history_anchor, links_graph, version_timeline
 
 FIELDS = (
     "kind",
@@ -113,7 +114,8 @@ def _links(links: list[LinkShown], here: str) -> Markup:
                     _end(link.get("target"), here),
                 )
             )
-        body = tag("table", tag("caption", "Links of this memory"), rows)
+        body = join([links_graph(here, links),
+                     tag("table", tag("caption", "Links of this memory"), rows)])  # fmt: skip
     return tag("section", tag("h2", "Links", id="links-h"), body, aria_labelledby="links-h")
 
 
@@ -126,7 +128,7 @@ def _end(ref: Any, here: str) -> Markup:
 def _timeline(events: list[EventShown]) -> Markup:
     """Each change: when, who, what, why, and every field's value before and after."""
     items = []
-    for event in events:
+    for position, event in enumerate(events, start=1):
         version = event.get("version")
         heading = tag(
             "h3",
@@ -140,8 +142,18 @@ def _timeline(events: list[EventShown]) -> Markup:
             if event.get("note")
             else ""
         )
-        items.append(tag("li", heading, when, note, _changes(event.get("changes") or {})))
-    body = tag("ol", items, class_="timeline") if items else tag("p", "No history.")
+        items.append(
+            tag(
+                "li",
+                heading,
+                when,
+                note,
+                _changes(event.get("changes") or {}),
+                id=history_anchor(position),
+            )
+        )  # what the chart's marks link to
+    body = (join([version_timeline(events), tag("ol", items, class_="timeline")])
+            if items else tag("p", "No history."))  # fmt: skip
     return tag("section", tag("h2", "History", id="history-h"), body, aria_labelledby="history-h")
 
 
