@@ -23,18 +23,12 @@ from .roles import check_write
 
 class ReasonedOps(MemoryOps, HistoryOps):
     def revise_with_reason(
-        self,
-        *,
-        id: str,
-        note: str | None,
-        expected_version: int | None = None,
-        **changes: Unpack[Revision],
+        self, *, id: str, expected_version: int | None = None, **changes: Unpack[Revision]
     ) -> ReviseAnswer:
         """Revise one memory (`id`) as revise does, its `note` required: why it changes."""
         check_write("revise", self.role)
-        return self.revise(
-            id=id, note=_reason(note, "note"), expected_version=expected_version, **changes
-        )
+        changes["note"] = _reason(changes.get("note"), "note")
+        return self.revise(id=id, expected_version=expected_version, **changes)
 
     def revert_with_reason(self, *, id: str, version: Any, note: str | None) -> RevertAnswer:
         """Set one memory back to `version` as revert does, its `note` required."""
