@@ -68,3 +68,13 @@ def test_a_version_moved_meanwhile_is_a_conflict(service: Service) -> None:
 
     assert refused["error_class"] == "conflict"
     assert service.inspect(id=memory_id)["memory"]["text"] == "The pool is 25"
+
+
+def test_a_status_the_memory_cannot_take_is_refused_not_left_unmatched(service: Service) -> None:
+    memory_id = service.remember(notebook="ops", kind="fact", text="The pool is 20")["id"]
+    service.revise(id=memory_id, status="retracted", note="never true")
+
+    for status in ("verified", "superseded"):
+        refused = refusal(service.revise_with_reason, id=memory_id, note="checked", status=status)
+        assert (refused["error_class"], refused["field"]) == ("validation", "status")
+    assert service.inspect(id=memory_id)["memory"]["version"] == 2

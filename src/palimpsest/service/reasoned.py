@@ -1,5 +1,6 @@
 """A person's changes to one memory, each with its reason: revise and revert as they are,
-refused without one.
+refused without one, and refused (not answered `unmatched`) when the memory cannot take
+the status asked for: a person asked for this one change, and it was not made.
 
 The web page asks a reason of every change a person makes there (issue 32). The rule is
 the service's, so a post made by hand is refused as the page's own form would be: after
@@ -28,7 +29,10 @@ class ReasonedOps(MemoryOps, HistoryOps):
         """Revise one memory (`id`) as revise does, its `note` required: why it changes."""
         check_write("revise", self.role)
         changes["note"] = _reason(changes.get("note"), "note")
-        return self.revise(id=id, expected_version=expected_version, **changes)
+        answer = self.revise(id=id, expected_version=expected_version, **changes)
+        for missed in answer["unmatched"]:  # one memory: it was not changed, so say why
+            raise ValidationError(f"Refused: {missed['reason']}.", field="status")
+        return answer
 
     def revert_with_reason(self, *, id: str, version: Any, note: str | None) -> RevertAnswer:
         """Set one memory back to `version` as revert does, its `note` required."""
