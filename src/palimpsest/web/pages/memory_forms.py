@@ -54,7 +54,7 @@ def _disclosure(summary: str, body: Markup) -> Markup:
 
 
 def _expected(shown: MemoryShown) -> Markup:
-    return tag("input", type="hidden", name="expected_version", value=shown["version"])
+    return tag("input", type="hidden", name="expected_version", value=shown.get("version"))
 
 
 def _reason(id_: str, label: str, name: str = "note", value: str | None = None) -> Markup:
@@ -146,7 +146,8 @@ def _retire(viewer: Viewer, shown: MemoryShown) -> Markup:
 
 
 def _revert(viewer: Viewer, shown: MemoryShown, versions: list[VersionShown]) -> Markup | str:
-    earlier = [v for v in versions if v["version"] < shown["version"] and not v.get("scrubbed")]
+    now = shown.get("version") or 0
+    earlier = [v for v in versions if v["version"] < now and not v.get("scrubbed")]
     if not earlier:
         return ""
     options = [
