@@ -209,12 +209,23 @@ def test_a_change_made_meanwhile_is_refused_not_overwritten(
 
 def test_a_viewer_is_offered_no_action(browser: Browser, site: Site, visits: list[Visit]) -> None:
     memory_id = anas(site, "Viewers read this")
+    service = site.service()
+    try:
+        service.with_actor("user:ana").revise(id=memory_id, text="Viewers only read this")
+    finally:
+        service.close()
+    names = ("Revise", "Retire", "Revert to an earlier version", "Forget")
     viewer = visit(visits, browser, site)
     viewer.sign_in(site.viewer_key)
     open_memory(viewer.page, memory_id)
     assert viewer.page.locator("main form").count() == 0
-    for name in ("Revise", "Retire", "Revert to an earlier version", "Forget"):
+    for name in names:
         assert disclosure(viewer.page, name).count() == 0, name
+    accessible(viewer.page)
+    page = signed_in_editor(browser, site, visits).page  # the control: an editor is offered all
+    open_memory(page, memory_id)
+    for name in names:
+        assert disclosure(page, name).count() == 1, name
 
 
 def test_an_editor_reverts_with_the_keyboard_alone(
