@@ -233,3 +233,23 @@ def test_an_action_that_is_not_one_is_not_found(site: Site) -> None:
     assert get(site, f"/memories/{memory_id}/forget", cookie).status_code == 404  # a GET
     assert stored(site, memory_id)["memory"]["version"] == 2
     accepted(site, "revise")
+
+
+def test_a_long_text_in_any_script_is_revised_through_the_form(site: Site) -> None:
+    """A memory's text may hold 8,000 characters; in Japanese each is sent as 9 bytes
+    (UTF-8, percent-encoded): the revise form must still fit what the page takes."""
+    memory_id = anas(site, "A text about to grow", versions=2)
+    cookie, token = editor(site)
+    text = "記憶は変わるが失われない。" * 615  # 7,995 characters, 71,955 bytes encoded
+    form = valid("revise", token) | {"text": text, "why": "理由" * 1000, "note": "長い" * 1000}
+    answer = post(site, f"/memories/{memory_id}/revise", form, cookie)
+    assert answer.status_code == 303, answer.text
+    assert stored(site, memory_id)["memory"]["text"] == text
+    # Bounded still: past what any form of the page holds, and a sign-in (read before
+    # anyone is known) far sooner.
+    too_long = valid("revise", token) | {"text": "記" * 25_000}
+    assert post(site, f"/memories/{memory_id}/revise", too_long, cookie).status_code == 413
+    assert stored(site, memory_id)["memory"]["text"] == text
+    signing_in = httpx2.post(f"{site.base}/sign-in", data={"key": "k" * 20_000},
+                             headers={"Origin": site.base}, timeout=30)  # fmt: skip
+    assert signing_in.status_code == 413

@@ -297,7 +297,7 @@ class Site:
         return Signed(cookie, session, viewer, service)
 
     async def _checked_form(self, request: Request, signed: Signed) -> dict[str, str]:
-        form = await forms.read_form(request)
+        form = await forms.read_form(request, forms.SIGNED_FORM_BYTES)
         if not guard.token_matches(form.get("csrf"), signed.session.csrf):
             raise Refused(
                 403,
