@@ -280,3 +280,29 @@ def test_markup_in_a_reason_and_a_title_runs_nothing_on_the_forms_and_the_histor
     assert page.get_by_label("Why it must not stay on disk").input_value() == f"test {SCRIPT}"
     assert page.locator("main script, main img").count() == 0
     assert editor.pwned() is None
+
+
+def test_revising_the_title_alone_keeps_the_text_as_it_was(
+    browser: Browser, site: Site, visits: list[Visit]
+) -> None:
+    """The text goes through the textarea and back untouched: its leading line break (which
+    HTML drops from a textarea's first line), its indentation and its last line break."""
+    text = "\n  - drain the queue\n  - then restart\n"
+    memory_id = anas(site, text, title="Restart")
+    page = signed_in_editor(browser, site, visits).page
+    open_memory(page, memory_id)
+    disclosure(page, "Revise").click()
+    form = page.get_by_role("form", name="Revise this memory")
+    form.get_by_label("Title").fill("Restart, in order")
+    form.get_by_label("Why you change it").fill("a clearer title")
+    form.get_by_role("button", name="Revise").click()
+
+    page.get_by_role("heading", name="Restart, in order", level=1).wait_for()
+    memory = stored(site, memory_id)["memory"]
+    assert (memory["text"], memory["version"]) == (text, 2)
+    service = site.service()
+    try:
+        [event] = [e for e in service.history(id=memory_id)["events"] if e["version"] == 2]
+        assert set(event["changes"]) == {"title"}
+    finally:
+        service.close()

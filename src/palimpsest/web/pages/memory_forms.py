@@ -87,6 +87,7 @@ def _revise(viewer: Viewer, shown: MemoryShown) -> Markup:
         tag("label", "Text", for_="revise-text"),
         tag(
             "textarea",
+            "\n",  # HTML drops a textarea's first line break: this one, not the text's own
             shown.get("text", ""),
             id="revise-text",
             name="text",
