@@ -78,3 +78,22 @@ def test_a_status_the_memory_cannot_take_is_refused_not_left_unmatched(service: 
         refused = refusal(service.revise_with_reason, id=memory_id, note="checked", status=status)
         assert (refused["error_class"], refused["field"]) == ("validation", "status")
     assert service.inspect(id=memory_id)["memory"]["version"] == 2
+
+
+def test_forget_of_the_version_read_is_refused_once_it_moved_on(service: Service) -> None:
+    """A person confirms erasing what they were shown: a version written meanwhile makes
+    the forget a conflict, dry run or not, and erases nothing."""
+    memory_id = service.remember(notebook="ops", kind="fact", text="The pool is 20")["id"]
+    shown = service.forget(id=memory_id, because="a mistake", dry_run=True, expected_version=1)
+    assert shown["results"][0]["would_erase"]["versions"] == 1
+    service.revise(id=memory_id, text="The pool is 25", note="written meanwhile")
+
+    for dry_run in (True, False):
+        refused = refusal(service.forget, id=memory_id, because="a mistake",
+                          dry_run=dry_run, expected_version=1)  # fmt: skip
+        assert (refused["error_class"], refused["field"]) == ("conflict", "expected_version")
+    assert service.inspect(id=memory_id)["memory"]["version"] == 2
+    bad = refusal(service.forget, ids=[memory_id], because="x", expected_version=2)
+    assert (bad["error_class"], bad["field"]) == ("validation", "expected_version")
+    service.forget(id=memory_id, because="a mistake", expected_version=2)
+    assert "tombstone" in service.inspect(id=memory_id)

@@ -253,3 +253,27 @@ def test_a_long_text_in_any_script_is_revised_through_the_form(site: Site) -> No
     signing_in = httpx2.post(f"{site.base}/sign-in", data={"key": "k" * 20_000},
                              headers={"Origin": site.base}, timeout=30)  # fmt: skip
     assert signing_in.status_code == 413
+
+
+def test_forget_confirmed_after_a_change_meanwhile_is_a_conflict_and_erases_nothing(
+    site: Site,
+) -> None:
+    """The confirmation names two versions; a third written before it is ticked is not
+    what the person agreed to erase."""
+    memory_id = anas(site, "Forget what I was shown", versions=2)
+    cookie, token = editor(site)
+    page = get(site, f"/memories/{memory_id}", cookie).text
+    assert 'name="expected_version" value="2"' in page
+    step = {"csrf": token, "because": "a mistake", "expected_version": "2"}
+    shown = post(site, f"/memories/{memory_id}/forget", step, cookie)
+    assert shown.status_code == 200 and "The text of its 2 versions" in shown.text
+    assert 'name="expected_version" value="2"' in shown.text  # carried to the confirmation
+    service = site.service()
+    try:
+        service.with_actor("user:ana").revise(id=memory_id, append=" (and more)")
+    finally:
+        service.close()
+    answer = post(site, f"/memories/{memory_id}/forget", step | {"confirm": "erase"}, cookie)
+    assert answer.status_code == 409 and "<code>conflict</code>" in answer.text
+    assert f'href="/memories/{memory_id}"' in answer.text  # back to it, as it is now
+    assert stored(site, memory_id)["memory"]["version"] == 3

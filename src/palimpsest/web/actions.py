@@ -70,9 +70,11 @@ def revert(service: Service, memory_id: str, form: dict[str, str]) -> Call:
 
 def forget(service: Service, memory_id: str, form: dict[str, str]) -> tuple[Call, bool]:
     """The forget, and whether it is for real: only once its confirmation is ticked; until
-    then a dry run, which names what it would erase and changes nothing."""
+    then a dry run, which names what it would erase and changes nothing. Both carry the
+    version shown: what is confirmed is what was named."""
     confirmed = form.get("confirm") == "erase"
     call = functools.partial(service.forget, id=memory_id, because=_given(form, "because"),
+                             expected_version=_number(form, "expected_version"),
                              dry_run=not confirmed)  # fmt: skip
     return call, confirmed
 

@@ -426,9 +426,14 @@ class Site:
             return RedirectResponse(here, status_code=303)
         inspect = functools.partial(signed.service.inspect, id=memory_id)
         inspected = await self._served(signed, inspect, back=here)
-        because = form.get("because", "").strip()
+        if "tombstone" in inspected:  # forgotten already (a scrub it finished, or a race)
+            raise _forgotten(memory_id)
         page = memory_forms.forget_confirmation(
-            signed.viewer, inspected["memory"], dict(answer["results"][0]), because
+            signed.viewer,
+            inspected["memory"],
+            dict(answer["results"][0]),
+            form.get("because", "").strip(),
+            form.get("expected_version", "").strip() or None,
         )
         return _page(page)
 
@@ -437,9 +442,7 @@ class Site:
             signed, functools.partial(signed.service.inspect, id=memory_id)
         )
         if "tombstone" in inspected:
-            raise Refused(
-                404, "not_found", f"{memory_id} was forgotten: only its tombstone is left."
-            )
+            raise _forgotten(memory_id)
         call = functools.partial(signed.service.history, id=memory_id, limit=1000)
         history = await self._served(signed, call)
         return _page(memory_page.memory(signed.viewer, inspected, history.get("events", [])))
@@ -475,6 +478,10 @@ class _Shown(Exception):
     def __init__(self, response: Response):
         super().__init__("shown")
         self.response = response
+
+
+def _forgotten(memory_id: str) -> Refused:
+    return Refused(404, "not_found", f"{memory_id} was forgotten: only its tombstone is left.")
 
 
 def _signed_in(cookie: str, secure: bool) -> Response:

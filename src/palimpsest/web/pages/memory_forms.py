@@ -53,8 +53,10 @@ def _disclosure(summary: str, body: Markup) -> Markup:
     return tag("details", tag("summary", summary), body, class_="action-box")
 
 
-def _expected(shown: MemoryShown) -> Markup:
-    return tag("input", type="hidden", name="expected_version", value=shown.get("version"))
+def _expected(shown: MemoryShown, version: Any = None) -> Markup:
+    """The version the person was shown: a change meanwhile makes theirs a conflict."""
+    value = shown.get("version") if version is None else version
+    return tag("input", type="hidden", name="expected_version", value=value)
 
 
 def _reason(id_: str, label: str, name: str = "note", value: str | None = None) -> Markup:
@@ -176,6 +178,7 @@ def _forget(viewer: Viewer, shown: MemoryShown) -> Markup:
         viewer,
         shown,
         "forget",
+        _expected(shown),
         tag(
             "p",
             "Forget erases this memory's text from every version, for good; only a "
@@ -190,9 +193,10 @@ def _forget(viewer: Viewer, shown: MemoryShown) -> Markup:
 
 
 def forget_confirmation(
-    viewer: Viewer, shown: MemoryShown, would: dict[str, Any], because: str
+    viewer: Viewer, shown: MemoryShown, would: dict[str, Any], because: str, expected: Any
 ) -> Markup:
-    """What a forget would erase, as its dry run said, and the form that erases it."""
+    """What a forget would erase, as its dry run said, and the form that erases it, for
+    the version the dry run was checked against (`expected`, when the form gave one)."""
     title = shown.get("title") or first_line(shown.get("text", ""))
     erase = would.get("would_erase") or {}
     versions = int(erase.get("versions") or shown["version"])
@@ -220,6 +224,7 @@ def forget_confirmation(
         viewer,
         shown,
         "forget",
+        _expected(shown, expected),
         _reason("forget-because", "Why it must not stay on disk", name="because", value=because),
         tag(
             "label",
