@@ -70,6 +70,10 @@ def test_an_editor_revises_with_a_reason_and_sees_the_new_version_and_what_chang
     assert form.get_by_label("Text").input_value() == "The pool holds 20 connections"
     accessible(page)
     page.screenshot(path=screens / "memory-revise.png", full_page=True)
+    page.set_viewport_size({"width": 390, "height": 844})  # a phone
+    page.screenshot(path=screens / "memory-revise-phone.png", full_page=True)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390, "scrolls sideways"
+    page.set_viewport_size({"width": 1280, "height": 720})
     form.get_by_label("Text").fill("The pool holds 40 connections\nsince the load test")
     form.get_by_label("Title").fill("Pool size")
     form.get_by_label("Tags, comma-separated").fill("db, pool")
