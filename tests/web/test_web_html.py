@@ -24,11 +24,14 @@ def test_a_memory_page_holds_no_markup_from_the_memory() -> None:
     """Every field an agent writes, and every value of its history, rendered as text."""
     shown = {"id": "m_1", "text": HOSTILE, "title": HOSTILE, "tags": [HOSTILE],
              "notebook": HOSTILE, "kind": "fact", "status": "active", "author": HOSTILE,
-             "why": HOSTILE, "source": HOSTILE, "status_note": HOSTILE}  # fmt: skip
+             "why": HOSTILE, "source": HOSTILE, "status_note": HOSTILE,
+             "version": 2}  # fmt: skip
     links = [{"type": "relates_to", "source": "m_1", "target": HOSTILE}]
     events = [{"version": 1, "op": HOSTILE, "actor": HOSTILE, "at": HOSTILE, "note": HOSTILE,
                "changes": {HOSTILE: {"old": HOSTILE, "new": [HOSTILE]}}}]  # fmt: skip
     viewer = Viewer(HOSTILE, "editor", HOSTILE, HOSTILE)
-    page = memory(viewer, {"memory": shown, "links": links}, events)
+    versions = [{"version": 1, "op": HOSTILE, "actor": HOSTILE, "at": HOSTILE}]
+    page = memory(viewer, {"memory": shown, "links": links, "versions": versions}, events)
     assert "<script>" not in page and "\"'>" not in page
     assert page.count("&lt;script&gt;") >= 15
+    assert page.count("<form") == 6  # sign-out, verify, revise, retire, revert, forget

@@ -25,6 +25,7 @@ from .history import HistoryOps
 from .memories import MemoryOps
 from .merging import MergeOps
 from .notebooks import NotebookOps
+from .reasoned import ReasonedOps
 from .recall import RecallOps
 from .served import ServedOps
 from .sessions import SessionOps
@@ -56,6 +57,7 @@ class Service(
     WorkspaceOps,
     CheckOps,
     MergeOps,
+    ReasonedOps,
     MemoryOps,
     RecallOps,
     HistoryOps,

@@ -10,6 +10,7 @@ from ..domain.views import text_diff
 from ..revise import (
     Unmatched,
     changed_fields,
+    check_expected_version,
     diff,
     notebook_plan,
     refuse_repeats,
@@ -187,9 +188,12 @@ class HistoryOps(NotebookOps, GuardOps):  # forget reaches notebooks, kept comma
         because: str | None = None,
         idempotency_key: str | None = None,
         dry_run: bool = False,
+        expected_version: int | None = None,
     ) -> ForgetAnswer:
         """Remove a memory (or one version of it), or a notebook's field (or the empty
-        notebook), for good, leaving only a tombstone."""
+        notebook), for good, leaving only a tombstone. With `expected_version` (one `id`),
+        a memory changed since it was read is a conflict: a person confirms erasing what
+        they were shown, not a version written meanwhile."""
         if notebook is not None and (id, ids, version) != (None, None, None):
             raise ValidationError(
                 "Pass `notebook` (with `field`) or `id`/`ids`, not both.", field="notebook"
@@ -219,6 +223,14 @@ class HistoryOps(NotebookOps, GuardOps):  # forget reaches notebooks, kept comma
             )
         check_version_arg(version)
         request = {"ids": targets, "version": version, "because": because}
+        if expected_version is not None:  # a request made before it hashes as it did
+            check_version_arg(expected_version)
+            if id is None or version is not None:
+                raise ValidationError(
+                    "`expected_version` goes with one `id`, forgotten whole.",
+                    field="expected_version",
+                )
+            request["expected_version"] = expected_version
 
         def body(tx: StoreWriter, now: str, op_id: str) -> ForgetAnswer:
             results: list[Forgotten] = []
@@ -228,6 +240,7 @@ class HistoryOps(NotebookOps, GuardOps):  # forget reaches notebooks, kept comma
                     continue
                 memory = self._get(tx, memory_id)
                 check_forget(self.role, self.actor, memory.owner)
+                check_expected_version(memory, expected_version)
                 if version is not None:
                     held = _held_fields(tx, memory_id, version) if dry_run else None
                     results.append(self._forget_version(tx, memory, version, because, now, op_id))

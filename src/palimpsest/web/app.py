@@ -39,9 +39,9 @@ from ..mcp.bounds import CallBounds
 from ..mcp.keys import ADMITTED, KeyVerifier
 from ..service import Service
 from ..service.access import KEY_PREFIX
-from . import forms, guard
+from . import actions, forms, guard
 from .forms import Refused
-from .pages import common, doctor, review, search
+from .pages import common, doctor, memory_forms, review, search
 from .pages import memory as memory_page
 from .pages import sessions as sessions_page
 from .pages.common import Viewer
@@ -57,7 +57,7 @@ STATUS = {
     "retryable": 503,
     "internal": 500,
 }
-MEMORY_PATH = re.compile(r"/memories/([^/]+)(/verify)?")
+MEMORY_PATH = re.compile(r"/memories/([^/]+)(?:/(verify|revise|retire|revert|forget))?")
 SESSION_PATH = re.compile(r"/sessions/(.+)")  # a session's id may hold a slash
 ENDED = (
     "Your session has ended: its key was revoked or has expired, or its user was "
@@ -297,7 +297,7 @@ class Site:
         return Signed(cookie, session, viewer, service)
 
     async def _checked_form(self, request: Request, signed: Signed) -> dict[str, str]:
-        form = await forms.read_form(request)
+        form = await forms.read_form(request, forms.SIGNED_FORM_BYTES)
         if not guard.token_matches(form.get("csrf"), signed.session.csrf):
             raise Refused(
                 403,
@@ -346,13 +346,14 @@ class Site:
             response.headers.append("set-cookie", guard.clear_cookie(secure))
             return response
         found = MEMORY_PATH.fullmatch(path)
+        if found and found[2] == "forget":
+            return await self._forget(found[1], signed, form)
         if found and found[2]:
-            note = form.get("note", "").strip() or None
-            call = functools.partial(
-                signed.service.revise, id=found[1], status="verified", note=note
-            )
-            await self._served(signed, call)
-            return RedirectResponse(common.memory_href(found[1]), status_code=303)
+            # verify, revise, retire, revert: the form as the service's call (actions.py)
+            here = common.memory_href(found[1])
+            call = actions.ACTIONS[found[2]](signed.service, found[1], form)
+            await self._served(signed, call, back=here)
+            return RedirectResponse(here, status_code=303)
         if path == "/review/duplicates/merge":
             return await self._merge(signed, form)
         if path == "/review/disputes/rule":
@@ -415,27 +416,47 @@ class Site:
         ruled = await self._served(signed, call)
         return RedirectResponse(common.memory_href(ruled.get("holds", "")), status_code=303)
 
+    async def _forget(self, memory_id: str, signed: Signed, form: dict[str, str]) -> Response:
+        """Two steps: unconfirmed, forget's dry run names what it would erase (nothing is);
+        confirmed, it erases, and the memory's address then says it was forgotten."""
+        here = common.memory_href(memory_id)
+        call, confirmed = actions.forget(signed.service, memory_id, form)
+        answer = await self._served(signed, call, back=here)
+        if confirmed:
+            return RedirectResponse(here, status_code=303)
+        inspect = functools.partial(signed.service.inspect, id=memory_id)
+        inspected = await self._served(signed, inspect, back=here)
+        if "tombstone" in inspected:  # forgotten already (a scrub it finished, or a race)
+            raise _forgotten(memory_id)
+        page = memory_forms.forget_confirmation(
+            signed.viewer,
+            inspected["memory"],
+            dict(answer["results"][0]),
+            form.get("because", "").strip(),
+            form.get("expected_version", "").strip() or None,
+        )
+        return _page(page)
+
     async def _memory(self, memory_id: str, signed: Signed) -> Response:
         inspected = await self._served(
             signed, functools.partial(signed.service.inspect, id=memory_id)
         )
         if "tombstone" in inspected:
-            raise Refused(
-                404, "not_found", f"{memory_id} was forgotten: only its tombstone is left."
-            )
+            raise _forgotten(memory_id)
         call = functools.partial(signed.service.history, id=memory_id, limit=1000)
         history = await self._served(signed, call)
         return _page(memory_page.memory(signed.viewer, inspected, history.get("events", [])))
 
-    async def _served(self, signed: Signed, call: Callable[[], T]) -> T:
-        """The service's answer, or its refusal shown as a page with its error_class."""
+    async def _served(self, signed: Signed, call: Callable[[], T], back: str | None = None) -> T:
+        """The service's answer, or its refusal shown as a page with its error_class (and a
+        way `back` to the page its form was on)."""
         try:
             answer: T = await self._run(call)
             return answer
         except PalimpsestError as error:
             status = STATUS.get(error.error_class, 400)
             raise _Shown(
-                _page(common.problem(signed.viewer, status, error.to_dict()), status)
+                _page(common.problem(signed.viewer, status, error.to_dict(), back), status)
             ) from None
 
     async def _run(self, call: Callable[..., Any], *args: Any) -> Any:
@@ -457,6 +478,10 @@ class _Shown(Exception):
     def __init__(self, response: Response):
         super().__init__("shown")
         self.response = response
+
+
+def _forgotten(memory_id: str) -> Refused:
+    return Refused(404, "not_found", f"{memory_id} was forgotten: only its tombstone is left.")
 
 
 def _signed_in(cookie: str, secure: bool) -> Response:

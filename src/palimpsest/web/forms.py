@@ -9,7 +9,10 @@ from urllib.parse import parse_qs
 import anyio
 from starlette.requests import Request
 
-FORM_BYTES = 16 * 1024  # a form here holds a key, a token, a sentence: far less
+FORM_BYTES = 16 * 1024  # a sign-in holds a key: far less; read before anyone is known
+# A signed-in person's form may hold a memory's text (8,000 characters), why (2,000), the
+# reason (2,000) and the rest: in any script, up to 12 bytes a character once encoded.
+SIGNED_FORM_BYTES = 192 * 1024
 FORM_SECONDS = 30.0  # to send a form's body, once its head is in
 
 
@@ -41,25 +44,23 @@ def recall_arguments(given: dict[str, str]) -> dict[str, Any]:
     return arguments
 
 
-async def read_form(request: Request) -> dict[str, str]:
-    """A small urlencoded form, its size bounded before and while it is read."""
+async def read_form(request: Request, limit: int = FORM_BYTES) -> dict[str, str]:
+    """A small urlencoded form, its size bounded (`limit`) before and while it is read."""
     content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if content_type != "application/x-www-form-urlencoded":
         raise Refused(
             400, "validation", "Send this page's form as it is (application/x-www-form-urlencoded)."
         )
     declared = request.headers.get("content-length", "0")
-    if declared.isdigit() and int(declared) > FORM_BYTES:
-        raise Refused(413, "validation", f"A form here holds at most {FORM_BYTES} bytes.")
+    if declared.isdigit() and int(declared) > limit:
+        raise Refused(413, "validation", f"A form here holds at most {limit} bytes.")
     body = bytearray()
     try:
         with anyio.fail_after(FORM_SECONDS):
             async for chunk in request.stream():
                 body += chunk
-                if len(body) > FORM_BYTES:
-                    raise Refused(
-                        413, "validation", f"A form here holds at most {FORM_BYTES} bytes."
-                    )
+                if len(body) > limit:
+                    raise Refused(413, "validation", f"A form here holds at most {limit} bytes.")
     except TimeoutError:
         raise Refused(
             408, "validation", f"The form must arrive within {FORM_SECONDS:.0f} seconds."

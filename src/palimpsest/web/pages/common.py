@@ -141,13 +141,19 @@ def header_row(*names: str) -> Markup:
     return tag("tr", *(tag("th", name, scope="col") for name in names))
 
 
-def problem(viewer: Viewer | None, status: int, error: dict[str, Any]) -> Markup:
-    """A refusal as a page: the service's `error_class` and its message."""
+def problem(
+    viewer: Viewer | None, status: int, error: dict[str, Any], back: str | None = None
+) -> Markup:
+    """A refusal as a page: the service's `error_class` and its message; `back`, the page
+    the refused form was on (a memory's), read again as it is now."""
     body = join(
         [
             tag("h1", TITLES.get(status, "Refused")),
             tag("p", error.get("message", ""), class_="notice error", role="alert"),
             tag("p", "error_class: ", tag("code", error.get("error_class", "internal"))),
+            tag("p", tag("a", "Back to the page you came from, as it is now", href=back))
+            if back
+            else "",
             tag("p", tag("a", "Back to search", href="/")),
         ]
     )

@@ -9,12 +9,12 @@ from ...service.answers import (
     InspectAnswer,
     LinkShown,
     MemoryShown,
+    VersionShown,
 )
 from ..html import Markup, join, tag
 from .common import (
     Viewer,
     as_text,
-    csrf_field,
     first_line,
     header_row,
     isolated,
@@ -22,6 +22,7 @@ from .common import (
     memory_href,
 )
 from .graphs import history_anchor, links_graph, version_timeline
+from .memory_forms import actions
 
 FIELDS = (
     "kind",
@@ -61,7 +62,7 @@ def memory(viewer: Viewer, inspected: InspectAnswer, events: list[EventShown]) -
             aria_labelledby="text-h",
         ),
         _fields(shown),
-        _actions(viewer, shown),
+        _actions(viewer, shown, inspected.get("versions", [])),
         _links(inspected.get("links", []), shown["id"]),
         _timeline(events),
     ]
@@ -83,21 +84,9 @@ def _fields(shown: MemoryShown) -> Markup:
     )
 
 
-def _actions(viewer: Viewer, shown: MemoryShown) -> Markup | str:
-    """The forms that change this memory: none for a viewer."""
-    if not viewer.writes or shown.get("status") != "active":
-        return ""
-    verify = tag(
-        "form",
-        csrf_field(viewer),
-        tag("label", "Why it still holds (what you checked)", for_="verify-note"),
-        tag("input", id="verify-note", name="note", type="text", required=True),
-        tag("button", "Verify", type="submit"),
-        method="post",
-        action=memory_href(shown["id"]) + "/verify",
-        class_="action",
-    )
-    return tag("section", tag("h2", "Actions", id="actions-h"), verify, aria_labelledby="actions-h")
+def _actions(viewer: Viewer, shown: MemoryShown, versions: list[VersionShown]) -> Markup | str:
+    """The forms that change this memory (memory_forms.py): none for a viewer."""
+    return actions(viewer, shown, versions)
 
 
 def _links(links: list[LinkShown], here: str) -> Markup:
