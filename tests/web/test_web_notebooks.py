@@ -11,6 +11,7 @@ from urllib.parse import quote
 
 from playwright.sync_api import Browser
 
+from palimpsest.domain.projects import bind_project
 from palimpsest.web.pages.common import memory_href, notebook_href
 
 from .browser import Visit, accessible, needs_chromium, visit
@@ -28,6 +29,7 @@ from .site import (
     TAG,
     Site,
     get,
+    running_site,
     session,
 )
 
@@ -57,6 +59,19 @@ def test_the_list_names_each_notebook_with_its_counts_and_links_its_page(site: S
     ran_nothing(text)
 
 
+def test_a_project_at_a_directory_the_server_reads_is_named_on_its_notebook(
+    tmp_path: Path,
+) -> None:
+    shop = tmp_path / "shop<em>x"  # a folder's name is anyone's to choose
+    shop.mkdir()
+    bind_project(shop, NOTEBOOK)
+    with running_site(tmp_path, check_dirs=str(shop)) as served:
+        text = get(served, "/notebooks", session(served, served.editor_key)).text
+    row = text[text.index(notebook_href(NOTEBOOK)) :].split("</tr>")[0]
+    assert f"<code>{escaped(str(shop.resolve()))}</code>" in row
+    assert "<em>" not in text
+
+
 def test_a_notebooks_page_shows_its_rules_and_the_commands_refused_there(site: Site) -> None:
     page = get(site, notebook_href(NOTEBOOK), session(site, site.editor_key))
     assert page.status_code == 200
@@ -74,6 +89,22 @@ def test_a_notebooks_page_shows_its_rules_and_the_commands_refused_there(site: S
     activity = text[text.index('id="activity-h"') :]
     assert f'<time datetime="{today}">' in activity and "remember " in activity
     ran_nothing(text)
+
+
+def test_a_notebooks_summary_domain_and_tags_are_shown_never_run(site: Site) -> None:
+    service = site.service()
+    try:
+        service.create_notebook(name="described", summary=f"Runbooks {SCRIPT}",
+                                domain=f"infra {IMAGE}", tags=[TAG])  # fmt: skip
+    finally:
+        service.close()
+    cookie = session(site, site.editor_key)
+    for path in ("/notebooks", notebook_href("described")):
+        text = get(site, path, cookie).text
+        for shown in (SCRIPT, IMAGE):
+            assert escaped(shown) in text, (path, shown)
+        ran_nothing(text)
+    assert escaped(TAG) in text  # its tags, on its own page
 
 
 def test_a_notebook_named_as_a_step_of_a_path_is_linked_by_its_id(site: Site) -> None:
