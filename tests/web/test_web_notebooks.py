@@ -5,6 +5,7 @@ navigation to a notebook, its rules and the commands the guard refused, no marku
 from __future__ import annotations
 
 import html
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import quote
@@ -107,22 +108,25 @@ def test_a_notebooks_summary_domain_and_tags_are_shown_never_run(site: Site) -> 
     assert escaped(TAG) in text  # its tags, on its own page
 
 
-def test_a_notebook_named_as_a_step_of_a_path_is_linked_by_its_id(site: Site) -> None:
-    """A browser reads `/notebooks/..` (`%2E%2E` too) as `/`: such a notebook is linked by
-    its id, which finds it as its name does."""
-    cookie = session(site, site.editor_key)
+def test_a_notebook_is_reached_from_the_list_whatever_its_name(site: Site) -> None:
+    """Any character an agent may write: `.` and `..` (which a browser resolves as steps
+    of the path, `%2E%2E` too) are linked by their id; the rest by their name, quoted."""
+    names = [".", "..", "two\nlines", "%2F", "q?x#y", "tab\there"]
     service = site.service()
     try:
-        made = {name: service.create_notebook(name=name)["notebook"]["id"] for name in (".", "..")}
+        made = {name: service.create_notebook(name=name)["notebook"]["id"] for name in names}
     finally:
         service.close()
+    cookie = session(site, site.editor_key)
     listed = get(site, "/notebooks", cookie).text
     for name, notebook_id in made.items():
-        assert f'href="/notebooks/{name}"' not in listed
-        assert f'href="/notebooks/{notebook_id}"' in listed
-        page = get(site, f"/notebooks/{notebook_id}", cookie)
-        assert page.status_code == 200 and f"Notebook <bdi>{name}</bdi>" in page.text
-        assert f'href="/notebooks/{notebook_id}?days=90"' in page.text
+        [href] = re.findall(f'<a href="([^"]+)">{re.escape(escaped(name))}</a>', listed)
+        assert href == (f"/notebooks/{notebook_id}" if name in (".", "..") else
+                        "/notebooks/" + quote(name, safe=""))  # fmt: skip
+        page = get(site, html.unescape(href), cookie)
+        assert page.status_code == 200, name
+        assert f"Notebook <bdi>{escaped(name)}</bdi>" in page.text, name
+        assert f'href="{href}?days=90"' in page.text
 
 
 def test_another_workspaces_notebook_is_not_found_as_an_unknown_one_is(site: Site) -> None:

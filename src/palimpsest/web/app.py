@@ -60,7 +60,7 @@ STATUS = {
 }
 MEMORY_PATH = re.compile(r"/memories/([^/]+)(/verify)?")
 SESSION_PATH = re.compile(r"/sessions/(.+)")  # a session's id may hold a slash
-NOTEBOOK_PATH = re.compile(r"/notebooks/(.+)")  # so may a notebook's name
+NOTEBOOK_PATH = re.compile(r"/notebooks/(.+)", re.DOTALL)  # a name may hold / and line breaks
 DAYS = re.compile(r"[0-9]{1,4}")  # a number of days, as the service takes it (else refused)
 ENDED = (
     "Your session has ended: its key was revoked or has expired, or its user was "
@@ -321,7 +321,8 @@ class Site:
         if path == "/notebooks":
             overview = await self._served(signed, functools.partial(signed.service.notebook_list))
             return _page(notebooks_page.notebooks(signed.viewer, overview))
-        found = NOTEBOOK_PATH.fullmatch(path)
+        # The path as sent: `url.path` drops the tabs and line breaks a name may hold.
+        found = NOTEBOOK_PATH.fullmatch(request.scope["path"])
         if found:
             return await self._notebook(request, found[1], signed)
         if path == "/sessions":
