@@ -49,7 +49,7 @@ class NotebookRulesAnswer(TypedDict, total=False):
     notebook: Required[NotebookShown]
     rules: Required[list[RuleShown]]  # its own, gravest first
     workspace_rules: Required[list[RuleShown]]  # other notebooks' workspace-wide ones
-    capped: bool  # more rules than RULE_LIMIT: the gravest are listed
+    capped: bool  # more rules than RULE_LIMIT in a list: its newest RULE_LIMIT are listed
     guarded: Required[list[SeenShown]]  # commands denied or asked about here, newest first
     guarded_days: Required[int]  # how far back the kept commands reach
 

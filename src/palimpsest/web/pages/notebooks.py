@@ -110,7 +110,13 @@ def _rules_section(answer: NotebookRulesAnswer) -> Markup:
             _rule_list(wide, "h4", elsewhere=True),
         ]
     if answer.get("capped"):
-        parts.append(tag("p", "More rules bind here: the gravest are listed.", class_="notice"))
+        parts.append(
+            tag(
+                "p",
+                "More rules bind here than the newest 200 of each list, shown.",
+                class_="notice",
+            )
+        )
     return tag("section", parts, aria_labelledby="rules-h")
 
 
