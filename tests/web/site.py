@@ -21,6 +21,7 @@ import httpx2
 from palimpsest.embed import NullEmbedder
 from palimpsest.service import Service, open_service
 
+from ..agent_runs import ran
 from ..agents.test_mcp_e2e import command, free_port, serving
 
 # What markup an agent might write, each setting a flag in `window.pwned` if it ran.
@@ -39,6 +40,15 @@ DUPLICATED = "Deploys go out on Tuesdays after the standup"
 DISPUTE_REASON = f"both give the API's latency {SCRIPT}"
 LONG_AGO = "2020-01-02T00:00:00Z"  # when the memories possibly stale were filed
 STALE = f"The cache expires after an hour {SCRIPT}"  # possibly stale, its text with markup
+# A rule of NOTEBOOK whose check forbids a command, and the commands the guard's hook kept
+# there: one denied, one asked about (it cannot be read), each with markup.
+RULE_TITLE = f"No force-push {IMAGE}"
+RULE_TEXT = f"Never force-push to main {SCRIPT}"
+RULE_LITERAL = f"deploy {TAG}"
+DENIED = f'git push --force origin "{SCRIPT}"'
+ASKED = f'git push --force "{IMAGE}'
+GUARD_SESSION = f"sess-{IMAGE}"
+OTHER_DENIED = "git push --force to the other team's main"  # kept in workspace `other`
 
 
 @dataclass
@@ -58,6 +68,7 @@ class Site:
     other_dispute_id: str  # an open dispute in workspace `other`
     stale_ids: list[str]  # two of ana's assumptions filed long ago: possibly stale
     other_stale_id: str  # one of workspace `other`'s, possibly stale too
+    rule_id: str  # RULE_TEXT's rule, in NOTEBOOK
 
     def service(self) -> Service:
         """The store opened as its owner, as the CLI opens it."""
@@ -113,6 +124,20 @@ def make_store(db: Path) -> dict[str, Any]:
         # Links both ways between the memory full of markup and ana's: its page's graph.
         service.link(source=memory_id, target=anas["id"], type="relates_to")
         service.link(source=anas["id"], target=memory_id, type="derived_from")
+        # The notebooks pages: a rule forbidding commands, and what the guard's hook kept.
+        forbidding = {"severity": "irreversible", "falsifier": f"a push that lost nothing {TAG}",
+                      "bindings": {"moments": ["before_command"],
+                                   "targets": [f"main {TAG}"]}}  # fmt: skip
+        rule = service.remember(notebook=NOTEBOOK, kind="rule", title=RULE_TITLE, text=RULE_TEXT,
+                                check={"kind": "forbidden",
+                                       "literals": ["git push --force", RULE_LITERAL]},
+                                **forbidding)  # fmt: skip
+        for command in (DENIED, ASKED, "git status"):
+            ran(service, command, notebook=NOTEBOOK, session=GUARD_SESSION)
+        theirs.remember(notebook="secret-plans", kind="rule", text="Theirs: never force-push",
+                        check={"kind": "forbidden", "literals": ["git push --force"]},
+                        **forbidding)  # fmt: skip
+        ran(theirs, OTHER_DENIED, notebook="secret-plans")
     finally:
         service.close()
     return {"memory_id": memory_id, "other_memory_id": other["id"], "anas_memory_id": anas["id"],
@@ -120,7 +145,7 @@ def make_store(db: Path) -> dict[str, Any]:
             "dispute_id": disputed["id"], "disputed_ids": [m["id"] for m in sides],
             "other_dispute_id": their_dispute["id"],
             "stale_ids": stale, "other_stale_id": their_stale["id"],
-            "editor_key": editor["key"], "editor_key_id": editor["id"],
+            "editor_key": editor["key"], "editor_key_id": editor["id"], "rule_id": rule["id"],
             "viewer_key": viewer["key"]}  # fmt: skip
 
 

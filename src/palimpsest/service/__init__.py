@@ -14,6 +14,7 @@ from ..embed import DEFAULT_EMBEDDER, EMBEDDERS, Embedder, load_embedder
 from ..screening.gate import LIMITS, check_actor, shown_name
 from ..screening.secrets import prepare as prepare_screening
 from .access import AccessOps
+from .activity import ActivityOps
 from .admin_answers import ReindexAnswer
 from .base import DEFAULT_WORKSPACE
 from .checks import CheckOps
@@ -25,6 +26,7 @@ from .history import HistoryOps
 from .memories import MemoryOps
 from .merging import MergeOps
 from .notebooks import NotebookOps
+from .overview import OverviewOps
 from .reasoned import ReasonedOps
 from .recall import RecallOps
 from .served import ServedOps
@@ -70,11 +72,14 @@ class Service(
     ServedOps,
     GuardOps,
     TransferOps,
+    OverviewOps,
+    ActivityOps,
 ):
     """remember, recall, revise, duplicates, merge, revert, forget, inspect, history,
     notebooks, links, doctor, settings, disputes, projects, checks, orient, the session
     hooks and what each session was served, guard, the workspace's users, keys and
-    workspaces, and export and import."""
+    workspaces, export and import, and what a person reads of a notebook (its rules,
+    the commands refused there, its activity)."""
 
     def schema_version(self) -> int:
         """The store's schema version (opening it migrated it to the newest this code knows)."""

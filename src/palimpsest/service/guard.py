@@ -196,7 +196,7 @@ class GuardOps(ServiceBase):
             raise ValidationError("`days` must be a whole number of days, 1 or more.", field="days")
         with self.store.read(self.workspace) as tx:
             found = tx.seen_commands(add_days(self.clock(), -days))
-        return {"commands": [_seen_view(s) for s in reversed(found)]}
+        return {"commands": [seen_view(s) for s in reversed(found)]}
 
     def forget_seen(self, ids: list[str], *, dry_run: bool = False) -> ForgetAnswer:
         """Erase kept commands for good (`forget` with their ids; the bytes go at the next
@@ -218,7 +218,7 @@ class GuardOps(ServiceBase):
         return {"results": results, "scrub_pending": not self.store.scrub(self.workspace)}
 
 
-def _seen_view(seen: SeenCommand) -> SeenShown:
+def seen_view(seen: SeenCommand) -> SeenShown:
     return {
         "id": seen.id,
         "seen_at": seen.seen_at,

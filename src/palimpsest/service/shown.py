@@ -63,7 +63,7 @@ def memory_view(
         "severity": memory.severity,
         "falsifier": memory.falsifier,
         "check": check_view(memory.check) if memory.check else None,
-        "bindings": _bindings_view(memory.bindings) if memory.bindings else None,
+        "bindings": bindings_view(memory.bindings) if memory.bindings else None,
         "scope": memory.scope,
         "notebook": notebook.name if notebook else memory.notebook_id,
         "expired": memory.expired(at),
@@ -75,7 +75,7 @@ def memory_view(
     return body
 
 
-def _bindings_view(bindings: Bindings) -> BindingsShown:
+def bindings_view(bindings: Bindings) -> BindingsShown:
     return {
         "always": bindings.always,
         "moments": list(bindings.moments),

@@ -7,7 +7,7 @@ import json
 from ..domain.model import Event
 from .rows import event_from_row
 from .session_base import SessionBase
-from .values import EventFilter
+from .values import DayCount, EventFilter
 
 
 class EventRows(SessionBase):
@@ -45,6 +45,17 @@ class EventRows(SessionBase):
             [*args, query.limit],
         )
         return [event_from_row(row) for row in rows]
+
+    def event_days(self, notebook_id: str, since: str) -> list[DayCount]:
+        # Times are RFC 3339 in UTC with a four-digit year: the first ten characters are
+        # the day, on both stores, with no date functions to tell apart.
+        rows = self._rows(
+            "SELECT substr(at, 1, 10) AS day, op, count(*) AS n FROM events "
+            "WHERE workspace = ? AND (notebook_id = ? OR target_id = ?) AND at >= ? "
+            "GROUP BY substr(at, 1, 10), op ORDER BY day, op",
+            (self.workspace, notebook_id, notebook_id, since),
+        )
+        return [DayCount(row["day"], row["op"], int(row["n"])) for row in rows]
 
     def seq_at(self, time: str) -> int:
         row = self._row(

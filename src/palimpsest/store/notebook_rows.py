@@ -8,6 +8,7 @@ from typing import Any
 from ..domain.model import Link, Notebook, Tombstone, now_utc
 from .rows import Row, link_from_row, notebook_from_row
 from .session_base import SessionBase
+from .values import NotebookCounts
 
 
 class NotebookRows(SessionBase):
@@ -26,6 +27,22 @@ class NotebookRows(SessionBase):
             "SELECT * FROM notebooks WHERE workspace = ? ORDER BY name", (self.workspace,)
         )
         return [notebook_from_row(row) for row in rows]
+
+    def notebook_counts(self) -> dict[str, NotebookCounts]:
+        rows = self._rows(
+            "SELECT notebook_id, count(*) AS held, "
+            "sum(CASE WHEN status = 'active' THEN 1 ELSE 0 END) AS active, "
+            "sum(CASE WHEN status = 'active' AND kind IN ('rule', 'orientation') "
+            "THEN 1 ELSE 0 END) AS rules "
+            "FROM memory_versions WHERE workspace = ? AND to_seq IS NULL AND scrubbed = 0 "
+            "GROUP BY notebook_id",
+            (self.workspace,),
+        )
+        return {
+            row["notebook_id"]: NotebookCounts(int(row["held"]), int(row["active"]),
+                                               int(row["rules"]))
+            for row in rows
+        }  # fmt: skip
 
     def put_notebook(self, notebook: Notebook) -> None:
         self._run(

@@ -30,8 +30,10 @@ from ..domain.model import (
 from .values import (
     AccessKey,
     AgentSession,
+    DayCount,
     EventFilter,
     Found,
+    NotebookCounts,
     PendingScrub,
     Rewrite,
     RowFacts,
@@ -132,11 +134,14 @@ class EventReader(Protocol):
       `notebook_id` matches the notebook's own events and those of its memories.
     - `seq_at(time)` is the last event at or before `time` (0 before any);
       `last_event` the newest.
+    - `event_days(notebook_id, since)` counts the events `notebook_id` matches (as in
+      `events`) at or after `since`, by UTC day and operation, oldest day first.
     """
 
     def events(self, query: EventFilter) -> list[Event]: ...
     def seq_at(self, time: str) -> int: ...
     def last_event(self) -> Event | None: ...
+    def event_days(self, notebook_id: str, since: str) -> list[DayCount]: ...
 
 
 class EventWriter(EventReader, Protocol):
@@ -158,12 +163,15 @@ class NotebookReader(Protocol):
     """Notebooks, and the links between notebooks and memories.
 
     - `get_notebook(ref)` finds by id or by name, the id first; `list_notebooks` by name.
+    - `notebook_counts` counts each notebook's current memories (a forgotten one is none),
+      by notebook id; a notebook holding none is absent.
     - `links(id)` lists the links from or to `id`, oldest first.
     - A forgotten notebook has a tombstone and no row, name or link left.
     """
 
     def get_notebook(self, ref: str) -> Notebook | None: ...
     def list_notebooks(self) -> list[Notebook]: ...
+    def notebook_counts(self) -> dict[str, NotebookCounts]: ...
     def get_notebook_tombstone(self, notebook_id: str) -> Tombstone | None: ...
     def links(self, object_id: str) -> list[Link]: ...
 

@@ -59,6 +59,23 @@ class EventFilter:
     limit: int = 100
 
 
+class NotebookCounts(NamedTuple):
+    """How many memories a notebook holds now: every current one (retired too), the active
+    ones, and the active rules and orientations among them."""
+
+    memories: int
+    active: int
+    rules: int
+
+
+class DayCount(NamedTuple):
+    """How many events of one operation a notebook's log holds on one UTC day."""
+
+    day: str  # YYYY-MM-DD
+    op: str
+    events: int
+
+
 @dataclass(frozen=True)
 class PendingScrub:
     """A forget whose bytes may still be on disk outside the transaction's reach."""

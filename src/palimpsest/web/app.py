@@ -43,6 +43,7 @@ from . import actions, forms, guard
 from .forms import Refused
 from .pages import common, doctor, memory_forms, review, search
 from .pages import memory as memory_page
+from .pages import notebooks as notebooks_page
 from .pages import sessions as sessions_page
 from .pages.common import Viewer
 from .sessions import LocalLink, WebSession, WebSessions
@@ -59,6 +60,8 @@ STATUS = {
 }
 MEMORY_PATH = re.compile(r"/memories/([^/]+)(?:/(verify|revise|retire|revert|forget))?")
 SESSION_PATH = re.compile(r"/sessions/(.+)")  # a session's id may hold a slash
+NOTEBOOK_PATH = re.compile(r"/notebooks/(.+)", re.DOTALL)  # a name may hold / and line breaks
+DAYS = re.compile(r"[0-9]{1,4}")  # a number of days, as the service takes it (else refused)
 ENDED = (
     "Your session has ended: its key was revoked or has expired, or its user was "
     "removed, or it was idle too long. Sign in again with a valid key."
@@ -315,6 +318,13 @@ class Site:
         found = MEMORY_PATH.fullmatch(path)
         if found and not found[2]:
             return await self._memory(found[1], signed)
+        if path == "/notebooks":
+            overview = await self._served(signed, functools.partial(signed.service.notebook_list))
+            return _page(notebooks_page.notebooks(signed.viewer, overview))
+        # The path as sent: `url.path` drops the tabs and line breaks a name may hold.
+        found = NOTEBOOK_PATH.fullmatch(request.scope["path"])
+        if found:
+            return await self._notebook(request, found[1], signed)
         if path == "/sessions":
             answer = await self._served(signed, functools.partial(signed.service.served))
             return _page(sessions_page.sessions(signed.viewer, answer))
@@ -436,6 +446,19 @@ class Site:
             form.get("expected_version", "").strip() or None,
         )
         return _page(page)
+
+    async def _notebook(self, request: Request, name: str, signed: Signed) -> Response:
+        """Its rules and refused commands, and its activity over `days` (30 by default);
+        what is no number of days goes to the service as it is, which refuses it."""
+        given = request.query_params.get("days", "30")
+        days: Any = int(given) if DAYS.fullmatch(given) else given
+        rules = await self._served(
+            signed, functools.partial(signed.service.notebook_rules, notebook=name)
+        )
+        activity = await self._served(
+            signed, functools.partial(signed.service.activity, notebook=name, days=days)
+        )
+        return _page(notebooks_page.notebook(signed.viewer, rules, activity))
 
     async def _memory(self, memory_id: str, signed: Signed) -> Response:
         inspected = await self._served(

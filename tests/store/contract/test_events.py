@@ -73,3 +73,32 @@ def test_events_of_another_workspace_are_not_listed(store: Store, workspace: str
         tx.append_event(event("remember", target, data={"text": "theirs"}))
     with store.read(workspace) as tx:
         assert tx.events(EventFilter(target_id=target)) == []
+
+
+def test_event_days_count_a_notebooks_events_by_day_and_operation(
+    store: Store, workspace: str
+) -> None:
+    notebook_id, memory_id = new_id("nb"), new_id("m")
+    with store.write(workspace) as tx:
+        tx.append_event(event("notebook.create", notebook_id, target_type="notebook",
+                              at=at(1, day=2)))  # fmt: skip
+        for second, day, op in (
+            (1, 3, "remember"),
+            (2, 3, "revise"),
+            (3, 3, "revise"),
+            (1, 5, "revise"),
+            (1, 1, "revise"),
+        ):  # day 1: before `since`
+            tx.append_event(event(op, memory_id, notebook_id=notebook_id,
+                                  at=at(second, day=day)))  # fmt: skip
+        tx.append_event(event("remember", new_id("m"), notebook_id=new_id("nb"), at=at(1, 3)))
+    with store.write(f"{workspace}-other") as tx:
+        tx.append_event(event("remember", memory_id, notebook_id=notebook_id, at=at(1, 3)))
+    with store.read(workspace) as tx:
+        days = tx.event_days(notebook_id, "2026-01-02")
+    assert [tuple(d) for d in days] == [
+        ("2026-01-02", "notebook.create", 1),
+        ("2026-01-03", "remember", 1),
+        ("2026-01-03", "revise", 2),
+        ("2026-01-05", "revise", 1),
+    ]

@@ -8,7 +8,7 @@ from dataclasses import replace
 from palimpsest.domain.model import Link, Tombstone
 from palimpsest.store import EventFilter, Store
 
-from .records import at, event, new_id, notebook
+from .records import at, event, filed, memory, new_id, notebook, revised
 
 
 def link(workspace: str, source_id: str, target_id: str, second: int) -> Link:
@@ -95,3 +95,29 @@ def test_forget_notebook_field_erases_the_fields_past_values_only(
         assert data[after] == {"summary": "a new summary"}
         assert tx.get_notebook(nb.id) == nb
         assert nb.id in {p.target_id for p in tx.pending_scrubs()}
+
+
+def test_notebook_counts_count_current_memories_active_ones_and_active_rules(
+    store: Store, workspace: str
+) -> None:
+    held, empty = notebook(workspace, new_id("held")), notebook(workspace, new_id("empty"))
+    rule = memory(workspace, held.id, "Never push on Friday", kind="rule", severity="costly",
+                  falsifier="a Friday push that went well")  # fmt: skip
+    guide = memory(workspace, held.id, "Prefer small commits", kind="orientation",
+                   falsifier="big commits reviewed as fast")  # fmt: skip
+    fact, gone = memory(workspace, held.id, "The pool is 20"), memory(workspace, held.id, "x")
+    with store.write(workspace) as tx:
+        for nb in (held, empty):
+            tx.put_notebook(nb)
+        for each in (rule, guide, fact, gone):
+            filed(tx, each)
+        revised(tx, rule, status="retracted")  # retired: held, not active, no rule
+        revised(tx, fact, text="The pool is 40")  # a new version is still one memory
+        seq = tx.append_event(event("forget", gone.id))
+        tx.forget_memory(Tombstone(gone.id, at(9), "user:ann", "pasted by mistake"), seq)
+    with store.write(f"{workspace}-other") as tx:  # a memory of another workspace, under that id
+        filed(tx, memory(f"{workspace}-other", held.id, "theirs"))
+    with store.read(workspace) as tx:
+        counts = tx.notebook_counts()
+    assert counts[held.id] == (3, 2, 1)
+    assert counts[held.id].rules == 1 and empty.id not in counts

@@ -48,6 +48,7 @@ def layout(title: str, body: Markup, viewer: Viewer | None = None) -> Markup:
 
 NAV = (
     ("Search", "/"),
+    ("Notebooks", "/notebooks"),
     ("Sessions", "/sessions"),
     ("Review: duplicates", "/review/duplicates"),
     ("Review: disputes", "/review/disputes"),
@@ -120,6 +121,15 @@ def isolated(value: object) -> Markup:
 
 def memory_href(memory_id: str) -> str:
     return "/memories/" + quote(memory_id, safe="")
+
+
+def notebook_href(name: str, notebook_id: str | None = None, days: int | None = None) -> str:
+    """A notebook's page: its name whole in the path (a `/`, `?` or `#` in it quoted). By
+    its id where the name would not reach it: a browser resolves `.` and `..` (quoted or
+    not) as steps of the path itself."""
+    ref = notebook_id if notebook_id is not None and name in (".", "..") else name
+    href = "/notebooks/" + quote(ref, safe="")
+    return href if days is None else f"{href}?days={days}"
 
 
 def first_line(text: str, width: int = 80) -> str:
