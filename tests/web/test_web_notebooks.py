@@ -34,7 +34,8 @@ from .site import (
     session,
 )
 
-MARKUP = ("<script>", "<img", "<svg")  # what would run, were it not escaped
+MARKUP = ("<script>", "<img", "<svg onload")  # what would run, were it not escaped (the
+# page draws its own pictures as `<svg class="chart"`)
 
 
 def escaped(value: str) -> str:
@@ -185,7 +186,9 @@ def test_a_person_goes_from_the_navigation_to_a_notebook_and_its_rule(
     shown = main.inner_text()
     for markup in (RULE_TITLE, RULE_TEXT, DENIED, ASKED, GUARD_SESSION, SCRIPT, IMAGE):
         assert markup in shown, markup  # shown as the agent wrote it...
-    assert page.locator("main script, main img, main svg").count() == 0  # ...made nothing
+    assert page.locator("main script, main img, main svg:not(.chart)").count() == 0  # ...none ran
+    chart = page.get_by_role("img", name=re.compile("^Activity from "))
+    assert chart.count() == 1  # the activity drawn, above the table that says it in words
     assert editor.pwned() is None
     table = page.get_by_role("table", name="Commands refused or asked about in this notebook")
     assert table.get_by_role("row").count() == 3  # its header, the denied, the asked

@@ -27,6 +27,7 @@ from .common import (
     notebook_href,
     time,
 )
+from .graphs import activity_chart
 
 SPANS = (30, 90)  # the activity spans offered; the service takes any from 1 to 366
 STEPS = 10  # a bar's length is one of this many steps (CSS classes, no style attribute)
@@ -240,6 +241,8 @@ def _activity_section(href: str, answer: ActivityAnswer) -> Markup:
         rows = [header_row("Day", "Events", "By operation")]
         rows += [_day_row(day, most) for day in reversed(busy)]
         caption = tag("caption", "Events per day, the latest first")
+        # The picture first, the table with the same facts in words after it.
+        parts.append(activity_chart([(day["day"], day["ops"]) for day in answer["activity"]]))
         parts.append(tag("div", tag("table", caption, rows, class_="activity"), class_="scroll"))
     else:
         parts.append(tag("p", "Nothing happened in this notebook in that time."))
