@@ -42,6 +42,8 @@ from .protocols import (
     StoreWriter,
     VectorReader,
     VectorWriter,
+    WebSessionReader,
+    WebSessionWriter,
 )
 from .values import (
     AccessKey,
@@ -56,6 +58,7 @@ from .values import (
     ServedSession,
     StoredResponse,
     User,
+    WebSession,
     Workspace,
 )
 
@@ -67,7 +70,8 @@ __all__ = [
     "OrientWriter", "PendingScrub", "Rewrite", "RowFacts", "SearchQuery", "SearchReader",
     "Served", "ServedReader", "ServedSession", "ServedWriter", "SettingReader",
     "SettingWriter", "Store", "StoreReader", "StoreWriter", "StoredResponse", "User",
-    "VectorReader", "VectorWriter", "Workspace", "default_db_path", "open_store", "shown",
+    "VectorReader", "VectorWriter", "WebSession", "WebSessionReader", "WebSessionWriter",
+    "Workspace", "default_db_path", "open_store", "shown",
     "sqlite_path",
 ]  # fmt: skip
 

@@ -21,11 +21,12 @@ from .search_rows import SearchRows
 from .served_rows import ServedRows
 from .setting_rows import SettingRows
 from .vector_rows import VectorRows
+from .web_session_rows import WebSessionRows
 
 
 class SqlSession(
     MemoryRows, EventRows, NotebookRows, DisputeRows, AccessRows, SettingRows, AnswerRows,
-    OrientRows, GuardRows, ServedRows, SearchRows, VectorRows, CopyRows,
+    OrientRows, GuardRows, ServedRows, WebSessionRows, SearchRows, VectorRows, CopyRows,
 ):  # fmt: skip
     """A view of the store bound to one workspace, inside one transaction: every concept's
     rows (abstract until a backend provides what `SessionBase` asks)."""
