@@ -32,6 +32,7 @@ from .settings import SettingsOps
 from .stores import copy_between, default_store_path, open_store_for, store_label
 from .transfer import TransferOps
 from .vectors import Progress, reindex
+from .web_sessions import WebSessionOps
 from .workspaces import WorkspaceOps
 
 __all__ = [
@@ -52,6 +53,7 @@ __all__ = [
 
 
 class Service(
+    WebSessionOps,  # the web page's sign-ins, on AccessOps (it admits a key by its id)
     AccessOps,
     WorkspaceOps,
     CheckOps,
@@ -72,7 +74,7 @@ class Service(
     """remember, recall, revise, duplicates, merge, revert, forget, inspect, history,
     notebooks, links, doctor, settings, disputes, projects, checks, orient, the session
     hooks and what each session was served, guard, the workspace's users, keys and
-    workspaces, and export and import."""
+    workspaces, the web page's sessions, and export and import."""
 
     def schema_version(self) -> int:
         """The store's schema version (opening it migrated it to the newest this code knows)."""
