@@ -218,3 +218,7 @@ def test_on_postgresql_a_session_is_shared_and_ends_on_both_processes(tmp_path: 
         assert get(pair.a, "/", cookie).status_code == 401
         revoke(url, key_id(pair.made["viewer_key"]))
         assert get(pair.a, "/", viewer).status_code == get(pair.b, "/", viewer).status_code == 401
+        bases = [pair.a, pair.b] * 3  # at once on both: the bound still holds
+        with ThreadPoolExecutor(len(bases)) as pool:
+            cookies = list(pool.map(lambda base: signed_in(base, pair.made["editor_key"]), bases))
+        assert sum(get(pair.b, "/", c).status_code == 200 for c in cookies) == PER_KEY

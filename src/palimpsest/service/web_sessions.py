@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from collections.abc import Callable
 from datetime import timedelta
 
 from ..domain.errors import Retryable
 from ..domain.model import format_time, parse_time
-from ..store import WebSession
+from ..store import StoreWriter, WebSession
 from .access import AccessOps
 from .roles import Principal
 
@@ -63,15 +64,10 @@ class WebSessionOps(AccessOps):
         idle = found.used_at < _before(now, IDLE_SECONDS)
         principal = None if idle else self.admit_key(found.key_id)
         if principal is None or principal.workspace != found.workspace:
-            with self.store.write(found.workspace) as tx:
-                tx.end_web_session(name)
+            self._upkeep(found.workspace, lambda tx: tx.end_web_session(name))
             return None
         if found.used_at < _before(now, TOUCH_SECONDS):
-            try:
-                with self.store.write(found.workspace) as tx:
-                    tx.touch_web_session(name, now)
-            except Retryable:  # a busy store: the next request writes it
-                pass
+            self._upkeep(found.workspace, lambda tx: tx.touch_web_session(name, now))
         return principal
 
     def end_web_session(self, cookie: str) -> bool:
@@ -83,6 +79,15 @@ class WebSessionOps(AccessOps):
             return False
         with self.store.write(found.workspace) as tx:
             return tx.end_web_session(name)
+
+    def _upkeep(self, workspace: str, change: Callable[[StoreWriter], object]) -> None:
+        """A write the answer does not wait on: on a busy store, the next request does it
+        (a dead session lets no one in meanwhile: it was judged before this write)."""
+        try:
+            with self.store.write(workspace) as tx:
+                change(tx)
+        except Retryable:
+            pass
 
 
 def _before(now: str, seconds: int) -> str:

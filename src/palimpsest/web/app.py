@@ -261,8 +261,12 @@ class Site:
     async def _open_session(self, request: Request, secure: bool, key_id: str | None) -> Response:
         """A new session, always a new cookie (none chosen before sign-in is kept); the
         session the browser held till now ends, so no copy of its cookie outlives it."""
-        await self._run(self.sessions.end, guard.session_cookie(request, secure))
-        cookie = await self._run(self.sessions.open, key_id)
+        try:
+            await self._run(self.sessions.end, guard.session_cookie(request, secure))
+            cookie = await self._run(self.sessions.open, key_id)
+        except PalimpsestError as error:  # a busy store, say: answered as the service says
+            status = STATUS.get(error.error_class, 400)
+            return _page(common.problem(None, status, error.to_dict()), status)
         if cookie is None:  # its key was revoked since it was checked
             return _page(common.sign_in("That key is no longer let in.", "error"), 401)
         return _signed_in(cookie, secure)
