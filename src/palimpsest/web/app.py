@@ -229,7 +229,7 @@ class Site:
         wait = self.bounds.admit(access.client_id) if self.bounds else None
         if wait is not None:  # a flood of sign-ins spends the key's calls, as its requests do
             raise Refused(429, "retryable", "This key made as many calls as it may a minute "
-                          "(`http.calls_per_minute`): try again in a minute.",
+                          f"(`http.calls_per_minute`): try again in {wait:g} seconds.",
                           {"retry-after": str(max(1, math.ceil(wait)))})  # fmt: skip
         return await self._open_session(request, secure, access.client_id)
 
