@@ -222,8 +222,8 @@ KEYS: Mapping[str, Key] = {
             "requests one key may have under way at once, its streams included; past it a "
             "request is answered 429"),
         Key("http.web_sessions_per_key", 8, _whole(1, 1000),
-            "web page sessions one key may hold (per server process); signing in past it "
-            "ends that key's least recently used"),
+            "web page sessions one key may hold (across every process serving the store); "
+            "signing in past it ends that key's least recently used"),
         Key("http.behind_tls", False, _yes_no,
             "the server is reached over TLS through a reverse proxy: the web page's cookie "
             "is then marked Secure and its origin is https"),

@@ -128,7 +128,10 @@ def store_before_010() -> Iterator[str]:
         with psycopg.connect(schema.url) as conn:  # as the release before 010 left it
             conn.execute("DROP TABLE search_terms")
             # and without what later migrations made (011 and after run again on opening)
-            later = "seen_commands, agent_sessions, users, access_keys, failed_auth, served"
+            later = (
+                "seen_commands, agent_sessions, web_sessions, users, access_keys, "
+                "failed_auth, served"
+            )
             conn.execute(f"DROP TABLE {later}")
             conn.execute("DROP INDEX events_feedback, workspaces_name, versions_current_tags")
             conn.execute("ALTER TABLE events DROP COLUMN key_id")

@@ -77,6 +77,36 @@ def test_a_key_fails_when_revoked_expired_unknown_or_altered(service: Service) -
     assert [e["op"] for e in events(service)][-1] == "key.revoke"
 
 
+def test_admitting_a_key_by_its_id_checks_all_that_its_secret_would_but_the_secret(
+    service: Service,
+) -> None:
+    """A web session holds its key's id, never the key: at each request `admit_key` must
+    let in exactly whom `authenticate` would let in with the key itself."""
+    service.add_user(name="ana", role="editor")
+    service.add_user(name="bob", role="viewer")
+    keys = [service.create_key(user="ana"), service.create_key(user="bob"),
+            service.create_key(agent="ci", expires="2099-01-01")]  # fmt: skip
+    later = Service(
+        service.store, workspace=service.workspace, clock=lambda: "2099-01-02T00:00:00Z"
+    )
+    other = service.create_workspace(name=f"w{uuid.uuid4().hex[:8]}")["workspace"]["id"]
+    elsewhere = service.in_workspace(other)
+
+    def agree(*on: Service) -> list[Principal | None]:
+        found = [(s.authenticate(k["key"]), s.admit_key(k["id"])) for s in on for k in keys]
+        assert all(by_key == by_id for by_key, by_id in found), found
+        return [by_key for by_key, _ in found]
+
+    assert None not in agree(service, elsewhere)  # found by id from any workspace
+    assert agree(later)[2] is None  # expired
+    service.add_user(name="ana", role="viewer")
+    assert agree(service)[0].role == "viewer"  # type: ignore[union-attr]  # her role now
+    service.revoke_key(id=keys[0]["id"])
+    service.remove_user(name="bob")
+    assert agree(service)[:2] == [None, None]
+    assert service.admit_key("k_" + "0" * 20) is None
+
+
 def test_a_personal_key_acts_with_the_users_role_as_it_is_now(service: Service) -> None:
     service.add_user(name="ana", role="viewer")
     key = service.create_key(user="ana")["key"]

@@ -35,6 +35,7 @@ from .settings import SettingsOps
 from .stores import copy_between, default_store_path, open_store_for, store_label
 from .transfer import TransferOps
 from .vectors import Progress, reindex
+from .web_sessions import WebSessionOps
 from .workspaces import WorkspaceOps
 
 __all__ = [
@@ -55,6 +56,7 @@ __all__ = [
 
 
 class Service(
+    WebSessionOps,  # the web page's sign-ins, on AccessOps (it admits a key by its id)
     AccessOps,
     WorkspaceOps,
     CheckOps,
@@ -78,8 +80,8 @@ class Service(
     """remember, recall, revise, duplicates, merge, revert, forget, inspect, history,
     notebooks, links, doctor, settings, disputes, projects, checks, orient, the session
     hooks and what each session was served, guard, the workspace's users, keys and
-    workspaces, export and import, and what a person reads of a notebook (its rules,
-    the commands refused there, its activity)."""
+    workspaces, the web page's sessions, export and import, and what a person reads of a
+    notebook (its rules, the commands refused there, its activity)."""
 
     def schema_version(self) -> int:
         """The store's schema version (opening it migrated it to the newest this code knows)."""

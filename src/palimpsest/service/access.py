@@ -77,6 +77,7 @@ class AccessOps(ServiceBase):
             for key in tx.access_keys():
                 if key.holder == actor and key.revoked_at is None:
                     tx.revoke_access_key(key.id, now)
+                    tx.end_key_web_sessions(key.id)  # signed out of the page, everywhere
                     self._event(tx, "key.revoke", op_id, now, ("key", key.id),
                                 data={"holder": actor})  # fmt: skip
                     revoked.append(key.id)
@@ -155,6 +156,7 @@ class AccessOps(ServiceBase):
             if key.revoked_at is not None:
                 return _revoked_view(key, key.revoked_at, unchanged=True)
             tx.revoke_access_key(id, now)
+            tx.end_key_web_sessions(id)  # its web page sessions end with it, everywhere
             self._event(tx, "key.revoke", op_id, now, ("key", id), data={"holder": key.holder})
             return _revoked_view(key, now)
 
@@ -166,7 +168,15 @@ class AccessOps(ServiceBase):
         match = _KEY.fullmatch(key) if isinstance(key, str) else None
         if match is None:
             return None
-        key_id, secret = match[1], match[2]
+        return self._admitted(match[1], match[2])
+
+    def admit_key(self, key_id: str) -> Principal | None:
+        """Who the key of that id acts as now, by the same checks as `authenticate` but its
+        secret's (a web session, which holds the key's id only, asks at every request)."""
+        return self._admitted(key_id, None)
+
+    def _admitted(self, key_id: str, secret: str | None) -> Principal | None:
+        """The key's principal, or None; `secret` None: the caller proved it otherwise."""
         with self.store.read(self.workspace) as tx:
             workspace = tx.key_workspace(key_id)
         if workspace is None:
@@ -174,7 +184,9 @@ class AccessOps(ServiceBase):
         with self.store.read(workspace) as tx:
             found = tx.access_key(key_id)
             roles = {f"user:{u.name}": u.role for u in tx.users()} if found else {}
-        if found is None or not hmac.compare_digest(found[1], secret_hash(secret)):
+        if found is None:
+            return None
+        if secret is not None and not hmac.compare_digest(found[1], secret_hash(secret)):
             return None
         stored, now = found[0], self.clock()
         if stored.revoked_at is not None or (stored.expires_at and stored.expires_at <= now):

@@ -44,6 +44,8 @@ from .protocols import (
     StoreWriter,
     VectorReader,
     VectorWriter,
+    WebSessionReader,
+    WebSessionWriter,
 )
 from .values import (
     AccessKey,
@@ -58,6 +60,7 @@ from .values import (
     ServedSession,
     StoredResponse,
     User,
+    WebSession,
     Workspace,
 )
 
@@ -69,8 +72,8 @@ __all__ = [
     "OrientWriter", "PendingScrub", "ReviewReader", "ReviewWriter", "Rewrite", "RowFacts",
     "SearchQuery", "SearchReader", "Served", "ServedReader", "ServedSession", "ServedWriter",
     "SettingReader", "SettingWriter", "Store", "StoreReader", "StoreWriter", "StoredResponse",
-    "User", "VectorReader", "VectorWriter", "Workspace", "default_db_path", "open_store",
-    "shown", "sqlite_path",
+    "User", "VectorReader", "VectorWriter", "WebSession", "WebSessionReader",
+    "WebSessionWriter", "Workspace", "default_db_path", "open_store", "shown", "sqlite_path",
 ]  # fmt: skip
 
 

@@ -42,6 +42,7 @@ from .values import (
     ServedSession,
     StoredResponse,
     User,
+    WebSession,
     Workspace,
 )
 
@@ -390,6 +391,39 @@ class ServedWriter(ServedReader, Protocol):
         ...
 
 
+class WebSessionReader(Protocol):
+    """Who is signed in to the web page with a key (store/web_session_rows.py), seen by
+    every process serving the store. `web_session` finds a session by its cookie's hash
+    whatever this session's workspace (a request names no workspace before it is found);
+    `web_sessions` lists this workspace's of one key, the most recently used first."""
+
+    def web_session(self, cookie_hash: str) -> WebSession | None: ...
+    def web_sessions(self, key_id: str) -> list[WebSession]: ...
+
+
+class WebSessionWriter(WebSessionReader, Protocol):
+    """A key holds at most `keep` sessions: opening one past that ends its least recently
+    used. Writes serialise per workspace, so the bound holds across processes."""
+
+    def open_web_session(self, session: WebSession, *, keep: int, idle_before: str) -> None:
+        """Keep `session` (in this workspace); end its key's least recently used past
+        `keep`, and every session of this workspace last used before `idle_before` or whose
+        key is revoked or expired by then."""
+        ...
+
+    def touch_web_session(self, cookie_hash: str, at: str) -> None:
+        """Note that the session was used at `at`."""
+        ...
+
+    def end_web_session(self, cookie_hash: str) -> bool:
+        """End the session of this workspace named so; False if there was none."""
+        ...
+
+    def end_key_web_sessions(self, key_id: str) -> int:
+        """End every session of a key of this workspace (its revocation); how many."""
+        ...
+
+
 class SearchReader(Protocol):
     """Full text over every version (so the past is searched too), ranked by BM25.
 
@@ -503,8 +537,8 @@ class CopyWriter(CopyReader, Protocol):
 
 class StoreReader(
     MemoryReader, ReviewReader, EventReader, NotebookReader, DisputeReader, AccessReader,
-    SettingReader, AnswerReader, OrientReader, GuardReader, ServedReader, SearchReader,
-    VectorReader, CopyReader, Protocol,
+    SettingReader, AnswerReader, OrientReader, GuardReader, ServedReader, WebSessionReader,
+    SearchReader, VectorReader, CopyReader, Protocol,
 ):  # fmt: skip
     """A consistent snapshot of one workspace: every concept's reads."""
 
@@ -514,7 +548,7 @@ class StoreReader(
 class StoreWriter(
     StoreReader, MemoryWriter, ReviewWriter, EventWriter, NotebookWriter, DisputeWriter,
     AccessWriter, SettingWriter, AnswerWriter, OrientWriter, GuardWriter, ServedWriter,
-    VectorWriter, CopyWriter, Protocol,
+    WebSessionWriter, VectorWriter, CopyWriter, Protocol,
 ):  # fmt: skip
     """One transaction of one workspace: every state change and its event land together or
     not at all."""

@@ -22,11 +22,13 @@ from .search_rows import SearchRows
 from .served_rows import ServedRows
 from .setting_rows import SettingRows
 from .vector_rows import VectorRows
+from .web_session_rows import WebSessionRows
 
 
 class SqlSession(
     MemoryRows, ReviewRows, EventRows, NotebookRows, DisputeRows, AccessRows, SettingRows,
-    AnswerRows, OrientRows, GuardRows, ServedRows, SearchRows, VectorRows, CopyRows,
+    AnswerRows, OrientRows, GuardRows, ServedRows, WebSessionRows, SearchRows, VectorRows,
+    CopyRows,
 ):  # fmt: skip
     """A view of the store bound to one workspace, inside one transaction: every concept's
     rows (abstract until a backend provides what `SessionBase` asks)."""

@@ -153,6 +153,18 @@ class ServedSession:
 
 
 @dataclass(frozen=True)
+class WebSession:
+    """A web page sign-in with a key: named by the sha256 of its cookie (never the cookie),
+    its key by id (never the key)."""
+
+    cookie_hash: str
+    workspace: str
+    key_id: str
+    created_at: str
+    used_at: str  # refreshed now and then, not at every request
+
+
+@dataclass(frozen=True)
 class Rewrite:
     """What a physical rewrite did: seconds each table was locked, and what still waits."""
 

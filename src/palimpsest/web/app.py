@@ -4,8 +4,9 @@ Each request, in this order, so that nothing is read or run for a stranger:
 
 1. files (`/static/...`) and the sign-in routes need no session; a browser's request that
    another origin's page made (a script, image, frame or fetch) is refused (guard.py);
-2. any other request needs a session cookie naming a live session whose key the store
-   still lets in (sessions.py); without one a POST is refused before its body is read;
+2. any other request needs a session cookie naming a live session (kept in the store, so
+   any process serving it knows it) whose key the store still lets in (sessions.py);
+   without one a POST is refused before its body is read;
 3. the key's share, as on /mcp: at most `requests_per_key` of its requests under way, and
    a call from its `calls_per_minute` for each page that asks the service (else 429,
    before any body is read);
@@ -228,7 +229,12 @@ class Site:
                 "--user NAME`)."
             )
             return _page(common.sign_in(message, "error"), 401)
-        return self._open_session(request, secure, key, access.client_id)
+        wait = self.bounds.admit(access.client_id) if self.bounds else None
+        if wait is not None:  # a flood of sign-ins spends the key's calls, as its requests do
+            raise Refused(429, "retryable", "This key made as many calls as it may a minute "
+                          f"(`http.calls_per_minute`): try again in {wait:g} seconds.",
+                          {"retry-after": str(max(1, math.ceil(wait)))})  # fmt: skip
+        return await self._open_session(request, secure, access.client_id)
 
     async def _local_sign_in(self, request: Request, secure: bool) -> Response:
         """`palimpsest web`'s one-time link: only on a loopback Host of this server (a name
@@ -253,15 +259,19 @@ class Site:
                 "machine: run `palimpsest web` again for a new one."
             )
             return _page(common.sign_in(message, "error"), 403)
-        return self._open_session(request, secure, None, None)
+        return await self._open_session(request, secure, None)
 
-    def _open_session(
-        self, request: Request, secure: bool, key: str | None, key_id: str | None
-    ) -> Response:
+    async def _open_session(self, request: Request, secure: bool, key_id: str | None) -> Response:
         """A new session, always a new cookie (none chosen before sign-in is kept); the
         session the browser held till now ends, so no copy of its cookie outlives it."""
-        self.sessions.end(guard.session_cookie(request, secure))
-        cookie, _ = self.sessions.open(key, key_id)
+        try:
+            await self._run(self.sessions.end, guard.session_cookie(request, secure))
+            cookie = await self._run(self.sessions.open, key_id)
+        except PalimpsestError as error:  # a busy store, say: answered as the service says
+            status = STATUS.get(error.error_class, 400)
+            return _page(common.problem(None, status, error.to_dict()), status)
+        if cookie is None:  # its key was revoked since it was checked
+            return _page(common.sign_in("That key is no longer let in.", "error"), 401)
         return _signed_in(cookie, secure)
 
     def _not_signed_in(self, request: Request, secure: bool) -> Response:
@@ -279,10 +289,10 @@ class Site:
     async def _signed(self, request: Request, secure: bool) -> Signed | None:
         """The request's live session, its key checked against the store now."""
         cookie = guard.session_cookie(request, secure)
-        session = self.sessions.find(cookie)
+        session = await self._run(self.sessions.find, cookie) if cookie else None
         if cookie is None or session is None:
             return None
-        if session.key is None:  # the local owner, signed in by `palimpsest web`'s link
+        if session.principal is None:  # the local owner, signed in by `palimpsest web`'s link
             # Only for this user's connections: its cookie is sent to every server on
             # this host, whatever the port, and another user's may keep it.
             scope = request.scope
@@ -291,10 +301,7 @@ class Site:
             service = self.service
             viewer = Viewer(service.actor, service.role, service.workspace, session.csrf)
             return Signed(cookie, session, viewer, service)
-        principal = await self._run(self.service.authenticate, session.key)
-        if principal is None:
-            self.sessions.end(cookie)
-            return None
+        principal = session.principal  # its key's record checked as the session was found
         service = self.service.acting_as(principal)
         viewer = Viewer(principal.actor, principal.role, service.workspace, session.csrf)
         return Signed(cookie, session, viewer, service)
@@ -351,7 +358,7 @@ class Site:
     ) -> Response:
         path = request.url.path
         if path == "/sign-out":
-            self.sessions.end(signed.cookie)
+            await self._run(self.sessions.end, signed.cookie)
             response = RedirectResponse("/", status_code=303)
             response.headers.append("set-cookie", guard.clear_cookie(secure))
             return response

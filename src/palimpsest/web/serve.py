@@ -44,7 +44,7 @@ def serve_site(
         service,
         server.verifier,
         server.threads,
-        WebSessions(limits.web_sessions_per_key),
+        WebSessions(service, limits.web_sessions_per_key),
         behind_tls=behind_tls,
         local_link=local_link,
         local_hosts=local_hosts(port),

@@ -1,19 +1,18 @@
-"""Who is signed in to the web page: sessions kept by the server, named by a cookie.
+"""Who is signed in to the web page: sessions named by a cookie, checked at every request.
 
-The cookie holds only a random name (256 bits); the session it names holds the key its
-person signed in with, and that key is checked against the store at every request
-(`service.authenticate`, as /mcp checks a bearer key): a key revoked, expired, or whose
-user was removed ends the session at its next request, whichever process serves it.
+A person signed in with a key has a session kept in the store (service/web_sessions.py):
+every process serving the store knows it, so behind a load balancer the next request may
+go to any of them, and a sign-out, a revoked key or a removed user ends it on all of them
+at once. The store keeps the cookie's sha256 and the key's id only; the key is checked
+against its record at every request, as /mcp checks a bearer key.
 
-The session itself lives in the memory of the process that opened it, not in the store:
-no table to migrate on both stores, nothing of it left on disk after sign-out, and a
-cookie copied before sign-out names nothing afterwards. The cost: behind several processes
-a person signs in again on each (a sticky proxy avoids that), and a restart signs everyone
-out. A session idle for IDLE_SECONDS ends; each key holds at most `per_key` sessions, a
-new one ending its least recently used.
+The local owner signed in by `palimpsest web`'s one-time link (`LocalLink`) has a session
+in this process's memory only: it belongs to one process on one machine, and ends with it.
+A session idle for IDLE_SECONDS ends; at most `per_key` are held at once.
 
-`LocalLink` is `palimpsest web`'s one-time sign-in for the local owner: one token, used at
-most once, within LINK_SECONDS.
+A session's form token is derived from its cookie (`form_token`), so no token is stored
+anywhere and every process derives the same: it is an HMAC keyed by the cookie, which the
+page shows in its forms without revealing the cookie (HttpOnly: no script reads it).
 """
 
 from __future__ import annotations
@@ -26,75 +25,85 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-IDLE_SECONDS = 8 * 3600.0  # a working day without a click signs out
+from ..service import Service
+from ..service.roles import Principal
+from ..service.web_sessions import IDLE_SECONDS, cookie_hash
+
 LINK_SECONDS = 120.0  # a one-time link must be opened within this time
 
 
-@dataclass
+@dataclass(frozen=True)
 class WebSession:
-    key: str | None  # the key signed in with; None: the local owner (a one-time link)
-    key_id: str | None
+    """A live session, found by its cookie: who it acts as, checked now, and its form token."""
+
+    principal: Principal | None  # None: the local owner (a one-time link)
     csrf: str  # the token every form of this session carries
-    used_at: float
+
+    @property
+    def key_id(self) -> str | None:
+        return self.principal.key_id if self.principal else None
 
 
 class WebSessions:
+    """The sessions of a key in the store; the local owner's in this process. Each call
+    may read or write the store: adapters run it on the store threads."""
+
     def __init__(
         self,
+        service: Service,
         per_key: int,
         clock: Callable[[], float] = time.monotonic,
         idle_seconds: float = IDLE_SECONDS,
     ):
+        self.service = service
         self.per_key = per_key
         self._clock = clock
         self._idle = idle_seconds
-        self._by_name: dict[str, WebSession] = {}  # sha256 of the cookie -> its session
+        self._local: dict[str, float] = {}  # the local owner's: sha256 of cookie -> last use
         self._lock = threading.Lock()
 
-    def open(self, key: str | None, key_id: str | None) -> tuple[str, WebSession]:
-        """A new session and the cookie value naming it; past its key's bound, the key's
-        least recently used session ends."""
+    def open(self, key_id: str | None) -> str | None:
+        """A new session of the key of that id (None: the local owner), and the cookie
+        naming it; None if the key no longer lets anyone in."""
+        if key_id is not None:
+            return self.service.open_web_session(key_id=key_id, per_key=self.per_key)
         cookie = secrets.token_urlsafe(32)
-        session = WebSession(key, key_id, secrets.token_urlsafe(32), self._clock())
         with self._lock:
-            self._drop_idle()
-            held = [(s.used_at, n) for n, s in self._by_name.items() if s.key_id == key_id]
-            for _, name in sorted(held)[: max(0, len(held) - self.per_key + 1)]:
-                del self._by_name[name]
-            self._by_name[_name(cookie)] = session
-        return cookie, session
+            now = self._clock()
+            held = sorted((used, name) for name, used in self._local.items())
+            for _, name in held[: max(0, len(held) - self.per_key + 1)]:
+                del self._local[name]  # past the bound: the least recently used ends
+            self._local[cookie_hash(cookie)] = now
+        return cookie
 
     def find(self, cookie: str | None) -> WebSession | None:
-        """The live session `cookie` names (its key still to be checked), or None."""
+        """The live session `cookie` names, its key checked against the store now."""
         if not cookie:
             return None
         with self._lock:
-            session = self._by_name.get(_name(cookie))
-            now = self._clock()
-            if session is None or now - session.used_at > self._idle:
-                self._by_name.pop(_name(cookie), None)
-                return None
-            session.used_at = now
-            return session
+            name, now = cookie_hash(cookie), self._clock()
+            used = self._local.get(name)
+            if used is not None and now - used <= self._idle:
+                self._local[name] = now
+                return WebSession(None, form_token(cookie))
+            self._local.pop(name, None)
+        principal = self.service.web_session(cookie)
+        return WebSession(principal, form_token(cookie)) if principal else None
 
     def end(self, cookie: str | None) -> None:
-        if cookie:
-            with self._lock:
-                self._by_name.pop(_name(cookie), None)
-
-    def count(self, key_id: str | None) -> int:
+        """Sign out: the session ends, in the store for every process."""
+        if not cookie:
+            return
         with self._lock:
-            return sum(1 for s in self._by_name.values() if s.key_id == key_id)
-
-    def _drop_idle(self) -> None:
-        now = self._clock()
-        for name in [n for n, s in self._by_name.items() if now - s.used_at > self._idle]:
-            del self._by_name[name]
+            if self._local.pop(cookie_hash(cookie), None) is not None:
+                return
+        self.service.end_web_session(cookie)
 
 
-def _name(cookie: str) -> str:
-    # Looked up by its hash: the table never holds a cookie one could present.
-    return hashlib.sha256(cookie.encode()).hexdigest()
+def form_token(cookie: str) -> str:
+    """The form token of the session `cookie` names: only its holder can derive it, and it
+    gives the cookie away to no one who reads a page."""
+    return hmac.new(cookie.encode(), b"palimpsest web form token", hashlib.sha256).hexdigest()
 
 
 class LocalLink:
