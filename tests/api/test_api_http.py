@@ -21,6 +21,7 @@ from ..conftest import needs_postgres, own_postgres_database
 from ..mcp_helpers import call
 from ..team.test_access import keyed
 from ..team.test_attack_matrix import fingerprint
+from ..team.test_team_http import open_session, open_stream
 from .scripts import (
     API,
     LAB_TEXT,
@@ -231,6 +232,7 @@ def test_bodies_the_api_cannot_read_are_refused_without_echoing_them(
         "a string": f'"{secret}"'.encode(),
         "a key named twice": f'{{"text": "{secret}", "text": "harmless"}}'.encode(),
         "NaN": b'{"limit": NaN, "query": "x"}',
+        "a number past a float's range": b'{"budget": 1e999, "query": "x"}',
         "an unpaired surrogate": b'{"notebook": "n", "kind": "fact", "text": "x\\ud800y"}',
         "nested past the stack": deep,
         "nested past the bound": shallow_but_past,
@@ -328,3 +330,17 @@ def test_an_answer_schema_refuses_a_key_the_types_lack(db_path: Path, env: dict[
     with pytest.raises(jsonschema.ValidationError, match="ranked_by"):
         jsonschema.validate({"hits": [{"id": "m_1", "ranked_by": "luck"}]},
                             answer_schema(document, "recall"))  # fmt: skip
+
+
+def test_a_key_holding_its_event_streams_can_still_call_the_api(
+    db_path: Path, env: dict[str, str]
+) -> None:
+    """A GET of the document is no MCP event stream: it does not count as one."""
+    key = editor_key(db_path, env)
+    with api_server(db_path, env, streams_per_key=1) as served:
+        session = open_session(f"{served.base}/mcp", key).headers["mcp-session-id"]
+        stream = open_stream(served.port, key, session)
+        try:
+            assert served.document(key)["openapi"].startswith("3.1.")
+        finally:
+            stream.close()

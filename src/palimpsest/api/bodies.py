@@ -5,7 +5,7 @@ secret the write gate would refuse):
 - what is not UTF-8 JSON, or is JSON but no object (a list, a string, a number);
 - a name given twice in one object: JSON parsers disagree on which one wins, so a proxy
   or a log could read another request than the one that runs;
-- NaN and Infinity, which JSON does not have;
+- NaN and Infinity, which JSON does not have (nor 1e999, Infinity by another name);
 - a string with an unpaired surrogate escape (`\\ud800`), which no store can keep (the
   MCP transport's parser refuses these too);
 - objects and lists nested deeper than MAX_DEPTH: no argument goes past a few levels, and
@@ -15,6 +15,7 @@ secret the write gate would refuse):
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from ..domain.errors import ValidationError
@@ -30,7 +31,10 @@ def arguments_of(body: bytes) -> dict[str, Any]:
     """The arguments `body` holds, or ValidationError saying what is wrong with it."""
     try:
         parsed = json.loads(
-            body.decode("utf-8"), object_pairs_hook=_no_repeats, parse_constant=_no_constants
+            body.decode("utf-8"),
+            object_pairs_hook=_no_repeats,
+            parse_constant=_no_constants,
+            parse_float=_finite,
         )
     except _Unreadable as exc:
         raise _refused(str(exc)) from None
@@ -62,6 +66,13 @@ def _no_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def _no_constants(name: str) -> Any:
     raise _Unreadable("NaN and Infinity are not JSON numbers")
+
+
+def _finite(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):  # 1e999: Infinity by another name
+        raise _Unreadable("a number in the body is past a float's range")
+    return number
 
 
 def _within_bounds(value: Any) -> None:
