@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,7 @@ from palimpsest.store import open_store
 from ..agents.test_mcp_e2e import command, free_port, serving
 
 API = "/api/v1/"
+WAIT_SECONDS = 20
 
 
 @dataclass
@@ -118,3 +120,16 @@ def answers_as_documented(document: dict[str, Any], operation: str, got: httpx2.
     body = got.json()
     jsonschema.validate(body, answer_schema(document, operation, status))
     return body
+
+
+def wait_for(
+    call: Callable[[], httpx2.Response], done: Callable[[httpx2.Response], bool]
+) -> httpx2.Response:
+    """`call` again until its answer is `done` (each call is its own wait), for at most
+    WAIT_SECONDS."""
+    deadline = time.monotonic() + WAIT_SECONDS
+    while True:
+        got = call()
+        if done(got):
+            return got
+        assert time.monotonic() < deadline, f"still {got.status_code}: {got.text}"

@@ -30,6 +30,7 @@ from .scripts import (
     answers_as_documented,
     api_server,
     team,
+    wait_for,
 )
 
 
@@ -344,3 +345,26 @@ def test_a_key_holding_its_event_streams_can_still_call_the_api(
             assert served.document(key)["openapi"].startswith("3.1.")
         finally:
             stream.close()
+
+
+def test_a_key_past_its_requests_under_way_is_answered_429_in_the_apis_shape(
+    db_path: Path, env: dict[str, str]
+) -> None:
+    key = editor_key(db_path, env)
+    with api_server(db_path, env, requests_per_key=1) as served:
+        held = socket.create_connection(("127.0.0.1", served.port), timeout=30)
+        try:  # a request whose body is still on its way: under way until it comes
+            held.sendall(
+                f"POST {API}recall HTTP/1.1\r\nHost: 127.0.0.1:{served.port}\r\n"
+                f"Authorization: Bearer {key}\r\nContent-Type: application/json\r\n"
+                "Content-Length: 100\r\n\r\n{".encode()
+            )
+            refused = wait_for(lambda: served.post("recall", {"query": "x"}, key),
+                               lambda got: got.status_code == 429)  # fmt: skip
+            assert refused.json()["error_class"] == "retryable"
+            assert refused.headers["retry-after"] == "1"
+        finally:
+            held.close()
+        again = wait_for(lambda: served.post("recall", {"query": "x"}, key),
+                         lambda got: got.status_code == 200)  # fmt: skip
+        assert again.json().get("hits", []) == []  # empty values are left out
