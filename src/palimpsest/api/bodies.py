@@ -1,15 +1,15 @@
 """A request body read as a tool's arguments: one JSON object, read strictly.
 
-Refused, each as `validation` and without repeating any of the body (it may hold the very
-secret the write gate would refuse):
-- what is not UTF-8 JSON, or is JSON but no object (a list, a string, a number);
+Refused here, each as `validation` and without repeating any of the body (it may hold the
+very secret the write gate would refuse):
+- what is not UTF-8 JSON (nested deeper than the parser's stack goes, too), or is JSON
+  but no object (a list, a string, a number);
 - a name given twice in one object: JSON parsers disagree on which one wins, so a proxy
   or a log could read another request than the one that runs;
-- NaN and Infinity, which JSON does not have (nor 1e999, Infinity by another name);
-- a string with an unpaired surrogate escape (`\\ud800`), which no store can keep (the
-  MCP transport's parser refuses these too);
-- objects and lists nested deeper than MAX_DEPTH: no argument goes past a few levels, and
-  a deeper body would only cost the server its stack.
+- NaN and Infinity, which JSON does not have (nor 1e999, Infinity by another name).
+
+Everything else about the values (types, lengths, nesting, unpaired surrogates) is the
+tool's and the service's to refuse, naming the argument, as they do for MCP.
 """
 
 from __future__ import annotations
@@ -19,8 +19,6 @@ import math
 from typing import Any
 
 from ..domain.errors import ValidationError
-
-MAX_DEPTH = 32
 
 
 class _Unreadable(ValueError):
@@ -39,13 +37,9 @@ def arguments_of(body: bytes) -> dict[str, Any]:
     except _Unreadable as exc:
         raise _refused(str(exc)) from None
     except (UnicodeDecodeError, ValueError, RecursionError):  # JSONDecodeError is a ValueError
-        raise _refused(f"the body is not JSON (UTF-8, nested at most {MAX_DEPTH} deep)") from None
+        raise _refused("the body is not JSON, in UTF-8, nested as deep as a parser goes") from None
     if not isinstance(parsed, dict):
         raise _refused("the body must be one JSON object: the operation's arguments by name")
-    try:
-        _within_bounds(parsed)
-    except _Unreadable as exc:
-        raise _refused(str(exc)) from None
     return parsed
 
 
@@ -73,29 +67,3 @@ def _finite(text: str) -> float:
     if not math.isfinite(number):  # 1e999: Infinity by another name
         raise _Unreadable("a number in the body is past a float's range")
     return number
-
-
-def _within_bounds(value: Any) -> None:
-    """Depth and unpaired surrogates, walked without recursion (the depth is the point)."""
-    pending: list[tuple[Any, int]] = [(value, 1)]
-    while pending:
-        item, depth = pending.pop()
-        if isinstance(item, str):
-            _encodable(item)
-            continue
-        if not isinstance(item, (dict, list)):
-            continue
-        if depth > MAX_DEPTH:
-            raise _Unreadable(f"the body nests objects and lists more than {MAX_DEPTH} deep")
-        members = list(item.items()) if isinstance(item, dict) else [(None, m) for m in item]
-        for name, member in members:
-            if name is not None:
-                _encodable(name)
-            pending.append((member, depth + 1))
-
-
-def _encodable(text: str) -> None:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise _Unreadable("a string in the body holds an unpaired surrogate escape") from None
