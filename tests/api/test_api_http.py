@@ -377,3 +377,47 @@ def test_a_key_past_its_requests_under_way_is_answered_429_in_the_apis_shape(
         again = wait_for(lambda: served.post("recall", {"query": "x"}, key),
                          lambda got: got.status_code == 200)  # fmt: skip
         assert again.json().get("hits", []) == []  # empty values are left out
+
+
+def test_every_operations_answers_are_as_the_document_says(
+    db_path: Path, env: dict[str, str]
+) -> None:
+    """A real answer of every operation, in several forms, held to the served document
+    with every object closed: a key the answer types lack fails here."""
+    key = editor_key(db_path, env)
+    with api_server(db_path, env) as served:
+        document = served.document(key)
+        seen: list[str] = []
+
+        def answer(operation: str, **arguments: Any) -> Any:
+            got = served.post(operation, arguments, key)
+            assert got.status_code < 500, (operation, got.text)
+            seen.append(operation)
+            return answers_as_documented(document, operation, got)
+
+        answer("notebook", action="create", name="web", summary="The shop", tags=["infra"])
+        filed = answer("remember", notebook="web", kind="fact", text="Port 8080", key="port",
+                       why="the proxy sends there")  # fmt: skip
+        rule = answer("remember", notebook="web", kind="rule", text="Never force-push",
+                      falsifier="a force push that was fine",
+                      check={"kind": "forbidden", "literals": ["git push --force"]})  # fmt: skip
+        answer("remember", notebook="web", items=[{"kind": "fact", "text": "Port 9090 admin"}])
+        answer("remember", notebook="web", kind="fact", text="Port 8080")  # a duplicate
+        answer("recall", query="port", near_misses=True, budget=600)
+        answer("revise", id=filed["id"], text="Port 8081", dry_run=True)
+        answer("revise", ids=[filed["id"], "m_nothing"], status="verified")
+        answer("inspect", notebook="web")
+        answer("history", id=filed["id"], diff_from=1, diff_to=2)
+        answer("revert", id=filed["id"], version=1)
+        answer("link", source=filed["id"], target=rule["id"], type="relates_to")
+        opened = answer("dispute", action="open", ids=[filed["id"], rule["id"]], reason="which")
+        answer("dispute", action="list")
+        answer("dispute", action="rule", dispute=opened["id"], holds=rule["id"], reason="so")
+        answer("notebook", action="list")
+        answer("orient", notebook="web", budget=800)
+        answer("guard", command="git push --force origin main", notebook="web")
+        answer("check")
+        answer("doctor")
+        answer("forget", id=filed["id"], because="a test", dry_run=True)
+        answer("forget", id=filed["id"], because="a test")
+    assert set(seen) == set(TOOL_NAMES)
