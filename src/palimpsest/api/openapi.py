@@ -41,9 +41,11 @@ on loopback acts for its local owner without one. An answer leaves out its empty
 
 # Statuses any operation may answer besides 200 and what its error classes give.
 _ALWAYS = {
+    "405": "Another method than the operation's (`Allow` names it).",
     "408": "The body did not arrive within the server's time for it.",
     "413": "The body is larger than the server reads.",
     "415": "The body was not sent as `Content-Type: application/json`.",
+    "421": "On loopback: the Host header names no address of this machine (DNS rebinding).",
     "429": "This key is past its calls a minute or its requests under way: wait "
     "`Retry-After` seconds.",
     "500": "The server failed unexpectedly; nothing of the call is known to be written.",
@@ -51,7 +53,8 @@ _ALWAYS = {
 _CLASS_SAYS = {
     "validation": "The arguments, or the body, are refused: the message says what to change, "
     "`field` names the argument.",
-    "forbidden": "The key's role or ownership does not allow it.",
+    "forbidden": "The key's role or ownership does not allow it; or, on loopback, another "
+    "site's page sent the request (`Origin`).",
     "not_found": "No such memory, notebook or operation in the key's workspace.",
     "conflict": "The memory changed since it was read (`expected_version`), or a key is taken.",
     "retryable": "The store is busy or unreachable: send the same request again.",
