@@ -12,6 +12,7 @@ from typing import Any
 import anyio
 import httpx2
 import jsonschema
+import psycopg
 import pytest
 
 from palimpsest.mcp.tools import TOOL_NAMES
@@ -21,7 +22,7 @@ from ..conftest import needs_postgres, own_postgres_database
 from ..mcp_helpers import call
 from ..team.test_access import keyed
 from ..team.test_attack_matrix import fingerprint
-from ..team.test_team_http import open_session, open_stream
+from ..team.test_team_http import INITIALIZE, headers, open_session, open_stream
 from .scripts import (
     API,
     LAB_TEXT,
@@ -421,3 +422,25 @@ def test_every_operations_answers_are_as_the_document_says(
         answer("forget", id=filed["id"], because="a test", dry_run=True)
         answer("forget", id=filed["id"], because="a test")
     assert set(seen) == set(TOOL_NAMES)
+
+
+@needs_postgres
+def test_a_store_gone_away_is_a_refusal_that_leaks_nothing(env: dict[str, str]) -> None:
+    """The database dropped under a running server: the key cannot be checked, and the
+    answer says to retry, in the refusal's shape (on /mcp too), naming no driver,
+    database or address (it was a bare 500 before)."""
+    with own_postgres_database("api_gone") as url:
+        key = team(url).editor
+        with api_server(url, env) as served:
+            assert served.post("recall", {"query": "x"}, key).status_code == 200
+            name = url.rsplit("/", 1)[1]
+            with psycopg.connect(url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as admin:
+                admin.execute(f"DROP DATABASE {name} WITH (FORCE)".encode())
+            got = served.post("recall", {"query": "x"}, key)
+            assert got.status_code == 503, got.text
+            assert got.json()["error_class"] == "retryable"
+            by_mcp = httpx2.post(f"{served.base}/mcp", json=INITIALIZE, headers=headers(key))
+            assert by_mcp.status_code == 503
+            assert by_mcp.json()["error"]["data"]["error_class"] == "retryable"
+            for leak in ("psycopg", "postgres", name, "Traceback", "127.0.0.1"):
+                assert leak not in got.text + by_mcp.text
