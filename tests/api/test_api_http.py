@@ -439,7 +439,9 @@ def test_a_store_gone_away_is_a_refusal_that_leaks_nothing(env: dict[str, str]) 
             got = served.post("recall", {"query": "x"}, key)
             assert got.status_code == 503, got.text
             assert got.json()["error_class"] == "retryable"
-            by_mcp = httpx2.post(f"{served.base}/mcp", json=INITIALIZE, headers=headers(key))
+            by_mcp = httpx2.post(
+                f"{served.base}/mcp", json=INITIALIZE, headers=headers(key), timeout=60
+            )
             assert by_mcp.status_code == 503
             assert by_mcp.json()["error"]["data"]["error_class"] == "retryable"
             for leak in ("psycopg", "postgres", name, "Traceback", "127.0.0.1"):
