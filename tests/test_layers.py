@@ -55,9 +55,11 @@ ALLOWED = {
     # The adapters reach the rules (gate, revise, secrets) only through the service; below
     # it they read the shapes it answers in and how text is shown.
     "mcp": {"domain.errors", "domain.model", "domain.views", "domain.text", "service", "config"},
-    # The web page, served beside MCP by the same process and keys.
+    # The HTTP API: the MCP server's tools over plain HTTP, described by their types.
+    "api": {"domain.errors", "domain.views", "service", "mcp"},
+    # The web page, served beside MCP (and the API) by the same process and keys.
     "web": {"domain.errors", "domain.model", "domain.views", "domain.text", "service", "config"}
-    | {"mcp"},
+    | {"mcp", "api"},
     "cli": {"domain.errors", "domain.model", "domain.views", "domain.text", "domain.projects"}
     | {"service", "config", "mcp", "web", "hook_guard", "keychain", "evaluation"},
     # The guard's hook must answer before the service could load: it reads the rules
@@ -224,6 +226,8 @@ def test_the_checker_sees_imports_at_every_depth() -> None:
     assert "store" in palimpsest_imports(PACKAGE / "service" / "base.py")
     assert "mcp" in palimpsest_imports(PACKAGE / "cli" / "admin.py")
     assert "service" in palimpsest_imports(PACKAGE / "mcp" / "tools.py")
+    assert "mcp" in palimpsest_imports(PACKAGE / "api" / "app.py")
+    assert "api" in palimpsest_imports(PACKAGE / "web" / "serve.py")
 
 
 # Each way a store module could reach the service, and what the checker must call it.

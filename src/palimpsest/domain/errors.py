@@ -14,7 +14,24 @@ same body: `{"error_class", "message"}` plus `field` or `item` when one is at fa
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal, Required
+
+# typing_extensions' TypedDict: pydantic (which derives the HTTP API's schema) needs it on 3.11.
+from typing_extensions import TypedDict
+
+
+class Refusal(TypedDict, total=False):
+    """The body of every refusal, as each adapter sends it (`to_dict`, and the adapters'
+    own: arguments their schema refused, a key past its bound). The HTTP API's OpenAPI
+    document derives its error schema from this."""
+
+    error_class: Required[
+        Literal["not_found", "conflict", "forbidden", "validation", "retryable", "internal"]
+    ]
+    message: Required[str]  # what to change, never repeating a refused value
+    field: str  # the argument at fault
+    item: int  # the batch item at fault
+    retry_after: float  # seconds to wait: a key past its calls a minute (`retryable`)
 
 
 class PalimpsestError(Exception):
@@ -27,6 +44,7 @@ class PalimpsestError(Exception):
         self.item = item
 
     def to_dict(self) -> dict[str, Any]:
+        """This refusal as a `Refusal` body (a plain dict: adapters add to it)."""
         body: dict[str, Any] = {"error_class": self.error_class, "message": self.message}
         if self.field is not None:
             body["field"] = self.field

@@ -13,6 +13,7 @@ is taken back within seconds (shares.py).
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections import Counter
@@ -26,13 +27,15 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from ..domain.errors import Retryable
 from ..service import Service
 from ..service.roles import Principal
-from .refusals import refusal, unauthorized
+from .refusals import Refusal, refusal, unauthorized
 
 if TYPE_CHECKING:
     from .shares import KeyShares
 
+logger = logging.getLogger("palimpsest.mcp")
 KEYLESS = "palimpsest-keyless"  # stands for "no key given"; never a key of ours
 LOCAL = Principal("local", "owner")  # a keyless request: the server acts as it was started
 FLUSH_SECONDS = 5.0  # failed authentications reach the store at most this often
@@ -148,7 +151,11 @@ class KeyFirst:
             await refusal(400, message, close=True)(scope, receive, send)
             return
         token = _bearer(given[0]) if given else KEYLESS
-        access = None if token is None else await self._verifier.verify_token(token)
+        try:
+            access = None if token is None else await self._verifier.verify_token(token)
+        except Exception as exc:  # the store did not answer: no one is let in, nor told why
+            await _unchecked(exc)(scope, receive, send)
+            return
         if token is None or access is None:
             await unauthorized("Authentication required")(scope, receive, send)
             return
@@ -164,6 +171,18 @@ class KeyFirst:
                 await self._app(scope, receive, send)
         finally:
             _VERIFIED.reset(verified)
+
+
+def _unchecked(exc: Exception) -> Refusal:
+    """The answer when a key could not be checked: `retryable` (503) when the store is
+    unreachable or busy, else `internal` (500, logged); neither says more than that."""
+    if isinstance(exc, Retryable):
+        logger.warning("a key could not be checked: %s", exc.message)
+        message = "the key could not be checked, the store did not answer: send it again"
+        return refusal(503, message, error_class="retryable", close=True)
+    logger.error("a key could not be checked", exc_info=exc)
+    message = "the key could not be checked, the server failed: report it if it lasts"
+    return refusal(500, message, error_class="internal", close=True)
 
 
 def _bearer(header: bytes) -> str | None:

@@ -1,7 +1,8 @@
 """How the HTTP server refuses a request before it reaches the MCP app, and what it logs.
 
 A refusal is a JSON-RPC error without an id (the body, which holds the id, is not read),
-its `data` the structured error every other refusal carries (`error_class`, `message`).
+its `data` the structured error every other refusal carries (`error_class`, `message`);
+on the HTTP API's paths it is that structured error alone, as the API answers every error.
 An authentication refusal has the shape the SDK's own has (an OAuth `invalid_token` and a
 `WWW-Authenticate` header), which clients already know.
 
@@ -22,8 +23,11 @@ from typing import Any
 
 import mcp_types as types
 from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
 
 SUMMARY_SECONDS = 60.0
+# Where the HTTP API answers (api/): its refusals are no JSON-RPC messages.
+API_PREFIX = "/api/"
 
 
 def refusal(
@@ -34,16 +38,41 @@ def refusal(
     headers: dict[str, str] | None = None,
     close: bool = False,
     **more: Any,
-) -> Response:
-    """The JSON-RPC answer to a request refused for its head or its body. `close`: the
-    connection is closed after it (its body, unread, may still be on the way)."""
-    text = f"Invalid Request: {message}."
-    detail = {"error_class": error_class, "message": text, **more}
-    data = types.ErrorData(code=types.INVALID_REQUEST, message=text, data=detail)
-    error = types.JSONRPCError(jsonrpc="2.0", id=None, error=data)
-    content = error.model_dump_json(by_alias=True, exclude_unset=True)
+) -> Refusal:
+    """The answer to a request refused for its head or its body. `close`: the connection is
+    closed after it (its body, unread, may still be on the way)."""
     given = {**(headers or {}), **({"connection": "close"} if close else {})}
-    return Response(content, status_code=status, media_type="application/json", headers=given)
+    return Refusal(status, message, error_class, given, more)
+
+
+class Refusal:
+    """A refusal in the form its path speaks: under API_PREFIX the HTTP API's error body,
+    `{"error_class", "message", ...}` (what a tool's refusal says); anywhere else a
+    JSON-RPC error without an id, that body its `data`."""
+
+    def __init__(
+        self, status: int, message: str, error_class: str, headers: dict[str, str], more: Any
+    ):
+        self.status = status
+        self.message = message
+        self.error_class = error_class
+        self.headers = headers
+        self.more = more
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if str(scope.get("path", "")).startswith(API_PREFIX):
+            text = f"{self.message[:1].upper()}{self.message[1:]}."
+            body = {"error_class": self.error_class, "message": text, **self.more}
+            content = json.dumps(body, ensure_ascii=False)
+        else:
+            text = f"Invalid Request: {self.message}."
+            detail = {"error_class": self.error_class, "message": text, **self.more}
+            data = types.ErrorData(code=types.INVALID_REQUEST, message=text, data=detail)
+            error = types.JSONRPCError(jsonrpc="2.0", id=None, error=data)
+            content = error.model_dump_json(by_alias=True, exclude_unset=True)
+        response = Response(content, status_code=self.status, media_type="application/json",
+                            headers=self.headers)  # fmt: skip
+        await response(scope, receive, send)
 
 
 def unauthorized(description: str) -> Response:

@@ -34,6 +34,7 @@ import pydantic
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool, ToolManager
+from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
 from mcp.types import Tool as MCPTool
 
@@ -145,6 +146,17 @@ class PalimpsestMCP(MCPServer[Any]):
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
         """Run a tool; every failure becomes an `isError` result with our JSON body."""
+        return await self.call_in_session(name, arguments, self.client_session(context), context)
+
+    async def call_in_session(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        session: str,
+        context: Context[Any, Any] | None = None,
+    ) -> CallToolResult | InputRequiredResult:
+        """`call_tool` for a caller that names its session itself (the HTTP API, which has
+        no MCP request to read one from): the same bound, tool and refusals."""
         self.make_tools()
         principal = request_principal()
         key_id = principal.key_id if principal else None
@@ -156,7 +168,7 @@ class PalimpsestMCP(MCPServer[Any]):
                 f"`http.calls_per_minute`): wait {wait} s and call again.",
                 "retry_after": wait,
             })  # fmt: skip
-        served = CLIENT_SESSION.set(self.client_session(context))
+        served = CLIENT_SESSION.set(session)
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
@@ -176,9 +188,22 @@ class PalimpsestMCP(MCPServer[Any]):
             return self.process_session
         if headers is None:
             return self.process_session
-        principal = request_principal()
-        key = principal.key_id if principal is not None and principal.key_id else "local"
-        return headers.get(MCP_SESSION_ID) or f"http:{key}"
+        return headers.get(MCP_SESSION_ID) or key_session()
+
+    def transport_security(self) -> TransportSecuritySettings | None:
+        """The Host, Origin and Content-Type checks the SDK's HTTP app makes (on loopback:
+        against DNS rebinding and other sites' pages), for the other HTTP routes to make
+        the same. None before that app is built, or when it checks only Content-Type."""
+        manager = getattr(self._lowlevel_server, "_session_manager", None)
+        return manager.security_settings if manager is not None else None
+
+
+def key_session() -> str:
+    """The session of an HTTP request that keeps none: its key's, `http:<key id>`, or
+    `http:local` without keys."""
+    principal = request_principal()
+    key = principal.key_id if principal is not None and principal.key_id else "local"
+    return f"http:{key}"
 
 
 def error_result(tool: str, exc: ToolError) -> CallToolResult:

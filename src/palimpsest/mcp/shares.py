@@ -29,7 +29,7 @@ import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..config import DEFAULT_LIMITS, Limits
-from .refusals import refusal, unauthorized
+from .refusals import API_PREFIX, refusal, unauthorized
 
 if TYPE_CHECKING:
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -85,7 +85,8 @@ class KeyShares:
     ) -> None:
         share = self._shares.setdefault(key_id, _Share(token))
         share.token = token
-        stream = scope["method"] == "GET"
+        # A GET on /mcp is an event stream; one of the HTTP API (its document) is not.
+        stream = scope["method"] == "GET" and not scope["path"].startswith(API_PREFIX)
         refused = self._past_share(share, stream)
         if refused is not None:
             retry = {"retry-after": "1"}

@@ -35,7 +35,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from ..config import DEFAULT_LIMITS, Limits
 from .bounds import CallBounds
 from .keys import ADMITTED, KeyFirst
-from .refusals import QuietRefusals, refusal
+from .refusals import API_PREFIX, QuietRefusals, refusal
 from .shares import REQUEST_KEY, KeyShares
 from .stdio import unreadable_answer
 
@@ -73,18 +73,8 @@ class AnsweringUnreadableBodies:
         if not self._is_post(scope):
             await self._app(scope, receive, send)
             return
-        try:
-            with anyio.fail_after(BODY_SECONDS):
-                body = await _read_body(scope, receive)
-        except TimeoutError:
-            message = f"the body must arrive within {BODY_SECONDS:.0f} seconds"
-            await refusal(408, message)(scope, receive, send)
-            return
-        except BodyTooLarge:
-            message = f"a request body holds at most {MAX_BODY_BYTES} bytes"
-            await refusal(413, message)(scope, receive, send)
-            return
-        if body is None:  # the client went away
+        body = await body_in_bounds(scope, receive, send)
+        if body is None:
             return
         parsed = None
         try:
@@ -137,7 +127,22 @@ class BodyTooLarge(Exception):
     pass
 
 
-async def _read_body(scope: Scope, receive: Receive) -> bytes | None:
+async def body_in_bounds(scope: Scope, receive: Receive, send: Send) -> bytes | None:
+    """The whole body, if it arrives within BODY_SECONDS and holds at most MAX_BODY_BYTES;
+    else None, once the refusal (408, 413) is sent, or the client went away."""
+    try:
+        with anyio.fail_after(BODY_SECONDS):
+            return await read_body(scope, receive)
+    except TimeoutError:
+        message = f"the body must arrive within {BODY_SECONDS:.0f} seconds"
+        await refusal(408, message)(scope, receive, send)
+    except BodyTooLarge:
+        message = f"a request body holds at most {MAX_BODY_BYTES} bytes"
+        await refusal(413, message)(scope, receive, send)
+    return None
+
+
+async def read_body(scope: Scope, receive: Receive) -> bytes | None:
     """The whole body, or None if the client went away. Past the cap it is refused as soon
     as that is known (from its declared length, or once that much has come)."""
     declared = dict(scope["headers"]).get(b"content-length", b"0")
@@ -243,8 +248,9 @@ class GuardedH11Protocol(H11Protocol):
 
 
 class BesideMCP:
-    """`path` (and below it) and the lifespan to the MCP app; every other path to `site`
-    (the web page, which checks its own sessions: keys.KeyFirst would refuse a browser)."""
+    """`path` (and below it), the HTTP API's paths and the lifespan to the keyed app (MCP
+    and the API); every other path to `site` (the web page, which checks its own sessions:
+    keys.KeyFirst would refuse a browser)."""
 
     def __init__(self, mcp_app: ASGIApp, site: ASGIApp, path: str):
         self._mcp = mcp_app
@@ -253,10 +259,26 @@ class BesideMCP:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")
-        if scope["type"] != "http" or path == self._path or path.startswith(self._path + "/"):
+        keyed = path == self._path or path.startswith((self._path + "/", API_PREFIX))
+        if scope["type"] != "http" or keyed:
             await self._mcp(scope, receive, send)
         else:
             await self._site(scope, receive, send)
+
+
+class APIBesideMCP:
+    """Once a request's key is known (keys.KeyFirst, shares.KeyShares): the HTTP API's
+    paths to `api`, the rest and the lifespan to the MCP app."""
+
+    def __init__(self, mcp_app: ASGIApp, api: ASGIApp):
+        self._mcp = mcp_app
+        self._api = api
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope.get("path", "").startswith(API_PREFIX):
+            await self._api(scope, receive, send)
+        else:
+            await self._mcp(scope, receive, send)
 
 
 async def serve_http(
@@ -268,10 +290,12 @@ async def serve_http(
     limits: Limits = DEFAULT_LIMITS,
     stateless: bool = False,
     site: ASGIApp | None = None,
+    api: ASGIApp | None = None,
 ) -> None:
     """What the SDK's `run("streamable-http")` does, on guarded connections. `stateless`:
     no MCP session is kept, so a request may reach any of several processes. `site`: the
-    app that answers every path but `path` (the web page), on the same connections."""
+    app that answers every path but `path` and the API's (the web page), on the same
+    connections. `api`: the HTTP API (api/), at API_PREFIX, behind the same keys."""
     import uvicorn
 
     # The protocol class is uvicorn's to build, per connection: the limits ride on it.
@@ -290,10 +314,12 @@ async def serve_http(
     verifier = server.verifier
     assert verifier is not None, "an HTTP server is built with `http` (build_server)"
     sessions = None if stateless else server._lowlevel_server._session_manager
-    bodies = AnsweringUnreadableBodies(app, path, server.bounds)
-    shares = KeyShares(bodies, verifier.still_valid, sessions, limits)
+    keyed: ASGIApp = AnsweringUnreadableBodies(app, path, server.bounds)
+    if api is not None:  # the same key check and share of the server as /mcp
+        keyed = APIBesideMCP(keyed, api)
+    shares = KeyShares(keyed, verifier.still_valid, sessions, limits)
     logging.getLogger("uvicorn.error").addFilter(QuietRefusals())
-    served: ASGIApp = KeyFirst(bodies, verifier, shares)
+    served: ASGIApp = KeyFirst(keyed, verifier, shares)
     if site is not None:
         served = BesideMCP(served, site, path)
     config = uvicorn.Config(

@@ -1,5 +1,5 @@
-"""`serve --http` with the web page: the MCP server at /mcp and the page at every other
-path, one process, one store, the same keys."""
+"""`serve --http` with the web page: the MCP server at /mcp, the HTTP API at /api/v1/ and
+the page at every other path, one process, one store, the same keys."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import functools
 
 import anyio
 
+from ..api import HttpAPI
 from ..config import DEFAULT_LIMITS, Limits
 from ..mcp import PATH, build_server
 from ..mcp.server import prepare_in_background
@@ -62,6 +63,7 @@ def serve_site(
             limits=limits,
             stateless=stateless,
             site=site,
+            api=HttpAPI(server),
         )
         anyio.run(run)
     finally:

@@ -1,0 +1,14 @@
+"""The HTTP status of each error class: one table for the API's answers and its document.
+(The web page keeps its own, web/app.STATUS, with the same numbers.)"""
+
+from __future__ import annotations
+
+STATUS = {
+    "validation": 400,
+    "forbidden": 403,
+    "not_found": 404,
+    "conflict": 409,
+    "retryable": 503,  # 429 when the refusal carries `retry_after`: a key past its bound
+    "internal": 500,
+}
+TOO_MANY = 429
