@@ -1,5 +1,5 @@
-"""The HTTP status of each error class: one table for the API's answers and its document.
-(The web page keeps its own, web/app.STATUS, with the same numbers.)"""
+"""The HTTP status of each error class: one table for the API's answers, its document and
+the web page's refusals."""
 
 from __future__ import annotations
 

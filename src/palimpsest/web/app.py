@@ -34,6 +34,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.types import Receive, Scope, Send
 
+from ..api.status import STATUS
 from ..config import DEFAULT_LIMITS
 from ..domain.errors import PalimpsestError
 from ..mcp.bounds import CallBounds
@@ -51,14 +52,6 @@ from .sessions import LocalLink, WebSession, WebSessions
 
 logger = logging.getLogger("palimpsest.web")
 STATIC = {"site.css": "text/css; charset=utf-8", "site.js": "text/javascript; charset=utf-8"}
-STATUS = {
-    "validation": 400,
-    "forbidden": 403,
-    "not_found": 404,
-    "conflict": 409,
-    "retryable": 503,
-    "internal": 500,
-}
 MEMORY_PATH = re.compile(r"/memories/([^/]+)(?:/(verify|revise|retire|revert|forget))?")
 SESSION_PATH = re.compile(r"/sessions/(.+)")  # a session's id may hold a slash
 NOTEBOOK_PATH = re.compile(r"/notebooks/(.+)", re.DOTALL)  # a name may hold / and line breaks
