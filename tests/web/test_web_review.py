@@ -83,6 +83,43 @@ def test_posting_to_a_read_only_page_is_refused(site: Site) -> None:
     assert answer.status_code == 404
 
 
+def served_sessions(site: Site) -> list[str]:
+    service = site.service()
+    try:
+        return [s["session"] for s in service.served()["sessions"]]
+    finally:
+        service.close()
+
+
+def test_an_owner_forgets_a_sessions_record_from_its_page_with_a_reason(site: Site) -> None:
+    service = site.service()
+    try:
+        service.with_actor("user:ana").in_session("sess-forgotten").recall(query="pool")
+        service.served_log.flush()
+        service.add_user(name="olga", role="owner")
+        owners_key = service.create_key(user="olga")["key"]
+    finally:
+        service.close()
+    path = "/sessions/sess-forgotten"
+    editor, owner = session(site, site.editor_key), session(site, owners_key)
+    shown = get(site, path, editor).text  # ana's own session: she reads it...
+    assert "Forget this session" not in shown  # ...but only an owner is offered to forget it
+    forged = {"session": "sess-forgotten", "because": "tidy", "csrf": form_token(shown)}
+    assert post(site, "/sessions/forget", forged, editor).status_code == 403
+    page = get(site, path, owner).text
+    assert "Forget this session&#x27;s record" in page
+    token = form_token(page)
+    unexplained = {"session": "sess-forgotten", "because": " ", "csrf": token}
+    assert post(site, "/sessions/forget", unexplained, owner).status_code == 400
+    theirs = {"session": OTHER_SESSION, "because": "not ours", "csrf": token}
+    assert post(site, "/sessions/forget", theirs, owner).status_code == 404
+    assert "sess-forgotten" in served_sessions(site)  # none of those changed anything
+    answer = post(site, "/sessions/forget", {**unexplained, "because": "a test"}, owner)
+    assert answer.status_code == 303 and answer.headers["location"] == "/sessions"
+    assert "sess-forgotten" not in served_sessions(site)
+    assert get(site, path, owner).status_code == 404
+
+
 def status_of(site: Site, memory_id: str) -> tuple[str, str | None]:
     service = site.service()
     try:

@@ -364,6 +364,12 @@ class Site:
             call = actions.ACTIONS[found[2]](signed.service, found[1], form)
             await self._served(signed, call, back=here)
             return RedirectResponse(here, status_code=303)
+        if path == "/sessions/forget":
+            session = form.get("session", "")
+            because = form.get("because", "").strip() or None
+            call = functools.partial(signed.service.forget_served, session=session, because=because)
+            await self._served(signed, call, back=common.session_href(session))
+            return RedirectResponse("/sessions", status_code=303)
         if path == "/review/duplicates/merge":
             return await self._merge(signed, form)
         if path == "/review/disputes/rule":

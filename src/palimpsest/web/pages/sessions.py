@@ -6,7 +6,17 @@ from typing import Any
 
 from ...service.served_answers import ServedAnswer, ServedEntry
 from ..html import Markup, join, tag
-from .common import Viewer, as_text, header_row, isolated, layout, memory_href, session_href, time
+from .common import (
+    Viewer,
+    as_text,
+    csrf_field,
+    header_row,
+    isolated,
+    layout,
+    memory_href,
+    session_href,
+    time,
+)
 
 
 def sessions(viewer: Viewer, answer: ServedAnswer) -> Markup:
@@ -52,7 +62,32 @@ def served_session(viewer: Viewer, answer: ServedAnswer) -> Markup:
         tag("ol", items, class_="timeline steps") if items else tag("p", "No step recorded.")
     )
     parts.append(tag("p", tag("a", "All sessions", href="/sessions")))
+    if viewer.role == "owner":  # the service refuses anyone else's post too
+        parts.append(_forget_form(viewer, name))
     return layout(f"Session {name}", join(parts), viewer)
+
+
+def _forget_form(viewer: Viewer, session: str) -> Markup:
+    """Erase this session's record for good (`forget_served`): one event says why."""
+    form = tag(
+        "form",
+        csrf_field(viewer),
+        tag("input", type="hidden", name="session", value=session),
+        tag("label", "Why this record must not stay on disk", for_="forget-because"),
+        tag("input", id="forget-because", name="because", type="text", required=True),
+        tag("button", "Forget this session's record", type="submit"),
+        method="post",
+        action="/sessions/forget",
+        class_="change",
+    )
+    note = tag(
+        "p",
+        "What the session was shown and the ids it wrote are erased; the memories it wrote "
+        "stay, with their history.",
+        class_="facts",
+    )
+    return tag("section", tag("h2", "Forget", id="forget-h"), note, form,
+               aria_labelledby="forget-h")  # fmt: skip
 
 
 STEPS = {
