@@ -267,6 +267,9 @@ def test_an_editor_verifies_a_stale_memory_and_it_leaves_the_list(site: Site) ->
     data = {"id": second, "note": "two cores on the CI runner", "csrf": token}
     assert post(site, "/review/stale/verify", data, editor, None).status_code == 403
     assert post(site, "/review/stale/verify", {**data, "csrf": "x"}, editor).status_code == 403
+    unexplained = post(site, "/review/stale/verify", {**data, "note": " "}, editor)
+    assert unexplained.status_code == 400 and "validation" in unexplained.text
+    assert f'href="/memories/{second}"' in get(site, "/review/stale", editor).text  # unchanged
     done = post(site, "/review/stale/verify", data, editor)
     assert done.status_code == 303 and done.headers["location"] == "/review/stale"
     after = get(site, "/review/stale", editor).text

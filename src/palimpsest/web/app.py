@@ -375,10 +375,11 @@ class Site:
         if path == "/review/disputes/rule":
             return await self._rule(signed, form)
         if path == "/review/stale/verify":
-            # As the memory page's Verify: the service refuses a viewer and checks the id.
-            note = form.get("note", "").strip() or None
+            # As the memory page's Verify: the service refuses a viewer, checks the id and
+            # asks the reason (what was checked), as of every change made from the page.
+            memory_id, note = form.get("id", "").strip(), form.get("note", "").strip() or None
             call = functools.partial(
-                signed.service.revise, id=form.get("id", "").strip(), status="verified", note=note
+                signed.service.revise_with_reason, id=memory_id, status="verified", note=note
             )
             await self._served(signed, call)
             return RedirectResponse("/review/stale", status_code=303)
