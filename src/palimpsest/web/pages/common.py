@@ -185,6 +185,10 @@ TITLES = {
 
 
 def session_href(session: str) -> str:
+    """A session's page: its id whole in the path, as its agent chose it. By a query where
+    the path would not reach it: a browser resolves `.` and `..` as steps of the path."""
+    if session in (".", ".."):
+        return "/sessions?id=" + quote(session, safe="")
     return "/sessions/" + quote(session, safe="")
 
 
