@@ -3,14 +3,22 @@ relies on, against a real `serve --http` (site.py's store: markup in every field
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx2
 import pytest
 from playwright.sync_api import Browser
 
+from palimpsest.embed import NullEmbedder
+from palimpsest.service import open_service
+
+from ..agents.test_mcp_e2e import command, free_port, serving
 from .browser import Visit, needs_chromium, visit
-from .site import Site, running_site
+from .site import Site, base_env, running_site
 
 
 @pytest.fixture(scope="module")
@@ -78,3 +86,61 @@ def test_every_session_listed_opens_whatever_id_its_agent_chose(
         if heading != f"Session {name}" or repr(name) not in page.locator("main").inner_text():
             unread.append((name, href, heading))
     assert unread == []
+
+
+PYTHON = "/usr/bin/python3"  # the system's: another user can run it (the venv may be private)
+# A script's call without a key: the JSON a script sends, the answer's status and body.
+CALL = """
+import sys, urllib.error, urllib.request
+request = urllib.request.Request(sys.argv[1], data=sys.argv[2].encode(), headers={
+    "Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
+try:
+    answer = urllib.request.urlopen(request, timeout=30)
+    print(answer.status, answer.read().decode())
+except urllib.error.HTTPError as error:
+    print(error.code, error.read().decode())
+"""
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {},
+    "clientInfo": {"name": "another-user", "version": "1"}}}  # fmt: skip
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or not os.path.exists("/proc/net/tcp") or not os.path.exists(PYTHON),
+    reason="runs a client as another user: needs root, Linux and /usr/bin/python3",
+)
+def test_without_keys_another_user_of_this_machine_reads_nothing_through_the_api_or_mcp(
+    tmp_path: Path,
+) -> None:
+    """`palimpsest web` on a store without keys (one person's machine) acts for its local
+    owner. The page signs in no other user of the machine (web.md); nor may the API or
+    /mcp beside it, which need no key then: another user's script would read, change and
+    forget the owner's memory through them."""
+    db = tmp_path / "mine.db"
+    service = open_service(str(db), actor="user:owner", embedder=NullEmbedder())
+    try:
+        service.remember(notebook="ops", kind="fact", text="The owner's private note")
+    finally:
+        service.close()
+    port = free_port()
+    process = subprocess.Popen(command(db, "web", "--no-open", "--json", "--port", str(port)),
+                               env=base_env(tmp_path), stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True)  # fmt: skip
+    assert process.stderr is not None
+    json.loads(process.stderr.readline())  # its link: the server is up
+
+    def call(path: str, body: object, user: int | None) -> str:
+        ran = subprocess.run([PYTHON, "-c", CALL, f"http://127.0.0.1:{port}{path}",
+                              json.dumps(body)], user=user, env={}, capture_output=True,
+                             text=True, timeout=60)  # fmt: skip
+        return ran.stdout.strip() or ran.stderr
+
+    with serving(process, port):
+        theirs = {path: call(path, body, 65534) for path, body in
+                  (("/api/v1/recall", {"query": "note"}), ("/mcp", INITIALIZE))}  # fmt: skip
+        assert all(got.startswith("401 ") for got in theirs.values()), theirs
+        assert not any("private note" in got for got in theirs.values())
+        # The user who ran it still calls both without a key.
+        mine = call("/api/v1/recall", {"query": "note"}, None)
+        assert mine.startswith("200 ") and "private note" in mine
+        assert call("/mcp", INITIALIZE, None).startswith("200 ")
