@@ -18,7 +18,7 @@ from palimpsest.service import open_service
 
 from ..agents.test_mcp_e2e import command, free_port, serving
 from .browser import Visit, needs_chromium, visit
-from .site import Site, base_env, running_site
+from .site import Site, base_env, get, running_site, session
 
 
 @pytest.fixture(scope="module")
@@ -144,3 +144,27 @@ def test_without_keys_another_user_of_this_machine_reads_nothing_through_the_api
         mine = call("/api/v1/recall", {"query": "note"}, None)
         assert mine.startswith("200 ") and "private note" in mine
         assert call("/mcp", INITIALIZE, None).startswith("200 ")
+
+
+def test_a_step_another_actor_made_in_someones_session_names_that_actor(site: Site) -> None:
+    """A session's id is its agent's to choose, and another's agent may send the same one:
+    the owner reading that session sees whose each step was, never another's reads and
+    writes under the first actor's name (`Served to user:ana`)."""
+    service = site.service()
+    try:
+        service.with_actor("user:ana").in_session("sess-shared").recall(query="pool size")
+        planted = service.with_actor("user:mallory").in_session("sess-shared")
+        planted.recall(query="what mallory asked")
+        planted.remember(notebook="ops", kind="fact", text="Mallory filed this as ana")
+        service.add_user(name="olga", role="owner")
+        owner_key = service.create_key(user="olga")["key"]
+    finally:
+        service.close()
+    page = get(site, "/sessions/sess-shared", session(site, owner_key)).text
+    assert "Served to <bdi>user:ana</bdi>" in page
+    steps = page.split("<h2", 1)[1].split("<h2")
+    anas = [step for step in steps if "pool size" in step]
+    malloris = [step for step in steps if "mallory asked" in step or "Wrote" in step]
+    assert len(anas) == 1 and len(malloris) == 2, page
+    assert "user:mallory" not in anas[0]
+    assert all("user:mallory" in step for step in malloris), malloris
