@@ -8,6 +8,7 @@ import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import quote
 
 import httpx2
 import pytest
@@ -15,16 +16,41 @@ from playwright.sync_api import Browser
 
 from palimpsest.embed import NullEmbedder
 from palimpsest.service import open_service
+from palimpsest.web.pages.common import memory_href, notebook_href, session_href
 
 from ..agents.test_mcp_e2e import command, free_port, serving
 from .browser import Visit, needs_chromium, visit
-from .site import Site, base_env, get, running_site, session
+from .site import (
+    GUARD_SESSION,
+    IMAGE,
+    NOTEBOOK,
+    SCRIPT,
+    SESSION,
+    TAG,
+    Site,
+    base_env,
+    get,
+    running_site,
+    session,
+)
 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     with running_site(tmp_path_factory.mktemp("adversarial")) as running:
         yield running
+
+
+@pytest.fixture(scope="module")
+def owner_key(site: Site) -> str:
+    """An owner's key: an owner reads every session, and may forget any memory."""
+    service = site.service()
+    try:
+        service.add_user(name="olga", role="owner")
+        key: str = service.create_key(user="olga")["key"]
+        return key
+    finally:
+        service.close()
 
 
 def api(site: Site, operation: str, body: dict[str, object], key: str) -> httpx2.Response:
@@ -146,7 +172,9 @@ def test_without_keys_another_user_of_this_machine_reads_nothing_through_the_api
         assert call("/mcp", INITIALIZE, None).startswith("200 ")
 
 
-def test_a_step_another_actor_made_in_someones_session_names_that_actor(site: Site) -> None:
+def test_a_step_another_actor_made_in_someones_session_names_that_actor(
+    site: Site, owner_key: str
+) -> None:
     """A session's id is its agent's to choose, and another's agent may send the same one:
     the owner reading that session sees whose each step was, never another's reads and
     writes under the first actor's name (`Served to user:ana`)."""
@@ -156,8 +184,6 @@ def test_a_step_another_actor_made_in_someones_session_names_that_actor(site: Si
         planted = service.with_actor("user:mallory").in_session("sess-shared")
         planted.recall(query="what mallory asked")
         planted.remember(notebook="ops", kind="fact", text="Mallory filed this as ana")
-        service.add_user(name="olga", role="owner")
-        owner_key = service.create_key(user="olga")["key"]
     finally:
         service.close()
     page = get(site, "/sessions/sess-shared", session(site, owner_key)).text
@@ -168,3 +194,49 @@ def test_a_step_another_actor_made_in_someones_session_names_that_actor(site: Si
     assert len(anas) == 1 and len(malloris) == 2, page
     assert "user:mallory" not in anas[0]
     assert all("user:mallory" in step for step in malloris), malloris
+
+
+# What no page may hold, wherever agents' markup is shown: an element or attribute that
+# came from it. The CSP would stop most of it from running, so `window.pwned` alone would
+# not tell escaping from the CSP: the page itself must hold none of it.
+INJECTED = """() => [...document.querySelectorAll(
+    'script:not([src="/static/site.js"]), img, iframe, object, embed, base, meta[http-equiv],'
+    + ' style, svg svg, foreignObject, [style], [srcdoc], [formaction]')]
+  .map(e => e.outerHTML.slice(0, 120))
+  .concat([...document.querySelectorAll('*')].flatMap(e => [...e.attributes]
+    .filter(a => /^on/i.test(a.name) || /^\\s*(javascript|data|vbscript):/i.test(a.value))
+    .map(a => `${e.tagName} ${a.name}=${a.value.slice(0, 80)}`)))"""
+
+
+@needs_chromium
+def test_no_page_holds_an_element_or_attribute_made_of_what_agents_wrote(
+    browser: Browser, site: Site, owner_key: str, visits: list[Visit]
+) -> None:
+    """Every page an owner reads (the owner sees every session and every form), each
+    refusal naming what was asked for, and forget's confirmation: none holds markup of an
+    agent's as markup, and the browser reports no script or style the CSP had to stop."""
+    owner = visit(visits, browser, site)
+    page = owner.page
+    refused: list[str] = []
+    page.on("console", lambda m: refused.append(m.text) if "Security Policy" in m.text else None)
+    owner.sign_in(owner_key)
+    names = [NOTEBOOK, SESSION, GUARD_SESSION]
+    paths = ["/?q=pool", f"/?q={quote(IMAGE)}&notebook={quote(NOTEBOOK)}&tags={quote(TAG)}",
+             f"/memories/{site.memory_id}", f"/memories/{site.rule_id}",
+             "/notebooks", notebook_href(names[0]), f"{notebook_href(names[0])}?days=400",
+             "/sessions", session_href(SESSION), session_href(GUARD_SESSION),
+             "/review/duplicates?all=1", "/review/disputes", "/review/stale", "/review/doctor",
+             memory_href(IMAGE), notebook_href(SCRIPT), session_href(IMAGE)]  # fmt: skip
+    found = {}
+    for path in paths:
+        page.goto(path)
+        found[path] = page.evaluate(INJECTED)
+    # Forget's confirmation, the page a POST answers, its reason as the person wrote it.
+    page.goto(f"/memories/{site.memory_id}")
+    page.get_by_text("Forget", exact=True).click()
+    page.get_by_label("Why it must not stay on disk").fill(f"because {SCRIPT}")
+    page.get_by_role("button", name="Review what forget erases").click()
+    page.get_by_role("button", name="Forget for good").wait_for()
+    found["forget"] = page.evaluate(INJECTED)
+    assert {path: held for path, held in found.items() if held} == {}
+    assert refused == [] and owner.pwned() is None
