@@ -3,6 +3,7 @@ relies on, against a real `serve --http` (site.py's store: markup in every field
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import subprocess
@@ -240,3 +241,45 @@ def test_no_page_holds_an_element_or_attribute_made_of_what_agents_wrote(
     found["forget"] = page.evaluate(INJECTED)
     assert {path: held for path, held in found.items() if held} == {}
     assert refused == [] and owner.pwned() is None
+
+
+OPENS_EMBEDDING = "\u202a\u202b\u202d\u202e"  # LRE, RLE, LRO, RLO: closed by PDF or a PDI
+OPENS_ISOLATE = "\u2066\u2067\u2068"  # LRI, RLI, FSI: closed by PDI
+
+
+def open_at_end(text: str) -> list[str]:
+    """The embeddings, overrides and isolates still open at the end of `text`, as the
+    Unicode bidi algorithm pairs them (a PDI closes its isolate and all opened within it;
+    a PDF closes an embedding or override only, never past an isolate; strays do nothing)."""
+    stack: list[str] = []
+    for c in text:
+        if c in OPENS_EMBEDDING or c in OPENS_ISOLATE:
+            stack.append(c)
+        elif c == "\u202c" and stack and stack[-1] in OPENS_EMBEDDING:
+            stack.pop()
+        elif c == "\u2069" and any(o in OPENS_ISOLATE for o in stack):
+            while stack.pop() not in OPENS_ISOLATE:
+                pass
+    return stack
+
+
+def test_a_direction_an_agent_leaves_open_turns_none_of_the_tabs_own_words(
+    site: Site, owner_key: str
+) -> None:
+    """The browser's tab names the page as `<title of the memory> · Palimpsest`: the title
+    is isolated (FSI ... PDI), so an override an agent leaves open in it (U+202E) ends
+    there. An agent's own PDI or isolate in the title must not undo that and draw the
+    page's words backwards, as on the page itself (`<bdi>`)."""
+    titles = ["Pool\u2069\u202e size", "Pool \u2068\u202e size", "Pool \u202e\u2069\u2069 size"]
+    service = site.service()
+    try:
+        ids = [service.remember(notebook="ops", kind="fact", text="t", title=t)["id"]
+               for t in titles]  # fmt: skip
+    finally:
+        service.close()
+    cookie = session(site, owner_key)
+    for memory_id in ids:
+        page = get(site, f"/memories/{memory_id}", cookie).text
+        title = html.unescape(page.split("<title>", 1)[1].split("</title>", 1)[0])
+        agents, own = title.rsplit(" · Palimpsest", 1)[0], " · Palimpsest"
+        assert title.endswith(own) and open_at_end(agents) == [], repr(title)

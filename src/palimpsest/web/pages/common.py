@@ -30,7 +30,7 @@ def layout(title: str, body: Markup, viewer: Viewer | None = None) -> Markup:
         "head",
         tag("meta", charset="utf-8"),
         tag("meta", name="viewport", content="width=device-width, initial-scale=1"),
-        tag("title", f"\u2068{title}\u2069 · Palimpsest"),  # isolated, as `isolated` does
+        tag("title", f"\u2068{title.translate(ISOLATES)}\u2069 · Palimpsest"),  # as `isolated`
         tag("link", rel="stylesheet", href="/static/site.css"),
         tag("script", src="/static/site.js", defer=True),
     )
@@ -45,6 +45,11 @@ def layout(title: str, body: Markup, viewer: Viewer | None = None) -> Markup:
     main = tag("main", body, id="main", tabindex="-1")
     return Markup("<!doctype html>" + tag("html", head, tag("body", banner, main), lang="en"))
 
+
+# An agent's own isolate marks in a title (LRI, RLI, FSI, PDI) would close the one around
+# it, and a direction it leaves open would turn the tab's own words: the title (plain text,
+# no `<bdi>` there) is shown without them.
+ISOLATES = dict.fromkeys(range(0x2066, 0x206A))
 
 NAV = (
     ("Search", "/"),
