@@ -34,6 +34,7 @@ from .site import (
     running_site,
     session,
 )
+from .test_web_browser import LEFT_OF
 
 
 @pytest.fixture(scope="module")
@@ -283,3 +284,24 @@ def test_a_direction_an_agent_leaves_open_turns_none_of_the_tabs_own_words(
         title = html.unescape(page.split("<title>", 1)[1].split("</title>", 1)[0])
         agents, own = title.rsplit(" · Palimpsest", 1)[0], " · Palimpsest"
         assert title.endswith(own) and open_at_end(agents) == [], repr(title)
+
+
+@needs_chromium
+def test_an_agents_own_isolate_marks_in_a_value_turn_none_of_the_pages_words(
+    browser: Browser, site: Site, visits: list[Visit]
+) -> None:
+    """A value among the page's own words is isolated (`<bdi>`): a PDI of the agent's in
+    it, then an override, must not escape it and draw `active · version 1` backwards."""
+    service = site.service()
+    try:
+        service.remember(notebook="wombats\u2069\u202e", kind="fact", text="A wombat digs")
+    finally:
+        service.close()
+    person = visit(visits, browser, site)
+    person.sign_in(site.viewer_key)
+    person.page.goto("/?q=wombat")
+    facts = ".hits li:first-child .facts"
+    person.page.locator(facts).wait_for()
+    active, version = (person.page.evaluate(LEFT_OF, [facts, w]) for w in ("active", "version"))
+    assert active is not None and version is not None
+    assert active < version, "the page's own words after the notebook's name run backwards"

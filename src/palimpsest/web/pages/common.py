@@ -46,9 +46,9 @@ def layout(title: str, body: Markup, viewer: Viewer | None = None) -> Markup:
     return Markup("<!doctype html>" + tag("html", head, tag("body", banner, main), lang="en"))
 
 
-# An agent's own isolate marks in a title (LRI, RLI, FSI, PDI) would close the one around
-# it, and a direction it leaves open would turn the tab's own words: the title (plain text,
-# no `<bdi>` there) is shown without them.
+# An agent's own isolate marks (LRI, RLI, FSI, PDI) would close the isolate around its value
+# (a `<bdi>`, or the FSI ... PDI of a title), and a direction it leaves open would turn the
+# page's own words after it: a value set among them is shown without them.
 ISOLATES = dict.fromkeys(range(0x2066, 0x206A))
 
 NAV = (
@@ -120,7 +120,10 @@ def sign_in(message: str | None = None, status: str = "info") -> Markup:
 
 def isolated(value: object) -> Markup:
     """A value an agent wrote, set among the page's own words: in `<bdi>`, so that a
-    direction override it leaves open (U+202E) turns nothing of the page around it."""
+    direction override it leaves open (U+202E) turns nothing of the page around it. Its
+    own isolate marks are dropped: a browser lets its PDI close the `<bdi>` (ISOLATES)."""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        value = value.translate(ISOLATES)
     return tag("bdi", value)
 
 
