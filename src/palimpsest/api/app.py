@@ -91,7 +91,8 @@ class HttpAPI:
         if unsafe is not None:
             return unsafe
         if allowed == "GET":
-            return Response(await self.document(), media_type="application/json")
+            return Response(await self.document(), media_type="application/json",
+                            headers=dict(KEPT_FROM_CACHES))  # fmt: skip
         body = await body_in_bounds(scope, receive, send)
         if body is None:
             return None
@@ -157,6 +158,11 @@ def refused(
     return _json(status or STATUS[error.error_class], error.to_dict(), headers)
 
 
+# An answer holds what agents wrote, read with someone's key: no cache keeps it, and no
+# browser reads it as anything but JSON (as the web page's answers, web/guard.py).
+KEPT_FROM_CACHES = {"cache-control": "no-store", "x-content-type-options": "nosniff"}
+
+
 def _json(status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> Response:
     return Response(compact(body), status_code=status, media_type="application/json",
-                    headers=headers)  # fmt: skip
+                    headers=KEPT_FROM_CACHES | (headers or {}))  # fmt: skip

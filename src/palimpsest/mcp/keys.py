@@ -30,6 +30,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from ..domain.errors import Retryable
 from ..service import Service
 from ..service.roles import Principal
+from .peers import peer_is_this_user
 from .refusals import Refusal, refusal, unauthorized
 
 if TYPE_CHECKING:
@@ -156,7 +157,7 @@ class KeyFirst:
         except Exception as exc:  # the store did not answer: no one is let in, nor told why
             await _unchecked(exc)(scope, receive, send)
             return
-        if token is None or access is None:
+        if token is None or access is None or not await _own_if_keyless(access, scope):
             await unauthorized("Authentication required")(scope, receive, send)
             return
         scope[ADMITTED] = True  # in the connection's own scope, which uvicorn reads too
@@ -171,6 +172,16 @@ class KeyFirst:
                 await self._app(scope, receive, send)
         finally:
             _VERIFIED.reset(verified)
+
+
+async def _own_if_keyless(access: AccessToken, scope: Scope) -> bool:
+    """A request let in without a key (a store with none yet) acts as the local owner: only
+    over a connection of the user this server runs as (or root), as `palimpsest web`'s
+    link; another user of the machine reaching 127.0.0.1 is not the owner (mcp/peers.py)."""
+    if access.claims:  # a key's holder: its key says who
+        return True
+    ends = (scope.get("client"), scope.get("server"))
+    return await anyio.to_thread.run_sync(peer_is_this_user, *ends)
 
 
 def _unchecked(exc: Exception) -> Refusal:

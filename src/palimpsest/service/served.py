@@ -121,8 +121,8 @@ def _session_view(found: ServedSession) -> ServedSessionShown:
 
 def _step_view(step: Served) -> ServedEntry:
     lines: list[ShownLine] = [{"id": i, "version": v, "score": s} for i, v, s in step.shown]
-    return {"at": step.served_at, "what": step.what, "request": dict(step.request),
-            "shown": lines}  # fmt: skip
+    return {"at": step.served_at, "what": step.what, "actor": step.actor,
+            "request": dict(step.request), "shown": lines}  # fmt: skip
 
 
 def _span_events(

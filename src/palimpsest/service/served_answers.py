@@ -27,6 +27,9 @@ class ServedEntry(TypedDict, total=False):
 
     at: Required[str]
     what: Required[str]
+    # Whose serving or write it was: a session's id is its agent's to choose, and another
+    # actor's agent may send the same one (the session's `actor` is its first step's).
+    actor: str
     request: dict[str, Any]  # the filters; the query redacted, or only its hash
     shown: list[ShownLine]
     event: EventShown  # a write of the session's actor between its start and its end

@@ -53,7 +53,7 @@ from .sessions import LocalLink, WebSession, WebSessions
 logger = logging.getLogger("palimpsest.web")
 STATIC = {"site.css": "text/css; charset=utf-8", "site.js": "text/javascript; charset=utf-8"}
 MEMORY_PATH = re.compile(r"/memories/([^/]+)(?:/(verify|revise|retire|revert|forget))?")
-SESSION_PATH = re.compile(r"/sessions/(.+)")  # a session's id may hold a slash
+SESSION_PATH = re.compile(r"/sessions/(.+)", re.DOTALL)  # an id may hold / and line breaks
 NOTEBOOK_PATH = re.compile(r"/notebooks/(.+)", re.DOTALL)  # a name may hold / and line breaks
 DAYS = re.compile(r"[0-9]{1,4}")  # a number of days, as the service takes it (else refused)
 ENDED = (
@@ -325,14 +325,14 @@ class Site:
         found = NOTEBOOK_PATH.fullmatch(request.scope["path"])
         if found:
             return await self._notebook(request, found[1], signed)
+        if path == "/sessions" and "id" in request.query_params:  # `.` and `..` (session_href)
+            return await self._session(request.query_params["id"], signed)
         if path == "/sessions":
             answer = await self._served(signed, functools.partial(signed.service.served))
             return _page(sessions_page.sessions(signed.viewer, answer))
-        found = SESSION_PATH.fullmatch(path)
+        found = SESSION_PATH.fullmatch(request.scope["path"])  # as sent, line breaks and all
         if found:
-            call = functools.partial(signed.service.served, session=found[1], limit=1000)
-            answer = await self._served(signed, call)
-            return _page(sessions_page.served_session(signed.viewer, answer))
+            return await self._session(found[1], signed)
         if path == "/review/duplicates":
             return await self._duplicates(request, signed)
         if path == "/review/disputes":
@@ -392,6 +392,11 @@ class Site:
             call = functools.partial(signed.service.recall, **forms.recall_arguments(given))
             answer = await self._served(signed, call)
         return _page(search.search(signed.viewer, given, answer))
+
+    async def _session(self, name: str, signed: Signed) -> Response:
+        call = functools.partial(signed.service.served, session=name, limit=1000)
+        answer = await self._served(signed, call)
+        return _page(sessions_page.served_session(signed.viewer, answer))
 
     async def _duplicates(self, request: Request, signed: Signed) -> Response:
         """A notebook's groups by default: the whole workspace's take seconds at 10,000

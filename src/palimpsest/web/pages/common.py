@@ -30,7 +30,7 @@ def layout(title: str, body: Markup, viewer: Viewer | None = None) -> Markup:
         "head",
         tag("meta", charset="utf-8"),
         tag("meta", name="viewport", content="width=device-width, initial-scale=1"),
-        tag("title", f"\u2068{title}\u2069 · Palimpsest"),  # isolated, as `isolated` does
+        tag("title", f"\u2068{title.translate(ISOLATES)}\u2069 · Palimpsest"),  # as `isolated`
         tag("link", rel="stylesheet", href="/static/site.css"),
         tag("script", src="/static/site.js", defer=True),
     )
@@ -45,6 +45,11 @@ def layout(title: str, body: Markup, viewer: Viewer | None = None) -> Markup:
     main = tag("main", body, id="main", tabindex="-1")
     return Markup("<!doctype html>" + tag("html", head, tag("body", banner, main), lang="en"))
 
+
+# An agent's own isolate marks (LRI, RLI, FSI, PDI) would close the isolate around its value
+# (a `<bdi>`, or the FSI ... PDI of a title), and a direction it leaves open would turn the
+# page's own words after it: a value set among them is shown without them.
+ISOLATES = dict.fromkeys(range(0x2066, 0x206A))
 
 NAV = (
     ("Search", "/"),
@@ -115,7 +120,10 @@ def sign_in(message: str | None = None, status: str = "info") -> Markup:
 
 def isolated(value: object) -> Markup:
     """A value an agent wrote, set among the page's own words: in `<bdi>`, so that a
-    direction override it leaves open (U+202E) turns nothing of the page around it."""
+    direction override it leaves open (U+202E) turns nothing of the page around it. Its
+    own isolate marks are dropped: a browser lets its PDI close the `<bdi>` (ISOLATES)."""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        value = value.translate(ISOLATES)
     return tag("bdi", value)
 
 
@@ -185,6 +193,10 @@ TITLES = {
 
 
 def session_href(session: str) -> str:
+    """A session's page: its id whole in the path, as its agent chose it. By a query where
+    the path would not reach it: a browser resolves `.` and `..` as steps of the path."""
+    if session in (".", ".."):
+        return "/sessions?id=" + quote(session, safe="")
     return "/sessions/" + quote(session, safe="")
 
 

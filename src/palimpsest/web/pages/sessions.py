@@ -57,7 +57,7 @@ def served_session(viewer: Viewer, answer: ServedAnswer) -> Markup:
             class_="facts",
         ),
     ]
-    items = [tag("li", _step(entry)) for entry in entries]
+    items = [tag("li", _step(entry, answer.get("actor"))) for entry in entries]
     parts.append(
         tag("ol", items, class_="timeline steps") if items else tag("p", "No step recorded.")
     )
@@ -100,8 +100,9 @@ STEPS = {
 }
 
 
-def _step(entry: ServedEntry) -> Markup:
+def _step(entry: ServedEntry, session_actor: str | None) -> Markup:
     what = entry.get("what", "")
+    when = _when(entry, session_actor)
     event = entry.get("event")
     if event is not None:  # a write of its actor in its span
         target = event.get("target_id", "")
@@ -113,7 +114,7 @@ def _step(entry: ServedEntry) -> Markup:
         ]
         if event.get("note"):
             body.append(tag("p", "Reason: ", tag("q", isolated(event["note"])), class_="note"))
-        return join([heading, _when(entry), body])
+        return join([heading, when, body])
     request = entry.get("request") or {}
     heading = tag("h2", STEPS.get(what, what), class_="step")
     asked = _asked(request)
@@ -133,7 +134,7 @@ def _step(entry: ServedEntry) -> Markup:
         if lines
         else tag("p", "Nothing shown.", class_="facts")
     )
-    return join([heading, _when(entry), asked, listing])
+    return join([heading, when, asked, listing])
 
 
 def _asked(request: dict[str, Any]) -> Markup | str:
@@ -154,5 +155,9 @@ def _asked(request: dict[str, Any]) -> Markup | str:
     return tag("dl", rows, class_="fields asked") if rows else ""
 
 
-def _when(entry: ServedEntry) -> Markup:
-    return tag("p", time(entry.get("at")), class_="facts")
+def _when(entry: ServedEntry, session_actor: str | None) -> Markup:
+    """When; and whose, for a step of another actor than the session's: another's agent
+    may send the same session id, and its steps are not the session's actor's."""
+    actor = entry.get("actor")  # none on an event of the session actor's span
+    whose = [" · by ", isolated(actor)] if actor and actor != session_actor else []
+    return tag("p", time(entry.get("at")), whose, class_="facts")
