@@ -43,7 +43,8 @@ ALLOWED = {
     "service": DOMAIN | SCREENING | {"revise", "store", "embed", "guard", "formats"},
     # Recall measured on questions: a client of the service, as the adapters are.
     "evaluation": {"domain.errors", "screening.gate", "store", "embed", "service"},
-    "config": {"domain.errors", "service"},  # the process's configuration, for adapters
+    # the process's configuration, for adapters; it names the embedders without the service
+    "config": {"domain.errors", "embed", "service"},
     # secrets by name, in the OS keychain
     "keychain": {"domain.errors", "screening.secret_rules", "screening.secrets"},
     # The adapters reach the rules (gate, revise, secrets) only through the service; below

@@ -29,8 +29,12 @@ from typing import Any
 import platformdirs
 
 from .domain.errors import ValidationError
-from .service import DEFAULT_EMBEDDER, EMBEDDERS, check_actor, shown_name
-from .service import store_label as shown
+from .embed import DEFAULT_EMBEDDER, EMBEDDERS
+
+# The service's rules (an actor's, a name fit to repeat, a store's label) are imported where
+# a value needs them, not with this module: `serve` reads no configuration before it answers
+# `initialize`, and the service (with the secret detector) takes most of a start beyond the
+# MCP SDK's own import (docs/benchmarks.md).
 
 FILE_NAME = "config.toml"
 ENV_PREFIX = "PALIMPSEST_"
@@ -81,6 +85,8 @@ def _text(what: str) -> Callable[[Any], str]:
 
 
 def _actor(value: Any) -> str:
+    from .service import check_actor
+
     try:
         return check_actor(_text("")(value))
     except (ValueError, ValidationError):
@@ -315,6 +321,8 @@ class Config:
 
         `fallbacks` fill what has no value of its own (the default store, the login name).
         """
+        from .service import store_label as shown
+
         keys = {}
         for name, key in KEYS.items():
             value = self.values[name]
@@ -426,6 +434,8 @@ def _flattened(document: dict[str, Any], path: Path) -> dict[str, Any]:
             found[head] = value
     for name in found:
         if name not in KEYS:
+            from .service import shown_name
+
             raise ValidationError(
                 f'{path}: "{shown_name(name)}" is not a configuration key; the keys are '
                 f"{', '.join(KEYS)} (docs/configuration.md).",
