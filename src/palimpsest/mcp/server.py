@@ -43,12 +43,12 @@ from ..service import Service, prepare_screening
 from .arguments import argument_error
 from .arguments import short as _short
 from .bounds import CallBounds
-from .descriptions import DESCRIPTIONS, INSTRUCTIONS
+from .descriptions import DESCRIPTIONS, INSTRUCTIONS, TOOL_NAMES
 from .keys import KeyVerifier, auth_settings, request_principal
 from .prompts import PalimpsestPrompts
 from .schema import harden
 from .stdio import serve_stdio
-from .tools import CLIENT_SESSION, STORE_THREADS, TOOL_NAMES, PalimpsestTools
+from .tools import CLIENT_SESSION, STORE_THREADS, PalimpsestTools
 
 HOST = "127.0.0.1"
 PATH = "/mcp"
