@@ -43,8 +43,9 @@ ALLOWED = {
     "service": DOMAIN | SCREENING | {"revise", "store", "embed", "guard", "formats"},
     # Recall measured on questions: a client of the service, as the adapters are.
     "evaluation": {"domain.errors", "screening.gate", "store", "embed", "service"},
-    # the process's configuration, for adapters; it names the embedders without the service
-    "config": {"domain.errors", "embed", "service"},
+    # The process's configuration, for adapters. It holds an actor to the gate's rule and
+    # names the embedders without loading the service: `serve` checks it before answering.
+    "config": {"domain.errors", "embed", "screening.gate", "service"},
     # secrets by name, in the OS keychain
     "keychain": {"domain.errors", "screening.secret_rules", "screening.secrets"},
     # The adapters reach the rules (gate, revise, secrets) only through the service; below

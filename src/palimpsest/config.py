@@ -31,9 +31,10 @@ import platformdirs
 from .domain.errors import ValidationError
 from .embed import DEFAULT_EMBEDDER, EMBEDDERS
 
-# The service's rules (an actor's, a name fit to repeat, a store's label) are imported where
-# a value needs them, not with this module: `serve` reads no configuration before it answers
-# `initialize`, and the service (with the secret detector) takes most of a start beyond the
+# The rules a value is held to (an actor's, a name fit to repeat: the write gate's) and a
+# store's label are imported where a value needs them, not with this module; the actor's from
+# the gate itself, not through the service: `serve` checks its configuration before it
+# answers `initialize`, and loading the whole service would take most of a start beyond the
 # MCP SDK's own import (docs/benchmarks.md).
 
 FILE_NAME = "config.toml"
@@ -85,7 +86,7 @@ def _text(what: str) -> Callable[[Any], str]:
 
 
 def _actor(value: Any) -> str:
-    from .service import check_actor
+    from .screening.gate import check_actor
 
     try:
         return check_actor(_text("")(value))
@@ -434,7 +435,7 @@ def _flattened(document: dict[str, Any], path: Path) -> dict[str, Any]:
             found[head] = value
     for name in found:
         if name not in KEYS:
-            from .service import shown_name
+            from .screening.gate import shown_name
 
             raise ValidationError(
                 f'{path}: "{shown_name(name)}" is not a configuration key; the keys are '

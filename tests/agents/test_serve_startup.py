@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 
 import anyio
+import pytest
 
 from palimpsest.embed import NullEmbedder
 from palimpsest.embed.minilm import MiniLMEmbedder
@@ -180,15 +181,19 @@ NOT_BEFORE_INITIALIZE = {"palimpsest.service", "palimpsest.store", "palimpsest.s
                          "palimpsest.mcp.tools", "palimpsest.mcp.params", "numpy"}  # fmt: skip
 
 
+@pytest.mark.parametrize("actor", [[], ["--actor", "agent:claude-code"]])
 def test_serving_answers_initialize_before_loading_the_service(
-    tmp_path: Path, env: dict[str, str]
+    tmp_path: Path, env: dict[str, str], actor: list[str]
 ) -> None:
     """`serve` over stdio answers `initialize` (its instructions and name) before it imports
     the service: a client waits for little more than the MCP SDK's own import. A client that
-    hangs up once it has that answer leaves a server that never loaded more."""
+    hangs up once it has that answer leaves a server that never loaded more. An actor given
+    (as the client configuration of docs/operations.md gives one) is screened for secrets
+    before the answer, and loads the secret detector for that alone."""
     listed = tmp_path / "modules.json"
+    not_yet = NOT_BEFORE_INITIALIZE - ({"palimpsest.screening.secrets"} if actor else set())
     with subprocess.Popen(
-        [sys.executable, "-c", SERVE_AND_LIST, "--db", str(tmp_path / "s.db"), "serve"],
+        [sys.executable, "-c", SERVE_AND_LIST, "--db", str(tmp_path / "s.db"), *actor, "serve"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, env={**env, "MODULES_OUT": str(listed)},
     ) as process:  # fmt: skip
         assert process.stdin is not None and process.stdout is not None
@@ -198,7 +203,7 @@ def test_serving_answers_initialize_before_loading_the_service(
         assert process.wait(timeout=60) == 0
     assert answer["result"]["instructions"] == INSTRUCTIONS
     assert answer["result"]["serverInfo"]["name"] == "palimpsest"
-    loaded = NOT_BEFORE_INITIALIZE & set(json.loads(listed.read_text()))
+    loaded = not_yet & set(json.loads(listed.read_text()))
     assert not loaded, sorted(loaded)
 
 
