@@ -210,13 +210,28 @@ def _imported(
     command: list[str], stdin: str = "", env: dict[str, str] | None = None
 ) -> list[tuple[int, str, float]]:
     """Each module `command` imports (under -X importtime), in its order: its depth, its
-    name and the seconds it took by itself."""
-    done = subprocess.run(
-        command, input=stdin, capture_output=True, text=True, check=True,
-        env={**os.environ, **(env or {})},
-    )  # fmt: skip
+    name and the seconds it took by itself. Given `stdin`, a server: up to its first answer,
+    as it is stopped once that is read (it loads the service later, at the end of its
+    input if nothing asked for it before)."""
+    with tempfile.TemporaryFile("w+") as listing:  # a pipe could fill before the answer
+        process = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=listing,
+            text=True, env={**os.environ, **(env or {})},
+        )  # fmt: skip
+        assert process.stdin is not None and process.stdout is not None
+        if stdin:
+            process.stdin.write(stdin)
+            process.stdin.flush()
+            if not process.stdout.readline():
+                raise RuntimeError(f"{' '.join(command[-2:])} ended before answering")
+            process.kill()
+        process.communicate(timeout=120)
+        if not stdin and process.returncode != 0:
+            raise RuntimeError(f"{' '.join(command[-2:])} failed")
+        listing.seek(0)
+        lines = listing.read().splitlines()
     modules = []
-    for line in done.stderr.splitlines():
+    for line in lines:
         parts = line.split("|")
         if len(parts) == 3 and parts[1].strip().isdigit():
             name = parts[2].rstrip()

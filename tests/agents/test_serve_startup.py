@@ -4,9 +4,11 @@ first recall by meaning does not wait for it and answers that need no meaning ne
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import anyio
@@ -179,27 +181,45 @@ def test_tools_left_for_later_are_made_on_first_need(tmp_path: Path) -> None:
 # the secret detector, the tools' argument models and answer types), and numpy.
 NOT_BEFORE_INITIALIZE = {"palimpsest.service", "palimpsest.store", "palimpsest.screening.secrets",
                          "palimpsest.mcp.tools", "palimpsest.mcp.params", "numpy"}  # fmt: skip
+# `palimpsest serve` as its command runs it, writing the modules it has loaded when told to.
+SERVE_AND_LIST_ON_SIGNAL = """
+import json, os, runpy, signal, sys
+def write(*_):
+    with open(os.environ["MODULES_OUT"] + ".part", "w") as out:
+        json.dump(sorted(sys.modules), out)
+    os.replace(os.environ["MODULES_OUT"] + ".part", os.environ["MODULES_OUT"])
+signal.signal(signal.SIGUSR1, write)
+sys.argv = ["palimpsest", *sys.argv[1:]]
+runpy.run_module("palimpsest", run_name="__main__", alter_sys=True)
+"""
 
 
+@pytest.mark.skipif(not hasattr(signal, "SIGUSR1"), reason="asks the server by a signal")
 @pytest.mark.parametrize("actor", [[], ["--actor", "agent:claude-code"]])
 def test_serving_answers_initialize_before_loading_the_service(
     tmp_path: Path, env: dict[str, str], actor: list[str]
 ) -> None:
     """`serve` over stdio answers `initialize` (its instructions and name) before it imports
-    the service: a client waits for little more than the MCP SDK's own import. A client that
-    hangs up once it has that answer leaves a server that never loaded more. An actor given
-    (as the client configuration of docs/operations.md gives one) is screened for secrets
-    before the answer, and loads the secret detector for that alone."""
+    the service: a client waits for little more than the MCP SDK's own import. An actor
+    given (as the client configuration of docs/operations.md gives one) is screened for
+    secrets before the answer, and loads the secret detector for that alone."""
     listed = tmp_path / "modules.json"
     not_yet = NOT_BEFORE_INITIALIZE - ({"palimpsest.screening.secrets"} if actor else set())
     with subprocess.Popen(
-        [sys.executable, "-c", SERVE_AND_LIST, "--db", str(tmp_path / "s.db"), *actor, "serve"],
+        [sys.executable, "-c", SERVE_AND_LIST_ON_SIGNAL, "--db", str(tmp_path / "s.db"),
+         *actor, "serve"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, env={**env, "MODULES_OUT": str(listed)},
     ) as process:  # fmt: skip
         assert process.stdin is not None and process.stdout is not None
         process.stdin.write(_rpc(1, "initialize", HELLO))
-        process.stdin.close()
+        process.stdin.flush()
         answer = json.loads(process.stdout.readline())
+        process.send_signal(signal.SIGUSR1)  # what it has loaded, with only that answer given
+        deadline = time.monotonic() + 60
+        while not listed.exists():
+            assert time.monotonic() < deadline, "the server never listed its modules"
+            time.sleep(0.02)
+        process.stdin.close()
         assert process.wait(timeout=60) == 0
     assert answer["result"]["instructions"] == INSTRUCTIONS
     assert answer["result"]["serverInfo"]["name"] == "palimpsest"

@@ -359,14 +359,21 @@ def serve(open_service: Callable[[], Service], threads: int = DEFAULT_LIMITS.sto
     and prompts made, once the client has that answer and says `initialized` (or first
     asks for them), so a client waits for little more than the SDK's import; the secret
     patterns and the model are then made ready on threads of their own. A service that
-    cannot be opened ends the server, and its error is raised here.
+    cannot be opened ends the server, and its error is raised here; so it is when the
+    input ends before the client asked for anything (or none was there), as at once.
     """
     failed: list[Exception] = []
     serving: anyio.CancelScope | None = None  # cancelled when the service cannot be opened
+    opened: list[Service] = []
+
+    def open_once() -> Service:
+        if not opened:
+            opened.append(open_service())
+        return opened[0]
 
     def open_and_equip(server: PalimpsestMCP) -> None:
         try:
-            service = open_service()
+            service = open_once()
             # Tools first: made beside the model's load, both took longer than in turn
             # (the model's runtime threads and pydantic contend for two cores).
             _equip(server, service)
@@ -390,6 +397,8 @@ def serve(open_service: Callable[[], Service], threads: int = DEFAULT_LIMITS.sto
 
     try:
         anyio.run(run)
+        if not failed:
+            open_once()  # a store that cannot be opened is refused, even to no client
     finally:
         server.close()
     if failed:
