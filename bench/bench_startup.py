@@ -6,6 +6,7 @@ Run on demand, not by pytest:
     .venv/bin/python bench/bench_startup.py --db /tmp/store.db --runs 7
     .venv/bin/python bench/bench_startup.py --db /tmp/store.db --runs 7 --cold
     .venv/bin/python bench/bench_startup.py --importtime   # what it imports beyond the SDK
+    .venv/bin/python bench/bench_startup.py --db /tmp/store.db --runs 15 --against /tmp/old/src
 
 Each run starts a real server with the MiniLM embedder and speaks JSON-RPC on its pipes:
 `initialize` (what a client waits for before anything else), `tools/list`, a recall of an
@@ -22,6 +23,9 @@ the store), as after a reboot. Without it the runs are warm: all of that is in m
 
 Bytecode is compiled first, as an installed package has it: an editable checkout run with
 PYTHONDONTWRITEBYTECODE would compile this package's modules again at every start.
+
+`--against SRC`: another tree's `src/` (an earlier commit's, from `git archive`) is started
+too, its runs and these in turn one by one, so that a busy machine weighs on both alike.
 """
 
 from __future__ import annotations
@@ -113,8 +117,10 @@ def evict(files: list[Path]) -> None:
 class Server:
     """One `palimpsest serve` process over stdio, timed from its start."""
 
-    def __init__(self, db: Path, embedder: str):
+    def __init__(self, db: Path, embedder: str, source: Path | None = None):
         env = {**os.environ, "PALIMPSEST_EMBEDDER": embedder}
+        if source is not None:  # that tree's package, not the one installed
+            env["PYTHONPATH"] = str(source)
         self.started = time.perf_counter()
         self.process = subprocess.Popen(
             [sys.executable, "-m", "palimpsest", "--db", str(db), "serve"],
@@ -151,14 +157,16 @@ class Server:
         self.process.wait(timeout=60)
 
 
-def one_run(db: Path, embedder: str, cold: list[Path] | None) -> dict[str, float]:
+def one_run(
+    db: Path, embedder: str, cold: list[Path] | None, source: Path | None = None
+) -> dict[str, float]:
     """The floor, then the server, each started cold when `cold` lists the files to evict."""
     if cold is not None:
         evict(cold)
     figures = floor_run()
     if cold is not None:
         evict(cold)
-    server = Server(db, embedder)
+    server = Server(db, embedder, source)
     try:
         figures["initialize"] = server.ask("initialize", INITIALIZE)
         figures["initialize, CPU s"] = server.cpu()
@@ -172,6 +180,7 @@ def one_run(db: Path, embedder: str, cold: list[Path] | None) -> dict[str, float
     finally:
         server.close()
     figures["initialize over the floor"] = figures["initialize"] - figures["SDK import (floor)"]
+    figures["over the floor, CPU s"] = figures["initialize, CPU s"] - figures["floor, CPU s"]
     return figures
 
 
@@ -201,13 +210,28 @@ def _imported(
     command: list[str], stdin: str = "", env: dict[str, str] | None = None
 ) -> list[tuple[int, str, float]]:
     """Each module `command` imports (under -X importtime), in its order: its depth, its
-    name and the seconds it took by itself."""
-    done = subprocess.run(
-        command, input=stdin, capture_output=True, text=True, check=True,
-        env={**os.environ, **(env or {})},
-    )  # fmt: skip
+    name and the seconds it took by itself. Given `stdin`, a server: up to its first answer,
+    as it is stopped once that is read (it loads the service later, at the end of its
+    input if nothing asked for it before)."""
+    with tempfile.TemporaryFile("w+") as listing:  # a pipe could fill before the answer
+        process = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=listing,
+            text=True, env={**os.environ, **(env or {})},
+        )  # fmt: skip
+        assert process.stdin is not None and process.stdout is not None
+        if stdin:
+            process.stdin.write(stdin)
+            process.stdin.flush()
+            if not process.stdout.readline():
+                raise RuntimeError(f"{' '.join(command[-2:])} ended before answering")
+            process.kill()
+        process.communicate(timeout=120)
+        if not stdin and process.returncode != 0:
+            raise RuntimeError(f"{' '.join(command[-2:])} failed")
+        listing.seek(0)
+        lines = listing.read().splitlines()
     modules = []
-    for line in done.stderr.splitlines():
+    for line in lines:
         parts = line.split("|")
         if len(parts) == 3 and parts[1].strip().isdigit():
             name = parts[2].rstrip()
@@ -223,18 +247,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--embedder", default="minilm")
     parser.add_argument("--cold", action="store_true", help="empty the page cache first")
     parser.add_argument("--importtime", action="store_true", help="list the slowest imports")
+    parser.add_argument("--against", type=Path, metavar="SRC",
+                        help="another tree's src/, started in turn with this one")  # fmt: skip
     args = parser.parse_args(argv)
     own_folder = None if args.db else Path(tempfile.mkdtemp(prefix="palimpsest-start-"))
     db = args.db if own_folder is None else own_folder / "start.db"
     spec = importlib.util.find_spec("palimpsest")
     assert spec is not None and spec.origin is not None
-    compileall.compile_dir(Path(spec.origin).parent, quiet=1)
+    sources: dict[str, Path | None] = {"this": None}
+    packages = [Path(spec.origin).parent]
+    if args.against is not None:
+        sources[f"against {args.against}"] = args.against.resolve()
+        packages.append(args.against.resolve() / "palimpsest")
+    for package in packages:
+        compileall.compile_dir(package, quiet=1)
     load_before = os.getloadavg()
     try:
         if not db.exists():  # the first start makes the store: not what is timed here
             one_run(db, args.embedder, None)
-        cold = start_files(db) if args.cold else None
-        runs = [one_run(db, args.embedder, cold) for _ in range(args.runs)]
+        cold = None
+        if args.cold:
+            cold = start_files(db) + [f for p in packages[1:] for f in p.rglob("*") if f.is_file()]
+        runs: dict[str, list[dict[str, float]]] = {name: [] for name in sources}
+        for number in range(args.runs):  # in turn, each first every other run
+            for name, source in sorted(sources.items(), reverse=number % 2 == 1):
+                runs[name].append(one_run(db, args.embedder, cold, source))
         imports = slowest_imports(db, args.embedder, 25) if args.importtime else None
     finally:
         if own_folder is not None:
@@ -242,17 +279,21 @@ def main(argv: list[str] | None = None) -> int:
     loads = ", ".join(f"{a:.1f}" for a in (load_before[0], os.getloadavg()[0]))
     print(f"`palimpsest serve` on {db}, {args.runs} {'cold' if args.cold else 'warm'} runs, "
           f"load average {loads} (before, after):")  # fmt: skip
-    figures = {}
-    for name in runs[0]:
-        values = [run[name] for run in runs]
-        figures[name] = round(statistics.median(values), 3)
-        print(f"  {name:<26} median {figures[name]:6.3f} s  (min {min(values):.3f})")
+    figures: dict[str, dict[str, float]] = {}
+    for tree, done in runs.items():
+        if len(runs) > 1:
+            print(f" {tree}:")
+        figures[tree] = {}
+        for name in done[0]:
+            values = [run[name] for run in done]
+            figures[tree][name] = round(statistics.median(values), 3)
+            print(f"  {name:<26} median {figures[tree][name]:6.3f} s  (min {min(values):.3f})")
     if imports is not None:
         print(f"imported beyond the SDK's own imports: {imports[0]:.3f} s by themselves; "
               "the slowest (s, with what they import):")  # fmt: skip
         for seconds, module in imports[1]:
             print(f"  {seconds:6.3f} {module}")
-    print(json.dumps(figures))
+    print(json.dumps(figures if len(figures) > 1 else figures["this"]))
     return 0
 
 

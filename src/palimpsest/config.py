@@ -29,8 +29,13 @@ from typing import Any
 import platformdirs
 
 from .domain.errors import ValidationError
-from .service import DEFAULT_EMBEDDER, EMBEDDERS, check_actor, shown_name
-from .service import store_label as shown
+from .embed import DEFAULT_EMBEDDER, EMBEDDERS
+
+# The rules a value is held to (an actor's, a name fit to repeat: the write gate's) and a
+# store's label are imported where a value needs them, not with this module; the actor's from
+# the gate itself, not through the service: `serve` checks its configuration before it
+# answers `initialize`, and loading the whole service would take most of a start beyond the
+# MCP SDK's own import (docs/benchmarks.md).
 
 FILE_NAME = "config.toml"
 ENV_PREFIX = "PALIMPSEST_"
@@ -81,6 +86,8 @@ def _text(what: str) -> Callable[[Any], str]:
 
 
 def _actor(value: Any) -> str:
+    from .screening.gate import check_actor
+
     try:
         return check_actor(_text("")(value))
     except (ValueError, ValidationError):
@@ -315,6 +322,8 @@ class Config:
 
         `fallbacks` fill what has no value of its own (the default store, the login name).
         """
+        from .service import store_label as shown
+
         keys = {}
         for name, key in KEYS.items():
             value = self.values[name]
@@ -426,6 +435,8 @@ def _flattened(document: dict[str, Any], path: Path) -> dict[str, Any]:
             found[head] = value
     for name in found:
         if name not in KEYS:
+            from .screening.gate import shown_name
+
             raise ValidationError(
                 f'{path}: "{shown_name(name)}" is not a configuration key; the keys are '
                 f"{', '.join(KEYS)} (docs/configuration.md).",

@@ -15,9 +15,10 @@ import pytest
 from mcp import Client
 
 from palimpsest.domain.projects import Places
+from palimpsest.mcp import TOOL_NAMES
 from palimpsest.mcp.schema import lean_answer
 from palimpsest.mcp.server import build_server
-from palimpsest.mcp.tools import TOOL_NAMES, PalimpsestTools
+from palimpsest.mcp.tools import PalimpsestTools
 from palimpsest.service import Service
 
 from ..mcp_helpers import call

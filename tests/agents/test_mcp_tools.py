@@ -23,9 +23,8 @@ from palimpsest.domain.model import (
     SEVERITIES,
     STATUSES,
 )
-from palimpsest.mcp import build_server
+from palimpsest.mcp import TOOL_NAMES, build_server
 from palimpsest.mcp import params as mcp_params
-from palimpsest.mcp import tools as mcp_tools
 from palimpsest.mcp.descriptions import DESCRIPTIONS, INSTRUCTIONS
 from palimpsest.mcp.tools import STORE_THREADS
 from palimpsest.revise import CLEARABLE, REVISE_STATUSES
@@ -59,7 +58,7 @@ async def test_every_tool_is_listed_with_described_parameters_and_annotations(
 ) -> None:
     check_tool_schemas((await client.list_tools()).tools)
     assert client.instructions == INSTRUCTIONS
-    assert set(DESCRIPTIONS) == set(mcp_tools.TOOL_NAMES)
+    assert set(DESCRIPTIONS) == set(TOOL_NAMES)
 
 
 def test_schema_vocabularies_are_the_model_s() -> None:
@@ -534,7 +533,7 @@ def test_the_docs_document_every_tool_and_the_client_configuration() -> None:
     assert "| `serve` |" in readme  # in the CLI's table too
     operations = (repo / "docs" / "operations.md").read_text(encoding="utf-8")
     section = operations.split("## From an MCP client")[1].split("\n## ")[0]
-    for name in mcp_tools.TOOL_NAMES:
+    for name in TOOL_NAMES:
         assert f"| `{name}` |" in section, name
     assert "http://127.0.0.1:8765/mcp" in section
 

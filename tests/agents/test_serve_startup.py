@@ -4,16 +4,20 @@ first recall by meaning does not wait for it and answers that need no meaning ne
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import anyio
+import pytest
 
 from palimpsest.embed import NullEmbedder
 from palimpsest.embed.minilm import MiniLMEmbedder
 from palimpsest.mcp import TOOL_NAMES
+from palimpsest.mcp.descriptions import INSTRUCTIONS
 from palimpsest.mcp.server import build_server, load_model_in_background
 from palimpsest.service import Service
 from palimpsest.store import open_store
@@ -120,6 +124,8 @@ sys.argv = ["palimpsest", *sys.argv[1:]]
 runpy.run_module("palimpsest", run_name="__main__", alter_sys=True)
 """
 SDK_AND_LIST = "import json, sys, mcp.server.mcpserver; print(json.dumps(sorted(sys.modules)))"
+HELLO = {"protocolVersion": "2025-06-18", "capabilities": {},
+         "clientInfo": {"name": "test", "version": "0"}}  # fmt: skip
 
 
 def _rpc(number: int | None, method: str, params: dict[str, object]) -> bytes:
@@ -136,10 +142,8 @@ def test_serving_over_stdio_loads_nothing_for_http(tmp_path: Path, env: dict[str
     those the MCP SDK's own import loads (the floor of its start-up): uvicorn's connections,
     h11, our guarded transport and the keys' shares wait for `--http`."""
     listed = tmp_path / "modules.json"
-    hello = {"protocolVersion": "2025-06-18", "capabilities": {},
-             "clientInfo": {"name": "test", "version": "0"}}  # fmt: skip
     recall = {"name": "recall", "arguments": {"query": "deploy", "limit": 3}}
-    messages = [_rpc(1, "initialize", hello), _rpc(None, "notifications/initialized", {}),
+    messages = [_rpc(1, "initialize", HELLO), _rpc(None, "notifications/initialized", {}),
                 _rpc(2, "tools/list", {}), _rpc(3, "tools/call", recall)]  # fmt: skip
     with subprocess.Popen(
         [sys.executable, "-c", SERVE_AND_LIST, "--db", str(tmp_path / "s.db"), "serve"],
@@ -171,3 +175,82 @@ def test_tools_left_for_later_are_made_on_first_need(tmp_path: Path) -> None:
         assert not result.is_error
     finally:
         server.close()
+
+
+# What a client's `initialize` does not wait for: the service and all it loads (the store,
+# the secret detector, the tools' argument models and answer types), and numpy.
+NOT_BEFORE_INITIALIZE = {"palimpsest.service", "palimpsest.store", "palimpsest.screening.secrets",
+                         "palimpsest.mcp.tools", "palimpsest.mcp.params", "numpy"}  # fmt: skip
+# `palimpsest serve` as its command runs it, writing the modules it has loaded when told to.
+SERVE_AND_LIST_ON_SIGNAL = """
+import json, os, runpy, signal, sys
+def write(*_):
+    with open(os.environ["MODULES_OUT"] + ".part", "w") as out:
+        json.dump(sorted(sys.modules), out)
+    os.replace(os.environ["MODULES_OUT"] + ".part", os.environ["MODULES_OUT"])
+signal.signal(signal.SIGUSR1, write)
+sys.argv = ["palimpsest", *sys.argv[1:]]
+runpy.run_module("palimpsest", run_name="__main__", alter_sys=True)
+"""
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGUSR1"), reason="asks the server by a signal")
+@pytest.mark.parametrize("actor", [[], ["--actor", "agent:claude-code"]])
+def test_serving_answers_initialize_before_loading_the_service(
+    tmp_path: Path, env: dict[str, str], actor: list[str]
+) -> None:
+    """`serve` over stdio answers `initialize` (its instructions and name) before it imports
+    the service: a client waits for little more than the MCP SDK's own import. An actor
+    given (as the client configuration of docs/operations.md gives one) is screened for
+    secrets before the answer, and loads the secret detector for that alone."""
+    listed = tmp_path / "modules.json"
+    not_yet = NOT_BEFORE_INITIALIZE - ({"palimpsest.screening.secrets"} if actor else set())
+    with subprocess.Popen(
+        [sys.executable, "-c", SERVE_AND_LIST_ON_SIGNAL, "--db", str(tmp_path / "s.db"),
+         *actor, "serve"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, env={**env, "MODULES_OUT": str(listed)},
+    ) as process:  # fmt: skip
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.write(_rpc(1, "initialize", HELLO))
+        process.stdin.flush()
+        answer = json.loads(process.stdout.readline())
+        process.send_signal(signal.SIGUSR1)  # what it has loaded, with only that answer given
+        deadline = time.monotonic() + 60
+        while not listed.exists():
+            assert time.monotonic() < deadline, "the server never listed its modules"
+            time.sleep(0.02)
+        process.stdin.close()
+        assert process.wait(timeout=60) == 0
+    assert answer["result"]["instructions"] == INSTRUCTIONS
+    assert answer["result"]["serverInfo"]["name"] == "palimpsest"
+    loaded = not_yet & set(json.loads(listed.read_text()))
+    assert not loaded, sorted(loaded)
+
+
+def test_a_store_that_cannot_be_opened_ends_the_server_as_a_command_is_refused(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """The store is opened once the client has its answer to `initialize`: one that cannot
+    be opened ends the server with the refusal and the exit code any command gives."""
+    broken = tmp_path / "broken.db"
+    broken.write_text("not a database")
+    with subprocess.Popen(
+        [sys.executable, "-m", "palimpsest", "--db", str(broken), "serve"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+    ) as process:  # fmt: skip
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.write(_rpc(1, "initialize", HELLO))
+        process.stdin.flush()
+        assert json.loads(process.stdout.readline())["id"] == 1
+        process.stdin.write(_rpc(None, "notifications/initialized", {}))
+        process.stdin.write(_rpc(2, "tools/list", {}))
+        process.stdin.flush()
+        assert process.wait(timeout=60) == 1
+        assert process.stderr is not None
+        said = process.stderr.read()
+    migrate = subprocess.run(
+        [sys.executable, "-m", "palimpsest", "--db", str(broken), "migrate"],
+        env=env, capture_output=True, timeout=60,
+    )  # fmt: skip
+    assert migrate.returncode == 1
+    assert said.startswith(b"error (validation)") and said == migrate.stderr

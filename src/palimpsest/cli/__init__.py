@@ -50,7 +50,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "secret": ("secret",),
     "seen": ("guard",),
     "served": ("served",),
-    "serve": ("admin",),
+    "serve": ("serving",),
     "settings": ("settings",),
     "user": ("access",),
     "web": ("web",),

@@ -18,7 +18,7 @@ import re
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 import platformdirs
@@ -26,9 +26,14 @@ import platformdirs
 from ..config import Config, load_config
 from ..domain.errors import PalimpsestError, ValidationError
 from ..domain.projects import local_places
-from ..service import Service, default_store_path, load_embedder, open_service
 from . import render
 from .failures import COMMAND_KEY, EXIT_CODES, JSON_KEY, bad_parameter, fail
+
+if TYPE_CHECKING:
+    from ..service import Service
+
+# The service is imported where a command first needs it (`Env.service`, the default store's
+# place), not with the group: `serve` answers `initialize` before it loads (cli/serving.py).
 
 F = TypeVar("F", bound=Callable[..., Any])
 Renderer = Callable[[dict[str, Any]], None]
@@ -47,6 +52,8 @@ def data_dir() -> Path:
 def pick_data_dir(platform_dir: Path, earlier: Path) -> Path:
     """Releases before 0.2 used the XDG place on every platform (macOS and Windows too): a
     store found there is still used, never an empty one started beside it."""
+    from ..service import default_store_path
+
     found_earlier = platform_dir != earlier and default_store_path(earlier).exists()
     if found_earlier and not default_store_path(platform_dir).exists():
         return earlier
@@ -95,7 +102,11 @@ class Env:
     @property
     def db(self) -> str:
         db = self.config().db
-        return str(default_store_path(data_dir())) if db is None else db
+        if db is not None:
+            return db
+        from ..service import default_store_path
+
+        return str(default_store_path(data_dir()))
 
     @db.setter
     def db(self, value: str) -> None:
@@ -114,6 +125,8 @@ class Env:
         """The service over the chosen store; a read (`create=False`) of a SQLite file
         that does not exist is refused rather than making an empty store of a typo."""
         if self._service is None:
+            from ..service import load_embedder, open_service
+
             embedder = load_embedder(self.config().embedder)  # its model loads when used
             opened = open_service(self.db, actor=self.actor, create=create, embedder=embedder)
             self.ctx.call_on_close(opened.close)

@@ -13,9 +13,9 @@ import click
 
 from ..service import store_label
 from ..service.checks import served_places
-from . import admin
 from .app import Env, command, palimpsest, pass_env
 from .failures import JSON_KEY
+from .serving import check_port_free
 
 HOST = "127.0.0.1"  # only this machine: the link signs in the store's owner
 OPEN_WAIT_SECONDS = 10.0  # for the server to listen before the browser asks
@@ -40,7 +40,7 @@ def web(env: Env, /, port: int | None, no_open: bool) -> None:
     # As `serve --http`: a server reads only the directories its owner configured.
     service.places = served_places(config.check_dirs, service.workspace, service.find_workspace)
     port = config.http_port
-    admin.check_port_free(HOST, port)
+    check_port_free(HOST, port)
     link = LocalLink()
     url = f"http://{HOST}:{port}/sign-in/local?token={link.token}"
     if click.get_current_context().meta.get(JSON_KEY):

@@ -6,7 +6,7 @@ words in `descriptions`; `schema` keeps the published schemas lean and strict;
 `stdio` and `transport` (HTTP) run the SDK's transports with their gaps closed.
 """
 
+from .descriptions import TOOL_NAMES
 from .server import DEFAULT_PORT, HOST, PATH, build_server, serve
-from .tools import TOOL_NAMES
 
 __all__ = ["DEFAULT_PORT", "HOST", "PATH", "TOOL_NAMES", "build_server", "serve"]

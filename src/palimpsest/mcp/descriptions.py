@@ -258,3 +258,10 @@ DESCRIPTIONS = {
     "orient": ORIENT,
     "guard": GUARD,
 }
+
+# The tools, in the order they are listed (each a method of `tools.PalimpsestTools`). Here,
+# beside their words, rather than with the tools: naming them loads no service.
+TOOL_NAMES = (
+    "remember", "recall", "revise", "revert", "forget", "inspect", "history", "notebook", "link",
+    "dispute", "doctor", "check", "orient", "guard",
+)  # fmt: skip

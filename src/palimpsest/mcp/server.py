@@ -16,40 +16,50 @@ The service is synchronous (SQLite): each call runs on one of a fixed set of sto
 (`tools` says why not on the SDK's own worker threads). The transports are the SDK's,
 with unreadable stdio lines answered (`stdio`) and HTTP connections bounded (`transport`,
 loaded only for HTTP: a stdio server's start has no use for uvicorn's pieces).
+
+Over stdio the server answers `initialize` before it has a service (`serve`): importing
+this module loads nothing of the service, the store or the tools' models, which the
+functions that make the tools import when they run (tests/agents/test_serve_startup.py).
 """
 
 from __future__ import annotations
 
-import functools
+import contextlib
 import json
 import logging
 import threading
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import pydantic
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool, ToolManager
-from mcp.server.transport_security import TransportSecuritySettings
-from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
+from mcp.types import (
+    CallToolResult,
+    GetPromptResult,
+    InputRequiredResult,
+    TextContent,
+    ToolAnnotations,
+)
+from mcp.types import Prompt as MCPPrompt
 from mcp.types import Tool as MCPTool
 
-from ..config import DEFAULT_LIMITS, Limits
+from ..config import DEFAULT_LIMITS
 from ..domain.errors import PalimpsestError
-from ..service import Service, prepare_screening
-from .arguments import argument_error
-from .arguments import short as _short
 from .bounds import CallBounds
-from .descriptions import DESCRIPTIONS, INSTRUCTIONS
-from .keys import KeyVerifier, auth_settings, request_principal
-from .prompts import PalimpsestPrompts
-from .schema import harden
+from .descriptions import DESCRIPTIONS, INSTRUCTIONS, TOOL_NAMES
 from .stdio import serve_stdio
-from .tools import CLIENT_SESSION, STORE_THREADS, TOOL_NAMES, PalimpsestTools
+
+if TYPE_CHECKING:
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    from ..service import Service
+    from .keys import KeyVerifier
+    from .tools import PalimpsestTools
 
 HOST = "127.0.0.1"
 PATH = "/mcp"
@@ -111,29 +121,42 @@ class PalimpsestMCP(MCPServer[Any]):
         threads: ThreadPoolExecutor,
         bounds: CallBounds | None = None,
         token_verifier: KeyVerifier | None = None,
-        make_tools: Callable[[], list[Tool]] | None = None,
+        equip: Callable[[PalimpsestMCP], object] | None = None,
         **kwargs: Any,
     ):
         super().__init__(name, token_verifier=token_verifier, **kwargs)
         self.threads = threads
         self.bounds = bounds  # over HTTP: how many calls each key may make (bounds.py)
         self.verifier = token_verifier
-        self._make_tools = make_tools  # tools still to make (`make_tools`)
+        self._equip = equip  # makes the tools and prompts, still to make (`make_tools`)
         # Over stdio one process serves one client: its session, for the served record.
         self.process_session = f"stdio_{uuid.uuid4().hex[:20]}"
 
     def make_tools(self) -> None:
-        """Make and register the tools `build_server` was told to leave for later; nothing
-        once they are made. Runs on the event loop, as every request does: no lock."""
-        make, self._make_tools = self._make_tools, None
-        if make is not None:
-            self._tool_manager = ToolManager(
-                tools=make(), warn_on_duplicate_tools=self.settings.warn_on_duplicate_tools
-            )
+        """Make and register the tools and prompts left for later (`build_server`,
+        `serve`); nothing once they are made. Runs on the event loop, as every request
+        does: no lock."""
+        equip, self._equip = self._equip, None
+        if equip is not None:
+            equip(self)
 
+    # A client that asks for tools or prompts before saying `initialized` gets them made.
     async def list_tools(self) -> list[MCPTool]:
-        self.make_tools()  # a client that lists them before saying `initialized`
+        self.make_tools()
         return await super().list_tools()
+
+    async def list_prompts(self) -> list[MCPPrompt]:
+        self.make_tools()
+        return await super().list_prompts()
+
+    async def get_prompt(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        context: Context[Any, Any] | None = None,
+    ) -> GetPromptResult | InputRequiredResult:
+        self.make_tools()
+        return await super().get_prompt(name, arguments, context)
 
     def close(self) -> None:
         """Let the store threads finish what they run, then end them; write the failed
@@ -158,6 +181,9 @@ class PalimpsestMCP(MCPServer[Any]):
         """`call_tool` for a caller that names its session itself (the HTTP API, which has
         no MCP request to read one from): the same bound, tool and refusals."""
         self.make_tools()
+        from .keys import request_principal  # loaded by `make_tools`, with the service
+        from .tools import CLIENT_SESSION
+
         principal = request_principal()
         key_id = principal.key_id if principal else None
         wait = self.bounds.admit(key_id) if self.bounds and key_id else None
@@ -182,6 +208,7 @@ class PalimpsestMCP(MCPServer[Any]):
         sessions (before 2026-07-28; the transport checked it against those it holds), else
         (each request self-contained, or `--stateless`) the key's: `http:<key id>`, or
         `http:local` without keys."""
+
         try:
             headers = context.headers if context is not None else None
         except ValueError:  # called outside a request (a test's direct call)
@@ -201,6 +228,8 @@ class PalimpsestMCP(MCPServer[Any]):
 def key_session() -> str:
     """The session of an HTTP request that keeps none: its key's, `http:<key id>`, or
     `http:local` without keys."""
+    from .keys import request_principal  # loaded with the service, for HTTP only
+
     principal = request_principal()
     key = principal.key_id if principal is not None and principal.key_id else "local"
     return f"http:{key}"
@@ -208,6 +237,9 @@ def key_session() -> str:
 
 def error_result(tool: str, exc: ToolError) -> CallToolResult:
     """The one place where a failed call becomes what the client sees."""
+    from .arguments import argument_error
+    from .arguments import short as _short
+
     cause = exc.__cause__
     if isinstance(cause, PalimpsestError):  # a refusal by the service, raised in the tool
         body = cause.to_dict()
@@ -233,7 +265,7 @@ def refusal_result(body: dict[str, Any]) -> CallToolResult:
 
 def build_server(
     service: Service,
-    threads: int = STORE_THREADS,
+    threads: int = DEFAULT_LIMITS.store_threads,
     *,
     http: tuple[str, int] | None = None,
     calls_per_minute: int = DEFAULT_LIMITS.calls_per_minute,
@@ -244,37 +276,56 @@ def build_server(
     `threads`: how many tool calls reach the store at once (`server.store_threads`).
     `http`: the (host, port) it serves HTTP on: each request then acts as its key's holder
     (mcp/keys.py), and the server as given acts only for a request without one.
-    `tools_later`: the tools are made by `make_tools()` (or the first request for them),
-    not now: their schemas and argument models take pydantic a tenth of a second, which
-    `initialize` need not wait for.
+    `tools_later`: the tools and prompts are made by `make_tools()` (or the first request
+    for them), not now: their schemas and argument models take pydantic a tenth of a
+    second.
     """
-    pool = ThreadPoolExecutor(threads, thread_name_prefix="palimpsest-store")
-    tools = PalimpsestTools(service, pool)
-
-    def make_tools() -> list[Tool]:
-        return [_registered(tools, name) for name in TOOL_NAMES]
+    from .keys import KeyVerifier, auth_settings
 
     bounds = CallBounds(calls_per_minute) if http else None
-    server = PalimpsestMCP(
+    server = _server(
+        threads,
+        lambda made: _equip(made, service),
+        bounds=bounds,
+        token_verifier=KeyVerifier(service) if http else None,
+        auth=auth_settings(*http) if http else None,
+    )
+    if not tools_later:
+        server.make_tools()
+    return server
+
+
+def _server(threads: int, equip: Callable[[PalimpsestMCP], object], **kwargs: Any) -> PalimpsestMCP:
+    """The server as `initialize` shows it, its tools and prompts made by `equip` later."""
+    pool = ThreadPoolExecutor(threads, thread_name_prefix="palimpsest-store")
+    return PalimpsestMCP(
         "palimpsest",
         title="Palimpsest",
         instructions=INSTRUCTIONS,
         version=_version(),
         log_level="WARNING",
         threads=pool,
-        bounds=bounds,
-        token_verifier=KeyVerifier(service) if http else None,
-        auth=auth_settings(*http) if http else None,
-        make_tools=make_tools,
+        equip=equip,
+        **kwargs,
     )
-    if not tools_later:
-        server.make_tools()
-    for prompt in PalimpsestPrompts(service, pool, bounds).registered():
+
+
+def _equip(server: PalimpsestMCP, service: Service) -> None:
+    """Register on `server` the tools and prompts acting on `service`."""
+    from .prompts import PalimpsestPrompts
+    from .tools import PalimpsestTools
+
+    tools = PalimpsestTools(service, server.threads)
+    made = [_registered(tools, name) for name in TOOL_NAMES]
+    warn = server.settings.warn_on_duplicate_tools
+    server._tool_manager = ToolManager(tools=made, warn_on_duplicate_tools=warn)
+    for prompt in PalimpsestPrompts(service, server.threads, server.bounds).registered():
         server.add_prompt(prompt)
-    return server
 
 
 def _registered(tools: PalimpsestTools, name: str) -> Tool:
+    from .schema import harden
+
     tool = Tool.from_function(
         getattr(tools, name),
         name=name,
@@ -309,6 +360,8 @@ def prepare_in_background(service: Service) -> list[threading.Thread]:
     """What first answers would wait for, done on threads of their own once the client has
     its first answer: the secret detector's patterns (a tenth of a second, else paid by the
     first screened write) and the embedder's model."""
+    from ..service import prepare_screening
+
     threads = [_in_background("palimpsest-secrets", prepare_screening, "the secret patterns")]
     model = load_model_in_background(service)
     return threads if model is None else [*threads, model]
@@ -326,42 +379,54 @@ def _in_background(name: str, work: Callable[[], object], what: str) -> threadin
     return thread
 
 
-def serve(
-    service: Service,
-    *,
-    http: bool = False,
-    host: str = HOST,
-    port: int = DEFAULT_PORT,
-    limits: Limits = DEFAULT_LIMITS,
-    stateless: bool = False,
-) -> None:
-    """Serve until the client hangs up (stdio) or the process is stopped (HTTP).
-    `stateless`: HTTP keeps no MCP session, so any of several processes may answer."""
-    server = build_server(
-        service,
-        threads=limits.store_threads,
-        http=(host, port) if http else None,
-        calls_per_minute=limits.calls_per_minute,
-        tools_later=not http,
-    )
+def serve(open_service: Callable[[], Service], threads: int = DEFAULT_LIMITS.store_threads) -> None:
+    """Serve over stdio until the client hangs up.
+
+    `initialize` is answered first: the service is opened (`open_service`), and the tools
+    and prompts made, once the client has that answer and says `initialized` (or first
+    asks for them), so a client waits for little more than the SDK's import; the secret
+    patterns and the model are then made ready on threads of their own. A service that
+    cannot be opened ends the server, and its error is raised here; so it is when the
+    input ends before the client asked for anything (or none was there), as at once.
+    """
+    failed: list[Exception] = []
+    serving: anyio.CancelScope | None = None  # cancelled when the service cannot be opened
+    opened: list[Service] = []
+
+    def open_once() -> Service:
+        if not opened:
+            opened.append(open_service())
+        return opened[0]
+
+    def open_and_equip(server: PalimpsestMCP) -> None:
+        try:
+            service = open_once()
+            # Tools first: made beside the model's load, both took longer than in turn
+            # (the model's runtime threads and pydantic contend for two cores).
+            _equip(server, service)
+        except Exception as exc:
+            failed.append(exc)
+            if serving is not None:
+                serving.cancel()
+            raise
+        prepare_in_background(service)
+
+    server = _server(threads, open_and_equip)
+
+    def once_initialized() -> None:
+        with contextlib.suppress(Exception):  # in `failed`: the server stops
+            server.make_tools()
+
+    async def run() -> None:
+        nonlocal serving
+        with anyio.CancelScope() as serving:
+            await serve_stdio(server, once_initialized)
+
     try:
-        if http:
-            from .transport import serve_http
-
-            prepare_in_background(service)
-            run = functools.partial(
-                serve_http, server, host=host, port=port, path=PATH, limits=limits,
-                stateless=stateless,
-            )  # fmt: skip
-            anyio.run(run)
-        else:  # once the client has its first answer, which neither must delay
-
-            def once_initialized() -> None:
-                # Tools first: made beside the model's load, both took longer than in turn
-                # (the model's runtime threads and pydantic contend for two cores).
-                server.make_tools()
-                prepare_in_background(service)
-
-            anyio.run(serve_stdio, server, once_initialized)
+        anyio.run(run)
+        if not failed:
+            open_once()  # a store that cannot be opened is refused, even to no client
     finally:
         server.close()
+    if failed:
+        raise failed[0]

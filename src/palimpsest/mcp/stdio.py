@@ -15,6 +15,7 @@ stdio server's start waits for no more than it uses (tests/agents/test_serve_sta
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import json
 import os
@@ -226,13 +227,22 @@ async def serve_stdio(server: MCPServer[Any], on_ready: Callable[[], object] | N
     """What the SDK's `run("stdio")` does, with unreadable lines answered; `on_ready` is
     called once the client has its first answer."""
     lowlevel = server._lowlevel_server
-    pipes = await _pipes()
-    stdin, stdout = (_stdin_lines(), None) if pipes is None else pipes
-    # The pipes do what the SDK asks of its files: lines by `async for`, `write`, `flush`.
-    wire = stdio_server(stdin=cast(Any, stdin), stdout=cast(Any, stdout))
-    async with wire as (read_stream, write_stream):
-        await lowlevel.run(
-            AnsweringUnreadable(read_stream, write_stream, on_ready),
-            write_stream,
-            lowlevel.create_initialization_options(),
-        )
+    # fd 1 writes to stderr while serving (`_pipes`); once serving ends it is standard output
+    # again, so that a refusal after it (`serve --json`) is printed where a command's is.
+    stdout_fd = os.dup(1)
+    try:
+        pipes = await _pipes()
+        stdin, stdout = (_stdin_lines(), None) if pipes is None else pipes
+        # The pipes do what the SDK asks of its files: lines by `async for`, `write`, `flush`.
+        wire = stdio_server(stdin=cast(Any, stdin), stdout=cast(Any, stdout))
+        async with wire as (read_stream, write_stream):
+            await lowlevel.run(
+                AnsweringUnreadable(read_stream, write_stream, on_ready),
+                write_stream,
+                lowlevel.create_initialization_options(),
+            )
+    finally:
+        with contextlib.suppress(OSError, ValueError):  # a stray print goes where fd 1 went
+            sys.stdout.flush()
+        os.dup2(stdout_fd, 1)
+        os.close(stdout_fd)

@@ -468,9 +468,3 @@ class PalimpsestTools:
         # pre-command hook saw agents about to run.
         arguments = {"command": command, "dir": dir, "notebook": notebook}
         return await self._run(self.service.guard, arguments)
-
-
-TOOL_NAMES = (
-    "remember", "recall", "revise", "revert", "forget", "inspect", "history", "notebook", "link",
-    "dispute", "doctor", "check", "orient", "guard",
-)  # fmt: skip
