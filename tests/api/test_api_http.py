@@ -15,7 +15,7 @@ import jsonschema
 import psycopg
 import pytest
 
-from palimpsest.mcp.tools import TOOL_NAMES
+from palimpsest.mcp.descriptions import TOOL_NAMES
 
 from ..agents.test_mcp_e2e import read_status
 from ..conftest import needs_postgres, own_postgres_database
