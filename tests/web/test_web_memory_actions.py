@@ -34,6 +34,17 @@ def anas(site: Site, text: str, **fields: Any) -> str:
         service.close()
 
 
+def anas_revised(site: Site, first: str, then: str) -> str:
+    """One of ana's memories with two versions: `first`, then `then`."""
+    memory_id = anas(site, first)
+    service = site.service()
+    try:
+        service.with_actor("user:ana").revise(id=memory_id, text=then)
+    finally:
+        service.close()
+    return memory_id
+
+
 def stored(site: Site, memory_id: str) -> dict[str, Any]:
     """What the store says of the memory now (its tombstone once forgotten)."""
     service = site.service()
@@ -122,12 +133,7 @@ def test_an_editor_retires_a_memory_as_superseded_by_another(
 def test_an_editor_reverts_to_the_first_version_and_its_text_is_back(
     browser: Browser, site: Site, visits: list[Visit]
 ) -> None:
-    memory_id = anas(site, "Deploys need one approval")
-    service = site.service()
-    try:
-        service.with_actor("user:ana").revise(id=memory_id, text="Deploys need no approval")
-    finally:
-        service.close()
+    memory_id = anas_revised(site, "Deploys need one approval", "Deploys need no approval")
     page = signed_in_editor(browser, site, visits).page
     open_memory(page, memory_id)
     disclosure(page, "Revert to an earlier version").click()
@@ -235,12 +241,7 @@ def test_a_viewer_is_offered_no_action(browser: Browser, site: Site, visits: lis
 def test_an_editor_reverts_with_the_keyboard_alone(
     browser: Browser, site: Site, visits: list[Visit]
 ) -> None:
-    memory_id = anas(site, "Logs are kept 30 days")
-    service = site.service()
-    try:
-        service.with_actor("user:ana").revise(id=memory_id, text="Logs are kept 90 days")
-    finally:
-        service.close()
+    memory_id = anas_revised(site, "Logs are kept 30 days", "Logs are kept 90 days")
     page = signed_in_editor(browser, site, visits).page
     open_memory(page, memory_id)
     summary = disclosure(page, "Revert to an earlier version")
