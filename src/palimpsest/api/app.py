@@ -1,5 +1,6 @@
-"""The HTTP API as an ASGI app: `POST /api/v1/<tool>` runs the MCP server's own tool;
-`GET /api/v1/openapi.json` describes them all (openapi.py).
+"""The HTTP API as an ASGI app: `POST /api/v1/<tool>` runs the MCP server's own tool, and
+`POST /api/v1/<operation>` one of the page's operations that are no tool (operations.py)
+the same way; `GET /api/v1/openapi.json` describes them all (openapi.py).
 
 It is served by `serve --http` behind the same steps as /mcp (mcp/transport.py): the key
 is checked from the request's head before any of its body is read (keys.KeyFirst), and
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
 from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAuthMiddleware
+from mcp.server.mcpserver.tools import ToolManager
 from mcp.server.transport_security import TransportSecurityMiddleware
 from mcp.types import CallToolResult
 from starlette.middleware.authentication import AuthenticationMiddleware
@@ -40,6 +42,7 @@ from ..domain.views import compact
 from ..mcp.arguments import short
 from ..mcp.server import INTERNAL_MESSAGE, key_session
 from ..mcp.transport import body_in_bounds
+from . import operations
 from .bodies import arguments_of
 from .openapi import DOCUMENT, PREFIX, document
 from .status import STATUS, TOO_MANY
@@ -55,6 +58,8 @@ class HttpAPI:
         assert server.verifier is not None, "an HTTP server is built with `http`"
         self._server = server
         self._operations: list[str] | None = None
+        self._tool_names: set[str] = set()
+        self._pages: ToolManager | None = None
         self._document: bytes | None = None
         # The SDK's steps for /mcp, in its order: who the key's holder is, kept for the
         # tools to read; a request without one goes no further (KeyFirst saw to that).
@@ -81,8 +86,8 @@ class HttpAPI:
         else:
             return refused(NotFound(
                 f"There is no operation at {short(path.strip('/').replace('/', '.'))}; the "
-                f"operations are POST {PREFIX}<tool> for each MCP tool, listed with their "
-                f"arguments in the OpenAPI document, GET {DOCUMENT}."
+                f"operations are POST {PREFIX}<tool> for each MCP tool and the web page's own "
+                f"operations, listed with their arguments in the OpenAPI document, GET {DOCUMENT}."
             ))  # fmt: skip
         if method != allowed:
             wrong = ValidationError(f"{path} answers {allowed} only.")
@@ -100,19 +105,33 @@ class HttpAPI:
             arguments = arguments_of(body)
         except ValidationError as exc:
             return refused(exc)
-        result = await self._server.call_in_session(operation, arguments, key_session())
+        among = None if operation in self._tool_names else self._page_operations()
+        result = await self._server.call_in_session(
+            operation, arguments, key_session(), among=among
+        )
         return answered(result)
 
     async def operations(self) -> list[str]:
-        """The operations: the MCP server's tools, as it lists them."""
+        """The operations: the MCP server's tools, as it lists them, then the page's own
+        (operations.py)."""
         if self._operations is None:
-            self._operations = [tool.name for tool in await self._server.list_tools()]
+            self._tool_names = {tool.name for tool in await self._server.list_tools()}
+            self._operations = [*self._tool_names, *operations.NAMES]
         return self._operations
 
+    def _page_operations(self) -> ToolManager:
+        """Made on the first call or document that needs them: a server that only serves
+        MCP never pays for their argument models."""
+        if self._pages is None:
+            assert self._server.tools is not None, "the tools are made first (operations)"
+            self._pages = operations.page_operations(self._server.tools)
+        return self._pages
+
     async def document(self) -> bytes:
-        """The OpenAPI document, built once (the tools do not change while serving)."""
+        """The OpenAPI document, built once (the operations do not change while serving)."""
         if self._document is None:
             tools = await self._server.list_tools()
+            tools += operations.listed(self._page_operations())
             built = document(tools, self._server.version or "0")
             self._document = json.dumps(built, ensure_ascii=False).encode()
         return self._document

@@ -1,7 +1,8 @@
 """The OpenAPI 3.1 document of the HTTP API, built from what the MCP server registered and
 the service's answer types: nothing in it is written twice.
 
-- One operation per tool: `POST /api/v1/<tool>`, described by the tool's description.
+- One operation per tool: `POST /api/v1/<tool>`, described by the tool's description; and
+  one per operation of the web page that is no tool (operations.py), built the same way.
 - Its request body: the tool's input schema, as MCP clients get it in `tools/list`.
 - Its answer (200): the whole JSON Schema of the service's answer type (service/answers.py,
   findings.py), nested shapes and descriptions included. The MCP tool list must fit
@@ -25,6 +26,7 @@ from ..domain.errors import Refusal
 from ..mcp.refusals import API_PREFIX
 from ..mcp.tools import PalimpsestTools
 from ..service.answers import INTERNAL_KEYS
+from .operations import PageOperations
 from .status import STATUS
 
 PREFIX = f"{API_PREFIX}v1/"  # the version in the path: a v2 may stand beside it
@@ -33,7 +35,9 @@ REFS = "#/components/schemas/"
 
 DESCRIPTION = """\
 Palimpsest's memory over HTTP: one operation per MCP tool, with the same arguments, \
-roles, answers and refusals. Send each operation a JSON object of its arguments \
+roles, answers and refusals, and the web page's operations that are no MCP tool (sessions \
+served, duplicates and merge, a notebook's overview, rules and activity, changes with a \
+reason), run the same way. Send each operation a JSON object of its arguments \
 (`{}` for none) with `Authorization: Bearer <key>`; while the store has no key, a server \
 on loopback acts for its local owner without one. An answer leaves out its empty values \
 (as MCP structured content does). A refusal is `{"error_class", "message", "field"?, \
@@ -86,10 +90,11 @@ def document(tools: list[Tool], version: str) -> dict[str, Any]:
     }
 
 
-def answer_type(tool: str) -> Any:
-    """The service's answer type a tool declares it returns (what MCP derives its output
-    schema from too)."""
-    return typing.get_type_hints(getattr(PalimpsestTools, tool))["return"]
+def answer_type(operation: str) -> Any:
+    """The service's answer type an operation declares it returns (what MCP derives its
+    output schema from too): a tool's, or one of the page's own (operations.py)."""
+    declared = getattr(PalimpsestTools, operation, None) or getattr(PageOperations, operation)
+    return typing.get_type_hints(declared)["return"]
 
 
 def _operation(tool: Tool, schemas: dict[str, Any]) -> dict[str, Any]:

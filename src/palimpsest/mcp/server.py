@@ -129,6 +129,7 @@ class PalimpsestMCP(MCPServer[Any]):
         self.bounds = bounds  # over HTTP: how many calls each key may make (bounds.py)
         self.verifier = token_verifier
         self._equip = equip  # makes the tools and prompts, still to make (`make_tools`)
+        self.tools: PalimpsestTools | None = None  # once made: for the HTTP API's own too
         # Over stdio one process serves one client: its session, for the served record.
         self.process_session = f"stdio_{uuid.uuid4().hex[:20]}"
 
@@ -177,9 +178,13 @@ class PalimpsestMCP(MCPServer[Any]):
         arguments: dict[str, Any],
         session: str,
         context: Context[Any, Any] | None = None,
+        *,
+        among: ToolManager | None = None,
     ) -> CallToolResult | InputRequiredResult:
         """`call_tool` for a caller that names its session itself (the HTTP API, which has
-        no MCP request to read one from): the same bound, tool and refusals."""
+        no MCP request to read one from): the same bound, tool and refusals. `among`: the
+        tools to find `name` in, if not this server's (the API's operations that are no
+        MCP tool, api/operations.py)."""
         self.make_tools()
         from .keys import request_principal  # loaded by `make_tools`, with the service
         from .tools import CLIENT_SESSION
@@ -196,7 +201,14 @@ class PalimpsestMCP(MCPServer[Any]):
             })  # fmt: skip
         served = CLIENT_SESSION.set(session)
         try:
-            return await super().call_tool(name, arguments, context)
+            if among is None:
+                return await super().call_tool(name, arguments, context)
+            if context is None:
+                context = Context(mcp_server=self, subscriptions=self._subscriptions)
+            result: CallToolResult = await among.call_tool(
+                name, arguments, context, convert_result=True
+            )
+            return result
         except ToolError as exc:
             return error_result(name, exc)
         finally:
@@ -315,7 +327,7 @@ def _equip(server: PalimpsestMCP, service: Service) -> None:
     from .prompts import PalimpsestPrompts
     from .tools import PalimpsestTools
 
-    tools = PalimpsestTools(service, server.threads)
+    tools = server.tools = PalimpsestTools(service, server.threads)
     made = [_registered(tools, name) for name in TOOL_NAMES]
     warn = server.settings.warn_on_duplicate_tools
     server._tool_manager = ToolManager(tools=made, warn_on_duplicate_tools=warn)
