@@ -194,3 +194,17 @@ def test_a_script_changes_a_memory_with_a_reason_as_the_page_does(
         back = editor.call("revert_with_reason", id=memory, version=1, note="the old was right")
         assert back["results"][0]["version"] == 3
         assert editor.call("inspect", id=memory)["memory"]["text"] == "The cache keeps 40"
+
+
+def test_the_pages_operations_count_against_the_keys_calls_a_minute(
+    db_path: Path, env: dict[str, str]
+) -> None:
+    """One bound for a key's calls, whichever operation: a tool's or the page's own."""
+    world = team(db_path)
+    with api_server(db_path, env, calls_per_minute=2) as served:
+        document = served.document(world.viewer)
+        assert served.post("recall", {"query": "pool"}, world.viewer).status_code == 200
+        assert served.post("notebook_list", {}, world.viewer).status_code == 200
+        refused = served.post("duplicates", {"notebook": "ops"}, world.viewer)
+        assert refused.status_code == 429 and int(refused.headers["retry-after"]) >= 1
+        assert answers_as_documented(document, "duplicates", refused)["retry_after"] > 0

@@ -59,7 +59,7 @@ _CLASS_SAYS = {
     "`field` names the argument.",
     "forbidden": "The key's role or ownership does not allow it; or, on loopback, another "
     "site's page sent the request (`Origin`).",
-    "not_found": "No such memory, notebook or operation in the key's workspace.",
+    "not_found": "No such memory, notebook, session or operation in the key's workspace.",
     "conflict": "The memory changed since it was read (`expected_version`), or a key is taken.",
     "retryable": "The store is busy or unreachable: send the same request again.",
 }
