@@ -85,7 +85,7 @@ class PageOperations:
         since: Annotated[str | None, describe(f"Steps at or after, {TIME}.")] = None,
         limit: Annotated[int | None, describe("At most this many, 1 to 1000 (100).")] = None,
     ) -> ServedAnswer:
-        return await self._tools._run(self._tools.service.served, locals())
+        return await self._tools.run(self._tools.service.served, locals())
 
     async def forget_served(
         self,
@@ -96,14 +96,14 @@ class PageOperations:
         idempotency_key: IdempotencyKey = None,
         dry_run: DryRun = False,
     ) -> ServedForgotten:
-        return await self._tools._run(self._tools.service.forget_served, locals())
+        return await self._tools.run(self._tools.service.forget_served, locals())
 
     async def duplicates(
         self,
         notebook: Annotated[str | None, describe("Only this notebook (else all).")] = None,
         limit: Annotated[int | None, describe("At most this many groups, 1 to 200 (20).")] = None,
     ) -> DuplicatesAnswer:
-        return await self._tools._run(self._tools.service.duplicates, locals())
+        return await self._tools.run(self._tools.service.duplicates, locals())
 
     async def merge(
         self,
@@ -113,22 +113,22 @@ class PageOperations:
         idempotency_key: IdempotencyKey = None,
         dry_run: DryRun = False,
     ) -> MergeAnswer:
-        return await self._tools._run(self._tools.service.merge, locals())
+        return await self._tools.run(self._tools.service.merge, locals())
 
     async def notebook_list(self) -> NotebookListAnswer:
-        return await self._tools._run(self._tools.service.notebook_list, {})
+        return await self._tools.run(self._tools.service.notebook_list, {})
 
     async def notebook_rules(
         self, notebook: Annotated[str, describe("The notebook's name or id.")]
     ) -> NotebookRulesAnswer:
-        return await self._tools._run(self._tools.service.notebook_rules, locals())
+        return await self._tools.run(self._tools.service.notebook_rules, locals())
 
     async def activity(
         self,
         notebook: Annotated[str, describe("The notebook's name or id.")],
         days: Annotated[int | None, describe("The last this many days, 1 to 366 (30).")] = None,
     ) -> ActivityAnswer:
-        return await self._tools._run(self._tools.service.activity, locals())
+        return await self._tools.run(self._tools.service.activity, locals())
 
     async def revise_with_reason(
         self,
@@ -150,7 +150,7 @@ class PageOperations:
             int | None, describe("The version you read; if it moved on, a conflict.")
         ] = None,
     ) -> ReviseAnswer:
-        return await self._tools._run(self._tools.service.revise_with_reason, locals())
+        return await self._tools.run(self._tools.service.revise_with_reason, locals())
 
     async def revert_with_reason(
         self,
@@ -165,7 +165,7 @@ class PageOperations:
                 id=given["id"], version=given.get("version"), note=given.get("note")
             )
 
-        return await self._tools._run(revert, {"id": id, "version": version, "note": note})
+        return await self._tools.run(revert, {"id": id, "version": version, "note": note})
 
 
 def page_operations(tools: PalimpsestTools) -> ToolManager:

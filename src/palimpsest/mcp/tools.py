@@ -111,10 +111,11 @@ class PalimpsestTools:
         session = CLIENT_SESSION.get()
         return service if session is None else service.in_session(session)
 
-    async def _run(self, call: Callable[..., R], arguments: dict[str, Any]) -> R:
+    async def run(self, call: Callable[..., R], arguments: dict[str, Any]) -> R:
         """`call` with the arguments given, on a store thread, as the lean result an agent
         reads (answers.py). Each tool declares the service's answer type it returns: its
-        output schema is derived from it (schema.py)."""
+        output schema is derived from it (schema.py). The HTTP API's own operations run
+        this way too (api/operations.py)."""
         work = functools.partial(call, **_given(arguments))
         answer = await asyncio.get_running_loop().run_in_executor(self.threads, work)
         return cast(R, answered(answer))
@@ -156,7 +157,7 @@ class PalimpsestTools:
         idempotency_key: IdempotencyKey = None,
         dry_run: DryRun = False,
     ) -> Remembered:
-        return await self._run(self.service.remember, locals())
+        return await self.run(self.service.remember, locals())
 
     async def recall(
         self,
@@ -192,7 +193,7 @@ class PalimpsestTools:
             ),
         ] = None,
     ) -> Recalled:
-        return await self._run(self.service.recall, locals())
+        return await self.run(self.service.recall, locals())
 
     async def revise(
         self,
@@ -279,7 +280,7 @@ class PalimpsestTools:
         idempotency_key: IdempotencyKey = None,
         dry_run: DryRun = False,
     ) -> ReviseAnswer:
-        return await self._run(self.service.revise, locals())
+        return await self.run(self.service.revise, locals())
 
     async def revert(
         self,
@@ -294,7 +295,7 @@ class PalimpsestTools:
         idempotency_key: IdempotencyKey = None,
         dry_run: DryRun = False,
     ) -> RevertAnswer:
-        return await self._run(self.service.revert, locals())
+        return await self.run(self.service.revert, locals())
 
     async def forget(
         self,
@@ -318,14 +319,14 @@ class PalimpsestTools:
         idempotency_key: IdempotencyKey = None,
         dry_run: DryRun = False,
     ) -> ForgetAnswer:
-        return await self._run(self.service.forget, locals())
+        return await self.run(self.service.forget, locals())
 
     async def inspect(
         self,
         id: Annotated[str | None, describe("The memory to show.")] = None,
         notebook: Annotated[str | None, describe("Or a notebook, with all its memories.")] = None,
     ) -> InspectAnswer:
-        return await self._run(self.service.inspect, locals())
+        return await self.run(self.service.inspect, locals())
 
     async def history(
         self,
@@ -342,7 +343,7 @@ class PalimpsestTools:
         diff_from: Annotated[int | None, describe("Compare from this version...")] = None,
         diff_to: Annotated[int | None, describe("...to this one.")] = None,
     ) -> HistoryAnswer:
-        return await self._run(self.service.history, locals())
+        return await self.run(self.service.history, locals())
 
     async def notebook(
         self,
@@ -373,7 +374,7 @@ class PalimpsestTools:
             )
         for name in sorted(required - set(given)):
             raise ValidationError(f"Action {action!r} needs `{name}`.", field=name)
-        return await self._run(call, given)
+        return await self.run(call, given)
 
     def _notebook_actions(
         self,
@@ -411,7 +412,7 @@ class PalimpsestTools:
         idempotency_key: IdempotencyKey = None,
         dry_run: DryRun = False,
     ) -> LinkAnswer:
-        return await self._run(self.service.link, locals())
+        return await self.run(self.service.link, locals())
 
     async def dispute(
         self,
@@ -436,13 +437,13 @@ class PalimpsestTools:
         idempotency_key: IdempotencyKey = None,
         dry_run: DryRun = False,
     ) -> DisputeAnswer:
-        return await self._run(self.service.dispute, locals())
+        return await self.run(self.service.dispute, locals())
 
     async def doctor(self, dir: ProjectDir = None) -> DoctorAnswer:
-        return await self._run(self.service.doctor, locals())
+        return await self.run(self.service.doctor, locals())
 
     async def check(self, dir: ProjectDir = None) -> CheckAnswer:
-        return await self._run(self.service.check, locals())
+        return await self.run(self.service.check, locals())
 
     async def orient(
         self,
@@ -452,7 +453,7 @@ class PalimpsestTools:
             int | None, describe("The brief's size in characters, 500 to 100,000 (8,000).")
         ] = None,
     ) -> Oriented:
-        return await self._run(self.service.orient, locals())
+        return await self.run(self.service.orient, locals())
 
     async def guard(
         self,
@@ -467,4 +468,4 @@ class PalimpsestTools:
         # commands, many times, to make a new rule look too broad. Trials count what the
         # pre-command hook saw agents about to run.
         arguments = {"command": command, "dir": dir, "notebook": notebook}
-        return await self._run(self.service.guard, arguments)
+        return await self.run(self.service.guard, arguments)
