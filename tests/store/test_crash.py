@@ -273,7 +273,10 @@ async def database_kill_round(
     with anyio.fail_after(ROUND_SECONDS + RECOVERY_SECONDS):
         async with stdio(cluster.url, env) as client, anyio.create_task_group() as group:
             group.start_soon(stream, client, ledger, rng, True)
-            await anyio.sleep(rng.uniform(*KILL_AFTER))  # the random moment itself
+            # Under a server that has opened its store (it does so once `initialize` is
+            # answered): its first write answered, then the random moment itself.
+            await ledger.wait_for(before + 1)
+            await anyio.sleep(rng.uniform(*KILL_AFTER))
             cluster.kill()
             crashed_at = len(ledger.writes)
             await anyio.to_thread.run_sync(cluster.ensure_running)

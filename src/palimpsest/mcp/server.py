@@ -395,9 +395,10 @@ def serve(open_service: Callable[[], Service], threads: int = DEFAULT_LIMITS.sto
     """Serve over stdio until the client hangs up.
 
     `initialize` is answered first: the service is opened (`open_service`), and the tools
-    and prompts made, once the client has that answer and says `initialized` (or first
-    asks for them), so a client waits for little more than the SDK's import; the secret
-    patterns and the model are then made ready on threads of their own. A service that
+    and prompts made, once that answer is written (over pipes; else once the client says
+    `initialized` or first asks for them), so a client waits for little more than the
+    SDK's import; the secret patterns and the model are then made ready on threads of
+    their own. A service that
     cannot be opened ends the server, and its error is raised here; so it is when the
     input ends before the client asked for anything (or none was there), as at once.
     """

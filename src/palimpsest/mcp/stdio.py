@@ -169,16 +169,21 @@ class _PipeLines:
 
 
 class _PipeWriter:
-    """A pipe the event loop writes to; `flush` waits while the reader is behind."""
+    """A pipe the event loop writes to; `flush` waits while the reader is behind.
+    `after_first` is called on the loop once the first answer is in the pipe."""
 
     def __init__(self, writer: asyncio.StreamWriter):
         self._writer = writer
+        self.after_first: Callable[[], object] | None = None
 
     async def write(self, text: str) -> None:
         self._writer.write(text.encode("utf-8"))
 
     async def flush(self) -> None:
         await self._writer.drain()  # until all is written: see `_pipes`
+        follow, self.after_first = self.after_first, None
+        if follow is not None:
+            asyncio.get_running_loop().call_soon(follow)
 
 
 async def _pipes() -> tuple[_PipeLines, _PipeWriter] | None:
@@ -233,6 +238,10 @@ async def serve_stdio(server: MCPServer[Any], on_ready: Callable[[], object] | N
     try:
         pipes = await _pipes()
         stdin, stdout = (_stdin_lines(), None) if pipes is None else pipes
+        if stdout is not None:
+            # The client has its answer to `initialize`: a client of the spec's later
+            # versions sends no `initialized`, and its next request may be a while off.
+            stdout.after_first = on_ready
         # The pipes do what the SDK asks of its files: lines by `async for`, `write`, `flush`.
         wire = stdio_server(stdin=cast(Any, stdin), stdout=cast(Any, stdout))
         async with wire as (read_stream, write_stream):
