@@ -4,11 +4,9 @@ first recall by meaning does not wait for it and answers that need no meaning ne
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import anyio
@@ -181,20 +179,24 @@ def test_tools_left_for_later_are_made_on_first_need(tmp_path: Path) -> None:
 # the secret detector, the tools' argument models and answer types), and numpy.
 NOT_BEFORE_INITIALIZE = {"palimpsest.service", "palimpsest.store", "palimpsest.screening.secrets",
                          "palimpsest.mcp.tools", "palimpsest.mcp.params", "numpy"}  # fmt: skip
-# `palimpsest serve` as its command runs it, writing the modules it has loaded when told to.
-SERVE_AND_LIST_ON_SIGNAL = """
-import json, os, runpy, signal, sys
-def write(*_):
-    with open(os.environ["MODULES_OUT"] + ".part", "w") as out:
-        json.dump(sorted(sys.modules), out)
-    os.replace(os.environ["MODULES_OUT"] + ".part", os.environ["MODULES_OUT"])
-signal.signal(signal.SIGUSR1, write)
+# `palimpsest serve` as its command runs it, writing the modules it has loaded just before
+# its first answer goes on the wire (the event loop writes a pipe with os.write): what
+# came after it, a client did not wait for.
+SERVE_AND_LIST_AT_FIRST_ANSWER = """
+import json, os, runpy, sys
+write = os.write
+def write_noting_modules(fd, data):
+    if b'"jsonrpc"' in bytes(data[:100]) and not os.path.exists(os.environ["MODULES_OUT"]):
+        with open(os.environ["MODULES_OUT"] + ".part", "w") as out:
+            json.dump(sorted(sys.modules), out)
+        os.replace(os.environ["MODULES_OUT"] + ".part", os.environ["MODULES_OUT"])
+    return write(fd, data)
+os.write = write_noting_modules
 sys.argv = ["palimpsest", *sys.argv[1:]]
 runpy.run_module("palimpsest", run_name="__main__", alter_sys=True)
 """
 
 
-@pytest.mark.skipif(not hasattr(signal, "SIGUSR1"), reason="asks the server by a signal")
 @pytest.mark.parametrize("actor", [[], ["--actor", "agent:claude-code"]])
 def test_serving_answers_initialize_before_loading_the_service(
     tmp_path: Path, env: dict[str, str], actor: list[str]
@@ -206,7 +208,7 @@ def test_serving_answers_initialize_before_loading_the_service(
     listed = tmp_path / "modules.json"
     not_yet = NOT_BEFORE_INITIALIZE - ({"palimpsest.screening.secrets"} if actor else set())
     with subprocess.Popen(
-        [sys.executable, "-c", SERVE_AND_LIST_ON_SIGNAL, "--db", str(tmp_path / "s.db"),
+        [sys.executable, "-c", SERVE_AND_LIST_AT_FIRST_ANSWER, "--db", str(tmp_path / "s.db"),
          *actor, "serve"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, env={**env, "MODULES_OUT": str(listed)},
     ) as process:  # fmt: skip
@@ -214,11 +216,7 @@ def test_serving_answers_initialize_before_loading_the_service(
         process.stdin.write(_rpc(1, "initialize", HELLO))
         process.stdin.flush()
         answer = json.loads(process.stdout.readline())
-        process.send_signal(signal.SIGUSR1)  # what it has loaded, with only that answer given
-        deadline = time.monotonic() + 60
-        while not listed.exists():
-            assert time.monotonic() < deadline, "the server never listed its modules"
-            time.sleep(0.02)
+        assert listed.exists(), "the answer went out through no os.write"
         process.stdin.close()
         assert process.wait(timeout=60) == 0
     assert answer["result"]["instructions"] == INSTRUCTIONS
