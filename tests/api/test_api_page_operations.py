@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import ast
 import inspect
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +57,15 @@ def scripts(served: Served, world: Team, owner: str) -> dict[str, Script]:
     return {who: Script(served, key, document) for who, key in keys.items()}
 
 
+@contextmanager
+def scripted(store: Path, env: dict[str, str]) -> Iterator[tuple[dict[str, Script], Team]]:
+    """A team on `store` with an owner's key too, served: each person's script, and the team."""
+    world = team(store)
+    owner = owner_key(store)
+    with api_server(store, env) as served:
+        yield scripts(served, world, owner), world
+
+
 def page_service_calls() -> set[str]:
     """The names of the service's methods the page's routes (and the forms they read,
     actions.py) call: `service.<name>` wherever it is written."""
@@ -93,10 +104,7 @@ def test_every_service_call_of_the_page_is_an_api_operation(
 def test_a_script_lists_sessions_reads_one_and_an_owner_forgets_its_record(
     db_path: Path, env: dict[str, str]
 ) -> None:
-    world = team(db_path)
-    owner = owner_key(db_path)
-    with api_server(db_path, env) as served:
-        by = scripts(served, world, owner)
+    with scripted(db_path, env) as (by, _):
         by["editor"].call("recall", query="pool")  # recorded under the editor's key
         listed = by["owner"].call("served")["sessions"]
         session = next(s["session"] for s in listed if s["actor"] == "user:ed")
@@ -120,10 +128,7 @@ def test_a_script_lists_sessions_reads_one_and_an_owner_forgets_its_record(
 def test_a_script_finds_a_notebooks_duplicates_and_merges_them(
     db_path: Path, env: dict[str, str]
 ) -> None:
-    world = team(db_path)
-    owner = owner_key(db_path)
-    with api_server(db_path, env) as served:
-        by = scripts(served, world, owner)
+    with scripted(db_path, env) as (by, world):
         editor = by["editor"]
         ids = [editor.call("remember", notebook="deploys", kind="fact", text=text)["id"]
                for text in (DUPLICATED, DUPLICATED + ", as agreed.")]  # fmt: skip
@@ -148,10 +153,7 @@ def test_a_script_finds_a_notebooks_duplicates_and_merges_them(
 def test_a_script_reads_a_notebooks_overview_rules_and_activity(
     db_path: Path, env: dict[str, str]
 ) -> None:
-    world = team(db_path)
-    owner = owner_key(db_path)
-    with api_server(db_path, env) as served:
-        by = scripts(served, world, owner)
+    with scripted(db_path, env) as (by, _):
         viewer, editor = by["viewer"], by["editor"]
         forbidden = {"kind": "forbidden", "literals": ["git push --force"]}
         rule = editor.call("remember", notebook="web", kind="rule", text="Never force-push",
@@ -173,10 +175,7 @@ def test_a_script_reads_a_notebooks_overview_rules_and_activity(
 def test_a_script_changes_a_memory_with_a_reason_as_the_page_does(
     db_path: Path, env: dict[str, str]
 ) -> None:
-    world = team(db_path)
-    owner = owner_key(db_path)
-    with api_server(db_path, env) as served:
-        by = scripts(served, world, owner)
+    with scripted(db_path, env) as (by, world):
         editor = by["editor"]
         filed = editor.call("remember", notebook="ops", kind="fact", text="The cache keeps 40")
         memory = filed["id"]
