@@ -218,7 +218,8 @@ KEYS: Mapping[str, Key] = {
             "answer each HTTP request on its own, keeping no MCP session: for several "
             "processes behind one address (a reverse proxy)", "--stateless"),
         Key("http.calls_per_minute", 600, _whole(1, 100_000),
-            "tool calls a key may make a minute, in a burst or spread (per server process); "
+            "calls a key may make a minute (tools, API operations, web pages, sign-ins), in "
+            "a burst or spread (per server process); "
             "past it a call is answered `retryable` with `retry_after`"),
         Key("http.sessions_per_key", 8, _whole(1, 1000),
             "MCP sessions one key may hold open (per server process); a new one past it "

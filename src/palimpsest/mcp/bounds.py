@@ -1,4 +1,5 @@
-"""How many tool calls a key may make: a token bucket per key, in each server process.
+"""How many calls a key may make (tool calls, API operations, the web page's pages and
+sign-ins draw from one bucket): a token bucket per key, in each server process.
 
 A key may make `per_minute` calls in a burst, and then one more each 60/`per_minute`
 seconds. Past that its call is answered `retryable` with `retry_after` (seconds), and
