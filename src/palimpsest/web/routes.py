@@ -115,12 +115,9 @@ class Pages:
         if path == "/review/disputes/rule":
             return await self._rule(signed, form)
         if path == "/review/stale/verify":
-            # As the memory page's Verify: the service refuses a viewer, checks the id and
-            # asks the reason (what was checked), as of every change made from the page.
-            memory_id, note = form.get("id", "").strip(), form.get("note", "").strip() or None
-            call = functools.partial(
-                signed.service.revise_with_reason, id=memory_id, status="verified", note=note
-            )
+            # The memory page's Verify, read the same way: the service refuses a viewer,
+            # checks the id and asks what was checked.
+            call = actions.verify(signed.service, form.get("id", "").strip(), form)
             await self._served(signed, call)
             return RedirectResponse("/review/stale", status_code=303)
         raise Refused(404, "not_found", "Nothing is sent here: start from the search.")
