@@ -65,6 +65,8 @@ def test_a_store_before_kept_term_counts_gets_them_for_every_version(db_path: Pa
         raw.execute("DROP TABLE served")  # and without what later migrations made
         raw.execute("ALTER TABLE memory_versions DROP COLUMN screened")
         raw.execute("DROP TABLE web_sessions")
+        raw.execute("DROP TABLE replica_state")
+        raw.execute("DROP TABLE replica_seqs")
         raw.execute("PRAGMA user_version = 11")
     raw.close()
     store = open_store(str(db_path))

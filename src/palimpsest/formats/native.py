@@ -235,6 +235,12 @@ def parse_record(text: str) -> dict[str, Any]:
         record = loads(text)
     except ValueError:
         raise ValidationError("The line is not JSON (or nests too deep).", field="line") from None
+    return checked_record(record)
+
+
+def checked_record(record: Any) -> dict[str, Any]:
+    """A record's JSON value (a line's, or one a sync round carries) checked as
+    `parse_record` checks a line: its columns, their types and shapes."""
     if not isinstance(record, dict) or record.get("record") not in RECORDS:
         raise ValidationError(
             f"The line is not a record of this format (one of {', '.join(RECORDS)}).",

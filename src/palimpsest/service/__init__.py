@@ -33,6 +33,7 @@ from .served import ServedOps
 from .sessions import SessionOps
 from .settings import SettingsOps
 from .stores import copy_between, default_store_path, open_store_for, store_label
+from .sync import SyncOps
 from .transfer import TransferOps
 from .vectors import Progress, reindex
 from .web_sessions import WebSessionOps
@@ -76,12 +77,14 @@ class Service(
     TransferOps,
     OverviewOps,
     ActivityOps,
+    SyncOps,
 ):
     """remember, recall, revise, duplicates, merge, revert, forget, inspect, history,
     notebooks, links, doctor, settings, disputes, projects, checks, orient, the session
     hooks and what each session was served, guard, the workspace's users, keys and
     workspaces, the web page's sessions, export and import, and what a person reads of a
-    notebook (its rules, the commands refused there, its activity)."""
+    notebook (its rules, the commands refused there, its activity); sync, a server's side and
+    a replica's."""
 
     def schema_version(self) -> int:
         """The store's schema version (opening it migrated it to the newest this code knows)."""

@@ -42,6 +42,8 @@ from .protocols import (
     Store,
     StoreReader,
     StoreWriter,
+    SyncReader,
+    SyncWriter,
     VectorReader,
     VectorWriter,
     WebSessionReader,
@@ -50,9 +52,11 @@ from .protocols import (
 from .values import (
     AccessKey,
     AgentSession,
+    Changes,
     EventFilter,
     Found,
     PendingScrub,
+    ReplicaState,
     Rewrite,
     RowFacts,
     SearchQuery,
@@ -65,15 +69,16 @@ from .values import (
 )
 
 __all__ = [
-    "AccessKey", "AccessReader", "AccessWriter", "AgentSession", "AnswerReader",
-    "AnswerWriter", "CopyReader", "CopyWriter", "DisputeReader", "DisputeWriter",
-    "EventFilter", "EventReader", "EventWriter", "Found", "GuardReader", "GuardWriter",
-    "MemoryReader", "MemoryWriter", "NotebookReader", "NotebookWriter", "OrientReader",
-    "OrientWriter", "PendingScrub", "ReviewReader", "ReviewWriter", "Rewrite", "RowFacts",
+    "AccessKey", "AccessReader", "AccessWriter", "AgentSession", "AnswerReader", "AnswerWriter",
+    "Changes", "CopyReader", "CopyWriter", "DisputeReader", "DisputeWriter", "EventFilter",
+    "EventReader", "EventWriter", "Found", "GuardReader", "GuardWriter", "MemoryReader",
+    "MemoryWriter", "NotebookReader", "NotebookWriter", "OrientReader", "OrientWriter",
+    "PendingScrub", "ReplicaState", "ReviewReader", "ReviewWriter", "Rewrite", "RowFacts",
     "SearchQuery", "SearchReader", "Served", "ServedReader", "ServedSession", "ServedWriter",
     "SettingReader", "SettingWriter", "Store", "StoreReader", "StoreWriter", "StoredResponse",
-    "User", "VectorReader", "VectorWriter", "WebSession", "WebSessionReader",
-    "WebSessionWriter", "Workspace", "default_db_path", "open_store", "shown", "sqlite_path",
+    "SyncReader", "SyncWriter", "User", "VectorReader", "VectorWriter", "WebSession",
+    "WebSessionReader", "WebSessionWriter", "Workspace", "default_db_path", "open_store", "shown",
+    "sqlite_path",
 ]  # fmt: skip
 
 

@@ -30,11 +30,13 @@ from ..domain.model import (
 from .values import (
     AccessKey,
     AgentSession,
+    Changes,
     DayCount,
     EventFilter,
     Found,
     NotebookCounts,
     PendingScrub,
+    ReplicaState,
     Rewrite,
     RowFacts,
     SearchQuery,
@@ -535,10 +537,34 @@ class CopyWriter(CopyReader, Protocol):
         ...
 
 
+class SyncReader(Protocol):
+    """A server's side of sync, and what a replica knows of its server (docs/sync.md).
+
+    - `changes_after(seq, limit)` gives the rows the workspace's first `limit` events after
+      `seq` made, in sequence order; spans closed after the last of them are given open.
+    - `event_op_id` names the operation of event `seq` of this workspace (None if none):
+      how a replica's position is checked against the server's history.
+    """
+
+    def event_op_id(self, seq: int) -> str | None: ...
+    def changes_after(self, seq: int, limit: int) -> Changes: ...
+    def replica_state(self) -> ReplicaState | None: ...
+
+
+class SyncWriter(SyncReader, Protocol):
+    """A replica writing a server's changes: `apply_changes` writes them under sequence
+    numbers of its own, once (an event held already is skipped with what it made); a
+    forget among them scrubs here as the forget does. The state and the rows land in the
+    caller's one transaction."""
+
+    def apply_changes(self, changes: Changes, vector_model: str | None) -> dict[str, int]: ...
+    def put_replica_state(self, state: ReplicaState) -> None: ...
+
+
 class StoreReader(
     MemoryReader, ReviewReader, EventReader, NotebookReader, DisputeReader, AccessReader,
     SettingReader, AnswerReader, OrientReader, GuardReader, ServedReader, WebSessionReader,
-    SearchReader, VectorReader, CopyReader, Protocol,
+    SearchReader, VectorReader, CopyReader, SyncReader, Protocol,
 ):  # fmt: skip
     """A consistent snapshot of one workspace: every concept's reads."""
 
@@ -548,7 +574,7 @@ class StoreReader(
 class StoreWriter(
     StoreReader, MemoryWriter, ReviewWriter, EventWriter, NotebookWriter, DisputeWriter,
     AccessWriter, SettingWriter, AnswerWriter, OrientWriter, GuardWriter, ServedWriter,
-    WebSessionWriter, VectorWriter, CopyWriter, Protocol,
+    WebSessionWriter, VectorWriter, CopyWriter, SyncWriter, Protocol,
 ):  # fmt: skip
     """One transaction of one workspace: every state change and its event land together or
     not at all."""

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..domain.errors import Conflict
-from ..domain.model import Event, Memory, Notebook, now_utc
+from ..domain.model import Event, Memory, Notebook, Tombstone, now_utc
 from . import bm25
 from .rows import Row
 from .values import Found, SearchQuery
@@ -128,6 +128,18 @@ class SessionBase(ABC):
 
     @abstractmethod
     def _forget_disputes(self, memory_id: str) -> None: ...
+
+    @abstractmethod
+    def forget_memory(self, tombstone: Tombstone, seq: int) -> None: ...
+
+    @abstractmethod
+    def forget_version(self, memory_id: str, version: int) -> None: ...
+
+    @abstractmethod
+    def forget_notebook(self, tombstone: Tombstone, seq: int) -> None: ...
+
+    @abstractmethod
+    def forget_notebook_field(self, notebook_id: str, field: str, seq: int) -> None: ...
 
     @abstractmethod
     def vector_generation(self) -> int: ...

@@ -3,8 +3,8 @@ found before it is read, and the rows of access, sessions and upkeep."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import NamedTuple
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 from .terms import query_terms
 
@@ -177,3 +177,35 @@ class Rewrite:
 class StoredResponse:
     request_hash: str
     response: str  # JSON
+
+
+@dataclass
+class Changes:
+    """What a server's events after a position made, as plain rows (server sequence
+    numbers in every span); `closed` and `disputes_closed` are (id, version, to_seq)."""
+
+    events: list[dict[str, Any]] = field(default_factory=list)
+    versions: list[dict[str, Any]] = field(default_factory=list)
+    closed: list[tuple[str, int, int]] = field(default_factory=list)
+    disputes: list[dict[str, Any]] = field(default_factory=list)
+    disputes_closed: list[tuple[str, int, int]] = field(default_factory=list)
+    vectors: list[dict[str, Any]] = field(default_factory=list)  # memory_id, version, model, vector
+    memories: list[dict[str, Any]] = field(default_factory=list)
+    notebooks: list[dict[str, Any]] = field(default_factory=list)
+    notebook_tombstones: list[dict[str, Any]] = field(default_factory=list)
+    links: list[dict[str, Any]] = field(default_factory=list)
+    link_ends: list[str] = field(default_factory=list)  # ids whose links `links` gives whole
+    settings: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ReplicaState:
+    """What a replica knows of the server it follows."""
+
+    server: str
+    server_workspace: str
+    position_seq: int
+    position_op_id: str | None
+    role: str
+    synced_at: str | None = None
+    refused: str | None = None

@@ -1,0 +1,316 @@
+"""Sync between a Palimpsest server and a replica (docs/sync.md), both ends.
+
+    sync_pull      a server's answer: the rows its workspace's events made after a position
+    apply_pulled   a replica writing such an answer, as it is, in one transaction
+    replica        what a replica knows of its server (None for a store that follows none)
+
+The protocol is versioned (`PROTOCOL`). A position is the server's sequence number of the
+last event a replica holds and that event's operation id: a server whose event at that
+number has another operation id (or none) has another history than the one the replica
+followed (a restore from an export renumbers events), and says so (`PositionUnknown`)
+rather than answering from a number that means something else there.
+
+The records are those of the export format (formats/native.py), spans in the server's
+sequence numbers, checked on arrival as an import checks a file's lines.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Mapping
+from typing import Any, NotRequired, TypedDict
+
+from ..domain.errors import Conflict, ValidationError
+from ..domain.model import now_utc
+from ..formats import native
+from ..store import Changes, ReplicaState
+from .base import ServiceBase
+
+PROTOCOL = 1
+DEFAULT_LIMIT, MAX_LIMIT = 1000, 5000  # events per answer
+ROLES = ("viewer", "editor", "owner")
+
+
+class Position(TypedDict):
+    seq: int
+    op_id: NotRequired[str]
+
+
+class SyncPulled(TypedDict):
+    """One answer of `sync_pull`."""
+
+    protocol: int
+    workspace: dict[str, str]  # the server's id and name of the workspace followed
+    role: str  # the caller's role there
+    position: Position  # where the next pull starts (where this one started, if empty)
+    more: bool  # whether more events wait after these
+    records: list[dict[str, Any]]  # export-format records, spans in server sequence numbers
+    closed: list[list[Any]]  # [memory id, version, to_seq]: versions these events replaced
+    disputes_closed: list[list[Any]]  # [dispute id, version, to_seq]
+    vectors: list[dict[str, Any]]  # memory_id, version, model, vector (float32, base64)
+    link_ends: list[str]  # the ids whose links `records` holds whole
+
+
+class Applied(TypedDict):
+    server: str
+    position: Position
+    events: int  # new events applied by this round
+    role: str
+
+
+class PositionUnknown(Conflict):
+    """The server's history does not hold the replica's position."""
+
+
+# What a record of the export format writes on a replica, by kind.
+KINDS = ("notebook", "notebook_tombstone", "memory", "event", "version", "link", "dispute",
+         "setting")  # fmt: skip
+
+
+class SyncOps(ServiceBase):
+    # -- a server -------------------------------------------------------------------------
+
+    def sync_pull(
+        self, *, since: Mapping[str, Any] | None = None, limit: int | None = None
+    ) -> SyncPulled:
+        """The rows this workspace's events after `since` made, at most `limit` events."""
+        seq, op_id = _position(since)
+        count = _limit(limit)
+        with self.store.read(self.workspace) as tx:
+            if seq and tx.event_op_id(seq) != op_id:
+                raise PositionUnknown(
+                    "This server's history does not hold the position given in `since` "
+                    "(the server was restored from an export, or is another server): pull "
+                    "again from the start, without `since`.",
+                    field="since",
+                )
+            changes = tx.changes_after(seq, count)
+            name = next((w.name for w in tx.workspaces() if w.id == self.workspace), None)
+        events = changes.events
+        last = events[-1] if events else None
+        return {
+            "protocol": PROTOCOL,
+            "workspace": {"id": self.workspace, "name": name or self.workspace},
+            "role": self.role,
+            "position": (
+                {"seq": int(last["seq"]), "op_id": str(last["op_id"])}
+                if last
+                else _position_answer(seq, op_id)
+            ),
+            "more": len(events) == count,
+            "records": _records(changes),
+            "closed": [list(item) for item in changes.closed],
+            "disputes_closed": [list(item) for item in changes.disputes_closed],
+            "vectors": [
+                {**row, "vector": base64.b64encode(row["vector"]).decode()}
+                for row in changes.vectors
+            ],
+            "link_ends": changes.link_ends,
+        }
+
+    # -- a replica ------------------------------------------------------------------------
+
+    def replica(self) -> ReplicaState | None:
+        """What this store knows of the server it follows; None if it follows none."""
+        with self.store.read(self.workspace) as tx:
+            return tx.replica_state()
+
+    def apply_pulled(self, answer: Mapping[str, Any], server: str) -> Applied:
+        """Write one `sync_pull` answer of `server` here, in one transaction with the new
+        position; a store that holds memories of its own, or follows another server or
+        workspace, is refused and left as it is."""
+        pulled = _checked_answer(answer)
+        workspace = pulled["workspace"]["id"]
+        with self.store.write(self.workspace) as tx:
+            state = tx.replica_state()
+            if state is None and not tx.is_empty():
+                raise Conflict(
+                    "This store holds memories of its own, so it cannot become a replica: sync "
+                    "into a new store (`--db`), or first move them to the server (`palimpsest "
+                    "export`, then `palimpsest import` there).",
+                    field="db",
+                )
+            if state is not None and (state.server, state.server_workspace) != (server, workspace):
+                raise Conflict(
+                    f"This store follows workspace {state.server_workspace!r} of {state.server}; "
+                    "a replica follows one server's workspace: sync another into a new store.",
+                    field="server",
+                )
+            changes = pulled["changes"]
+            counts = tx.apply_changes(changes, self.vectors.model if self.vectors.enabled else None)
+            position = pulled["position"]
+            tx.put_replica_state(
+                ReplicaState(
+                    server=server,
+                    server_workspace=workspace,
+                    position_seq=position["seq"],
+                    position_op_id=position.get("op_id"),
+                    role=pulled["role"],
+                    synced_at=now_utc(),
+                )
+            )
+        if any(e["op"].startswith("forget") for e in changes.events):
+            self.store.scrub(self.workspace)
+        return {"server": server, "position": position, "events": counts["events"],
+                "role": pulled["role"]}  # fmt: skip
+
+    def note_refusal(self, why: str | None) -> None:
+        """Keep why the last round was refused (a revoked key...), or clear it."""
+        with self.store.write(self.workspace) as tx:
+            state = tx.replica_state()
+            if state is not None and state.refused != why:
+                tx.put_replica_state(
+                    ReplicaState(state.server, state.server_workspace, state.position_seq,
+                                 state.position_op_id, state.role, state.synced_at, why)
+                )  # fmt: skip
+
+
+class _Seqs:
+    """Sequence numbers as they are: a sync round speaks the server's own."""
+
+    @staticmethod
+    def add(seq: int) -> int:
+        return seq
+
+    @staticmethod
+    def rank(seq: int | None) -> int | None:
+        return seq
+
+
+def _records(changes: Changes) -> list[dict[str, Any]]:
+    seqs: Any = _Seqs()
+    tables = {
+        "notebook": changes.notebooks,
+        "notebook_tombstone": changes.notebook_tombstones,
+        "memory": changes.memories,
+        "event": changes.events,
+        "version": changes.versions,
+        "link": changes.links,
+        "dispute": changes.disputes,
+        "setting": changes.settings,
+    }
+    return [native.record_of(kind, row, seqs) for kind, rows in tables.items() for row in rows]
+
+
+def _position(since: Mapping[str, Any] | None) -> tuple[int, str | None]:
+    if since is None:
+        return 0, None
+    seq = since.get("seq") if isinstance(since, Mapping) else None
+    op_id = since.get("op_id") if isinstance(since, Mapping) else None
+    named = isinstance(op_id, str) and native.ID_SHAPE.fullmatch(op_id)
+    if not _whole(seq) or (seq and not named):
+        raise ValidationError(
+            "`since` is the `position` a pull answered: its `seq` (a whole number) and, past "
+            "0, its `op_id`.",
+            field="since",
+        )
+    return int(seq), op_id
+
+
+def _position_answer(seq: int, op_id: str | None) -> Position:
+    return {"seq": seq, "op_id": op_id} if op_id else {"seq": seq}
+
+
+def _limit(limit: int | None) -> int:
+    if limit is None:
+        return DEFAULT_LIMIT
+    if not _whole(limit) or not 1 <= limit <= MAX_LIMIT:
+        raise ValidationError(f"`limit` is a number of events from 1 to {MAX_LIMIT:,}.",
+                              field="limit")  # fmt: skip
+    return limit
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**63
+
+
+def _checked_answer(answer: Mapping[str, Any]) -> dict[str, Any]:
+    """A server's answer checked before anything of it is written: its protocol, its
+    records (as an import checks a file's lines), spans and vectors."""
+    if not isinstance(answer, Mapping) or answer.get("protocol") != PROTOCOL:
+        raise ValidationError(
+            f"The server answered with another sync protocol than {PROTOCOL}: upgrade "
+            "Palimpsest here or there so both speak the same.",
+            field="protocol",
+        )
+    workspace, role = answer.get("workspace"), answer.get("role")
+    if not (isinstance(workspace, Mapping) and isinstance(workspace.get("id"), str)
+            and isinstance(workspace.get("name"), str)) or role not in ROLES:  # fmt: skip
+        raise _damaged("workspace")
+    seq, op_id = _position(answer.get("position"))
+    changes = Changes()
+    into = {
+        "notebook": changes.notebooks,
+        "notebook_tombstone": changes.notebook_tombstones,
+        "memory": changes.memories,
+        "event": changes.events,
+        "version": changes.versions,
+        "link": changes.links,
+        "dispute": changes.disputes,
+        "setting": changes.settings,
+    }
+    records = answer.get("records")
+    if not isinstance(records, list):
+        raise _damaged("records")
+    for record in records:
+        checked = native.checked_record(record)
+        row = native.row_of(checked)
+        row.pop("norm_text", None)
+        row.pop("tags_text", None)
+        into[checked["record"]].append(row)
+    changes.closed = _spans(answer.get("closed"), "closed")
+    changes.disputes_closed = _spans(answer.get("disputes_closed"), "disputes_closed")
+    changes.vectors = _vectors(answer.get("vectors"))
+    ends = answer.get("link_ends")
+    if not isinstance(ends, list) or not all(
+        isinstance(e, str) and native.ID_SHAPE.fullmatch(e) for e in ends
+    ):
+        raise _damaged("link_ends")
+    changes.link_ends = ends
+    events = [int(e["seq"]) for e in changes.events]
+    if events != sorted(set(events)) or (events and events[-1] != seq):
+        raise _damaged("position")
+    return {
+        "workspace": dict(workspace),
+        "role": role,
+        "position": _position_answer(seq, op_id),
+        "changes": changes,
+    }
+
+
+def _spans(value: Any, field: str) -> list[tuple[str, int, int]]:
+    if not isinstance(value, list):
+        raise _damaged(field)
+    spans = []
+    for item in value:
+        ok = isinstance(item, list) and len(item) == 3 and isinstance(item[0], str)
+        if not (ok and native.ID_SHAPE.fullmatch(item[0]) and _whole(item[1]) and _whole(item[2])):
+            raise _damaged(field)
+        spans.append((item[0], int(item[1]), int(item[2])))
+    return spans
+
+
+def _vectors(value: Any) -> list[dict[str, Any]]:
+    if not isinstance(value, list):
+        raise _damaged("vectors")
+    found = []
+    for item in value:
+        try:
+            raw = base64.b64decode(item["vector"], validate=True)
+            ok = (isinstance(item["memory_id"], str) and _whole(item["version"])
+                  and isinstance(item["model"], str) and raw and len(raw) % 4 == 0)  # fmt: skip
+        except (KeyError, TypeError, ValueError):
+            ok = False
+        if not ok:
+            raise _damaged("vectors")
+        found.append({"memory_id": item["memory_id"], "version": int(item["version"]),
+                      "model": item["model"], "vector": raw})  # fmt: skip
+    return found
+
+
+def _damaged(field: str) -> ValidationError:
+    return ValidationError(
+        f"The server's sync answer is damaged (`{field}`); nothing of it was written. Sync "
+        "again; if it stays so, the server is not one this Palimpsest can follow.",
+        field=field,
+    )
