@@ -62,8 +62,10 @@ ALLOWED = {
     # The web page, served beside MCP (and the API) by the same process and keys.
     "web": {"domain.errors", "domain.model", "domain.views", "domain.text", "service", "config"}
     | {"mcp", "api"},
+    # A replica's rounds with its server, over HTTP.
+    "sync": {"domain.errors", "service"},
     "cli": {"domain.errors", "domain.model", "domain.views", "domain.text", "domain.projects"}
-    | {"service", "config", "mcp", "web", "hook_guard", "keychain", "evaluation"},
+    | {"service", "config", "mcp", "web", "hook_guard", "keychain", "evaluation", "sync"},
     # The guard's hook must answer before the service could load: it reads the rules
     # through store/guard_rows.py alone, and keeps the command through the service.
     "hook_guard": {"domain.errors", "domain.model", "guard", "domain.projects", "store"}

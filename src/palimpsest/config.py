@@ -120,6 +120,38 @@ def is_loopback(host: str) -> bool:
     return host in LOOPBACK_HOSTS
 
 
+def _server(value: Any) -> str:
+    """A Palimpsest server's address for a replica: https, or plain http on this machine
+    only (a key sent over plain HTTP can be read by anyone on the way)."""
+    from urllib.parse import urlsplit
+
+    if isinstance(value, str) and value.isascii():
+        url = value.strip().rstrip("/")
+        try:
+            parts = urlsplit(url)
+            host = (parts.hostname or "").lower()
+            parts.port  # noqa: B018 - a port that is no number raises here
+        except ValueError:
+            parts, host = None, ""
+        plain = parts and host and not (parts.path or parts.query or parts.fragment)
+        if (
+            plain
+            and not parts.username
+            and (parts.scheme == "https" or (parts.scheme == "http" and is_loopback(host)))
+        ):
+            return url
+    raise ValueError(
+        "a server's address, as https://memory.example.org or http://127.0.0.1:8765 "
+        "(plain http only to this machine: elsewhere anyone on the way could read the key)"
+    )
+
+
+def _secret_key(value: Any) -> str:
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isprintable():
+        return value.strip()
+    raise ValueError("a key that `palimpsest key create` made on the server")
+
+
 def _embedder(value: Any) -> str:
     """An embedder's name, read whatever its case (`NONE`, `MiniLM`), as it is spelled."""
     if isinstance(value, str):
@@ -235,6 +267,14 @@ KEYS: Mapping[str, Key] = {
         Key("http.behind_tls", False, _yes_no,
             "the server is reached over TLS through a reverse proxy: the web page's cookie "
             "is then marked Secure and its origin is https"),
+        Key("sync.server", None, _server,
+            "the Palimpsest server this store follows as a replica (docs/sync.md): "
+            "`palimpsest sync` and `serve` pull from it", "--server"),
+        Key("sync.key", None, _secret_key,
+            "the key the replica uses on `sync.server` (never shown; better in the "
+            "environment than in the file)"),
+        Key("sync.every_seconds", 30, _whole(1, 86_400),
+            "how often `serve` syncs the replica it keeps"),
         Key("server.store_threads", 8, _whole(1, 64),
             "tool calls served at once (each holds a store connection)"),
     )
@@ -332,6 +372,8 @@ class Config:
                 value = (fallbacks or {}).get(name)
             if name == "db" and isinstance(value, str):
                 value = shown(value)
+            if name == "sync.key" and value is not None:
+                value = "(set)"
             keys[name] = {
                 "value": value,
                 "from": self.sources[name],

@@ -1,7 +1,7 @@
 """The operations the web page calls that are no MCP tool: sessions served, duplicates and
 their merge, a notebook's overview, rules and activity, and a person's change with its
 reason. Each is the service's own operation, under its name, so a script does what the
-page does.
+page does. And a replica's pull (`sync_pull`, docs/sync.md).
 
 They are not MCP tools: every agent pays for the tool list before its first call, and it
 is at its budget (tests/agents/test_tool_list.py). They are built as the tools are, though
@@ -34,6 +34,7 @@ from ..mcp.tools import PalimpsestTools
 from ..service.answers import DuplicatesAnswer, MergeAnswer, RevertAnswer, ReviseAnswer
 from ..service.notebook_answers import ActivityAnswer, NotebookListAnswer, NotebookRulesAnswer
 from ..service.served_answers import ServedAnswer, ServedForgotten
+from ..service.sync import Position, SyncPulled
 
 Note = Annotated[str | None, describe("Required: why, in a sentence; kept in history.")]
 
@@ -56,6 +57,10 @@ DESCRIPTIONS = {
     "(required); a status it cannot take is refused, not answered as unmatched.",
     "revert_with_reason": "Set one memory back to an earlier `version` as `revert` does, "
     "with a `note` saying why (required).",
+    "sync_pull": "A replica's pull (docs/sync.md): the rows this workspace's events after "
+    "`since` made, in order, at most `limit` events, and the `position` to pull from next; "
+    "`more` while events wait. A position this server's history does not hold is refused "
+    "(conflict, field `since`): pull again from the start.",
 }
 TITLES = {
     "served": "Sessions served",
@@ -67,6 +72,7 @@ TITLES = {
     "activity": "A notebook's activity",
     "revise_with_reason": "Revise, with a reason",
     "revert_with_reason": "Revert, with a reason",
+    "sync_pull": "Sync: pull",
 }
 NAMES = tuple(DESCRIPTIONS)
 
@@ -166,6 +172,16 @@ class PageOperations:
             )
 
         return await self._tools.run(revert, {"id": id, "version": version, "note": note})
+
+    async def sync_pull(
+        self,
+        since: Annotated[
+            Position | None, describe("The `position` the last pull answered; none at first.")
+        ] = None,
+        limit: Annotated[int | None, describe("At most this many events, 1 to 5000.")] = None,
+    ) -> SyncPulled:
+        # whole: a row's null is a value the replica writes, not an empty to leave out
+        return await self._tools.run(self._tools.service.sync_pull, locals(), whole=True)
 
 
 def page_operations(tools: PalimpsestTools) -> ToolManager:

@@ -52,6 +52,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "served": ("served",),
     "serve": ("serving",),
     "settings": ("settings",),
+    "sync": ("sync",),
     "user": ("access",),
     "web": ("web",),
     "workspace": ("access",),

@@ -142,7 +142,7 @@ SECTIONS = {
                  "duplicates", "merge", "forget", "notebook", "web", "demo"),
     "Agents and hooks": ("serve", "orient", "hook", "guard", "seen", "served", "check",
                          "project", "secret"),
-    "Teams": ("user", "key", "workspace", "dispute"),
+    "Teams": ("user", "key", "workspace", "dispute", "sync"),
     "Moving memory": ("export", "import", "copy"),
     "Upkeep": ("doctor", "reindex", "scrub", "migrate", "config", "settings", "bench"),
 }  # fmt: skip

@@ -17,9 +17,10 @@ from mcp.types import CallToolResult, TextContent
 from ..domain.views import compact, lean
 
 
-def answered(answer: Mapping[str, Any]) -> CallToolResult:
-    """The tool result of a service answer: lean structured content, and the same as text."""
-    body = lean(answer)
+def answered(answer: Mapping[str, Any], *, whole: bool = False) -> CallToolResult:
+    """The tool result of a service answer: lean structured content, and the same as text;
+    `whole` keeps its empty values (a sync answer's rows, where null is a value)."""
+    body = dict(answer) if whole else lean(answer)
     return CallToolResult(
         content=[TextContent(type="text", text=compact(body))], structured_content=body
     )

@@ -111,14 +111,16 @@ class PalimpsestTools:
         session = CLIENT_SESSION.get()
         return service if session is None else service.in_session(session)
 
-    async def run(self, call: Callable[..., R], arguments: dict[str, Any]) -> R:
+    async def run(
+        self, call: Callable[..., R], arguments: dict[str, Any], *, whole: bool = False
+    ) -> R:
         """`call` with the arguments given, on a store thread, as the lean result an agent
-        reads (answers.py). Each tool declares the service's answer type it returns: its
-        output schema is derived from it (schema.py). The HTTP API's own operations run
-        this way too (api/operations.py)."""
+        reads (answers.py; `whole` keeps empty values). Each tool declares the service's
+        answer type it returns: its output schema is derived from it (schema.py). The HTTP
+        API's own operations run this way too (api/operations.py)."""
         work = functools.partial(call, **_given(arguments))
         answer = await asyncio.get_running_loop().run_in_executor(self.threads, work)
-        return cast(R, answered(answer))
+        return cast(R, answered(answer, whole=whole))
 
     async def remember(
         self,

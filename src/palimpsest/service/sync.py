@@ -18,7 +18,10 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Mapping
-from typing import Any, NotRequired, TypedDict
+from typing import Any, NotRequired
+
+# typing_extensions' TypedDict: pydantic (which derives the API's schemas) needs it on 3.11.
+from typing_extensions import TypedDict
 
 from ..domain.errors import Conflict, ValidationError
 from ..domain.model import now_utc
