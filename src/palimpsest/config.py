@@ -133,9 +133,10 @@ def _server(value: Any) -> str:
             parts.port  # noqa: B018 - a port that is no number raises here
         except ValueError:
             parts, host = None, ""
-        plain = parts and host and not (parts.path or parts.query or parts.fragment)
+        plain = parts is not None and host and not (parts.path or parts.query or parts.fragment)
         if (
-            plain
+            parts is not None
+            and plain
             and not parts.username
             and (parts.scheme == "https" or (parts.scheme == "http" and is_loopback(host)))
         ):

@@ -130,7 +130,7 @@ def store_before_010() -> Iterator[str]:
             # and without what later migrations made (011 and after run again on opening)
             later = (
                 "seen_commands, agent_sessions, web_sessions, users, access_keys, "
-                "failed_auth, served, replica_state, replica_seqs"
+                "failed_auth, served, replica_state, replica_seqs, replica_queue"
             )
             conn.execute(f"DROP TABLE {later}")
             conn.execute("DROP INDEX events_feedback, workspaces_name, versions_current_tags")

@@ -67,6 +67,7 @@ def test_a_store_before_kept_term_counts_gets_them_for_every_version(db_path: Pa
         raw.execute("DROP TABLE web_sessions")
         raw.execute("DROP TABLE replica_state")
         raw.execute("DROP TABLE replica_seqs")
+        raw.execute("DROP TABLE replica_queue")
         raw.execute("PRAGMA user_version = 11")
     raw.close()
     store = open_store(str(db_path))

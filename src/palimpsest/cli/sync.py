@@ -14,20 +14,34 @@ from .app import Env, command, emit, palimpsest, pass_env
 @command(palimpsest, "sync", "PALIMPSEST_SYNC_KEY=palimpsest_k_... palimpsest sync --server "
          "https://memory.example.org")  # fmt: skip
 @click.option("--server", help="The server this store follows (else `sync.server`).")
-@click.option("--status", is_flag=True, help="Say what this store knows of its server; no sync.")
+@click.option("--status", is_flag=True, help="Say where this store follows, and what waits.")
+@click.option("--retry", metavar="QUEUED", help="Send a refused or conflicting write again.")
+@click.option("--drop", metavar="QUEUED", help="Give up a queued write (with --because).")
+@click.option("--because", help="Why the write is dropped.")
 @pass_env
-def sync(env: Env, /, server: str | None, status: bool) -> None:
-    """Pull what changed on the Palimpsest server this store follows (a replica): its
-    events since the last round, as they are, with their actors, times and reasons; a
-    forget there erases the text here too. Reads (recall, orient, guard, hooks) are then
-    served from this store, fast and with the server down. The key comes from
+def sync(
+    env: Env, /, server: str | None, status: bool, retry: str | None, drop: str | None,
+    because: str | None,
+) -> None:  # fmt: skip
+    """Sync this store with the Palimpsest server it follows (a replica): send the writes
+    made here (queued: remember, revise, revert, link, dispute, merge), in order, then pull
+    the server's events since the last round, as they are, with their actors, times and
+    reasons; a forget there erases the text here too. Reads (recall, orient, guard, hooks)
+    are served from this store, fast and with the server down. The key comes from
     `sync.key` (PALIMPSEST_SYNC_KEY); a store that holds memories of its own is refused:
     a replica starts empty (`--db` a new file)."""
     config = env.config(**{"sync.server": server})
     service = env.service()
     if status:
         state = service.replica()
-        emit({"replica": None} if state is None else {"replica": vars(state)}, _status)
+        replica = None if state is None else vars(state)
+        emit({"replica": replica, **service.queued_writes()}, _status)
+        return
+    if retry is not None:
+        emit(service.retry_queued(id=retry))
+        return
+    if drop is not None:
+        emit(service.drop_queued(id=drop, because=because), _status_of_writes)
         return
     target, key = config.values["sync.server"], config.values["sync.key"]
     if target is None:
@@ -48,7 +62,7 @@ def sync(env: Env, /, server: str | None, status: bool) -> None:
     done = sync_round(service, target, key, progress=_counter() if sys.stderr.isatty() else None)
     emit(
         {"server": done.server, "events": done.events, "position": done.position,
-         "role": done.role},
+         "role": done.role, "pushed": done.pushed},
         _synced,
     )  # fmt: skip
 
@@ -64,10 +78,13 @@ def _synced(answer: dict[str, Any]) -> None:
     if sys.stderr.isatty():
         click.echo("", err=True)
     new = answer["events"]
+    pushed = ", ".join(f"{n} {how}" for how, n in sorted(answer["pushed"].items()))
     click.echo(
         f"Synced with {answer['server']}: {new:,} new event{'s' if new != 1 else ''} "
-        f"(as {answer['role']} there)."
+        f"(as {answer['role']} there)" + (f"; writes sent: {pushed}." if pushed else ".")
     )
+    if answer["pushed"].get("refused") or answer["pushed"].get("conflict"):
+        click.echo("Some writes were not taken: `palimpsest sync --status` lists them.")
 
 
 def _status(answer: dict[str, Any]) -> None:
@@ -79,3 +96,18 @@ def _status(answer: dict[str, Any]) -> None:
                f"{state['role']}; last synced {state['synced_at'] or 'never'}.")  # fmt: skip
     if state["refused"]:
         click.echo(f"Sync stopped: {state['refused']}")
+    _status_of_writes(answer)
+
+
+def _status_of_writes(answer: dict[str, Any]) -> None:
+    for item in answer["writes"]:
+        what = item.get("id") or item.get("text", "")[:60]
+        click.echo(f"{item['queued']}  {item['state']:<8} {item['op']:<8} {what}")
+        said = (item.get("answer") or {}).get("message") or (item.get("answer") or {}).get(
+            "because"
+        )
+        if said:
+            click.echo(f"    {said}")
+    if any(item["state"] in ("refused", "conflict") for item in answer["writes"]):
+        click.echo("`palimpsest sync --retry QUEUED` sends one again (checked anew); "
+                   "`--drop QUEUED --because WHY` gives it up.")  # fmt: skip

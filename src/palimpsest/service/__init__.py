@@ -27,6 +27,7 @@ from .memories import MemoryOps
 from .merging import MergeOps
 from .notebooks import NotebookOps
 from .overview import OverviewOps
+from .queueing import QueueOps
 from .reasoned import ReasonedOps
 from .recall import RecallOps
 from .served import ServedOps
@@ -78,6 +79,7 @@ class Service(
     OverviewOps,
     ActivityOps,
     SyncOps,
+    QueueOps,
 ):
     """remember, recall, revise, duplicates, merge, revert, forget, inspect, history,
     notebooks, links, doctor, settings, disputes, projects, checks, orient, the session

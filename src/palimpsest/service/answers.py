@@ -138,6 +138,7 @@ class Hit(TypedDict, total=False):
     words: list[str]  # the query's words it holds
     similarity: float  # by meaning, 0 to 1
     below_floor: bool  # a near miss
+    pending: list[str]  # on a replica: the writes to it not yet on the server
 
 
 class Rule(TypedDict):
@@ -395,6 +396,7 @@ class InspectAnswer(TypedDict, total=False):
     tombstone: TombstoneShown
     notebook: NotebookShown
     memories: list[MemoryLine]
+    pending: list[dict[str, Any]]  # on a replica: its writes to it not yet on the server
 
 
 class EventShown(TypedDict, total=False):
@@ -433,6 +435,7 @@ class Recalled(TypedDict, total=False):
     as_of: Required[str | None]
     note: str  # no hit passes the floor: nothing answers
     left_out: list[str]  # ids of hits past `budget`, best first
+    pending: list[dict[str, Any]]  # on a replica: remembers not yet on the server, matching
 
 
 # -- notebooks and links ----------------------------------------------------------------------

@@ -180,6 +180,8 @@ class ServiceBase:
         service serves a session."""
         with self.store.write(self.workspace) as tx:
             tx.key_id = self.key_id  # every event it writes names the key (never its secret)
+            if not dry_run and self.store.replicates:
+                refuse_on_replica(tx, op)
             if idempotency_key and not dry_run:
                 stored = tx.stored_response(self.actor, op, idempotency_key)
                 if stored is not None:
@@ -483,3 +485,15 @@ def without_seq(value: Any) -> Any:
     if isinstance(value, list):
         return [without_seq(v) for v in value]
     return value
+
+
+def refuse_on_replica(tx: StoreReader, op: str) -> None:
+    """A store that follows a server holds the server's history only: its own writes are
+    queued as requests (queueing.py), and any other is made on the server."""
+    state = tx.replica_state()
+    if state is not None:
+        raise Conflict(
+            f"This store is a replica of {state.server}: {op} is made there, and the next "
+            "sync brings it here. (remember, revise, revert, link, dispute and merge made "
+            "here are queued for the server.)"
+        )

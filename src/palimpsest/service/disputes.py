@@ -38,6 +38,7 @@ from ..screening import gate
 from ..store import StoreReader, StoreWriter
 from .answers import DisputeAnswer, DisputeShown, MemoryLine
 from .base import MAX_ID, MAX_LIMIT, ServiceBase, id_list, memory_id_arg, refuse_nul
+from .queueing import queued_on_replica
 from .requests import DisputeRequest
 
 # Per action: the parameters it needs, and those it may take besides.
@@ -53,6 +54,7 @@ LISTED = 20  # disputes a list shows unless `limit` says otherwise
 
 
 class DisputeOps(ServiceBase):
+    @queued_on_replica("dispute")
     def dispute(self, *, action: str, **given: Unpack[DisputeRequest]) -> DisputeAnswer:
         """Open, list, rule on or undo a dispute; `given` as the action takes it (ACTIONS)."""
         action, (needs, takes) = _action(action)

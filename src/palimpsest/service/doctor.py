@@ -33,6 +33,7 @@ from .findings import (
     ToolCall,
 )
 from .notebooks import FORGETTABLE_FIELDS
+from .queueing import sync_findings
 from .settings import freshness_days
 from .usefulness import noisy
 
@@ -127,6 +128,9 @@ class DoctorOps(ServiceBase):
             report["open_disputes"] = disputes
         if knocked:
             report["failed_authentications"] = knocked
+        sync = sync_findings(self.store, self.workspace)
+        if sync:
+            report["sync"] = sync
         return report
 
     def _failed_auth(self, tx: StoreReader, at: str) -> FailedAuthentications | None:

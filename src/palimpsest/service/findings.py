@@ -110,6 +110,7 @@ class DoctorAnswer(Evidence, total=False):
     stale_vectors: StaleVectors
     open_disputes: OpenDisputes
     failed_authentications: FailedAuthentications
+    sync: dict[str, Any]  # on a replica: sync stopped, writes refused or in conflict
 
 
 class CheckLine(TypedDict):
@@ -183,6 +184,7 @@ class Oriented(TypedDict, total=False):
     possibly_stale: Required[list[BriefMemory]]
     recent: Required[list[BriefMemory]]
     left_out: Required[dict[str, int]]  # per section, the items past the budget
+    pending: list[dict[str, Any]]  # on a replica: writes not yet on the server
 
 
 class GuardAnswer(TypedDict, total=False):

@@ -34,6 +34,7 @@ from .checks import here, stale_by_evidence
 from .disputes import disputes_of
 from .guard import SEEN_PREFIX, GuardOps
 from .notebooks import NotebookOps
+from .queueing import queued_on_replica, queued_view, waiting_writes
 from .roles import check_forget, check_revert
 from .settings import freshness_days
 from .shown import (
@@ -58,6 +59,7 @@ class Reasons(NamedTuple):
 
 
 class HistoryOps(NotebookOps, GuardOps):  # forget reaches notebooks, kept commands
+    @queued_on_replica("revert")
     def revert(
         self,
         *,
@@ -339,6 +341,10 @@ class HistoryOps(NotebookOps, GuardOps):  # forget reaches notebooks, kept comma
                 "links": [link_view(link) for link in tx.links(id)],
                 "disputes": disputes_of(tx, id),
             }
+        pending = [queued_view(w) for w in waiting_writes(self.store, self.workspace)
+                   if w.target_id == id]  # fmt: skip
+        if pending:
+            answer["pending"] = pending
         self._record_served("inspect", {"id": id}, [(id, memory.version, None)])
         return answer
 

@@ -51,6 +51,7 @@ from .base import EVERY_EVENT, ServiceBase, id_list
 from .batch import SUGGEST_ITEMS, Item, parse_items
 from .checks import hashed_on_write
 from .guard import tried
+from .queueing import queued_on_replica
 from .requests import MemoryFields, Revision
 from .roles import check_write
 from .shown import memory_view
@@ -97,6 +98,7 @@ class MemoryOps(ServiceBase):
         dry_run: bool = False,
     ) -> Batch: ...
 
+    @queued_on_replica("remember")
     def remember(
         self,
         *,
@@ -287,6 +289,7 @@ class MemoryOps(ServiceBase):
         )
         tx.add_link(link)
 
+    @queued_on_replica("revise")
     def revise(
         self,
         *,

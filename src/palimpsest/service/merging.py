@@ -26,12 +26,14 @@ from ..store import StoreReader, StoreWriter
 from .answers import MergeAnswer, Revised
 from .base import id_list, memory_id_arg
 from .memories import MemoryOps, _Target
+from .queueing import queued_on_replica
 from .roles import check_write
 
 MAX_MERGED = 100  # memories retired by one merge: a group, not a notebook
 
 
 class MergeOps(MemoryOps):
+    @queued_on_replica("merge")
     def merge(
         self,
         *,

@@ -20,6 +20,7 @@ from .base import (
     notebook_name,
     refuse_nul,
 )
+from .queueing import queued_on_replica
 from .roles import check_forget, check_owner
 from .shown import link_view, notebook_view
 
@@ -216,6 +217,7 @@ class NotebookOps(ServiceBase):
             item["would_erase"] = would_erase
         return {"results": [item]}
 
+    @queued_on_replica("link")
     def link(
         self,
         *,

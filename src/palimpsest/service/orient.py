@@ -32,6 +32,7 @@ from .brief import (
 )
 from .checks import Bound, directory, here, notebook_of, stale_by_evidence
 from .findings import Oriented
+from .queueing import SHOWN_PENDING, queued_view, waiting_writes
 from .settings import freshness_days
 from .usefulness import usefulness_factor
 
@@ -122,6 +123,9 @@ class OrientOps(ServiceBase):
         }
         if note:
             answer["note"] = note
+        waiting = waiting_writes(self.store, self.workspace)
+        if waiting:
+            answer["pending"] = [queued_view(w) for w in waiting[:SHOWN_PENDING]]
         if served is not None:
             what, session = served
             request = {k: v for k, v in asked.items() if v is not None}

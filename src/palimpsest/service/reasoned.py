@@ -30,7 +30,7 @@ class ReasonedOps(MemoryOps, HistoryOps):
         check_write("revise", self.role)
         changes["note"] = _reason(changes.get("note"), "note")
         answer = self.revise(id=id, expected_version=expected_version, **changes)
-        for missed in answer["unmatched"]:  # one memory: it was not changed, so say why
+        for missed in answer.get("unmatched", []):  # one memory: not changed, so say why
             raise ValidationError(f"Refused: {missed['reason']}.", field="status")
         return answer
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..domain.errors import ValidationError
 from ..domain.model import STATUSES, Memory, Notebook
@@ -31,6 +31,7 @@ from .episodes import with_episodes
 from .floor import Floor, above_floor
 from .fusion import LISTED, WORDS, Candidate, Fused, Weights, fuse, spread
 from .matched import explained
+from .queueing import pending_into_hits, waiting_writes
 from .served_record import KEEP_SETTING, shown_of
 from .settings import current_settings, freshness_days
 from .shown import hit_view, mark_disputed, mark_stale, rule_view
@@ -160,6 +161,11 @@ class RecallOps(ServiceBase):
                                   "as_of": as_of_t}  # fmt: skip
         if not shown and query.strip():
             answer["note"] = NOTHING_CLOSE if near_misses else NOTHING_MATCHES
+        waiting = waiting_writes(self.store, self.workspace)
+        if waiting:
+            pending = pending_into_hits(cast(list[dict[str, Any]], shown), waiting, query)
+            if pending:
+                answer["pending"] = pending
         if budget is not None:
             answer["hits"], left_out = _within(shown, budget)
             if left_out:

@@ -172,6 +172,7 @@ class PostgresStore:
 
     commits_cheaply = False
     scrubs_in_place = False
+    replicates = False
 
     def scrub(self, workspace: str | None = None) -> bool:
         """Whether every forget of `workspace` has been through a rewrite (none is run here)."""

@@ -36,6 +36,7 @@ from .values import (
     Found,
     NotebookCounts,
     PendingScrub,
+    QueuedWrite,
     ReplicaState,
     Rewrite,
     RowFacts,
@@ -561,10 +562,27 @@ class SyncWriter(SyncReader, Protocol):
     def put_replica_state(self, state: ReplicaState) -> None: ...
 
 
+class QueueReader(Protocol):
+    """A replica's writes queued for its server: `queued_writes` lists those in the states
+    asked, the oldest first; an item keeps its id, op and arguments as queued."""
+
+    def queued_writes(self, states: Collection[str], limit: int = 1000) -> list[QueuedWrite]: ...
+    def queued_write(self, item_id: str) -> QueuedWrite | None: ...
+
+
+class QueueWriter(QueueReader, Protocol):
+    """`settle_queued` changes an item's state and answer only; nothing is deleted."""
+
+    def queue_write(self, item: QueuedWrite) -> None: ...
+    def settle_queued(
+        self, item_id: str, state: str, answer: dict[str, object] | None, at: str
+    ) -> None: ...
+
+
 class StoreReader(
     MemoryReader, ReviewReader, EventReader, NotebookReader, DisputeReader, AccessReader,
     SettingReader, AnswerReader, OrientReader, GuardReader, ServedReader, WebSessionReader,
-    SearchReader, VectorReader, CopyReader, SyncReader, Protocol,
+    SearchReader, VectorReader, CopyReader, SyncReader, QueueReader, Protocol,
 ):  # fmt: skip
     """A consistent snapshot of one workspace: every concept's reads."""
 
@@ -574,7 +592,7 @@ class StoreReader(
 class StoreWriter(
     StoreReader, MemoryWriter, ReviewWriter, EventWriter, NotebookWriter, DisputeWriter,
     AccessWriter, SettingWriter, AnswerWriter, OrientWriter, GuardWriter, ServedWriter,
-    WebSessionWriter, VectorWriter, CopyWriter, SyncWriter, Protocol,
+    WebSessionWriter, VectorWriter, CopyWriter, SyncWriter, QueueWriter, Protocol,
 ):  # fmt: skip
     """One transaction of one workspace: every state change and its event land together or
     not at all."""
@@ -607,6 +625,10 @@ class Store(Protocol):
     # Whether `scrub` erases forgotten bytes by itself (SQLite: a checkpoint), or only a
     # deliberate `rewrite` can (PostgreSQL: it locks tables, so a server never runs it).
     scrubs_in_place: bool
+
+    # Whether it may follow a server as a replica (SQLite: a store of one machine). Only
+    # such a store reads its queue of writes for the server (service/queueing.py).
+    replicates: bool
 
     def scrub(self, workspace: str | None = None) -> bool:
         """Finish what the store can finish now; False while a forget of `workspace` (any

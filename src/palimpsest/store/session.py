@@ -17,6 +17,7 @@ from .guard_rows import GuardRows
 from .memory_rows import MemoryRows
 from .notebook_rows import NotebookRows
 from .orient_rows import OrientRows
+from .queue_rows import QueueRows
 from .replica_rows import ReplicaRows
 from .review_rows import ReviewRows
 from .search_rows import SearchRows
@@ -29,7 +30,7 @@ from .web_session_rows import WebSessionRows
 class SqlSession(
     MemoryRows, ReviewRows, EventRows, NotebookRows, DisputeRows, AccessRows, SettingRows,
     AnswerRows, OrientRows, GuardRows, ServedRows, WebSessionRows, SearchRows, VectorRows,
-    CopyRows, ReplicaRows,
+    CopyRows, ReplicaRows, QueueRows,
 ):  # fmt: skip
     """A view of the store bound to one workspace, inside one transaction: every concept's
     rows (abstract until a backend provides what `SessionBase` asks)."""

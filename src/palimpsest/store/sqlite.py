@@ -149,6 +149,7 @@ class SqliteStore:
 
     commits_cheaply = True
     scrubs_in_place = True
+    replicates = True
 
     def scrub(self, workspace: str | None = None) -> bool:
         """Fold the WAL back into the file and truncate it (store/sqlite_scrub.py): every

@@ -209,3 +209,18 @@ class ReplicaState:
     role: str
     synced_at: str | None = None
     refused: str | None = None
+
+
+@dataclass(frozen=True)
+class QueuedWrite:
+    """A write made on a replica, queued as a request for its server (docs/sync.md)."""
+
+    id: str  # q_..., also the idempotency key it is sent with
+    op: str  # the API operation, as `POST /api/v1/<op>`
+    arguments: dict[str, Any]
+    target_id: str | None  # the memory it changes, if one
+    actor: str  # who wrote it here
+    queued_at: str
+    state: str  # pending, accepted, refused, conflict, dropped
+    answer: dict[str, Any] | None = None  # the server's answer, refusal, or why dropped
+    done_at: str | None = None

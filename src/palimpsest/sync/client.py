@@ -1,7 +1,13 @@
-"""One sync round of a replica with its server (docs/sync.md): pull until the server has
-nothing newer, each answer written here in one transaction (service/sync.py), so a round
-stopped anywhere (the network, kill -9) leaves the replica at the last answer written and
-the next round starts there.
+"""One sync round of a replica with its server (docs/sync.md): push the writes queued here,
+in order, then pull until the server has nothing newer.
+
+A queued write is sent to the server's API as the operation it is, under its own id as the
+idempotency key: a push repeated after a crash (the server had answered, the replica had not
+written the answer down) is answered with the first answer, never applied twice. Each
+answer is written down here as it comes: accepted, refused (the server's refusal, kept for
+a person), or a conflict (the memory moved on there). Each pull answer is written in one
+transaction (service/sync.py), so a round stopped anywhere leaves the replica at the last
+answer written and the next round starts there.
 
 The key goes in the `Authorization` header, as every client's; a server that refuses it
 (revoked, expired, its user removed) stops the round at once, and the replica keeps why,
@@ -12,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx2
@@ -32,6 +38,7 @@ class Round:
     events: int  # new events written here
     position: int  # the server's sequence number reached
     role: str  # the key's role on the server
+    pushed: dict[str, int] = field(default_factory=dict)  # queued writes, by how answered
 
 
 def sync_round(
@@ -51,6 +58,7 @@ def sync_round(
     events, role = 0, state.role if state else "viewer"
     position = state.position_seq if state else 0
     with client or httpx2.Client(timeout=TIMEOUT_SECONDS) as http:
+        pushed = _push(service, http, server, key)
         while True:
             answer = _pull(service, http, server, key, since)
             applied = service.apply_pulled(answer, server)
@@ -63,7 +71,36 @@ def sync_round(
                 break
     if state is not None and state.refused:
         service.note_refusal(None)
-    return Round(server, events, position, role)
+    return Round(server, events, position, role, pushed)
+
+
+# How the server's answer to a pushed write is written down, by HTTP status.
+SETTLED = {200: "accepted", 409: "conflict", 400: "refused", 403: "refused", 404: "refused",
+           413: "refused", 422: "refused"}  # fmt: skip
+
+
+def _push(service: Service, http: httpx2.Client, server: str, key: str) -> dict[str, int]:
+    """Send the queued writes in order; stop at the first the server cannot answer now."""
+    counts: dict[str, int] = {}
+    for item in service.pending_writes():
+        try:
+            response = http.post(
+                f"{server}/api/v1/{item.op}",
+                content=json.dumps(item.arguments).encode(),
+                headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
+            )
+        except httpx2.HTTPError as exc:
+            raise _unreachable(server, exc) from None
+        settled = SETTLED.get(response.status_code)
+        if settled is None:  # the key refused (401), or the server busy: stop here
+            raise _refusal(service, server, response)
+        try:
+            answer = response.json()
+        except ValueError:
+            answer = {"message": "the server's answer was not JSON"}
+        service.settle(item.id, settled, answer if isinstance(answer, dict) else {})
+        counts[settled] = counts.get(settled, 0) + 1
+    return counts
 
 
 def _pull(
@@ -77,10 +114,7 @@ def _pull(
             headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
         )
     except httpx2.HTTPError as exc:
-        raise Retryable(
-            f"The server at {server} cannot be reached ({type(exc).__name__}); reads here go on "
-            "from what was synced. Sync again once it is back."
-        ) from None
+        raise _unreachable(server, exc) from None
     if response.status_code == 200:
         try:
             found = response.json()
@@ -93,6 +127,13 @@ def _pull(
     raise _refusal(service, server, response)
 
 
+def _unreachable(server: str, exc: Exception) -> Retryable:
+    return Retryable(
+        f"The server at {server} cannot be reached ({type(exc).__name__}); reads here go on "
+        "from what was synced, and writes wait in the queue. Sync again once it is back."
+    )
+
+
 def _refusal(service: Service, server: str, response: httpx2.Response) -> Exception:
     """The server's refusal as ours, with its message; a refused key is kept as the
     replica's state, so every read of it can say that sync stopped and why."""
@@ -102,7 +143,7 @@ def _refusal(service: Service, server: str, response: httpx2.Response) -> Except
         body = {}
     said = body.get("message") if isinstance(body, dict) else None
     status = response.status_code
-    if status in (401, 403):
+    if status == 401:
         why = (
             f"The server at {server} refused the replica's key ({status}): it was revoked, "
             "expired or mistyped, or its user was removed. Sync stopped; ask the server's "

@@ -22,3 +22,21 @@ CREATE TABLE replica_seqs (
     local_seq   INTEGER NOT NULL,
     PRIMARY KEY (workspace, server_seq)
 );
+-- The writes made on a replica, queued as requests for the server (not as events): each
+-- is replayed there through the server's service, under its id as the idempotency key, so
+-- a push repeated after a crash is answered, not applied twice. Kept once answered, with
+-- the server's answer or refusal: nothing written here is dropped without a trace. The
+-- arguments passed this store's write gate before they were queued.
+CREATE TABLE replica_queue (
+    id          TEXT PRIMARY KEY,
+    workspace   TEXT NOT NULL REFERENCES workspaces(id),
+    op          TEXT NOT NULL,
+    arguments   TEXT NOT NULL,
+    target_id   TEXT,
+    actor       TEXT NOT NULL,
+    queued_at   TEXT NOT NULL,
+    state       TEXT NOT NULL,
+    answer      TEXT,
+    done_at     TEXT
+);
+CREATE INDEX replica_queue_state ON replica_queue(workspace, state, queued_at);

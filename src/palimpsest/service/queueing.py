@@ -1,0 +1,268 @@
+"""Writes on a replica, queued as requests for its server (docs/sync.md).
+
+A store that follows a server holds the server's history, as pulled, and nothing else: a
+write made here is not written as an event here. It is checked here as the server would
+check it (a dry run against what was pulled, with the key's role there: the gate, the
+fields, the versions), then queued with the arguments it was given; each sync round sends
+the queue, in order, to the server's API under each item's id as its idempotency key, and
+writes down the answer. Until the server has accepted a write and a pull has brought its
+events back, what shows the memory says it is pending.
+
+The operations that queue are those an agent or a person makes on memories (QUEUED); any
+other write on a replica (forget, settings, users, keys, notebooks' own business) is
+refused with what to do instead.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+from collections.abc import Callable, Mapping
+from typing import Any, ParamSpec, TypeVar, cast
+
+from typing_extensions import TypedDict
+
+from ..domain.errors import Conflict, NotFound, ValidationError
+from ..domain.ids import new_id
+from ..domain.model import now_utc
+from ..screening import gate
+from ..store import QueuedWrite, ReplicaState, Store
+from .base import ServiceBase
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+QUEUED = frozenset({"remember", "revise", "revert", "link", "dispute", "merge"})
+OPEN = ("pending", "conflict", "refused")  # what a person may still act on, or waits
+SHOWN_PENDING = 20  # pending writes an orient or an inspect lists
+
+
+class Queued(TypedDict, total=False):
+    """What a write made on a replica answers: it waits for the server."""
+
+    queued: str  # the item's id
+    pending: bool
+    server: str
+    note: str
+
+
+class QueueAnswer(TypedDict):
+    writes: list[dict[str, Any]]
+
+
+def queued_on_replica(op: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """Make the service method `op` (one of QUEUED) queue its write when the store follows
+    a server; a dry run, a read (`dispute` list) and a store that follows none run it as it
+    is."""
+    assert op in QUEUED
+
+    def wrap(method: Callable[P, R]) -> Callable[P, R]:
+        @functools.wraps(method)
+        def run(*args: P.args, **kwargs: P.kwargs) -> R:
+            service = cast("QueueOps", args[0])
+            if len(args) > 1 or kwargs.get("dry_run") or kwargs.get("action") == "list":
+                return method(*args, **kwargs)
+            state = service.replica_state_now()
+            if state is None:
+                return method(*args, **kwargs)
+            return cast(R, service.queue(op, method, kwargs, state))
+
+        return run
+
+    return wrap
+
+
+class QueueOps(ServiceBase):
+    def replica_state_now(self) -> ReplicaState | None:
+        """What this store knows of the server it follows (None: it follows none)."""
+        if not self.store.replicates:
+            return None
+        with self.store.read(self.workspace) as tx:
+            return tx.replica_state()
+
+    def queue(
+        self,
+        op: str,
+        method: Callable[..., Any],
+        arguments: Mapping[str, Any],
+        state: ReplicaState,
+    ) -> Queued:
+        """Check `op` here as the server would, with the key's role there, then queue it."""
+        given = _plain_arguments(arguments)
+        if op in ("revise", "revise_with_reason") and "id" in given:
+            given.setdefault("expected_version", self._current_version(given["id"]))
+        acting = copy.copy(self)
+        acting.role = state.role
+        acting.may_override = self.may_override and state.role in ("editor", "owner")
+        method(acting, **given, dry_run=True)  # refusals here are the server's own rules
+        item_id = new_id("q")
+        item = QueuedWrite(
+            id=item_id,
+            op=op,
+            arguments={**given, "idempotency_key": given.get("idempotency_key") or item_id},
+            target_id=given.get("id") if isinstance(given.get("id"), str) else None,
+            actor=self.actor,
+            queued_at=now_utc(),
+            state="pending",
+        )
+        with self.store.write(self.workspace) as tx:
+            tx.queue_write(item)
+        return {
+            "queued": item_id,
+            "pending": True,
+            "server": state.server,
+            "note": "Queued for the server this store follows: written there at the next "
+            "sync, and shown pending here until then.",
+        }
+
+    def _current_version(self, memory_id: Any) -> int | None:
+        with self.store.read(self.workspace) as tx:
+            memory = tx.get_memory(memory_id) if isinstance(memory_id, str) else None
+        return memory.version if memory is not None else None
+
+    # -- the queue ------------------------------------------------------------------------
+
+    def queued_writes(self, *, states: tuple[str, ...] = OPEN) -> QueueAnswer:
+        """The writes queued here in `states`, the oldest first."""
+        with self.store.read(self.workspace) as tx:
+            items = tx.queued_writes(states)
+        return {"writes": [queued_view(item) for item in items]}
+
+    def pending_writes(self) -> list[QueuedWrite]:
+        """The writes the server has not answered yet, in the order they go."""
+        with self.store.read(self.workspace) as tx:
+            return tx.queued_writes(("pending",))
+
+    def settle(self, item_id: str, state: str, answer: dict[str, Any] | None) -> None:
+        """The server's answer to a queued write (a sync round's)."""
+        with self.store.write(self.workspace) as tx:
+            tx.settle_queued(item_id, state, answer, now_utc())
+
+    def retry_queued(self, *, id: str) -> Queued:
+        """Send a refused or conflicting write again, checked anew against what was pulled
+        since (a revise on the version now current: the person has seen both)."""
+        item = self._open_item(id, ("conflict", "refused"))
+        state = self.replica_state_now()
+        if state is None:
+            raise Conflict("This store follows no server: nothing is queued here.")
+        given = {k: v for k, v in item.arguments.items() if k != "idempotency_key"}
+        if item.op in ("revise", "revise_with_reason") and "id" in given:
+            given["expected_version"] = self._current_version(given["id"])
+        queued = self.queue(item.op, getattr(type(self), item.op), given, state)
+        self.settle(item.id, "dropped", {"because": f"sent again as {queued['queued']}"})
+        return queued
+
+    def drop_queued(self, *, id: str, because: str | None = None) -> QueueAnswer:
+        """Give up a queued write, with why; it stays listed as dropped."""
+        if not isinstance(because, str) or not because.strip():
+            raise ValidationError("Say why the write is dropped (`because`).", field="because")
+        gate.screen("because", because)
+        item = self._open_item(id, OPEN)
+        self.settle(item.id, "dropped", {"because": because})
+        return self.queued_writes(states=("dropped",))
+
+    def _open_item(self, item_id: Any, states: tuple[str, ...]) -> QueuedWrite:
+        if not isinstance(item_id, str):
+            raise ValidationError("`id` names a queued write (q_...).", field="id")
+        with self.store.read(self.workspace) as tx:
+            item = tx.queued_write(item_id)
+        if item is None or item.state not in states:
+            raise NotFound(
+                f"No queued write {gate.shown_reference(item_id)} waits for that here; list "
+                "them with `palimpsest sync --status`.",
+                field="id",
+            )
+        return item
+
+
+def queued_view(item: QueuedWrite) -> dict[str, Any]:
+    """A queued write as answers show it: what, on what, by whom, and how it stands."""
+    view: dict[str, Any] = {
+        "queued": item.id,
+        "op": item.op,
+        "state": item.state,
+        "queued_at": item.queued_at,
+        "actor": item.actor,
+    }
+    if item.target_id:
+        view["id"] = item.target_id
+    if item.op == "remember" and isinstance(item.arguments.get("text"), str):
+        view["text"] = item.arguments["text"]
+        view["notebook"] = item.arguments.get("notebook")
+    if item.answer is not None:
+        view["answer"] = item.answer
+    return view
+
+
+def _plain_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments as JSON carries them to the server (None and false flags left out, as
+    the adapters leave them out); refused if some value cannot travel."""
+    given = {k: v for k, v in arguments.items() if v is not None and v is not False}
+    given.pop("dry_run", None)
+    try:
+        return cast(dict[str, Any], json.loads(json.dumps(given)))
+    except (TypeError, ValueError):
+        raise ValidationError(
+            "A write on a replica must be plain JSON to be queued for the server."
+        ) from None
+
+
+def pending_into_hits(
+    hits: list[dict[str, Any]], waiting: list[QueuedWrite], query: str
+) -> list[dict[str, Any]]:
+    """Mark each hit a waiting write changes (`pending`: the operations); answer the waiting
+    remembers that share a word with `query`, as they will be filed."""
+    by_target: dict[str, list[str]] = {}
+    for item in waiting:
+        if item.target_id:
+            by_target.setdefault(item.target_id, []).append(item.op)
+    for hit in hits:
+        if hit.get("id") in by_target:
+            hit["pending"] = by_target[hit["id"]]
+    words = {w for w in query.casefold().split() if len(w) > 2}
+    return [
+        queued_view(item)
+        for item in waiting
+        if item.op == "remember"
+        and words & set(str(item.arguments.get("text", "")).casefold().split())
+    ]
+
+
+def waiting_writes(store: Store, workspace: str) -> list[QueuedWrite]:
+    """What reads show as pending: the writes the server has not answered yet, and those it
+    accepted that no pull has brought back yet. None on a store that cannot be a replica (a
+    server's reads pay nothing for it)."""
+    if not store.replicates:
+        return []
+    with store.read(workspace) as tx:
+        state = tx.replica_state()
+        if state is None:
+            return []
+        items = tx.queued_writes(("pending", "accepted"), limit=SHOWN_PENDING * 10)
+    synced = state.synced_at or ""
+    return [i for i in items if i.state == "pending" or (i.done_at or "") > synced]
+
+
+def sync_findings(store: Store, workspace: str) -> dict[str, Any]:
+    """Doctor's part: a replica whose sync stopped, and its writes the server did not take
+    (refused, or in conflict with a newer version there), each with the way out."""
+    if not store.replicates:
+        return {}
+    with store.read(workspace) as tx:
+        state = tx.replica_state()
+        if state is None:
+            return {}
+        not_taken = tx.queued_writes(("refused", "conflict"))
+        waiting = len(tx.queued_writes(("pending",)))
+    found: dict[str, Any] = {}
+    if state.refused:
+        found["stopped"] = state.refused
+    if not_taken:
+        found["not_taken"] = [queued_view(item) for item in not_taken]
+        found["fix"] = ("palimpsest sync --retry QUEUED (checked anew), or --drop QUEUED "
+                        "--because WHY")  # fmt: skip
+    if found:
+        found["server"] = state.server
+        found["waiting"] = waiting
+    return found
