@@ -252,7 +252,9 @@ def test_migration_014_indexes_the_tags_of_a_store_of_the_release_before() -> No
         with psycopg.connect(schema.url) as conn:  # as the release before 014 left it
             conn.execute("DROP INDEX versions_current_tags")
             # and without what later migrations made
-            conn.execute("DROP TABLE served, web_sessions, replica_state, replica_seqs, replica_queue")
+            conn.execute(
+                "DROP TABLE served, web_sessions, replica_state, replica_seqs, replica_queue"
+            )
             conn.execute("ALTER TABLE memory_versions DROP COLUMN screened")
             conn.execute("DELETE FROM palimpsest_schema WHERE version >= 14")
         for _ in range(2):
