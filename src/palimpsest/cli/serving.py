@@ -83,7 +83,21 @@ def _opened(env: Env) -> Service:
     """The service a stdio server acts on, opened as every command opens it."""
     service = env.service()
     _report_pending_scrubs(service)
+    _keep_in_sync(env, service)
     return service
+
+
+def _keep_in_sync(env: Env, service: Service) -> None:
+    """With `sync.server` and `sync.key` set, the store is a replica kept in sync by a
+    thread for as long as the server runs (docs/sync.md)."""
+    config = env.config()
+    server, key = config.values["sync.server"], config.values["sync.key"]
+    if server is None or key is None:
+        return
+    from ..sync.keeper import Keeper
+
+    keeper = Keeper(service, server, key, config.values["sync.every_seconds"]).start()
+    env.ctx.call_on_close(keeper.stop)
 
 
 def _report_pending_scrubs(service: Service) -> None:
@@ -107,6 +121,7 @@ def serve_http(env: Env, port: int | None, host: str | None, stateless: bool | N
     config = env.config(**{"http.port": port, "http.host": host, "http.stateless": stateless})
     service = env.service()
     _report_pending_scrubs(service)
+    _keep_in_sync(env, service)
     # it reads only the directories its owner configured: it has none of its own
     service.places = served_places(config.check_dirs, service.workspace, service.find_workspace)
     host, port = config.http_host, config.http_port
