@@ -112,7 +112,7 @@ async def test_an_output_schema_names_the_keys_of_the_answer(client: Client) -> 
     listed = await tools(client)
     recall = listed["recall"].output_schema
     assert recall is not None
-    assert set(recall["properties"]) == {"hits", "rules", "as_of", "note", "left_out"}
+    assert set(recall["properties"]) == {"hits", "rules", "as_of", "note", "left_out", "pending"}
     assert recall["properties"]["hits"] == {"type": "array"}  # a real type, derived
     assert listed["check"].output_schema["properties"]["checked"] == {"type": "integer"}
     remember = listed["remember"].output_schema

@@ -81,10 +81,12 @@ def team(store: Path | str) -> Team:
 
 
 @contextmanager
-def api_server(store: Path | str, env: dict[str, str], **settings: object) -> Iterator[Served]:
-    """`serve --http` on `store` (a SQLite file or a PostgreSQL URL), with `settings`
-    (http.NAME=value) through the environment."""
-    port = free_port()
+def api_server(
+    store: Path | str, env: dict[str, str], *, port: int | None = None, **settings: object
+) -> Iterator[Served]:
+    """`serve --http` on `store` (a SQLite file or a PostgreSQL URL), on `port` (else a free
+    one), with `settings` (http.NAME=value) through the environment."""
+    port = port or free_port()
     extra = {f"PALIMPSEST_HTTP_{name.upper()}": str(value) for name, value in settings.items()}
     process = subprocess.Popen(command(store, "serve", "--http", "--port", str(port)),
                                env={**env, **extra}, stdout=subprocess.DEVNULL,

@@ -61,6 +61,10 @@ parameter is refused.
 not_found, conflict, forbidden, retryable (try again, after `retry_after` seconds if \
 given) or internal; the message says what to change. A refusal changes nothing and \
 never repeats a refused value.
+- On a replica (a store that follows a server): remember, revise, revert, link, dispute \
+and merge answer `queued` and `pending` true; they are written on the server at the next \
+sync, and until then recall, inspect and orient list them in `pending`. Other writes are \
+made on the server (conflict).
 """
 
 REMEMBER = """\
@@ -176,8 +180,7 @@ other in `disputed_with`, until a ruling.
 Each step is an event on both memories, one version up each; answers its `id`, \
 `status` and `results` (id and version per memory). Refused: one memory twice, an \
 unknown or retired one; a second open dispute between the same two; ruling one not \
-open; undoing one not ruled, or whose loser changed status since. Forgetting a memory \
-withdraws its open disputes.
+open; undoing one not ruled, or whose loser changed status since.
 """
 
 DOCTOR = """\
@@ -217,8 +220,7 @@ first), open issues and debts, open disputes touching it, memories waiting for a
 (possibly stale: verify or revise them), then recent memories ranked by recency and by \
 how often they helped (revise's `feedback`).
 
-Neither `notebook` nor `dir`: the whole workspace. A coding agent's session-start hook \
-injects the same brief for its project directory.
+Neither `notebook` nor `dir`: the whole workspace.
 
 Answers `brief`, the text to read, and its items by section, with their ids. No rule is \
 dropped silently: those past the budget are named in `rules_left_out` (inspect them); \
@@ -238,8 +240,7 @@ Rules with a `forbidden` check apply: those of the notebook of `dir`'s project (
 (sudo, env, timeout, xargs), `bash -c`, `$(...)`, backticks and subshells; options in \
 any order and form (`-f` for `--force`). A rule denies; a house_style one, or an \
 orientation, asks. What cannot be read, or could match once it runs (`git push $X`), is \
-ask. Nothing is written (trials of new checks use what the hook saw). Refused: an empty \
-command, an unknown `notebook` (not_found).
+ask. Nothing is written. Refused: an empty command, an unknown `notebook` (not_found).
 """
 
 DESCRIPTIONS = {

@@ -60,6 +60,12 @@ NOTHING_CLOSE = (  # near_misses asked already: no memory passes the filters, or
 )
 
 
+PENDING_ONLY = (
+    "Nothing synced from the server matches; `pending` holds writes made here that match, "
+    "not yet on the server."
+)
+
+
 class RecallOps(ServiceBase):
     def recall(
         self,
@@ -166,6 +172,8 @@ class RecallOps(ServiceBase):
             pending = pending_into_hits(cast(list[dict[str, Any]], shown), waiting, query)
             if pending:
                 answer["pending"] = pending
+                if not shown:
+                    answer["note"] = PENDING_ONLY
         if budget is not None:
             answer["hits"], left_out = _within(shown, budget)
             if left_out:
