@@ -29,7 +29,7 @@ class Setup:
     server_db: Path
     editor: str  # ed's key
     viewer: str  # vic's key
-    memory: str  # a memory of the server's
+    memory: str  # a memory of the server's, ed's own
 
 
 @pytest.fixture
@@ -37,9 +37,10 @@ def setup(tmp_path: Path) -> Setup:
     db = tmp_path / "server.db"
     service = Service(open_store(str(db)))
     try:
-        memory = service.remember(notebook="ops", kind="fact", text="The pool holds 40")["id"]
         service.add_user(name="ed", role="editor")
         service.add_user(name="vic", role="viewer")
+        ed = service.with_actor("user:ed")  # ed's own memory: his replica may revise it
+        memory = ed.remember(notebook="ops", kind="fact", text="The pool holds 40")["id"]
         editor = service.create_key(user="ed")["key"]
         viewer = service.create_key(user="vic")["key"]
     finally:

@@ -92,7 +92,7 @@ class QueueOps(ServiceBase):
         given = _plain_arguments(arguments)
         if op in ("revise", "revise_with_reason") and "id" in given:
             given.setdefault("expected_version", self._current_version(given["id"]))
-        acting = copy.copy(self)
+        acting = self.with_actor(state.actor) if state.actor else copy.copy(self)
         acting.role = state.role
         acting.may_override = self.may_override and state.role in ("editor", "owner")
         method(acting, **given, dry_run=True)  # refusals here are the server's own rules

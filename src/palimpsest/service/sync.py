@@ -26,6 +26,7 @@ from typing_extensions import TypedDict
 from ..domain.errors import Conflict, ValidationError
 from ..domain.model import now_utc
 from ..formats import native
+from ..screening.gate import check_actor
 from ..store import Changes, ReplicaState
 from .base import ServiceBase
 
@@ -45,6 +46,7 @@ class SyncPulled(TypedDict):
     protocol: int
     workspace: dict[str, str]  # the server's id and name of the workspace followed
     role: str  # the caller's role there
+    actor: str  # who the caller acts as there: a replica checks its writes as that actor
     position: Position  # where the next pull starts (where this one started, if empty)
     more: bool  # whether more events wait after these
     records: list[dict[str, Any]]  # export-format records, spans in server sequence numbers
@@ -95,6 +97,7 @@ class SyncOps(ServiceBase):
             "protocol": PROTOCOL,
             "workspace": {"id": self.workspace, "name": name or self.workspace},
             "role": self.role,
+            "actor": self.actor,
             "position": (
                 {"seq": int(last["seq"]), "op_id": str(last["op_id"])}
                 if last
@@ -150,6 +153,7 @@ class SyncOps(ServiceBase):
                     position_op_id=position.get("op_id"),
                     role=pulled["role"],
                     synced_at=now_utc(),
+                    actor=pulled["actor"],
                 )
             )
         if any(e["op"].startswith("forget") for e in changes.events):
@@ -164,7 +168,8 @@ class SyncOps(ServiceBase):
             if state is not None and state.refused != why:
                 tx.put_replica_state(
                     ReplicaState(state.server, state.server_workspace, state.position_seq,
-                                 state.position_op_id, state.role, state.synced_at, why)
+                                 state.position_op_id, state.role, state.synced_at, why,
+                                 state.actor)
                 )  # fmt: skip
 
 
@@ -207,7 +212,7 @@ def _position(since: Mapping[str, Any] | None) -> tuple[int, str | None]:
             "0, its `op_id`.",
             field="since",
         )
-    return int(seq), op_id
+    return int(seq or 0), op_id
 
 
 def _position_answer(seq: int, op_id: str | None) -> Position:
@@ -240,6 +245,13 @@ def _checked_answer(answer: Mapping[str, Any]) -> dict[str, Any]:
     if not (isinstance(workspace, Mapping) and isinstance(workspace.get("id"), str)
             and isinstance(workspace.get("name"), str)) or role not in ROLES:  # fmt: skip
         raise _damaged("workspace")
+    actor = answer.get("actor")
+    try:
+        actor = check_actor(actor) if isinstance(actor, str) else None
+    except ValidationError:
+        actor = None
+    if actor is None:
+        raise _damaged("actor")
     seq, op_id = _position(answer.get("position"))
     changes = Changes()
     into = {
@@ -276,6 +288,7 @@ def _checked_answer(answer: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "workspace": dict(workspace),
         "role": role,
+        "actor": actor,
         "position": _position_answer(seq, op_id),
         "changes": changes,
     }

@@ -98,8 +98,8 @@ class ReplicaRows(SessionBase):
         )
         return [(str(r["id"]), int(r["version"]), int(r["to_seq"])) for r in rows]
 
-    def _vectors_of(self, rowids: Sequence[int]) -> list[Row]:
-        found: list[Row] = []
+    def _vectors_of(self, rowids: Sequence[int]) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = []
         for start in range(0, len(rowids), CHUNK):
             chunk = list(rowids[start : start + CHUNK])
             rows = self._rows(
@@ -114,8 +114,8 @@ class ReplicaRows(SessionBase):
             ]
         return found
 
-    def _by_ids(self, table: str, column: str, ids: Sequence[str]) -> list[Row]:
-        found: list[Row] = []
+    def _by_ids(self, table: str, column: str, ids: Sequence[str]) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = []
         for start in range(0, len(ids), CHUNK):
             chunk = list(ids[start : start + CHUNK])
             found += [
@@ -128,8 +128,8 @@ class ReplicaRows(SessionBase):
             ]
         return found
 
-    def _links_of(self, ids: Sequence[str]) -> list[Row]:
-        found: dict[str, Row] = {}
+    def _links_of(self, ids: Sequence[str]) -> list[dict[str, Any]]:
+        found: dict[str, dict[str, Any]] = {}
         for start in range(0, len(ids), CHUNK):
             chunk = list(ids[start : start + CHUNK])
             for row in self._rows(
@@ -148,20 +148,21 @@ class ReplicaRows(SessionBase):
             return None
         return ReplicaState(
             row["server"], row["server_workspace"], int(row["position_seq"]),
-            row["position_op_id"], row["role"], row["synced_at"], row["refused"],
+            row["position_op_id"], row["role"], row["synced_at"], row["refused"], row["actor"],
         )  # fmt: skip
 
     def put_replica_state(self, state: ReplicaState) -> None:
         self.ensure_workspace()
         self._run(
             "INSERT INTO replica_state(workspace, server, server_workspace, position_seq, "
-            "position_op_id, role, synced_at, refused) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+            "position_op_id, role, synced_at, refused, actor) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (workspace) DO UPDATE SET server = excluded.server, "
             "server_workspace = excluded.server_workspace, position_seq = excluded.position_seq, "
             "position_op_id = excluded.position_op_id, role = excluded.role, "
-            "synced_at = excluded.synced_at, refused = excluded.refused",
+            "synced_at = excluded.synced_at, refused = excluded.refused, actor = excluded.actor",
             (self.workspace, state.server, state.server_workspace, state.position_seq,
-             state.position_op_id, state.role, state.synced_at, state.refused),
+             state.position_op_id, state.role, state.synced_at, state.refused, state.actor),
         )  # fmt: skip
 
     def apply_changes(self, changes: Changes, vector_model: str | None) -> dict[str, int]:

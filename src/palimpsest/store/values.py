@@ -209,6 +209,7 @@ class ReplicaState:
     role: str
     synced_at: str | None = None
     refused: str | None = None
+    actor: str | None = None  # who the key acts as there
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 -- A store that follows a Palimpsest server (docs/sync.md): what it knows of that server.
 -- `replica_state` names the server (its address, never a key), the workspace followed
--- there, and the position reached: the server's sequence number and operation id of the
+-- there (and who the key acts as there), and the position reached: the server's sequence number and operation id of the
 -- last event applied, so that a server whose history no longer holds that event (restored
 -- from an export, or another server at the same address) is noticed, not trusted. Events
 -- pulled get this store's own sequence numbers; `replica_seqs` maps the server's to ours,
@@ -13,6 +13,7 @@ CREATE TABLE replica_state (
     position_seq     BIGINT NOT NULL DEFAULT 0,
     position_op_id   TEXT,
     role             TEXT NOT NULL,
+    actor            TEXT,
     synced_at        TEXT,
     refused          TEXT
 );
