@@ -8,11 +8,15 @@ from typing import Any
 import click
 
 from ..service.orient import DEFAULT_BUDGET
+from . import render
 from .app import Env, command, emit, palimpsest, pass_env
 
 
 def brief(result: dict[str, Any]) -> None:
     click.echo(result["brief"])
+    if result.get("pending"):
+        click.echo("\nWritten here, not on the server yet (pending):")
+        render.pending(result["pending"])
 
 
 @command(palimpsest, "orient", "palimpsest orient --dir . --budget 4000")

@@ -155,6 +155,9 @@ def hits(result: Mapping[str, Any]) -> None:
         table(result["rules"], [("id", "id"), ("severity", "severity"), ("text", "text")])
     if result.get("left_out"):
         click.echo(f"\nPast the budget: {', '.join(result['left_out'])}")
+    if result.get("pending"):
+        click.echo("\nWritten here, not on the server yet (pending):")
+        pending(result["pending"])
     if result.get("as_of"):
         click.echo(f"\n(as of {result['as_of']})")
 
@@ -174,6 +177,7 @@ def _flags(hit: dict[str, Any]) -> str:
     flags += ["below floor"] if hit.get("below_floor") else []
     flags += [name for name in ("possibly_stale", "expired") if hit.get(name)]
     flags += ["disputed"] if hit.get("disputed_with") else []
+    flags += [f"pending {'+'.join(hit['pending'])}"] if hit.get("pending") else []
     if hit.get("verified_at"):
         flags.append("verified")
     return ",".join(flags)
@@ -255,6 +259,9 @@ def inspected(result: dict[str, Any]) -> None:
             result["links"],
             [("id", "id"), ("type", "type"), ("source", "source"), ("target", "target")],
         )
+    if result.get("pending"):
+        click.echo("written here, not on the server yet (pending):")
+        pending(result["pending"])
 
 
 def notebooks(result: dict[str, Any]) -> None:
@@ -309,6 +316,13 @@ def doctor(result: dict[str, Any]) -> None:
         versions = counted(stale["count"], "version has", "versions have")
         click.echo(f"{versions} no vector of the current model, so recall")
         click.echo(f"cannot find them by meaning: run `{stale['fix']}`.")
+    if sync := result.get("sync"):
+        if sync.get("stopped"):
+            click.echo(f"Sync with {sync['server']} stopped: {sync['stopped']}")
+        if sync.get("not_taken"):
+            click.echo(f"Writes the server did not take: {len(sync['not_taken'])}")
+            pending(sync["not_taken"])
+            click.echo(f"  {sync['fix']}")
     if result.get("scrub_pending"):
         waiting = len(result.get("pending_scrubs") or [])
         forgets = (
@@ -387,3 +401,13 @@ def suggested(body: dict[str, Any], about: str = "") -> None:
             click.echo(
                 f"  {row.get('id')}  {short(row.get('text'), 70)}" + (f"  ({why})" if why else "")
             )
+
+
+def pending(items: list[dict[str, Any]]) -> None:
+    """Writes queued on a replica: what, on what, how they stand, and the server's word."""
+    for item in items:
+        what = item.get("id") or short(item.get("text", ""), 60)
+        click.echo(f"  {item['queued']}  {item['state']:<8} {item['op']:<8} {what}")
+        said = (item.get("answer") or {}).get("message")
+        if said:
+            click.echo(f"    {short(said, 120)}")

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from ..domain.errors import ValidationError
+from . import render
 from .app import Env, command, emit, palimpsest, pass_env
 
 
@@ -100,14 +101,7 @@ def _status(answer: dict[str, Any]) -> None:
 
 
 def _status_of_writes(answer: dict[str, Any]) -> None:
-    for item in answer["writes"]:
-        what = item.get("id") or item.get("text", "")[:60]
-        click.echo(f"{item['queued']}  {item['state']:<8} {item['op']:<8} {what}")
-        said = (item.get("answer") or {}).get("message") or (item.get("answer") or {}).get(
-            "because"
-        )
-        if said:
-            click.echo(f"    {said}")
+    render.pending(answer["writes"])
     if any(item["state"] in ("refused", "conflict") for item in answer["writes"]):
         click.echo("`palimpsest sync --retry QUEUED` sends one again (checked anew); "
                    "`--drop QUEUED --because WHY` gives it up.")  # fmt: skip
