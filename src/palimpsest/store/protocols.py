@@ -571,7 +571,9 @@ class QueueReader(Protocol):
 
 
 class QueueWriter(QueueReader, Protocol):
-    """`settle_queued` changes an item's state and answer only; nothing is deleted."""
+    """`settle_queued` changes an item's state and answer; an accepted item's arguments
+    are emptied (the server holds the write; a forget there must leave no text here).
+    Nothing is deleted."""
 
     def queue_write(self, item: QueuedWrite) -> None: ...
     def settle_queued(

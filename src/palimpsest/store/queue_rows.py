@@ -41,11 +41,14 @@ class QueueRows(SessionBase):
     def settle_queued(
         self, item_id: str, state: str, answer: dict[str, object] | None, at: str
     ) -> None:
-        """Say how the server answered a queued write (or why a person dropped it)."""
+        """Say how the server answered a queued write (or why a person dropped it). An
+        accepted write keeps no arguments: the server holds it now, and a forget there must
+        find its text nowhere here."""
         self._run(
-            "UPDATE replica_queue SET state = ?, answer = ?, done_at = ? "
+            "UPDATE replica_queue SET state = ?, answer = ?, done_at = ?, arguments = "
+            "CASE WHEN ? = 'accepted' THEN '{}' ELSE arguments END "
             "WHERE workspace = ? AND id = ?",
-            (state, _dumped(answer), at, self.workspace, item_id),
+            (state, _dumped(answer), at, state, self.workspace, item_id),
         )
 
 
