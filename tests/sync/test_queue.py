@@ -8,6 +8,7 @@ import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx2
@@ -256,3 +257,34 @@ def test_serve_pushes_a_write_made_while_the_server_was_away_once_it_is_back(
             while "Backups run nightly at two" not in texts_on_server(setup):
                 assert time.monotonic() < deadline, "the queued write never reached the server"
                 time.sleep(0.1)
+
+
+@pytest.mark.parametrize("skew_minutes", [-5, 5])
+def test_a_replica_whose_clock_is_five_minutes_off_reads_and_writes_as_any(
+    setup: Setup, tmp_path: Path, env: dict[str, str], skew_minutes: int
+) -> None:
+    def skewed() -> str:
+        moment = datetime.now(UTC) + timedelta(minutes=skew_minutes)
+        return moment.isoformat().replace("+00:00", "Z")
+
+    replica = Service(open_store(str(tmp_path / "skewed.db")), clock=skewed)
+    try:
+        with api_server(setup.server_db, env) as served:
+            sync_round(replica, served.base, setup.editor)
+            fresh = httpx2.post(f"{served.base}/api/v1/remember", headers={
+                "Authorization": f"Bearer {setup.editor}"}, json={
+                "notebook": "ops", "kind": "fact", "text": "Deploys freeze on Fridays",
+                "expires_at": (datetime.now(UTC) + timedelta(minutes=2)).isoformat()})  # fmt: skip
+            assert fresh.status_code == 200, fresh.text
+            replica.remember(notebook="ops", kind="fact", text="Logs rotate weekly")
+            assert sync_round(replica, served.base, setup.editor).pushed == {"accepted": 1}
+        found = {hit["text"] for hit in replica.recall(query="deploys freeze logs rotate")["hits"]}
+        # the server's times are kept as they are; only what expired by the replica's own
+        # clock leaves its recall, as on any store
+        expected = {"Logs rotate weekly"} | ({"Deploys freeze on Fridays"} if skew_minutes < 0
+                                             else set())  # fmt: skip
+        assert found == expected
+        events = replica.history(notebook="ops")["events"]
+        assert [e["at"] for e in events] == sorted(e["at"] for e in events)
+    finally:
+        replica.close()
