@@ -90,7 +90,7 @@ class QueueOps(ServiceBase):
     ) -> Queued:
         """Check `op` here as the server would, with the key's role there, then queue it."""
         given = _plain_arguments(arguments)
-        if op in ("revise", "revise_with_reason") and "id" in given:
+        if op == "revise" and "id" in given:  # a change made there since: a conflict
             given.setdefault("expected_version", self._current_version(given["id"]))
         acting = self.with_actor(state.actor) if state.actor else copy.copy(self)
         acting.role = state.role
@@ -147,7 +147,7 @@ class QueueOps(ServiceBase):
         if state is None:
             raise Conflict("This store follows no server: nothing is queued here.")
         given = {k: v for k, v in item.arguments.items() if k != "idempotency_key"}
-        if item.op in ("revise", "revise_with_reason") and "id" in given:
+        if item.op == "revise" and "id" in given:
             given["expected_version"] = self._current_version(given["id"])
         queued = self.queue(item.op, getattr(type(self), item.op), given, state)
         self.settle(item.id, "dropped", {"because": f"sent again as {queued['queued']}"})
