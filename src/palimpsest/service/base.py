@@ -487,10 +487,14 @@ def without_seq(value: Any) -> Any:
     return value
 
 
+# What a replica keeps of its own, not of its server's: what its sessions were shown.
+KEPT_HERE = frozenset({"served.forget"})
+
+
 def refuse_on_replica(tx: StoreReader, op: str) -> None:
     """A store that follows a server holds the server's history only: its own writes are
     queued as requests (queueing.py), and any other is made on the server."""
-    state = tx.replica_state()
+    state = tx.replica_state() if op not in KEPT_HERE else None
     if state is not None:
         raise Conflict(
             f"This store is a replica of {state.server}: {op} is made there, and the next "
