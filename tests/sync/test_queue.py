@@ -288,3 +288,17 @@ def test_a_replica_whose_clock_is_five_minutes_off_reads_and_writes_as_any(
         assert [e["at"] for e in events] == sorted(e["at"] for e in events)
     finally:
         replica.close()
+
+
+def test_a_replica_never_sends_its_queue_to_another_server(
+    setup: Setup, replica: Service, tmp_path: Path, env: dict[str, str]
+) -> None:
+    other_db = tmp_path / "other-server.db"
+    Service(open_store(str(other_db))).close()
+    with api_server(setup.server_db, env) as served:
+        sync_round(replica, served.base, setup.editor)
+    replica.remember(notebook="ops", kind="fact", text="Only for the first server")
+    with api_server(other_db, env) as elsewhere:
+        with pytest.raises(Conflict, match="follows one server"):
+            sync_round(replica, elsewhere.base, setup.editor)
+    assert [w.state for w in replica.pending_writes()] == ["pending"]

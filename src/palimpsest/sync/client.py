@@ -49,9 +49,15 @@ def sync_round(
     progress: Progress | None = None,
     client: httpx2.Client | None = None,
 ) -> Round:
-    """Pull from `server` until it has nothing newer; what was written stays if a later
-    answer fails."""
+    """Send the writes queued here to `server`, then pull from it until it has nothing
+    newer; what was written stays if a later answer fails."""
     state = service.replica()
+    if state is not None and state.server != server:  # its queue is for its own server
+        raise Conflict(
+            f"This store follows {state.server}; a replica follows one server: sync another "
+            "into a new store (`--db`).",
+            field="server",
+        )
     since: dict[str, Any] | None = None
     if state is not None and state.position_seq:
         since = {"seq": state.position_seq, "op_id": state.position_op_id}
