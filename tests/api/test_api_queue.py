@@ -18,19 +18,23 @@ TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"  # made here, never a re
 REFUSAL = {"error_class": "forbidden", "message": "<script>alert(1)</script> not yours"}
 
 
-def replica(tmp: Path) -> tuple[Path, dict[str, str]]:
-    """A replica of a server's workspace holding one memory, with a remember waiting and
-    two the server refused (as a sync round writes its refusals)."""
+def pulled(tmp: Path) -> Any:
+    """A server's workspace holding one memory, as a replica's first pull answers it."""
     server = Service(open_store(str(tmp / "server.db")), embedder=NullEmbedder())
     try:
         server.remember(notebook="ops", kind="fact", text="The pool holds 40 connections")
-        pulled = server.sync_pull()
+        return server.sync_pull()
     finally:
         server.close()
+
+
+def replica(tmp: Path) -> tuple[Path, dict[str, str]]:
+    """A replica of that workspace, with a remember waiting and two the server refused (as
+    a sync round writes its refusals)."""
     db = tmp / "replica.db"
     here = Service(open_store(str(db)), embedder=NullEmbedder())
     try:
-        here.apply_pulled(pulled, UNREACHABLE)
+        here.apply_pulled(pulled(tmp), UNREACHABLE)
         queued = {name: here.remember(notebook="ops", kind="fact", text=text)["queued"]
                   for name, text in (("waits", "The pool warms up in ten seconds"),
                                      ("refused", "The pool drains at midnight"),
@@ -84,3 +88,32 @@ def test_a_script_lists_retries_and_drops_a_replicas_queued_writes(
         now = call(served, document, "queued_writes", 200)["writes"]
         assert [(w["queued"], w["state"]) for w in now] == [
             (queued["waits"], "pending"), (again["queued"], "pending")]  # fmt: skip
+
+
+def test_a_queued_write_of_another_workspace_is_not_found(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """A store whose workspace `laptop` follows a server while `default` is its own: the
+    caller in `default` neither lists, retries nor drops `laptop`'s queue."""
+    mixed = tmp_path / "mixed.db"
+    store = open_store(str(mixed))
+    try:
+        Service(store, embedder=NullEmbedder()).remember(notebook="ops", kind="fact",
+                                                         text="Mine, on no server")  # fmt: skip
+        laptop = Service(store, workspace="laptop", embedder=NullEmbedder())
+        laptop.apply_pulled(pulled(tmp_path), UNREACHABLE)
+        theirs = laptop.remember(notebook="ops", kind="fact", text="The laptop's write")
+        laptop.settle(theirs["queued"], "refused", REFUSAL)
+    finally:
+        store.close()
+    with api_server(mixed, env) as served:
+        document = served.document()
+        assert call(served, document, "queued_writes", 200, states=["refused"]) == {}  # none
+        assert call(served, document, "retry_queued", 404, id=theirs["queued"])
+        assert call(served, document, "drop_queued", 404, id=theirs["queued"], because="mine")
+    store = open_store(str(mixed))
+    try:
+        kept = Service(store, workspace="laptop").queued_writes(states=("refused",))["writes"]
+        assert [w["queued"] for w in kept] == [theirs["queued"]]
+    finally:
+        store.close()

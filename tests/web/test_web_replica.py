@@ -64,6 +64,19 @@ def test_the_doctor_page_lists_a_refused_write_with_the_servers_words_escaped(
     assert 'name="because"' in item and "required" in item
 
 
+def test_the_doctor_page_says_why_sync_stopped(replica: Replica) -> None:
+    why = f"The server refused the key: revoked {SCRIPT}"  # as a round keeps it
+    service = replica.service()
+    try:
+        service.note_refusal(why)
+        page = replica.get("/review/doctor").text
+    finally:
+        service.note_refusal(None)
+        service.close()
+    stopped = page.split("Sync stopped: ", 1)[1].split("</p>", 1)[0]
+    assert html.escape(why) in stopped and SCRIPT not in page
+
+
 def test_retry_checks_the_write_anew_and_queues_it_again(replica: Replica) -> None:
     queued = replica.refused("The pool is sized by the load test")
     token = form_token(replica.get("/review/doctor").text)
