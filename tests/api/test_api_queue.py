@@ -7,8 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from palimpsest.domain.errors import Forbidden
 from palimpsest.embed import NullEmbedder
 from palimpsest.service import Service
+from palimpsest.service.roles import Principal
 from palimpsest.store import open_store
 
 from .scripts import Served, answers_as_documented, api_server
@@ -115,5 +119,25 @@ def test_a_queued_write_of_another_workspace_is_not_found(
     try:
         kept = Service(store, workspace="laptop").queued_writes(states=("refused",))["writes"]
         assert [w["queued"] for w in kept] == [theirs["queued"]]
+    finally:
+        store.close()
+
+
+NO_ROLE_CHECK = "service/queueing.py checks no caller's role for drop_queued yet"
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=NO_ROLE_CHECK)
+def test_a_viewer_may_not_drop_a_queued_write(tmp_path: Path) -> None:
+    """Who may settle the queue is the service's to say, as for any write. A replica holds
+    no keys today, so only its owner reaches it; the check matters once one does."""
+    db, queued = replica(tmp_path)
+    store = open_store(str(db))
+    try:
+        viewer = Service(store, embedder=NullEmbedder()).acting_as(Principal("user:vic", "viewer"))
+        try:
+            viewer.drop_queued(id=queued["refused"], because="not mine to keep")
+        except Forbidden:
+            return
+        raise AssertionError("a viewer dropped a queued write")
     finally:
         store.close()

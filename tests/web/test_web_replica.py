@@ -91,6 +91,26 @@ def test_retry_checks_the_write_anew_and_queues_it_again(replica: Replica) -> No
     assert f"<code>{queued}</code>" not in page  # settled: no longer listed as not taken
 
 
+def test_a_revise_in_conflict_is_listed_and_retried_on_the_version_now_current(
+    replica: Replica,
+) -> None:
+    service = replica.service()
+    try:
+        queued = service.revise_with_reason(id=replica.memory_id, title="Pool", note="named")
+        refusal = {"error_class": "conflict", "message": "version 1 is no longer current"}
+        service.settle(queued["queued"], "conflict", refusal)
+    finally:
+        service.close()
+    page = replica.get("/review/doctor").text
+    item = page.split(f"<code>{queued['queued']}</code>", 1)[1].split("</li>", 1)[0]
+    assert "the memory changed on the server since" in item and "no longer current" in item
+    assert f'href="/memories/{replica.memory_id}"' in item
+    sent = replica.post("/review/doctor/retry", {"csrf": form_token(page),
+                                                 "queued": queued["queued"]})  # fmt: skip
+    assert sent.status_code == 303
+    assert replica.queue()[queued["queued"]]["state"] == "dropped"
+
+
 def test_drop_needs_a_reason_and_keeps_the_write_as_dropped(replica: Replica) -> None:
     queued = replica.refused("The pool restarts on Sundays")
     token = form_token(replica.get("/review/doctor").text)
