@@ -351,3 +351,19 @@ def test_the_doctor_page_says_a_persons_command_escaped_and_never_a_secret() -> 
     assert "<code>palimpsest scrub</code>" in main and "Pending scrubs: 1" in main
     assert "Open disputes: 7" in main and 'href="/review/disputes"' in main
     assert 'href="/memories/m_a"' in main and "<form" not in main
+
+
+def test_a_server_has_no_queue_so_its_doctor_page_offers_no_retry_and_a_post_finds_nothing(
+    site: Site,
+) -> None:
+    """Only a replica queues writes (its own page: test_web_replica.py); on a server no
+    one, a viewer nor an editor, is offered Retry or Drop, and one posted finds nothing."""
+    for key in (site.viewer_key, site.editor_key):
+        cookie = session(site, key)
+        text = get(site, "/review/doctor", cookie).text
+        assert "Sync with the server" not in text and "/review/doctor/" not in text
+        token = form_token(get(site, "/review/stale", cookie).text)
+        for action in ("retry", "drop"):
+            data = {"queued": "q_01m93rf94cnzcqg7nnyp", "because": "tidy", "csrf": token}
+            refused = post(site, f"/review/doctor/{action}", data, cookie)
+            assert refused.status_code == 404 and "not_found" in refused.text

@@ -1,7 +1,8 @@
 """The operations the web page calls that are no MCP tool: sessions served, duplicates and
 their merge, a notebook's overview, rules and activity, and a person's change with its
 reason. Each is the service's own operation, under its name, so a script does what the
-page does. And a replica's pull (`sync_pull`, docs/sync.md).
+page does. And a replica's pull (`sync_pull`, docs/sync.md), and on a replica its queue of
+writes for the server: listed, retried, dropped with a reason.
 
 They are not MCP tools: every agent pays for the tool list before its first call, and it
 is at its budget (tests/agents/test_tool_list.py). They are built as the tools are, though
@@ -12,7 +13,7 @@ the service acting as the key's holder on the store threads, the same refusals.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver.tools import Tool, ToolManager
 from mcp.types import Tool as MCPTool
@@ -33,10 +34,13 @@ from ..mcp.schema import harden
 from ..mcp.tools import PalimpsestTools
 from ..service.answers import DuplicatesAnswer, MergeAnswer, RevertAnswer, ReviseAnswer
 from ..service.notebook_answers import ActivityAnswer, NotebookListAnswer, NotebookRulesAnswer
+from ..service.queueing import QueueAnswer, Queued
 from ..service.served_answers import ServedAnswer, ServedForgotten
 from ..service.sync import Position, SyncPulled
 
 Note = Annotated[str | None, describe("Required: why, in a sentence; kept in history.")]
+QueueState = Literal["pending", "accepted", "refused", "conflict", "dropped"]
+QueuedId = Annotated[str, describe("The queued write's id (q_...).")]
 
 DESCRIPTIONS = {
     "served": "What a session was shown and what it wrote, in order; without `session`, "
@@ -61,6 +65,14 @@ DESCRIPTIONS = {
     "`since` made, in order, at most `limit` events, and the `position` to pull from next; "
     "`more` while events wait. A position this server's history does not hold is refused "
     "(conflict, field `since`): pull again from the start.",
+    "queued_writes": "On a replica: the writes queued here for the server, the oldest first, "
+    "in `states` (by default those still pending and those the server refused or found in "
+    "conflict), each with the server's answer once it gave one.",
+    "retry_queued": "On a replica: send a write the server refused or found in conflict "
+    "again, checked anew against what was pulled since (a revise lands on the version now "
+    "current); the old item is kept as dropped, naming the new one.",
+    "drop_queued": "On a replica: give up a queued write, `because` required; it stays "
+    "listed as dropped, with why.",
 }
 TITLES = {
     "served": "Sessions served",
@@ -73,6 +85,9 @@ TITLES = {
     "revise_with_reason": "Revise, with a reason",
     "revert_with_reason": "Revert, with a reason",
     "sync_pull": "Sync: pull",
+    "queued_writes": "Sync: queued writes",
+    "retry_queued": "Sync: retry a queued write",
+    "drop_queued": "Sync: drop a queued write",
 }
 NAMES = tuple(DESCRIPTIONS)
 
@@ -182,6 +197,32 @@ class PageOperations:
     ) -> SyncPulled:
         # whole: a row's null is a value the replica writes, not an empty to leave out
         return await self._tools.run(self._tools.service.sync_pull, locals(), whole=True)
+
+    async def queued_writes(
+        self,
+        states: Annotated[
+            list[QueueState] | None,
+            describe("Only these (pending, conflict, refused when not given)."),
+        ] = None,
+    ) -> QueueAnswer:
+        service = self._tools.service  # the caller's, read here: not known on a store thread
+
+        def listed(**given: Any) -> QueueAnswer:
+            if "states" in given:
+                return service.queued_writes(states=tuple(given["states"]))
+            return service.queued_writes()
+
+        return await self._tools.run(listed, {"states": states})
+
+    async def retry_queued(self, id: QueuedId) -> Queued:
+        return await self._tools.run(self._tools.service.retry_queued, locals())
+
+    async def drop_queued(
+        self,
+        id: QueuedId,
+        because: Annotated[str | None, describe("Required: why it is given up.")] = None,
+    ) -> QueueAnswer:
+        return await self._tools.run(self._tools.service.drop_queued, locals())
 
 
 def page_operations(tools: PalimpsestTools) -> ToolManager:

@@ -120,6 +120,8 @@ class Pages:
             call = actions.verify(signed.service, form.get("id", "").strip(), form)
             await self._served(signed, call)
             return RedirectResponse("/review/stale", status_code=303)
+        if path in ("/review/doctor/retry", "/review/doctor/drop"):
+            return await self._settle_queued(signed, path.rsplit("/", 1)[1], form)
         raise Refused(404, "not_found", "Nothing is sent here: start from the search.")
 
     async def _search(self, request: Request, signed: Signed) -> Response:
@@ -174,6 +176,19 @@ class Pages:
         )
         ruled = await self._served(signed, call)
         return RedirectResponse(common.memory_href(ruled.get("holds", "")), status_code=303)
+
+    async def _settle_queued(self, signed: Signed, action: str, form: dict[str, str]) -> Response:
+        """On a replica, a write the server did not take: sent again (checked anew), or
+        given up with why. The service finds the item in this workspace's queue only."""
+        queued = form.get("queued", "").strip()
+        call: Callable[[], object]
+        if action == "retry":
+            call = functools.partial(signed.service.retry_queued, id=queued)
+        else:
+            because = form.get("because", "").strip() or None
+            call = functools.partial(signed.service.drop_queued, id=queued, because=because)
+        await self._served(signed, call, back="/review/doctor")
+        return RedirectResponse("/review/doctor", status_code=303)
 
     async def _forget(self, memory_id: str, signed: Signed, form: dict[str, str]) -> Response:
         """Two steps: unconfirmed, forget's dry run names what it would erase (nothing is);

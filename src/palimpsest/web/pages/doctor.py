@@ -15,6 +15,7 @@ from .common import (
     memory_links,
     time,
 )
+from .replica import sync_section
 
 
 def stale(viewer: Viewer, answer: DoctorAnswer) -> Markup:
@@ -126,6 +127,8 @@ def doctor(viewer: Viewer, answer: DoctorAnswer) -> Markup:
             "each with what to do.",
         ),
     ]
+    if sync := answer.get("sync"):  # a replica's: first, as what sync did not do is news
+        parts.append(sync_section(viewer, sync))
     secrets = answer.get("secrets", [])
     parts.append(_finding_section("secrets", "Secrets stored before the gate",
         "Stored before the gate refused them (their values are not shown). Forget each "

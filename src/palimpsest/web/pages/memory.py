@@ -23,6 +23,7 @@ from .common import (
 )
 from .graphs import history_anchor, links_graph, version_timeline
 from .memory_forms import actions
+from .replica import memory_pending
 
 FIELDS = (
     "kind",
@@ -61,6 +62,7 @@ def memory(viewer: Viewer, inspected: InspectAnswer, events: list[EventShown]) -
             tag("p", shown.get("text", ""), class_="text"),
             aria_labelledby="text-h",
         ),
+        memory_pending(inspected.get("pending", [])),  # on a replica: queued, not sent
         _fields(shown),
         _actions(viewer, shown, inspected.get("versions", [])),
         _links(inspected.get("links", []), shown["id"]),

@@ -11,6 +11,7 @@ from ...service.answers import (
 )
 from ..html import Markup, join, tag
 from .common import Viewer, first_line, isolated, layout, memory_href
+from .replica import hit_pending, queued_remembers
 
 
 def search(viewer: Viewer, filters: Mapping[str, str], answer: Recalled | None) -> Markup:
@@ -74,15 +75,21 @@ def _hits(answer: Recalled) -> Markup:
     hits = answer.get("hits", [])
     as_of = answer.get("as_of")
     heading = f"{len(hits)} found" + (f", as recorded at {as_of}" if as_of else "")
+    # On a replica: remembered here, matching, not filed on the server yet.
+    pending = queued_remembers(answer["pending"]) if answer.get("pending") else ""
     if not hits:
-        return tag(
+        found = tag(
             "section",
             tag("h2", heading),
             tag("p", "No memory matches these words and filters."),
             aria_label="Results",
         )
+        return join([found, pending])
     items = [tag("li", _hit(hit)) for hit in hits]
-    return tag("section", tag("h2", heading), tag("ol", items, class_="hits"), aria_label="Results")
+    found = tag(
+        "section", tag("h2", heading), tag("ol", items, class_="hits"), aria_label="Results"
+    )
+    return join([found, pending])
 
 
 def _hit(hit: Hit) -> Markup:
@@ -95,11 +102,15 @@ def _hit(hit: Hit) -> Markup:
     ]
     if hit.get("possibly_stale"):
         facts.append("possibly stale")
+    waiting = hit.get("pending") or []  # on a replica: queued writes that change it
+    if waiting:
+        facts.append("changes pending")
     shown = [f for f in facts if f]
     return join(
         [
             tag("a", label, href=memory_href(hit["id"]), class_="hit-title"),
             tag("p", [[" · ", f] if i else f for i, f in enumerate(shown)], class_="facts"),
+            hit_pending(waiting) if waiting else "",
             tag("p", hit.get("text", ""), class_="text"),
             tag("p", why_matched(hit), class_="why"),
         ]
