@@ -7,8 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from palimpsest.domain.errors import Forbidden
 from palimpsest.embed import NullEmbedder
 from palimpsest.service import Service
@@ -123,10 +121,6 @@ def test_a_queued_write_of_another_workspace_is_not_found(
         store.close()
 
 
-NO_ROLE_CHECK = "service/queueing.py checks no caller's role for drop_queued yet"
-
-
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=NO_ROLE_CHECK)
 def test_a_viewer_may_not_drop_a_queued_write(tmp_path: Path) -> None:
     """Who may settle the queue is the service's to say, as for any write. A replica holds
     no keys today, so only its owner reaches it; the check matters once one does."""

@@ -29,6 +29,7 @@ from ..domain.model import now_utc
 from ..screening import gate
 from ..store import QueuedWrite, ReplicaState, Store
 from .base import ServiceBase
+from .roles import check_write
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -143,6 +144,7 @@ class QueueOps(ServiceBase):
         """Send a refused or conflicting write again, checked anew against what was pulled
         since (a revise on the version now current: the person has seen both)."""
         item = self._open_item(id, ("conflict", "refused"))
+        check_write(item.op, self.role)
         state = self.replica_state_now()
         if state is None:
             raise Conflict("This store follows no server: nothing is queued here.")
@@ -155,6 +157,7 @@ class QueueOps(ServiceBase):
 
     def drop_queued(self, *, id: str, because: str | None = None) -> QueueAnswer:
         """Give up a queued write, with why; it stays listed as dropped."""
+        check_write("sync.drop", self.role)
         if not isinstance(because, str) or not because.strip():
             raise ValidationError("Say why the write is dropped (`because`).", field="because")
         gate.screen("because", because)
