@@ -1,0 +1,277 @@
+"""Replicas of a team's server, end to end (docs/sync.md): `serve --http` on PostgreSQL
+with keys, SQLite replicas synced by the real `palimpsest sync` in subprocesses, and each
+failure the document names, met for real (a key revoked, kill -9 of either end, a server
+restored from an export)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ..agents.test_mcp_e2e import command
+from ..conftest import needs_postgres, own_postgres_database
+from ..team.test_attack_matrix import fingerprint
+from .replicas import (
+    Server,
+    counts,
+    events_of,
+    file_bytes,
+    opened,
+    palimpsest,
+    position,
+    reads,
+    served,
+    sync,
+    synced,
+    team,
+    wait_until,
+)
+
+pytestmark = needs_postgres
+
+QUERIES = ["pool connections", "force-push main", "pages cached"]
+PERSONAL = "Dana Whitcombe lives at 12 Larkspur Lane in Fernhill"
+MANY = 4_000  # events of a long first round: four answers of 1,000
+
+
+@pytest.fixture
+def url() -> Iterator[str]:
+    with own_postgres_database("sync") as found:
+        yield found
+
+
+def test_replicas_equal_the_server_and_a_later_round_brings_only_what_is_new(
+    url: str, env: dict[str, str], tmp_path: Path
+) -> None:
+    world = team(url)
+    ed, vic = tmp_path / "ed.db", tmp_path / "vic.db"
+    ids = list(world.ids.values())
+    with served(url, env) as server:
+        first = synced(ed, env, server, world.keys["ed"])
+        assert first["role"] == "editor" and first["events"] == counts(url)["events"]
+        assert synced(vic, env, server, world.keys["vic"])["role"] == "viewer"
+        expected = reads(url, ids, QUERIES)
+        assert reads(str(ed), ids, QUERIES) == expected
+        assert reads(str(vic), ids, QUERIES) == expected
+        assert counts(str(ed)) == counts(str(vic)) == counts(url)
+        code, status = palimpsest(vic, env, "sync", "--status")
+        assert code == 0 and status["replica"]["role"] == "viewer", status
+        assert status["replica"]["server"] == server.base and not status["replica"]["refused"]
+
+        held = events_of(ed)
+        service = opened(url, "user:ed")
+        try:
+            queue = service.remember(notebook="ops", kind="fact", text="The queue drains nightly")
+            owner = service.with_actor("user:ana")
+            owner.revise(id=world.ids["pool"], append=" at most", expected_version=2)
+        finally:
+            service.store.close()
+        later = synced(ed, env, server, world.keys["ed"])
+        assert later["events"] == 2
+        now = events_of(ed)
+        assert now[: len(held)] == held and len(now) == len(held) + 2
+        ids.append(queue["id"])
+        assert reads(str(ed), ids, QUERIES) == reads(url, ids, QUERIES)
+        assert counts(str(ed)) == counts(url)
+        assert synced(ed, env, server, world.keys["ed"])["events"] == 0
+        assert events_of(ed) == now
+
+
+def test_a_forget_while_a_replica_was_offline_leaves_its_files_at_the_next_round(
+    url: str, env: dict[str, str], tmp_path: Path
+) -> None:
+    world = team(url)
+    replica = tmp_path / "ed.db"
+    service = opened(url)
+    try:
+        personal = service.remember(notebook="people", kind="reference", text=PERSONAL)["id"]
+        service.revise(id=personal, append=" (moved in May)")
+    finally:
+        service.store.close()
+    with served(url, env) as server:
+        synced(replica, env, server, world.keys["ed"])
+        code, found = palimpsest(replica, env, "inspect", personal)
+        assert code == 0 and found["memory"]["text"].startswith(PERSONAL)
+        port = server.port  # the replica follows the server at this address
+    # The replica is offline (no round) while the server forgets it.
+    service = opened(url)
+    try:
+        service.forget(id=personal, because="personal data, asked to be removed")
+    finally:
+        service.store.close()
+    with served(url, env, port=port) as server:
+        assert synced(replica, env, server, world.keys["ed"])["events"] == 1
+    assert PERSONAL.encode() not in file_bytes(replica)
+    assert b"Whitcombe" not in file_bytes(replica)
+    code, found = palimpsest(replica, env, "recall", "Whitcombe Larkspur")
+    assert code == 0 and not found["hits"]
+    assert reads(str(replica), [personal], []) == reads(url, [personal], [])
+
+
+def test_a_revoked_key_or_a_removed_user_stops_the_round_and_reads_go_on(
+    url: str, env: dict[str, str], tmp_path: Path
+) -> None:
+    world = team(url)
+    ed, vic = tmp_path / "ed.db", tmp_path / "vic.db"
+    with served(url, env) as server:
+        synced(ed, env, server, world.keys["ed"])
+        synced(vic, env, server, world.keys["vic"])
+        service = opened(url)
+        try:
+            service.revoke_key(id=world.key_ids["ed"])
+            service.remove_user(name="vic")
+            service.remember(notebook="ops", kind="fact", text="The pool drains at noon")
+        finally:
+            service.store.close()
+        for replica, name in ((ed, "ed"), (vic, "vic")):
+            before = events_of(replica)
+            code, refused = sync(replica, env, server, world.keys[name])
+            assert code != 0 and refused["error_class"] == "forbidden", refused
+            code, status = palimpsest(replica, env, "sync", "--status")
+            assert code == 0 and "revoked" in status["replica"]["refused"], status
+            assert events_of(replica) == before
+            code, found = palimpsest(replica, env, "recall", "pool connections")
+            assert code == 0 and [h["id"] for h in found["hits"]] == [world.ids["pool"]]
+        # A new key for Ed: the round succeeds, and the refusal is no longer kept.
+        service = opened(url)
+        try:
+            again = service.create_key(user="ed")["key"]
+        finally:
+            service.store.close()
+        assert synced(ed, env, server, again)["events"] > 0
+        code, status = palimpsest(ed, env, "sync", "--status")
+        assert code == 0 and status["replica"]["refused"] is None, status
+
+
+def filled(url: str, events: int) -> None:
+    """`events` memories filed in batches (one event each): a long first round."""
+    service = opened(url)
+    try:
+        for start in range(0, events, 200):
+            items = [{"kind": "fact", "text": f"Batch fact {n}: the meter reads {n * 7} units"}
+                     for n in range(start, min(events, start + 200))]  # fmt: skip
+            service.remember(notebook="meters", items=items)
+    finally:
+        service.store.close()
+
+
+def started_round(
+    replica: Path, env: dict[str, str], server: Server, key: str
+) -> subprocess.Popen[str]:
+    """`palimpsest sync` under way, once its first answer is written (not its last)."""
+    process = subprocess.Popen(
+        command(replica, "sync", "--server", server.base, "--json"),
+        env={**env, "PALIMPSEST_SYNC_KEY": key}, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    wait_until(lambda: position(replica) > 0 or process.poll() is not None, "a first answer")
+    assert process.poll() is None, "the round ended before it could be interrupted"
+    return process
+
+
+def test_a_replica_killed_mid_round_goes_on_and_holds_no_event_twice(
+    url: str, env: dict[str, str], tmp_path: Path
+) -> None:
+    world = team(url)
+    filled(url, MANY)
+    replica = tmp_path / "ed.db"
+    total = counts(url)["events"]
+    with served(url, env) as server:
+        process = started_round(replica, env, server, world.keys["ed"])
+        process.kill()
+        process.communicate()
+        reached = len(events_of(replica))
+        assert 0 < reached < total and position(replica) > 0
+        done = synced(replica, env, server, world.keys["ed"])
+    assert done["events"] == total - reached
+    held = events_of(replica)
+    assert len(held) == total and len(set(held)) == total  # each event once
+    assert counts(str(replica)) == counts(url)
+    assert reads(str(replica), list(world.ids.values()), QUERIES) == reads(
+        url, list(world.ids.values()), QUERIES
+    )
+
+
+def test_a_server_killed_mid_round_is_retryable_and_the_next_round_completes(
+    url: str, env: dict[str, str], tmp_path: Path
+) -> None:
+    world = team(url)
+    filled(url, MANY)
+    replica = tmp_path / "ed.db"
+    with served(url, env) as server:
+        process = started_round(replica, env, server, world.keys["ed"])
+        server.process.kill()
+        out, _ = process.communicate(timeout=120)
+        assert process.returncode != 0 and json.loads(out)["error_class"] == "retryable", out
+        reached = position(replica)
+        code, found = palimpsest(replica, env, "recall", "meter reads")
+        assert code == 0 and found["hits"]  # what was written is read
+    with served(url, env, port=server.port) as again:
+        done = synced(replica, env, again, world.keys["ed"])
+    assert done["position"] > reached
+    assert len(events_of(replica)) == len(set(events_of(replica))) == counts(url)["events"]
+    assert counts(str(replica)) == counts(url)
+
+
+def test_a_server_restored_from_an_export_refuses_the_round_and_changes_nothing(
+    url: str, env: dict[str, str], tmp_path: Path
+) -> None:
+    world = team(url)
+    service = opened(url)
+    try:  # another workspace's events between this one's: the server's numbers have gaps
+        lab = service.with_workspace(service.create_workspace(name="lab")["workspace"]["id"])
+        lab.remember(notebook="lab", kind="fact", text="The lab's kiln fires at dawn")
+        service.remember(notebook="ops", kind="fact", text="The pool drains at noon")
+    finally:
+        service.store.close()
+    replica, exported = tmp_path / "ed.db", tmp_path / "team.jsonl"
+    with served(url, env) as server:
+        synced(replica, env, server, world.keys["ed"])
+        port = server.port
+    code, answer = palimpsest(url, env, "export", str(exported))
+    assert code == 0, answer
+    with own_postgres_database("restored") as restored:
+        code, answer = palimpsest(restored, env, "import", str(exported))
+        assert code == 0, answer
+        service = opened(restored)
+        try:
+            service.add_user(name="ed", role="editor")
+            key = service.create_key(user="ed")["key"]
+        finally:
+            service.store.close()
+        before = fingerprint(str(replica))
+        with served(restored, env, port=port) as server:
+            code, refused = sync(replica, env, server, key)
+        assert code != 0 and refused["error_class"] == "conflict", refused
+        assert "`since`" in refused["message"]
+        assert fingerprint(str(replica)) == before
+
+
+def test_reads_on_a_replica_go_on_with_the_server_stopped(
+    url: str, env: dict[str, str], tmp_path: Path
+) -> None:
+    world = team(url)
+    replica = tmp_path / "ed.db"
+    with served(url, env) as server:
+        synced(replica, env, server, world.keys["ed"])
+    code, refused = sync(replica, env, server, world.keys["ed"])  # the server is gone
+    assert code != 0 and refused["error_class"] == "retryable", refused
+    code, found = palimpsest(replica, env, "recall", "pool connections")
+    assert code == 0 and [h["id"] for h in found["hits"]] == [world.ids["pool"]]
+    code, brief = palimpsest(replica, env, "orient", "-n", "ops")
+    assert code == 0 and world.ids["rule"] in json.dumps(brief), brief
+    code, judged = palimpsest(replica, env, "guard", "-n", "ops", "git push --force")
+    assert code == 2 and judged["decision"] == "deny", judged
+    assert palimpsest(replica, env, "guard", "-n", "ops", "git status")[0] == 0
+    project = tmp_path / "shop"
+    project.mkdir()
+    (project / ".palimpsest.toml").write_text('notebook = "ops"\n')
+    call = {"tool_name": "Bash", "tool_input": {"command": "git push --force origin main"},
+            "cwd": str(project), "session_id": "s1"}  # fmt: skip
+    code, hooked = palimpsest(replica, env, "hook", "guard", stdin=json.dumps(call))
+    assert code == 0, hooked
+    assert hooked["hookSpecificOutput"]["permissionDecision"] == "deny", hooked
