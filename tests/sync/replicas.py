@@ -142,6 +142,7 @@ def reads(url: str, ids: list[str], queries: list[str]) -> dict[str, Any]:
             "history": {i: service.history(id=i)["events"] for i in ids},
             "recall": {q: hits(service.recall(query=q, include_retired=True)) for q in queries},
             "notebooks": sorted(n["name"] for n in service.notebooks()["notebooks"]),
+            "settings": service.settings(),
         }
     finally:
         service.store.close()

@@ -48,6 +48,11 @@ def test_replicas_equal_the_server_and_a_later_round_brings_only_what_is_new(
     url: str, env: dict[str, str], tmp_path: Path
 ) -> None:
     world = team(url)
+    service = opened(url)
+    try:
+        service.change_settings(changes={"freshness_days.fact": 60}, because="facts age fast here")
+    finally:
+        service.store.close()
     ed, vic = tmp_path / "ed.db", tmp_path / "vic.db"
     ids = list(world.ids.values())
     with served(url, env) as server:
