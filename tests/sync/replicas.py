@@ -71,12 +71,16 @@ class Server:
 
 
 @contextmanager
-def served(store: str, env: dict[str, str], port: int | None = None) -> Iterator[Server]:
-    """`serve --http` on `store` (at `port` if given), stopped afterwards."""
+def served(
+    store: str | Path, env: dict[str, str], port: int | None = None, **settings: object
+) -> Iterator[Server]:
+    """`serve --http` on `store` (at `port` if given), with `settings` (NAME=value, as
+    PALIMPSEST_NAME in its environment), stopped afterwards."""
     port = port or free_port()
     args = command(store, "serve", "--http", "--port", str(port))
-    process = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                               text=True)  # fmt: skip
+    extra = {f"PALIMPSEST_{name.upper()}": str(value) for name, value in settings.items()}
+    process = subprocess.Popen(args, env={**env, **extra}, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True)  # fmt: skip
     with serving(process, port):
         yield Server(f"http://127.0.0.1:{port}", port, process)
 

@@ -222,6 +222,50 @@ def test_a_server_killed_mid_round_is_retryable_and_the_next_round_completes(
     assert counts(str(replica)) == counts(url)
 
 
+def test_a_key_past_its_calls_a_minute_stops_the_round_retryable_at_a_whole_answer(
+    url: str, env: dict[str, str], tmp_path: Path
+) -> None:
+    world = team(url)
+    filled(url, MANY)
+    replica = tmp_path / "ed.db"
+    with served(url, env, http_calls_per_minute=2) as server:
+        code, refused = sync(replica, env, server, world.keys["ed"])
+        assert code != 0 and refused["error_class"] == "retryable", refused
+        port = server.port
+    assert len(events_of(replica)) == 2_000  # two answers of 1,000, each whole
+    code, status = palimpsest(replica, env, "sync", "--status")
+    assert code == 0 and status["replica"]["refused"] is None, status  # the key is fine
+    with served(url, env, port=port) as server:
+        done = synced(replica, env, server, world.keys["ed"])
+    assert done["events"] == counts(url)["events"] - 2_000
+    assert counts(str(replica)) == counts(url)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="`serve` never syncs: config.py documents sync.server as pulled by `palimpsest sync` "
+    "and `serve`, and sync.every_seconds as how often `serve` syncs its replica, but nothing "
+    "reads sync.every_seconds and serve starts no round",
+)
+def test_serve_on_a_replica_pulls_every_sync_every_seconds(
+    url: str, env: dict[str, str], tmp_path: Path
+) -> None:
+    world = team(url)
+    replica = tmp_path / "ed.db"
+    with served(url, env) as server:
+        synced(replica, env, server, world.keys["ed"])
+        held = len(events_of(replica))
+        following = {"PALIMPSEST_SYNC_SERVER": server.base,
+                     "PALIMPSEST_SYNC_KEY": world.keys["ed"]}  # fmt: skip
+        with served(replica, {**env, **following}, sync_every_seconds=1):
+            service = opened(url)
+            try:
+                service.remember(notebook="ops", kind="fact", text="The pool drains at noon")
+            finally:
+                service.store.close()
+            wait_until(lambda: len(events_of(replica)) > held, "serve's round", seconds=15)
+
+
 def test_a_server_restored_from_an_export_refuses_the_round_and_changes_nothing(
     url: str, env: dict[str, str], tmp_path: Path
 ) -> None:
