@@ -10,10 +10,17 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
+
+from palimpsest.embed import Embedder, NullEmbedder
+from palimpsest.service import Service
+from palimpsest.service.vectors import model_tag
+from palimpsest.store import open_store
 
 from ..agents.test_mcp_e2e import command
 from ..conftest import needs_postgres, own_postgres_database
+from ..recall.test_vectors import QUESTIONS, fill, stored
 from ..team.test_attack_matrix import fingerprint
 from .replicas import (
     Server,
@@ -36,6 +43,9 @@ pytestmark = needs_postgres
 QUERIES = ["pool connections", "force-push main", "pages cached"]
 PERSONAL = "Dana Whitcombe lives at 12 Larkspur Lane in Fernhill"
 MANY = 4_000  # events of a long first round: four answers of 1,000
+# Questions that share no word with the memory that answers them, found by meaning alone
+BY_MEANING = {q: name for q, name in QUESTIONS.items() if q != "feline"}  # one word: too weak
+BY_MEANING["weather in Portugal"] = "rain"
 
 
 @pytest.fixture
@@ -298,6 +308,64 @@ def test_a_server_restored_from_an_export_refuses_the_round_and_changes_nothing(
         assert code != 0 and refused["error_class"] == "conflict", refused
         assert "`since`" in refused["message"]
         assert fingerprint(str(replica)) == before
+
+
+def test_another_server_at_the_address_refuses_the_round_and_changes_nothing(
+    url: str, env: dict[str, str], tmp_path: Path
+) -> None:
+    world = team(url)
+    replica = tmp_path / "ed.db"
+    with served(url, env) as server:
+        synced(replica, env, server, world.keys["ed"])
+        port = server.port
+    before = fingerprint(str(replica))
+    with own_postgres_database("other") as other:
+        stranger = team(other)  # the same people and memories, filed anew: another history
+        with served(other, env, port=port) as server:
+            code, refused = sync(replica, env, server, stranger.keys["ed"])
+    assert code != 0 and refused["error_class"] == "conflict", refused
+    assert fingerprint(str(replica)) == before
+
+
+@pytest.mark.parametrize("embedder", ["all-MiniLM-L6-v2", "none"])
+def test_vectors_come_along_when_the_replica_embeds_as_the_server(
+    url: str, env: dict[str, str], tmp_path: Path, minilm: Embedder, embedder: str
+) -> None:
+    world = team(url)
+    service = Service(open_store(url), workspace="default", actor="user:ana", embedder=minilm)
+    try:
+        ids = fill(service)
+    finally:
+        service.store.close()
+    replica = tmp_path / "ed.db"
+    model = {**env, "PALIMPSEST_EMBEDDER": "all-MiniLM-L6-v2"}
+    with served(url, model) as server:
+        synced(replica, {**env, "PALIMPSEST_EMBEDDER": embedder}, server, world.keys["ed"])
+    if embedder == "none":  # left out; reindex makes them here
+        assert vectors_of(replica, ids, model_tag(minilm)) == {}
+        code, answer = palimpsest(replica, model, "reindex")
+        assert code == 0, answer
+    here = vectors_of(replica, ids, model_tag(minilm))
+    there = Service(open_store(url), workspace="default", embedder=minilm)
+    try:
+        for name, memory in ids.items():
+            assert np.allclose(here[name], stored(there, memory, 1), atol=1e-3), name
+        for question, name in BY_MEANING.items():
+            code, found = palimpsest(replica, model, "recall", question)
+            assert code == 0 and found["hits"][0]["id"] == ids[name], (question, found)
+            assert found["hits"][0]["id"] == there.recall(query=question)["hits"][0]["id"]
+    finally:
+        there.store.close()
+
+
+def vectors_of(replica: Path, ids: dict[str, str], model: str) -> dict[str, np.ndarray]:
+    service = Service(open_store(str(replica)), workspace="default", embedder=NullEmbedder())
+    try:
+        with service.store.read(service.workspace) as tx:
+            found = {name: tx.vector_of(memory, 1, model) for name, memory in ids.items()}
+        return {name: vector for name, vector in found.items() if vector is not None}
+    finally:
+        service.store.close()
 
 
 def test_reads_on_a_replica_go_on_with_the_server_stopped(
