@@ -6,6 +6,7 @@ restored from an export)."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -125,6 +126,38 @@ def test_a_forget_while_a_replica_was_offline_leaves_its_files_at_the_next_round
     code, found = palimpsest(replica, env, "recall", "Whitcombe Larkspur")
     assert code == 0 and not found["hits"]
     assert reads(str(replica), [personal], []) == reads(url, [personal], [])
+
+
+def test_a_forget_pulled_while_a_reader_holds_the_replica_is_scrubbed_once_it_lets_go(
+    url: str, env: dict[str, str], tmp_path: Path
+) -> None:
+    """A reader (another process's open read transaction: a `serve` on the replica, say)
+    keeps the checkpoint from folding the WAL; the forget is pending, and the next process
+    that opens the replica finishes it."""
+    world = team(url)
+    replica = tmp_path / "ed.db"
+    service = opened(url)
+    try:
+        personal = service.remember(notebook="people", kind="reference", text=PERSONAL)["id"]
+    finally:
+        service.store.close()
+    with served(url, env) as server:
+        synced(replica, env, server, world.keys["ed"])
+        reader = sqlite3.connect(replica, isolation_level=None)
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM memory_versions").fetchone()
+        service = opened(url)
+        try:
+            service.forget(id=personal, because="personal data, asked to be removed")
+        finally:
+            service.store.close()
+        assert synced(replica, env, server, world.keys["ed"])["events"] == 1
+        code, found = palimpsest(replica, env, "recall", "Whitcombe Larkspur")
+        assert code == 0 and not found["hits"]  # gone from every read at once
+        reader.execute("COMMIT")
+        reader.close()
+    assert palimpsest(replica, env, "sync", "--status")[0] == 0  # any process opening it
+    assert b"Whitcombe" not in file_bytes(replica)
 
 
 def test_a_revoked_key_or_a_removed_user_stops_the_round_and_reads_go_on(
