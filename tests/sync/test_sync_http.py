@@ -555,3 +555,24 @@ def test_a_local_write_on_a_replica_is_never_silently_kept_over_the_server_s(
         assert answer["error_class"] == "conflict", answer
     versions = [event[3] for event in events_of(replica) if event[1] == pool]
     assert len(versions) == len(set(versions)), versions
+
+
+PLAIN_ELSEWHERE = ["http://10.0.0.5:8765", "http://localhost.evil.org", "http://127.0.0.1.evil.org",
+                   "http://u:pw@127.0.0.1:8765", "ftp://127.0.0.1", "http://127.0.0.1:8765/api",
+                   "https://", "http://127.0.0.1:99999"]  # fmt: skip
+
+
+def test_the_key_travels_over_plain_http_to_this_machine_only(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    replica, key = tmp_path / "ed.db", "palimpsest_k_01m93qm2xacg8an6jf1y_" + "ab" * 24
+    for address in PLAIN_ELSEWHERE:
+        code, refused = palimpsest(replica, env, "sync", "--server", address, key=key)
+        assert code != 0 and (refused["error_class"], refused["field"]) == (
+            "validation",
+            "sync.server",
+        ), (address, refused)
+        said = json.dumps(refused)  # neither the key nor the address given is echoed
+        assert key not in said and "evil" not in said and "10.0.0.5" not in said
+    code, status = palimpsest(replica, env, "sync", "--status")
+    assert code == 0 and status["replica"] is None
