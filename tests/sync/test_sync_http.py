@@ -11,6 +11,7 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx2
 import numpy as np
 import psycopg
 import pytest
@@ -19,6 +20,7 @@ from palimpsest.embed import Embedder, NullEmbedder
 from palimpsest.service import Service
 from palimpsest.service.vectors import model_tag
 from palimpsest.store import open_store
+from palimpsest.sync import sync_round
 
 from ..agents.test_mcp_e2e import command
 from ..conftest import needs_postgres, own_postgres_database
@@ -440,6 +442,43 @@ def test_a_server_restored_from_an_export_refuses_the_round_and_changes_nothing(
         assert code != 0 and refused["error_class"] == "conflict", refused
         assert "`since`" in refused["message"]
         assert fingerprint(str(replica)) == before
+
+
+def test_a_replica_served_answers_agents_with_its_server_stopped(
+    url: str, env: dict[str, str], tmp_path: Path
+) -> None:
+    world = team(url)
+    replica = tmp_path / "ed.db"
+    with served(url, env) as server:
+        synced(replica, env, server, world.keys["ed"])
+    with served(replica, env) as local:  # no key here: this machine's owner, on loopback
+        got = httpx2.post(f"{local.base}/api/v1/recall", json={"query": "pool connections"},
+                          timeout=30)  # fmt: skip
+        assert got.status_code == 200, got.text
+        assert [hit["id"] for hit in got.json()["hits"]] == [world.ids["pool"]]
+        asked = {"command": "git push --force", "notebook": "ops"}
+        judged = httpx2.post(f"{local.base}/api/v1/guard", json=asked, timeout=30)
+        assert judged.status_code == 200 and judged.json()["decision"] == "deny", judged.text
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="sync/client.py sync_round enters `with client or httpx2.Client(...)`, so it closes "
+    "the client its caller gave: a kept-alive client (serve's rounds, a benchmark's) serves "
+    "one round, the next raises RuntimeError",
+)
+def test_sync_round_leaves_the_client_it_is_given_open(
+    url: str, env: dict[str, str], tmp_path: Path
+) -> None:
+    world = team(url)
+    replica = Service(open_store(str(tmp_path / "ed.db")), workspace="default")
+    try:
+        with served(url, env) as server, httpx2.Client(timeout=30) as client:
+            first = sync_round(replica, server.base, world.keys["ed"], client=client)
+            again = sync_round(replica, server.base, world.keys["ed"], client=client)
+        assert first.events > 0 and again.events == 0
+    finally:
+        replica.store.close()
 
 
 def test_another_server_at_the_address_refuses_the_round_and_changes_nothing(
