@@ -46,6 +46,8 @@ pytestmark = needs_postgres
 
 QUERIES = ["pool connections", "force-push main", "pages cached"]
 TOKEN = "ghp_" + "a1B2c3D4e5" * 4  # the shape of a GitHub token
+PHONE = "+44 7700 900461"
+NOTEBOOK_NOTE = "Dana's flat at 9 Quill Row"
 PERSONAL = "Dana Whitcombe lives at 12 Larkspur Lane in Fernhill"
 MANY = 4_000  # events of a long first round: four answers of 1,000
 # Questions that share no word with the memory that answers them, found by meaning alone
@@ -235,26 +237,35 @@ def test_a_forget_while_a_replica_was_offline_leaves_its_files_at_the_next_round
     try:
         personal = service.remember(notebook="people", kind="reference", text=PERSONAL)["id"]
         service.revise(id=personal, append=" (moved in May)")
+        # A phone number pasted into version 1 and taken out in version 2.
+        call = service.remember(notebook="people", kind="note", text=f"Call Oriel on {PHONE}")
+        service.revise(id=call["id"], text="Call Oriel on her work line")
+        service.edit_notebook(notebook="people", summary=f"Who we work with, {NOTEBOOK_NOTE}")
     finally:
         service.store.close()
     with served(url, env) as server:
         synced(replica, env, server, world.keys["ed"])
         code, found = palimpsest(replica, env, "inspect", personal)
         assert code == 0 and found["memory"]["text"].startswith(PERSONAL)
+        assert all(x.encode() in file_bytes(replica) for x in (PHONE, NOTEBOOK_NOTE))  # held
         port = server.port  # the replica follows the server at this address
-    # The replica is offline (no round) while the server forgets it.
+    # The replica is offline (no round) while the server forgets them.
     service = opened(url)
     try:
         service.forget(id=personal, because="personal data, asked to be removed")
+        service.forget(id=call["id"], version=1, because="a private number")
+        service.forget(notebook="people", field="summary", because="names a private address")
     finally:
         service.store.close()
     with served(url, env, port=port) as server:
-        assert synced(replica, env, server, world.keys["ed"])["events"] == 1
-    assert PERSONAL.encode() not in file_bytes(replica)
-    assert b"Whitcombe" not in file_bytes(replica)
+        assert synced(replica, env, server, world.keys["ed"])["events"] == 3
+    held = file_bytes(replica)
+    for gone in (PERSONAL, "Whitcombe", PHONE, NOTEBOOK_NOTE):
+        assert gone.encode() not in held, gone
     code, found = palimpsest(replica, env, "recall", "Whitcombe Larkspur")
     assert code == 0 and not found["hits"]
-    assert reads(str(replica), [personal], []) == reads(url, [personal], [])
+    ids = [personal, call["id"]]
+    assert reads(str(replica), ids, ["Oriel"]) == reads(url, ids, ["Oriel"])
 
 
 def test_a_forget_pulled_while_a_reader_holds_the_replica_is_scrubbed_once_it_lets_go(
