@@ -9,6 +9,7 @@ import json
 import sqlite3
 import subprocess
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx2
@@ -333,6 +334,35 @@ def test_a_revoked_key_or_a_removed_user_stops_the_round_and_reads_go_on(
         assert synced(ed, env, server, again)["events"] > 0
         code, status = palimpsest(ed, env, "sync", "--status")
         assert code == 0 and status["replica"]["refused"] is None, status
+
+
+def test_an_expired_key_stops_the_round_and_a_changed_role_is_the_replica_s_next(
+    url: str, env: dict[str, str], tmp_path: Path
+) -> None:
+    world = team(url)
+    expires = datetime.now(UTC) + timedelta(seconds=3)
+    service = opened(url)
+    try:
+        brief = service.create_key(user="vic", expires=expires.isoformat())["key"]
+    finally:
+        service.store.close()
+    vic, ed = tmp_path / "vic.db", tmp_path / "ed.db"
+    with served(url, env) as server:
+        synced(vic, env, server, brief)
+        assert synced(ed, env, server, world.keys["ed"])["role"] == "editor"
+        service = opened(url)
+        try:
+            service.add_user(name="ed", role="viewer")  # Ed is a viewer from now on
+        finally:
+            service.store.close()
+        assert synced(ed, env, server, world.keys["ed"])["role"] == "viewer"
+        code, status = palimpsest(ed, env, "sync", "--status")
+        assert code == 0 and status["replica"]["role"] == "viewer", status
+        wait_until(lambda: datetime.now(UTC) > expires, "the key's expiry")
+        code, refused = sync(vic, env, server, brief)
+        assert code != 0 and refused["error_class"] == "forbidden", refused
+        code, status = palimpsest(vic, env, "sync", "--status")
+        assert code == 0 and "expired" in status["replica"]["refused"], status
 
 
 def filled(url: str, events: int) -> None:
