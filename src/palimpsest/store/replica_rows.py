@@ -72,7 +72,9 @@ class ReplicaRows(SessionBase):
             disputes_closed=self._closed("dispute_versions", "dispute_id", span),
             vectors=self._vectors_of([int(row["rowid"]) for row in made]),
         )
-        touched = sorted({str(event["target_id"]) for event in events})
+        # A settings event targets the workspace itself: it has no rows of its own here.
+        touched = sorted({str(event["target_id"]) for event in events
+                          if event["target_type"] in ("memory", "notebook")})  # fmt: skip
         changes.memories = self._by_ids("memories", "id", touched)
         changes.notebooks = self._by_ids("notebooks", "id", touched)
         changes.notebook_tombstones = self._by_ids("notebook_tombstones", "id", touched)

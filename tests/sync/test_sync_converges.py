@@ -1,0 +1,97 @@
+"""A replica pulling a server's events reads as the server does, after every pull: random
+sequences of real operations on a server, pulled in random batches (some applied twice),
+and no forgotten text left in the replica's file."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from palimpsest.store import open_store
+
+from .world import NAMES, WORDS, World
+
+OPS = ("remember", "revise_text", "revise_status", "revise_tags", "supersede", "link",
+       "unlink", "dispute_open", "dispute_rule", "forget", "forget_version", "rename",
+       "summary", "forget_notebook", "setting", "pull")  # fmt: skip
+
+
+def step(world: World, data: st.DataObject) -> None:
+    op = data.draw(st.sampled_from(OPS), label="op")
+    srv = world.server
+    some = lambda: data.draw(st.sampled_from(world.ids)) if world.ids else None  # noqa: E731
+    word = lambda: data.draw(st.sampled_from(WORDS))  # noqa: E731
+    name = lambda: data.draw(st.sampled_from(NAMES))  # noqa: E731
+    if op == "remember" or not world.ids:
+        world.remember(name(), word(), word())
+    elif op == "revise_text":
+        target, text = some(), world.text(word())
+        world.attempt(lambda: srv.revise(id=target, text=text))
+    elif op == "revise_status":
+        target, status = some(), data.draw(st.sampled_from(("retracted", "active", "verified")))
+        world.attempt(lambda: srv.revise(id=target, status=status, note="checked again"))
+    elif op == "revise_tags":
+        target, tag = some(), word()
+        world.attempt(lambda: srv.revise(id=target, tags=[tag]))
+    elif op == "supersede":
+        old, new = some(), some()
+        world.attempt(lambda: srv.revise(id=old, status="superseded", superseded_by=new,
+                                         note="a newer truth"))  # fmt: skip
+    elif op in ("link", "unlink"):
+        a, b = some(), some()
+        world.attempt(lambda: srv.link(source=a, target=b, type="relates_to",
+                                       remove=op == "unlink"))  # fmt: skip
+    elif op == "dispute_open":
+        a, b = some(), some()
+        opened = world.attempt(lambda: srv.open_dispute(ids=[a, b], reason="they disagree"))
+        if opened:
+            world.disputes.append(opened["id"])
+    elif op == "dispute_rule" and world.disputes:
+        dispute = data.draw(st.sampled_from(world.disputes))
+        holds = some()
+        world.attempt(lambda: srv.rule_dispute(dispute=dispute, holds=holds, reason="checked"))
+    elif op == "forget":
+        target = some()
+        world.attempt(lambda: srv.forget(id=target, because="a mistake"))
+    elif op == "forget_version":
+        target, version = some(), data.draw(st.integers(1, 4))
+        world.attempt(lambda: srv.forget(id=target, version=version, because="pasted wrong"))
+    elif op == "rename":
+        old, new = name(), name()
+        world.attempt(lambda: srv.edit_notebook(notebook=old, name=new))
+    elif op == "summary":
+        nb, text = name(), world.text(word())
+        world.attempt(lambda: srv.edit_notebook(notebook=nb, summary=text))
+    elif op == "forget_notebook":
+        nb = name()
+        world.attempt(lambda: srv.create_notebook(name=nb))
+        world.attempt(lambda: srv.forget(notebook=nb, because="not needed"))
+    elif op == "setting":
+        value = data.draw(st.sampled_from((0.2, 0.3, 0.4)))
+        world.attempt(lambda: srv.change_settings(changes={"recall.min_similarity": value},
+                                                  because="tuning"))  # fmt: skip
+    elif op == "pull":
+        world.times.append(srv.clock())
+        while world.pull(data.draw(st.integers(1, 7), label="limit"),
+                         twice=data.draw(st.booleans(), label="twice")):  # fmt: skip
+            pass
+        world.assert_converged()
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_a_replica_reads_as_its_server_after_every_pull(data: st.DataObject) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        server = open_store(str(Path(folder) / "server.db"))
+        world = World(server, Path(folder) / "replica" / "replica.db")
+        try:
+            for _ in range(data.draw(st.integers(5, 30), label="steps")):
+                step(world, data)
+            world.pull_all(limit=data.draw(st.integers(1, 7), label="last limit"))
+            world.assert_converged()
+        finally:
+            world.close()
+            server.close()
