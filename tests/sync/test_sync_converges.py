@@ -7,7 +7,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from palimpsest.store import open_store
@@ -21,6 +21,7 @@ OPS = ("remember", "revise_text", "revise_status", "revise_tags", "supersede", "
 
 def step(world: World, data: st.DataObject) -> None:
     op = data.draw(st.sampled_from(OPS), label="op")
+    event("op", op)
     srv = world.server
     some = lambda: data.draw(st.sampled_from(world.ids)) if world.ids else None  # noqa: E731
     word = lambda: data.draw(st.sampled_from(WORDS))  # noqa: E731
@@ -81,14 +82,16 @@ def step(world: World, data: st.DataObject) -> None:
         world.assert_converged()
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_a_replica_reads_as_its_server_after_every_pull(data: st.DataObject) -> None:
     with tempfile.TemporaryDirectory() as folder:
         server = open_store(str(Path(folder) / "server.db"))
         world = World(server, Path(folder) / "replica" / "replica.db")
         try:
-            for _ in range(data.draw(st.integers(5, 30), label="steps")):
+            world.remember("alpha", "pool", "cache")
+            world.remember("beta", "deploy", "queue")
+            for _ in range(data.draw(st.integers(10, 40), label="steps")):
                 step(world, data)
             world.pull_all(limit=data.draw(st.integers(1, 7), label="last limit"))
             world.assert_converged()

@@ -7,8 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from palimpsest.domain.errors import Conflict, ValidationError
-from palimpsest.service import Service
 from palimpsest.store import open_store
 
 from .world import World
@@ -29,3 +27,90 @@ def test_a_settings_change_is_pulled_with_the_workspace_settings(world: World) -
     world.pull_all(limit=1)
     world.assert_converged()
     assert world.replica.settings() == world.server.settings()
+
+
+def test_a_notebook_renamed_onto_a_name_another_had_before(world: World) -> None:
+    world.remember("alpha", "pool")
+    world.remember("beta", "queue")
+    world.pull_all()
+    world.server.edit_notebook(notebook="beta", name="gamma")
+    world.server.edit_notebook(notebook="alpha", name="beta")
+    world.server.edit_notebook(notebook="gamma", name="alpha")
+    world.pull_all()
+    world.assert_converged()
+
+
+@pytest.mark.parametrize("limit", [1, 2, 1000])
+def test_a_memory_forgotten_after_its_versions_were_pulled(world: World, limit: int) -> None:
+    kept = world.remember("alpha", "pool")
+    gone = world.remember("alpha", "cache")
+    world.server.revise(id=gone, text=world.text("cache", "revised"))
+    world.server.link(source=kept, target=gone, type="relates_to")
+    world.pull_all(limit)
+    world.server.forget(id=gone, because="a mistake")
+    world.pull_all(limit)
+    world.assert_converged()
+
+
+@pytest.mark.parametrize("limit", [1, 3])
+def test_a_version_pulled_already_scrubbed_before_its_forget(world: World, limit: int) -> None:
+    target = world.remember("alpha", "pool")
+    world.server.revise(id=target, text=world.text("pool", "fixed"))
+    world.server.revise(id=target, tags=["index"])
+    world.server.forget(id=target, version=1, because="pasted wrong")
+    world.pull_all(limit)
+    world.assert_converged()
+
+
+def test_a_version_forgotten_after_it_was_pulled(world: World) -> None:
+    target = world.remember("alpha", "pool")
+    world.server.revise(id=target, text=world.text("pool", "fixed"))
+    world.pull_all()
+    world.server.forget(id=target, version=1, because="pasted wrong")
+    world.pull_all(limit=1)
+    world.assert_converged()
+
+
+def test_spans_closed_in_a_later_round(world: World) -> None:
+    target = world.remember("alpha", "pool")
+    world.pull_all()
+    world.times.append(world.server.clock())
+    world.server.revise(id=target, text=world.text("pool", "changed"))
+    world.times.append(world.server.clock())
+    world.server.revise(id=target, status="retracted", note="never true")
+    world.pull_all(limit=1)
+    world.times.append(world.server.clock())
+    world.assert_converged()
+
+
+def test_disputes_opened_and_ruled_in_separate_rounds(world: World) -> None:
+    first = world.remember("alpha", "pool")
+    second = world.remember("alpha", "cache")
+    opened = world.server.open_dispute(ids=[first, second], reason="they disagree")
+    world.pull_all(limit=1)
+    world.times.append(world.server.clock())
+    world.server.rule_dispute(dispute=opened["id"], holds=first, reason="checked")
+    world.pull_all(limit=1)
+    world.assert_converged()
+    assert world.replica.list_disputes(include_closed=True)["disputes"][0]["status"] == "ruled"
+
+
+def test_as_of_on_the_replica_answers_as_the_server_does(world: World) -> None:
+    target = world.remember("alpha", "pool")
+    world.times.append(world.server.clock())
+    world.server.revise(id=target, text=world.text("pool", "second"))
+    world.times.append(world.server.clock())
+    world.server.revise(id=target, status="retracted", note="never true")
+    world.times.append(world.server.clock())
+    world.pull_all(limit=2)
+    world.assert_converged()
+
+
+def test_a_notebook_forgotten_and_its_name_taken_again_in_one_round(world: World) -> None:
+    world.remember("alpha", "pool")
+    world.server.create_notebook(name="gamma")
+    world.pull_all()
+    world.server.forget(notebook="gamma", because="not needed")
+    world.server.create_notebook(name="gamma", summary="the new one")
+    world.pull_all()
+    world.assert_converged()

@@ -8,6 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import hypothesis
+
 from palimpsest.domain.errors import PalimpsestError
 from palimpsest.service import Service
 from palimpsest.store import EventFilter, Store, open_store
@@ -49,7 +51,8 @@ class World:
         """A write that may be refused (bad input changes nothing, so the run goes on)."""
         try:
             return call()
-        except PalimpsestError:
+        except PalimpsestError as exc:
+            hypothesis.event("refused", exc.error_class)
             return None
 
     def remember(self, notebook: str, *words: str) -> str | None:
@@ -87,8 +90,12 @@ class World:
                 for w in WORDS
             },
             "as_of": {
-                t: sorted(h["id"] for h in service.recall(query="note", as_of=t,
-                                                          include_retired=True, limit=50)["hits"])
+                t: sorted(
+                    h["id"]
+                    for h in service.recall(query="note", as_of=t, include_retired=True, limit=50)[
+                        "hits"
+                    ]
+                )
                 for t in self.times[-3:]
             },  # fmt: skip
             "notebooks": service.notebooks(),

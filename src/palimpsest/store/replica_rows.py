@@ -228,8 +228,10 @@ class ReplicaRows(SessionBase):
 
                 self._put_vector_row(rowid, np.frombuffer(vector["vector"], dtype="<f4"),
                                      vector["model"])  # fmt: skip
-        self._put_current(changes)
+        # Forgets first: a notebook forgotten gives up its name, which a later event of the
+        # round may give another notebook.
         self._forget_as_pulled(new, changes, local)
+        self._put_current(changes)
         return {"events": len(new)}
 
     def _local_seq(self, server_seq: int) -> int | None:
@@ -271,6 +273,15 @@ class ReplicaRows(SessionBase):
     def _put_current(self, changes: Changes) -> None:
         """The current rows of what the round's events touched: tombstones, notebooks,
         links (whole, for each id they touched) and the workspace's settings."""
+        held = [str(row["id"]) for row in changes.notebooks]
+        for start in range(0, len(held), CHUNK):
+            # Names are unique in a workspace and may have moved between these notebooks
+            # (a swap of two names): each lets go of its own before any takes its new one.
+            chunk = held[start : start + CHUNK]
+            self._run(
+                f"UPDATE notebooks SET name = id WHERE workspace = ? AND id IN ({marks(chunk)})",
+                [self.workspace, *chunk],
+            )
         for row in changes.notebooks:
             values = {**row, "workspace": self.workspace}
             updates = ", ".join(f"{c} = excluded.{c}" for c in values if c != "id")
