@@ -16,7 +16,7 @@ from .world import NAMES, WORDS, World
 
 OPS = ("remember", "revise_text", "revise_status", "revise_tags", "supersede", "link",
        "unlink", "dispute_open", "dispute_rule", "forget", "forget_version", "rename",
-       "summary", "forget_notebook", "setting", "pull")  # fmt: skip
+       "summary", "forget_summary", "forget_notebook", "setting", "pull")  # fmt: skip
 
 
 def step(world: World, data: st.DataObject) -> None:
@@ -66,6 +66,9 @@ def step(world: World, data: st.DataObject) -> None:
     elif op == "summary":
         nb, text = name(), world.text(word())
         world.attempt(lambda: srv.edit_notebook(notebook=nb, summary=text))
+    elif op == "forget_summary":
+        nb = name()
+        world.attempt(lambda: srv.forget(notebook=nb, field="summary", because="pasted wrong"))
     elif op == "forget_notebook":
         nb = name()
         world.attempt(lambda: srv.create_notebook(name=nb))

@@ -82,22 +82,16 @@ class World:
     # -- what a user reads ----------------------------------------------------------------
 
     def view(self, service: Service) -> dict[str, Any]:
+        def recalled(query: str, **options: Any) -> list[str]:
+            hits = service.recall(query=query, include_retired=True, limit=50, **options)
+            return sorted(hit["id"] for hit in hits["hits"])
+
         return {
-            "memories": {i: _without_seqs(_read(lambda: service.inspect(id=i))) for i in self.ids},
-            "history": {i: _without_seqs(_read(lambda: service.history(id=i))) for i in self.ids},
-            "recall": {
-                w: sorted(h["id"] for h in service.recall(query=w, include_retired=True)["hits"])
-                for w in WORDS
-            },
-            "as_of": {
-                t: sorted(
-                    h["id"]
-                    for h in service.recall(query="note", as_of=t, include_retired=True, limit=50)[
-                        "hits"
-                    ]
-                )
-                for t in self.times[-3:]
-            },  # fmt: skip
+            "memories": {i: _without_seqs(_read(service.inspect, id=i)) for i in self.ids},
+            "history": {i: _without_seqs(_read(service.history, id=i)) for i in self.ids},
+            "recall": {word: recalled(word) for word in WORDS},
+            "active": sorted(h["id"] for h in service.recall(query="note", limit=50)["hits"]),
+            "as_of": {time: recalled("note", as_of=time) for time in self.times[-3:]},
             "notebooks": service.notebooks(),
             "disputes": _without_seqs(service.list_disputes(include_closed=True)),
             "settings": service.settings(),
@@ -126,9 +120,9 @@ class World:
         assert not kept, "forgotten text left in the replica's files"
 
 
-def _read(call: Callable[[], Any]) -> Any:
+def _read(call: Callable[..., Any], **arguments: Any) -> Any:
     try:
-        return call()
+        return call(**arguments)
     except PalimpsestError as exc:
         return {"refused": exc.error_class}
 
