@@ -3,17 +3,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from palimpsest.domain.errors import Conflict, ValidationError
+from palimpsest.service import Service
 from palimpsest.store import open_store
 
 from .world import World
 
 
 @pytest.fixture
-def world(tmp_path: Path) -> World:
+def world(tmp_path: Path) -> Iterator[World]:
     server = open_store(str(tmp_path / "server.db"))
     made = World(server, tmp_path / "replica.db")
     yield made
@@ -114,3 +117,68 @@ def test_a_notebook_forgotten_and_its_name_taken_again_in_one_round(world: World
     world.server.create_notebook(name="gamma", summary="the new one")
     world.pull_all()
     world.assert_converged()
+
+
+@pytest.mark.parametrize(
+    "since",
+    [{"seq": -1}, {"seq": "3"}, {"seq": True}, {"seq": 3}, {"seq": 3, "op_id": "nope!"},
+     {"op_id": "op_abc"}, "3", 3, [3]],  # fmt: skip
+)
+def test_a_malformed_since_is_refused_naming_it(world: World, since: object) -> None:
+    world.remember("alpha", "pool")
+    with pytest.raises(ValidationError) as refused:
+        world.server.sync_pull(since=since)  # type: ignore[arg-type]
+    assert refused.value.field == "since"
+
+
+@pytest.mark.parametrize("limit", [0, -1, 5001, True, "10", 2.5])
+def test_a_limit_out_of_bounds_is_refused_naming_it(world: World, limit: object) -> None:
+    with pytest.raises(ValidationError) as refused:
+        world.server.sync_pull(limit=limit)  # type: ignore[arg-type]
+    assert refused.value.field == "limit"
+
+
+def test_a_position_the_server_never_gave_is_unknown(world: World) -> None:
+    world.remember("alpha", "pool")
+    answer = world.server.sync_pull()
+    position = answer["position"]
+    for since in ({**position, "op_id": "op_01m93qbb56b5cgdv8j2s"},
+                  {"seq": position["seq"] + 5, "op_id": position["op_id"]}):  # fmt: skip
+        with pytest.raises(Conflict) as refused:
+            world.server.sync_pull(since=since)
+        assert refused.value.field == "since"
+
+
+def test_a_store_with_memories_of_its_own_is_not_made_a_replica(tmp_path: Path) -> None:
+    server = Service(open_store(str(tmp_path / "server.db")))
+    server.remember(notebook="alpha", kind="fact", text="On the server")
+    own = Service(open_store(str(tmp_path / "own.db")))
+    own.remember(notebook="alpha", kind="fact", text="Of its own")
+    with pytest.raises(Conflict) as refused:
+        own.apply_pulled(server.sync_pull(), "https://a.example")
+    assert refused.value.field == "db"
+    assert own.replica() is None
+    assert [h["text"] for h in own.recall(query="own")["hits"]] == ["Of its own"]
+    for service in (server, own):
+        service.store.close()
+
+
+def test_a_replica_follows_one_server_and_says_where_it_is(world: World) -> None:
+    world.remember("alpha", "pool")
+    world.pull_all()
+    state = world.replica.replica()
+    assert state is not None and state.server == "https://palimpsest.example"
+    assert state.position_seq == world.last["position"]["seq"]
+    with pytest.raises(Conflict) as refused:
+        world.replica.apply_pulled(world.server.sync_pull(), "https://another.example")
+    assert refused.value.field == "server"
+
+
+def test_a_damaged_answer_writes_nothing(world: World) -> None:
+    world.remember("alpha", "pool")
+    answer = world.server.sync_pull()
+    damaged = {**answer, "records": [*answer["records"], {"record": "memory", "id": 5}]}
+    with pytest.raises(ValidationError):
+        world.replica.apply_pulled(damaged, "https://palimpsest.example")
+    assert world.replica.replica() is None
+    assert world.replica.recall(query="pool")["hits"] == []

@@ -16,7 +16,7 @@ from palimpsest.store import EventFilter, Store, open_store
 
 SERVER = "https://palimpsest.example"
 WORDS = ("pool", "cache", "deploy", "queue", "index")
-NAMES = ("alpha", "beta", "gamma", "delta")
+NAMES = ("alpha", "beta", "gamma", "delta", "epsilon")  # memories go to the first two
 
 
 def token() -> str:
@@ -52,7 +52,7 @@ class World:
         try:
             return call()
         except PalimpsestError as exc:
-            hypothesis.event("refused", exc.error_class)
+            hypothesis.event(f"refused: {exc.error_class}")
             return None
 
     def remember(self, notebook: str, *words: str) -> str | None:
