@@ -14,10 +14,11 @@ from palimpsest.store import open_store
 
 from .world import NAMES, WORDS, World
 
+# Renames weigh more: names are unique in a workspace, and a round must move them in order.
 OPS = ("remember", "revise_text", "revise_status", "revise_tags", "supersede", "link",
        "unlink", "dispute_open", "dispute_rule", "forget", "forget_version", "rename",
        "summary", "forget_summary", "forget_notebook", "setting", "pull",
-       "rename", "rename", "remember")  # names move often: they are unique in a workspace  # fmt: skip
+       "rename", "rename", "remember")  # fmt: skip
 
 
 def step(world: World, data: st.DataObject) -> None:

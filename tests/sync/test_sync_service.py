@@ -119,11 +119,11 @@ def test_a_notebook_forgotten_and_its_name_taken_again_in_one_round(world: World
     world.assert_converged()
 
 
-@pytest.mark.parametrize(
-    "since",
-    [{"seq": -1}, {"seq": "3"}, {"seq": True}, {"seq": 3}, {"seq": 3, "op_id": "nope!"},
-     {"op_id": "op_abc"}, "3", 3, [3]],  # fmt: skip
-)
+MALFORMED = [{"seq": -1}, {"seq": "3"}, {"seq": True}, {"seq": 3}, {"seq": 3, "op_id": "nope!"},
+             {"op_id": "op_abc"}, "3", 3, [3]]  # fmt: skip
+
+
+@pytest.mark.parametrize("since", MALFORMED)
 def test_a_malformed_since_is_refused_naming_it(world: World, since: object) -> None:
     world.remember("alpha", "pool")
     with pytest.raises(ValidationError) as refused:
