@@ -5,13 +5,15 @@ and no forgotten text left in the replica's file."""
 from __future__ import annotations
 
 import tempfile
+import uuid
 from pathlib import Path
 
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from palimpsest.store import open_store
+from palimpsest.store import Store, open_store
 
+from ..conftest import needs_postgres
 from .world import NAMES, WORDS, World
 
 # Renames weigh more: names are unique in a workspace, and a round must move them in order.
@@ -103,3 +105,40 @@ def test_a_replica_reads_as_its_server_after_every_pull(data: st.DataObject) -> 
         finally:
             world.close()
             server.close()
+
+
+@needs_postgres
+def test_a_sqlite_replica_follows_a_postgres_server(postgres_store: Store, tmp_path: Path) -> None:
+    """The real deployment: a team's server on PostgreSQL, a laptop's replica on SQLite."""
+    workspace = f"test-{uuid.uuid4().hex[:12]}"
+    world = World(postgres_store, tmp_path / "replica.db", workspace=workspace)
+    srv = world.server
+    try:
+        first = world.remember("alpha", "pool", "cache")
+        second = world.remember("beta", "deploy", "queue")
+        third = world.remember("alpha", "index", "pool")
+        assert first and second and third
+        srv.change_settings(changes={"recall.min_similarity": 0.3}, because="tuning")
+        world.pull(2, twice=True)
+        world.times.append(srv.clock())
+        srv.revise(id=first, text=world.text("pool", "revised"))
+        srv.link(source=first, target=second, type="relates_to")
+        opened = srv.open_dispute(ids=[second, third], reason="they disagree")
+        world.pull(3)
+        srv.rule_dispute(dispute=opened["id"], holds=second, reason="checked")
+        srv.revise(id=first, status="superseded", superseded_by=second, note="newer")
+        srv.edit_notebook(notebook="beta", name="gamma")
+        srv.edit_notebook(notebook="alpha", name="beta", summary=world.text("summary"))
+        world.times.append(srv.clock())
+        world.pull_all(limit=2)
+        world.assert_converged()
+        srv.forget(id=third, because="a mistake")
+        srv.forget(id=first, version=1, because="pasted wrong")
+        srv.forget(notebook="beta", field="summary", because="pasted wrong")
+        srv.create_notebook(name="delta")
+        srv.forget(notebook="delta", because="not needed")
+        world.pull_all(limit=1)
+        world.assert_converged()
+        assert len(world.forgotten_tokens()) == 3  # third, first's version 1, the summary
+    finally:
+        world.close()
