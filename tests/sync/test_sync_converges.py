@@ -20,7 +20,8 @@ from .world import NAMES, WORDS, World
 OPS = ("remember", "revise_text", "revise_status", "revise_tags", "supersede", "link",
        "unlink", "dispute_open", "dispute_rule", "forget", "forget_version", "rename",
        "summary", "forget_summary", "forget_notebook", "setting", "pull",
-       "rename", "rename", "remember")  # fmt: skip
+       "rename", "rename", "remember", "move", "feedback", "revert", "remember_superseding",
+       "link_notebooks", "forget_name")  # fmt: skip
 
 
 def step(world: World, data: st.DataObject) -> None:
@@ -73,6 +74,27 @@ def step(world: World, data: st.DataObject) -> None:
     elif op == "forget_summary":
         nb = name()
         world.attempt(lambda: srv.forget(notebook=nb, field="summary", because="pasted wrong"))
+    elif op == "move":
+        target, nb = some(), name()
+        world.attempt(lambda: srv.revise(id=target, move_to=nb))
+    elif op == "feedback":
+        target = some()
+        world.attempt(lambda: srv.revise(id=target, feedback="helped"))
+    elif op == "revert":
+        target, version = some(), data.draw(st.integers(1, 3))
+        world.attempt(lambda: srv.revert(id=target, version=version, because="went wrong"))
+    elif op == "remember_superseding":
+        old, text = some(), world.text(word())
+        filed = world.attempt(lambda: srv.remember(notebook="alpha", kind="fact", text=text,
+                                                   supersedes=[old]))  # fmt: skip
+        if filed:
+            world.ids.append(filed["id"])
+    elif op == "link_notebooks":
+        a, b = name(), name()
+        world.attempt(lambda: srv.link(source=a, target=b, type="depends_on"))
+    elif op == "forget_name":
+        nb = name()
+        world.attempt(lambda: srv.forget(notebook=nb, field="name", because="pasted wrong"))
     elif op == "forget_notebook":
         nb = name()
         world.attempt(lambda: srv.create_notebook(name=nb))

@@ -93,6 +93,10 @@ class World:
             "active": sorted(h["id"] for h in service.recall(query="note", limit=50)["hits"]),
             "as_of": {time: recalled("note", as_of=time) for time in self.times[-3:]},
             "notebooks": service.notebooks(),
+            "in notebooks": {n: _read(service.inspect, notebook=n) for n in NAMES},
+            "notebook history": {
+                n: _without_seqs(_read(service.history, notebook=n)) for n in NAMES
+            },
             "disputes": _without_seqs(service.list_disputes(include_closed=True)),
             "settings": service.settings(),
         }
