@@ -182,3 +182,18 @@ def test_a_damaged_answer_writes_nothing(world: World) -> None:
         world.replica.apply_pulled(damaged, "https://palimpsest.example")
     assert world.replica.replica() is None
     assert world.replica.recall(query="pool")["hits"] == []
+
+
+def test_an_older_answer_applied_late_leaves_the_position_where_it_was(world: World) -> None:
+    world.remember("alpha", "pool")
+    world.remember("alpha", "cache")
+    first = world.server.sync_pull(limit=1)
+    second = world.server.sync_pull(since=first["position"], limit=1)
+    world.replica.apply_pulled(first, "https://palimpsest.example")
+    world.replica.apply_pulled(second, "https://palimpsest.example")
+    late = world.replica.apply_pulled(first, "https://palimpsest.example")  # a retry, late
+    assert late["events"] == 0
+    state = world.replica.replica()
+    assert state is not None
+    assert (state.position_seq, state.position_op_id) == (
+        second["position"]["seq"], second["position"]["op_id"])  # fmt: skip

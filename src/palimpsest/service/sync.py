@@ -139,6 +139,9 @@ class SyncOps(ServiceBase):
             changes = pulled["changes"]
             counts = tx.apply_changes(changes, self.vectors.model if self.vectors.enabled else None)
             position = pulled["position"]
+            if state is not None and position["seq"] < state.position_seq:
+                # An answer retried late holds nothing new: the position stays where it was.
+                position = _position_answer(state.position_seq, state.position_op_id)
             tx.put_replica_state(
                 ReplicaState(
                     server=server,
