@@ -197,3 +197,21 @@ def test_an_older_answer_applied_late_leaves_the_position_where_it_was(world: Wo
     assert state is not None
     assert (state.position_seq, state.position_op_id) == (
         second["position"]["seq"], second["position"]["op_id"])  # fmt: skip
+
+
+def test_another_history_at_the_same_address_is_refused_not_skipped(
+    world: World, tmp_path: Path
+) -> None:
+    """A server restored from an export (or another server at its address) numbers other
+    events as the replica's: pulled from the start, they must not be taken as held."""
+    world.remember("alpha", "pool")
+    world.pull_all()
+    before = world.view(world.replica)
+    restored = Service(open_store(str(tmp_path / "restored.db")))
+    restored.remember(notebook="alpha", kind="fact", text="Only on the restored server")
+    with pytest.raises(Conflict):
+        world.replica.apply_pulled(restored.sync_pull(), "https://palimpsest.example")
+    assert world.view(world.replica) == before
+    state = world.replica.replica()
+    assert state is not None and state.position_seq == world.last["position"]["seq"]
+    restored.store.close()

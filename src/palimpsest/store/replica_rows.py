@@ -16,6 +16,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ..domain.errors import Conflict
 from ..domain.model import Tombstone, normalize_text
 from .rows import Row
 from .session_base import SessionBase, marks
@@ -169,15 +170,24 @@ class ReplicaRows(SessionBase):
 
         An event this replica holds already (a round applied before its answer was known)
         is left as it is, with everything it made: a round may be applied twice, never
-        doubled. Vectors of another model than `vector_model` are left out.
+        doubled. An event held under the same server number but of another operation is
+        another history (a restored server): refused, never taken as held. Vectors of another model than `vector_model` are left out.
         """
         self.ensure_workspace()
         seqs: dict[int, int] = {}
         new: list[Row] = []
         for event in changes.events:
             server_seq = int(event["seq"])
-            if self._local_seq(server_seq) is not None:
+            held = self._held_op_id(server_seq)
+            if held == event["op_id"]:
                 continue
+            if held is not None:
+                raise Conflict(
+                    f"The server's event {server_seq} is not the one this replica holds under "
+                    "that number: the server was restored from an export, or is another "
+                    "server at the same address. Nothing was written; sync into a new store.",
+                    field="since",
+                )
             values = {k: v for k, v in event.items() if k != "seq"}
             values["workspace"] = self.workspace
             inserted = self._row(
@@ -233,6 +243,15 @@ class ReplicaRows(SessionBase):
         self._forget_as_pulled(new, changes, local)
         self._put_current(changes)
         return {"events": len(new)}
+
+    def _held_op_id(self, server_seq: int) -> str | None:
+        """The operation id of the event held here for the server's event `server_seq`."""
+        row = self._row(
+            "SELECT e.op_id FROM replica_seqs r JOIN events e ON e.workspace = r.workspace "
+            "AND e.seq = r.local_seq WHERE r.workspace = ? AND r.server_seq = ?",
+            (self.workspace, server_seq),
+        )
+        return str(row["op_id"]) if row else None
 
     def _local_seq(self, server_seq: int) -> int | None:
         row = self._row(
