@@ -171,7 +171,8 @@ class ReplicaRows(SessionBase):
         An event this replica holds already (a round applied before its answer was known)
         is left as it is, with everything it made: a round may be applied twice, never
         doubled. An event held under the same server number but of another operation is
-        another history (a restored server): refused, never taken as held. Vectors of another model than `vector_model` are left out.
+        another history (a restored server): refused, never taken as held. Vectors of
+        another model than `vector_model` are left out.
         """
         self.ensure_workspace()
         seqs: dict[int, int] = {}
