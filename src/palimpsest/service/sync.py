@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Mapping
-from typing import Any, NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict, TypeGuard
 
 from ..domain.errors import Conflict, ValidationError
 from ..domain.model import now_utc
@@ -223,7 +223,7 @@ def _limit(limit: int | None) -> int:
     return limit
 
 
-def _whole(value: Any) -> bool:
+def _whole(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**63
 
 

@@ -99,8 +99,8 @@ class ReplicaRows(SessionBase):
         )
         return [(str(r["id"]), int(r["version"]), int(r["to_seq"])) for r in rows]
 
-    def _vectors_of(self, rowids: Sequence[int]) -> list[Row]:
-        found: list[Row] = []
+    def _vectors_of(self, rowids: Sequence[int]) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = []
         for start in range(0, len(rowids), CHUNK):
             chunk = list(rowids[start : start + CHUNK])
             rows = self._rows(
@@ -115,8 +115,8 @@ class ReplicaRows(SessionBase):
             ]
         return found
 
-    def _by_ids(self, table: str, column: str, ids: Sequence[str]) -> list[Row]:
-        found: list[Row] = []
+    def _by_ids(self, table: str, column: str, ids: Sequence[str]) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = []
         for start in range(0, len(ids), CHUNK):
             chunk = list(ids[start : start + CHUNK])
             found += [
@@ -129,8 +129,8 @@ class ReplicaRows(SessionBase):
             ]
         return found
 
-    def _links_of(self, ids: Sequence[str]) -> list[Row]:
-        found: dict[str, Row] = {}
+    def _links_of(self, ids: Sequence[str]) -> list[dict[str, Any]]:
+        found: dict[str, dict[str, Any]] = {}
         for start in range(0, len(ids), CHUNK):
             chunk = list(ids[start : start + CHUNK])
             for row in self._rows(
