@@ -215,3 +215,26 @@ def test_another_history_at_the_same_address_is_refused_not_skipped(
     state = world.replica.replica()
     assert state is not None and state.position_seq == world.last["position"]["seq"]
     restored.store.close()
+
+
+def test_a_name_taken_from_a_notebook_forgotten_in_a_later_round(world: World) -> None:
+    gone = world.remember("alpha", "pool")
+    world.remember("beta", "queue")
+    world.pull_all()
+    world.server.forget(id=gone, because="a mistake")
+    world.server.edit_notebook(notebook="alpha", name="gamma")
+    world.server.edit_notebook(notebook="beta", name="alpha")
+    world.server.forget(notebook="gamma", because="empty now")
+    world.pull_all(limit=3)
+    world.assert_converged()
+
+
+def test_a_name_a_round_sends_before_the_rename_that_freed_it(world: World) -> None:
+    world.remember("alpha", "pool")
+    world.remember("beta", "queue")
+    world.pull_all()
+    world.server.edit_notebook(notebook="beta", summary="touched first")
+    world.server.edit_notebook(notebook="alpha", name="gamma")
+    world.server.edit_notebook(notebook="beta", name="alpha")
+    world.pull_all(limit=1)
+    world.assert_converged()

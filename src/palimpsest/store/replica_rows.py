@@ -293,15 +293,22 @@ class ReplicaRows(SessionBase):
     def _put_current(self, changes: Changes) -> None:
         """The current rows of what the round's events touched: tombstones, notebooks,
         links (whole, for each id they touched) and the workspace's settings."""
-        held = [str(row["id"]) for row in changes.notebooks]
-        for start in range(0, len(held), CHUNK):
-            # Names are unique in a workspace and may have moved between these notebooks
-            # (a swap of two names): each lets go of its own before any takes its new one.
-            chunk = held[start : start + CHUNK]
-            self._run(
-                f"UPDATE notebooks SET name = id WHERE workspace = ? AND id IN ({marks(chunk)})",
-                [self.workspace, *chunk],
-            )
+        # Names are unique in a workspace, and current rows may run ahead of the events a
+        # round holds: a name may still be held here by a notebook renamed or forgotten by
+        # an event of a later round, or be swapped between two of this round's. Every
+        # notebook of the round, and every holder of a name it brings, lets go of its name
+        # (its id stands in until its own row or forget arrives) before any takes one.
+        for column, values in (
+            ("id", [str(row["id"]) for row in changes.notebooks]),
+            ("name", [str(row["name"]) for row in changes.notebooks]),
+        ):
+            for start in range(0, len(values), CHUNK):
+                chunk = values[start : start + CHUNK]
+                self._run(
+                    f"UPDATE notebooks SET name = id WHERE workspace = ? "
+                    f"AND {column} IN ({marks(chunk)})",
+                    [self.workspace, *chunk],
+                )  # fmt: skip
         for row in changes.notebooks:
             values = {**row, "workspace": self.workspace}
             updates = ", ".join(f"{c} = excluded.{c}" for c in values if c != "id")
