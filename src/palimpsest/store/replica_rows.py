@@ -298,12 +298,12 @@ class ReplicaRows(SessionBase):
         # an event of a later round, or be swapped between two of this round's. Every
         # notebook of the round, and every holder of a name it brings, lets go of its name
         # (its id stands in until its own row or forget arrives) before any takes one.
-        for column, values in (
+        for column, held in (
             ("id", [str(row["id"]) for row in changes.notebooks]),
             ("name", [str(row["name"]) for row in changes.notebooks]),
         ):
-            for start in range(0, len(values), CHUNK):
-                chunk = values[start : start + CHUNK]
+            for start in range(0, len(held), CHUNK):
+                chunk = held[start : start + CHUNK]
                 self._run(
                     f"UPDATE notebooks SET name = id WHERE workspace = ? "
                     f"AND {column} IN ({marks(chunk)})",
