@@ -238,3 +238,25 @@ def test_a_name_a_round_sends_before_the_rename_that_freed_it(world: World) -> N
     world.server.edit_notebook(notebook="beta", name="alpha")
     world.pull_all(limit=1)
     world.assert_converged()
+
+
+@pytest.mark.parametrize("limit", [1, 2, 1000])
+def test_a_key_passed_to_a_successor_across_rounds(world: World, limit: int) -> None:
+    filed = world.server.remember(notebook="alpha", kind="fact", text=world.text("pool"),
+                                  key="pool.size")  # fmt: skip
+    world.ids.append(filed["id"])
+    world.pull_all()
+    revised = world.server.revise(id=filed["id"], supersede=True, text=world.text("pool"))
+    world.ids += [r["id"] for r in revised["results"] if r["id"] not in world.ids]
+    world.pull_all(limit)
+    world.assert_converged()
+
+
+def test_links_sent_ahead_of_the_memory_they_reach(world: World) -> None:
+    first = world.remember("alpha", "pool")
+    world.pull_all()
+    world.server.revise(id=first, tags=["index"])
+    later = world.remember("beta", "queue")
+    world.server.link(source=first, target=later, type="relates_to")
+    world.pull_all(limit=1)
+    world.assert_converged()
