@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -259,4 +260,23 @@ def test_links_sent_ahead_of_the_memory_they_reach(world: World) -> None:
     later = world.remember("beta", "queue")
     world.server.link(source=first, target=later, type="relates_to")
     world.pull_all(limit=1)
+    world.assert_converged()
+
+
+def test_a_forget_pulled_says_when_its_scrub_waits_for_a_reader(world: World) -> None:
+    gone = world.remember("alpha", "pool")
+    world.pull_all()
+    world.server.forget(id=gone, because="a mistake")
+    answer = world.server.sync_pull(since=world.last["position"])
+    reader = sqlite3.connect(world.replica_path)  # another process reading the replica
+    try:
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM events").fetchone()
+        applied = world.replica.apply_pulled(answer, "https://palimpsest.example")
+        assert applied.get("scrub_pending") is True
+    finally:
+        reader.close()
+    assert world.replica.store.scrub(world.replica.workspace)
+    assert "scrub_pending" not in world.replica.apply_pulled(answer, "https://palimpsest.example")
+    world.last = answer
     world.assert_converged()

@@ -56,6 +56,7 @@ class Applied(TypedDict):
     position: Position
     events: int  # new events applied by this round
     role: str
+    scrub_pending: NotRequired[bool]  # a forget pulled is not yet erased from the files
 
 
 class PositionUnknown(Conflict):
@@ -152,10 +153,13 @@ class SyncOps(ServiceBase):
                     synced_at=now_utc(),
                 )
             )
-        if any(e["op"].startswith("forget") for e in changes.events):
-            self.store.scrub(self.workspace)
-        return {"server": server, "position": position, "events": counts["events"],
-                "role": pulled["role"]}  # fmt: skip
+        applied: Applied = {"server": server, "position": position, "events": counts["events"],
+                            "role": pulled["role"]}  # fmt: skip
+        forgets = any(e["op"].startswith("forget") for e in changes.events)
+        # As a forget says: a reader holding the file open keeps the old pages a while.
+        if forgets and not self.store.scrub(self.workspace):
+            applied["scrub_pending"] = True
+        return applied
 
     def note_refusal(self, why: str | None) -> None:
         """Keep why the last round was refused (a revoked key...), or clear it."""
