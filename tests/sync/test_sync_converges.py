@@ -11,6 +11,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from palimpsest.embed import Embedder
+from palimpsest.service import Service
 from palimpsest.store import Store, open_store
 
 from ..conftest import needs_postgres
@@ -164,3 +166,31 @@ def test_a_sqlite_replica_follows_a_postgres_server(postgres_store: Store, tmp_p
         assert len(world.forgotten_tokens()) == 3  # third, first's version 1, the summary
     finally:
         world.close()
+
+
+@needs_postgres
+def test_vectors_pulled_from_postgres_answer_by_meaning_on_the_replica(
+    postgres_store: Store, tmp_path: Path, minilm: Embedder
+) -> None:
+    """A replica recalls by meaning with the server's vectors, without embedding again."""
+    server = Service(postgres_store, workspace=f"test-{uuid.uuid4().hex[:12]}", embedder=minilm)
+    replica = Service(open_store(str(tmp_path / "replica.db")), embedder=minilm)
+    try:
+        for text in ("The database connection pool holds twenty connections",
+                     "Deploys go out on Tuesdays after the review",
+                     "Lunch is served in the canteen at noon"):  # fmt: skip
+            server.remember(notebook="ops", kind="fact", text=text)
+        answer = server.sync_pull(limit=2)
+        replica.apply_pulled(answer, "https://palimpsest.example")
+        while answer["more"]:
+            answer = server.sync_pull(since=answer["position"], limit=2)
+            replica.apply_pulled(answer, "https://palimpsest.example")
+        with replica.store.read(replica.workspace) as tx:
+            model = replica.vectors.model
+            held = [tx.vector_of(m.id, m.version, model) for m in tx.memories_at(None)]
+        assert len(held) == 3 and all(v is not None for v in held)
+        question = "how many database connections may be open at once"
+        ids = [[h["id"] for h in s.recall(query=question)["hits"]] for s in (server, replica)]
+        assert ids[0] and ids[0] == ids[1]
+    finally:
+        replica.store.close()
