@@ -81,8 +81,8 @@ class SyncOps(ServiceBase):
             if seq and tx.event_op_id(seq) != op_id:
                 raise PositionUnknown(
                     "This server's history does not hold the position given in `since` "
-                    "(the server was restored from an export, or is another server): pull "
-                    "again from the start, without `since`.",
+                    "(the server was restored from an export, or is another server): sync "
+                    "into a new store, from the start (without `since`).",
                     field="since",
                 )
             changes = tx.changes_after(seq, count)

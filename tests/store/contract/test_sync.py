@@ -6,7 +6,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+import pytest
 
+from palimpsest.domain.errors import Conflict
 from palimpsest.domain.model import Link, Tombstone
 from palimpsest.store import ReplicaState, Store
 
@@ -64,6 +66,9 @@ def test_a_replica_applies_changes_once_under_its_own_numbers(
     with empty_store.write("replica") as tx:
         assert [tx.apply_changes(c, "model") for c in rounds] == [{"events": 1}, {"events": 2}]
         assert tx.apply_changes(rounds[1], "model") == {"events": 0}  # applied twice: once
+    another = replace(rounds[0], events=[{**e, "op_id": new_id("op")} for e in rounds[0].events])
+    with pytest.raises(Conflict), empty_store.write("replica") as tx:
+        tx.apply_changes(another, "model")  # another history under the same numbers
     with empty_store.read("replica") as tx:
         assert tx.get_memory(m.id) == replace(current, workspace="replica")
         versions = tx.memory_versions(m.id)
