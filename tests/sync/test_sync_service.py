@@ -280,3 +280,19 @@ def test_a_forget_pulled_says_when_its_scrub_waits_for_a_reader(world: World) ->
     assert "scrub_pending" not in world.replica.apply_pulled(answer, "https://palimpsest.example")
     world.last = answer
     world.assert_converged()
+
+
+def test_an_answer_that_skips_events_the_replica_lacks_is_refused(world: World) -> None:
+    for word in ("pool", "cache", "queue"):
+        world.remember("alpha", word)
+    first = world.server.sync_pull(limit=2)
+    second = world.server.sync_pull(since=first["position"], limit=2)
+    third = world.server.sync_pull(since=second["position"], limit=2)
+    world.replica.apply_pulled(first, "https://palimpsest.example")
+    before = world.view(world.replica)
+    with pytest.raises(Conflict) as refused:
+        world.replica.apply_pulled(third, "https://palimpsest.example")  # second never came
+    assert refused.value.field == "since"
+    assert world.view(world.replica) == before
+    state = world.replica.replica()
+    assert state is not None and state.position_seq == first["position"]["seq"]

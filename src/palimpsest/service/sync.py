@@ -42,6 +42,7 @@ class SyncPulled(TypedDict):
     protocol: int
     workspace: dict[str, str]  # the server's id and name of the workspace followed
     role: str  # the caller's role there
+    since: Position  # the position these events follow (the `since` asked for)
     position: Position  # where the next pull starts (where this one started, if empty)
     more: bool  # whether more events wait after these
     records: list[dict[str, Any]]  # export-format records, spans in server sequence numbers
@@ -93,6 +94,7 @@ class SyncOps(ServiceBase):
             "protocol": PROTOCOL,
             "workspace": {"id": self.workspace, "name": name or self.workspace},
             "role": self.role,
+            "since": _position_answer(seq, op_id),
             "position": (
                 {"seq": int(last["seq"]), "op_id": str(last["op_id"])}
                 if last
@@ -137,6 +139,7 @@ class SyncOps(ServiceBase):
                     "a replica follows one server's workspace: sync another into a new store.",
                     field="server",
                 )
+            _refuse_a_gap(pulled["since"], state)
             changes = pulled["changes"]
             counts = tx.apply_changes(changes, self.vectors.model if self.vectors.enabled else None)
             position = pulled["position"]
@@ -214,6 +217,20 @@ def _position(since: Mapping[str, Any] | None) -> tuple[int, str | None]:
     return int(seq), op_id
 
 
+def _refuse_a_gap(since: Position, state: ReplicaState | None) -> None:
+    """An answer follows a position this replica has reached: one that starts further on
+    would leave the events between out, silently. (One that starts before is a retry or
+    an overlap: the events it holds already are checked as held, one by one.)"""
+    reached = state.position_seq if state is not None else 0
+    if since["seq"] > reached:
+        raise Conflict(
+            f"The server's answer follows its event {since['seq']}, but this replica has "
+            f"reached {reached} only: pull again from this replica's position, "
+            "so that no event is left out.",
+            field="since",
+        )
+
+
 def _position_answer(seq: int, op_id: str | None) -> Position:
     return {"seq": seq, "op_id": op_id} if op_id else {"seq": seq}
 
@@ -245,6 +262,7 @@ def _checked_answer(answer: Mapping[str, Any]) -> dict[str, Any]:
             and isinstance(workspace.get("name"), str)) or role not in ROLES:  # fmt: skip
         raise _damaged("workspace")
     seq, op_id = _position(answer.get("position"))
+    after, after_op_id = _position(answer.get("since"))
     changes = Changes()
     into = {
         "notebook": changes.notebooks,
@@ -280,6 +298,7 @@ def _checked_answer(answer: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "workspace": dict(workspace),
         "role": role,
+        "since": _position_answer(after, after_op_id),
         "position": _position_answer(seq, op_id),
         "changes": changes,
     }
