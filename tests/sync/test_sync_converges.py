@@ -1,6 +1,10 @@
-"""A replica pulling a server's events reads as the server does, after every pull: random
-sequences of real operations on a server, pulled in random batches (some applied twice),
-and no forgotten text left in the replica's file."""
+"""A replica pulling a server's events reads as the server does each time it has caught
+up: random sequences of real operations on a server, pulled in random batches (some
+applied twice), and no forgotten text left in the replica's files.
+
+Between batches a replica is not any past state of its server, by design: current rows
+(notebooks, links, settings) and forgets are the server's present, so it is compared
+once a run of pulls reaches the server's last event."""
 
 from __future__ import annotations
 
