@@ -70,6 +70,7 @@ class World:
         since = self.last["position"] if self.last else None
         answer = self.server.sync_pull(since=since, limit=limit)
         self.replica.apply_pulled(answer, SERVER)
+        self.view(self.replica)  # readable between batches too, if not yet the server's
         if twice:
             self.replica.apply_pulled(answer, SERVER)
         self.last = answer
