@@ -198,3 +198,23 @@ def test_vectors_pulled_from_postgres_answer_by_meaning_on_the_replica(
         assert ids[0] and ids[0] == ids[1]
     finally:
         replica.store.close()
+
+
+@needs_postgres
+@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.data())
+def test_a_sqlite_replica_reads_as_its_postgres_server(
+    postgres_store: Store, data: st.DataObject
+) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        workspace = f"test-{uuid.uuid4().hex[:12]}"
+        world = World(postgres_store, Path(folder) / "replica.db", workspace=workspace)
+        try:
+            world.remember("alpha", "pool", "cache")
+            world.remember("beta", "deploy", "queue")
+            for _ in range(data.draw(st.integers(10, 30), label="steps")):
+                step(world, data)
+            world.pull_all(limit=data.draw(st.integers(1, 7), label="last limit"))
+            world.assert_converged()
+        finally:
+            world.close()
