@@ -294,10 +294,21 @@ def test_a_replica_never_sends_its_queue_to_another_server(
     setup: Setup, replica: Service, tmp_path: Path, env: dict[str, str]
 ) -> None:
     other_db = tmp_path / "other-server.db"
-    Service(open_store(str(other_db))).close()
+    other = Service(open_store(str(other_db)))
+    try:  # another server where the same person has a key: another history
+        other.remember(notebook="ops", kind="fact", text="The other server's own")
+        other.add_user(name="ed", role="editor")
+        other_key = other.create_key(user="ed")["key"]
+    finally:
+        other.close()
     with api_server(setup.server_db, env) as served:
         sync_round(replica, served.base, setup.editor)
     replica.remember(notebook="ops", kind="fact", text="Only for the first server")
-    with api_server(other_db, env) as elsewhere, pytest.raises(Conflict, match="one server"):
-        sync_round(replica, elsewhere.base, setup.editor)
+    with api_server(other_db, env) as elsewhere, pytest.raises(Conflict):
+        sync_round(replica, elsewhere.base, other_key)
     assert [w.state for w in replica.pending_writes()] == ["pending"]
+    other = Service(open_store(str(other_db)))
+    try:
+        assert [m.text for m in _current(other)] == ["The other server's own"]
+    finally:
+        other.close()

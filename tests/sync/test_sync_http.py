@@ -128,13 +128,6 @@ def test_a_key_of_another_workspace_makes_a_replica_of_that_workspace_alone(
     assert world.ids["pool"].encode() not in file_bytes(replica)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="service/sync.py ROLES is (viewer, editor, owner): the server answers an agent "
-    "key's pull with role 'agent' (roles.AGENT) and the replica takes its own server's "
-    "answer for a damaged one (validation, field workspace, 'the server is not one this "
-    "Palimpsest can follow')",
-)
 def test_a_workspace_key_makes_a_replica_or_is_refused_as_such(
     url: str, env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -170,13 +163,6 @@ def test_a_store_holding_memories_of_its_own_does_not_become_a_replica(
     assert fingerprint(str(mine)) == before
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="service/sync.py apply_pulled compares the address a round used with the one the "
-    "replica first synced from, as strings: the same server (same workspace id, position "
-    "held) on a new port or name is refused as another server, though the position check "
-    "already tells another history apart",
-)
 def test_the_same_server_at_a_new_address_goes_on_from_the_position(
     url: str, env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -206,13 +192,6 @@ REFUSED = {
 }  # fmt: skip
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="service/sync.py _checked_answer checks each record's shape (native.checked_record) "
-    "but not what an import checks on it (importing.screened: the write gate, limits, actors), "
-    "so a pulled record an import would refuse is written into the replica, against "
-    "docs/sync.md ('checks every record as an import checks a file's lines')",
-)
 @pytest.mark.parametrize("case", list(REFUSED))
 def test_what_an_import_refuses_never_gets_into_a_replica(
     url: str, env: dict[str, str], tmp_path: Path, case: str
@@ -454,12 +433,6 @@ def test_a_key_past_its_calls_a_minute_stops_the_round_retryable_at_a_whole_answ
     assert counts(str(replica)) == counts(url)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="`serve` never syncs: config.py documents sync.server as pulled by `palimpsest sync` "
-    "and `serve`, and sync.every_seconds as how often `serve` syncs its replica, but nothing "
-    "reads sync.every_seconds and serve starts no round",
-)
 def test_serve_on_a_replica_pulls_every_sync_every_seconds(
     url: str, env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -530,12 +503,6 @@ def test_a_replica_served_answers_agents_with_its_server_stopped(
         assert judged.status_code == 200 and judged.json()["decision"] == "deny", judged.text
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="sync/client.py sync_round enters `with client or httpx2.Client(...)`, so it closes "
-    "the client its caller gave: a kept-alive client (serve's rounds, a benchmark's) serves "
-    "one round, the next raises RuntimeError",
-)
 def test_sync_round_leaves_the_client_it_is_given_open(
     url: str, env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -634,12 +601,6 @@ def test_reads_on_a_replica_go_on_with_the_server_stopped(
     assert hooked["hookSpecificOutput"]["permissionDecision"] == "deny", hooked
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="replica_rows.apply_changes inserts a pulled version with ON CONFLICT DO NOTHING: "
-    "a version the replica wrote locally under the same number wins, the server's is dropped "
-    "and the round reports success (two events of version 2 in the replica's history)",
-)
 def test_a_local_write_on_a_replica_is_never_silently_kept_over_the_server_s(
     url: str, env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -648,19 +609,18 @@ def test_a_local_write_on_a_replica_is_never_silently_kept_over_the_server_s(
     pool = world.ids["pool"]  # version 2 on the server
     with served(url, env) as server:
         synced(replica, env, server, world.keys["ed"])
-        code, local = palimpsest(replica, env, "--actor", "user:ana", "revise", pool, "--text",
-                                 "The pool holds 45")  # fmt: skip
-        assert code == 0, local  # a replica takes writes of its own
+        code, local = palimpsest(replica, env, "revise", pool, "--tag", "capacity",
+                                 "--override-reason", "ana is away",
+                                 "--override-confirm")  # fmt: skip
+        assert code == 0 and local["pending"] is True, local  # queued, on version 2
         service = opened(url)
         try:
             service.revise(id=pool, text="The pool holds 80 connections", expected_version=2)
         finally:
             service.store.close()
         code, answer = sync(replica, env, server, world.keys["ed"])
-    if code == 0:  # a round that succeeds leaves the replica reading what the server holds
-        assert reads(str(replica), [pool], []) == reads(url, [pool], [])
-    else:  # or it refuses, saying so
-        assert answer["error_class"] == "conflict", answer
+    assert code == 0 and answer["pushed"] == {"conflict": 1}, answer  # kept, never applied
+    assert reads(str(replica), [pool], []) == reads(url, [pool], [])
     versions = [event[3] for event in events_of(replica) if event[1] == pool]
     assert len(versions) == len(set(versions)), versions
 

@@ -130,38 +130,7 @@ class RestorePlan:
         return self.event_targets.get(rank)
 
     def _check(self, kind: str, record: dict[str, Any]) -> None:
-        for actor in native.actors(record):
-            if actor not in self.actors:
-                gate.check_actor(actor)
-                self.actors.add(actor)
-        texts = list(native.strings(record))
-        for column, text in texts:
-            gate.check_storable(column, text)
-            limit = _LIMIT_OF.get((kind, column), column if column in gate.LIMITS else None)
-            if limit is not None:
-                gate.check_length(column, text, limit_name=limit)
-        gate.screen_record(texts)  # together: half a key in each of two fields is one key
-        if kind == "version" and not record["scrubbed"]:
-            if record["notebook_id"] is None:
-                raise ValidationError("A version with content needs its `notebook_id`.",
-                                      field="notebook_id")  # fmt: skip
-            if record["kind"] not in KINDS or record["status"] not in STATUSES:
-                raise ValidationError("A version's `kind` or `status` is not one of ours.",
-                                      field="kind")  # fmt: skip
-            try:
-                memory = memory_from_row({**native.row_of(record), "workspace": ""})
-            except (KeyError, TypeError, ValueError):
-                raise ValidationError("A version's fields do not make a memory.",
-                                      field="version") from None  # fmt: skip
-            screened(memory)  # the gate as remember's: bounds, a rule's falsifier, secrets
-        elif kind == "link" and record["type"] not in LINK_TYPES:
-            raise ValidationError("A link's `type` is not one of ours.", field="type")
-        elif kind == "dispute" and record["status"] not in DISPUTE_STATES:
-            raise ValidationError("A dispute's `status` is not one of ours.", field="status")
-        elif kind == "user" and record["role"] not in ROLES:
-            raise ValidationError("A user's `role` is not one of ours.", field="role")
-        elif kind == "setting":
-            _check_setting(record["name"], record["value"])
+        check_content(kind, record, self.actors)
 
     def _refuse_record(self, kind: str, record: dict[str, Any], number: int,
                        exc: PalimpsestError) -> None:  # fmt: skip
@@ -360,3 +329,40 @@ def _owners(text: str) -> set[str]:
             continue
         found.add(candidate)
     return found
+
+
+def check_content(kind: str, record: dict[str, Any], actors: set[str]) -> None:
+    """What an import checks in a record beyond its shape: its actors (`actors`: those
+    checked already), the write gate on its texts, and what its kind may hold."""
+    for actor in native.actors(record):
+        if actor not in actors:
+            gate.check_actor(actor)
+            actors.add(actor)
+    texts = list(native.strings(record))
+    for column, text in texts:
+        gate.check_storable(column, text)
+        limit = _LIMIT_OF.get((kind, column), column if column in gate.LIMITS else None)
+        if limit is not None:
+            gate.check_length(column, text, limit_name=limit)
+    gate.screen_record(texts)  # together: half a key in each of two fields is one key
+    if kind == "version" and not record["scrubbed"]:
+        if record["notebook_id"] is None:
+            raise ValidationError("A version with content needs its `notebook_id`.",
+                                  field="notebook_id")  # fmt: skip
+        if record["kind"] not in KINDS or record["status"] not in STATUSES:
+            raise ValidationError("A version's `kind` or `status` is not one of ours.",
+                                  field="kind")  # fmt: skip
+        try:
+            memory = memory_from_row({**native.row_of(record), "workspace": ""})
+        except (KeyError, TypeError, ValueError):
+            raise ValidationError("A version's fields do not make a memory.",
+                                  field="version") from None  # fmt: skip
+        screened(memory)  # the gate as remember's: bounds, a rule's falsifier, secrets
+    elif kind == "link" and record["type"] not in LINK_TYPES:
+        raise ValidationError("A link's `type` is not one of ours.", field="type")
+    elif kind == "dispute" and record["status"] not in DISPUTE_STATES:
+        raise ValidationError("A dispute's `status` is not one of ours.", field="status")
+    elif kind == "user" and record["role"] not in ROLES:
+        raise ValidationError("A user's `role` is not one of ours.", field="role")
+    elif kind == "setting":
+        _check_setting(record["name"], record["value"])

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Mapping
-from typing import Any, NotRequired
+from typing import Any, NotRequired, TypeGuard
 
 # typing_extensions' TypedDict: pydantic (which derives the API's schemas) needs it on 3.11.
 from typing_extensions import TypedDict
@@ -29,10 +29,11 @@ from ..formats import native
 from ..screening.gate import check_actor
 from ..store import Changes, ReplicaState
 from .base import ServiceBase
+from .restore_plan import check_content
 
 PROTOCOL = 1
 DEFAULT_LIMIT, MAX_LIMIT = 1000, 5000  # events per answer
-ROLES = ("viewer", "editor", "owner")
+ROLES = ("viewer", "editor", "owner", "agent")  # agent: a workspace key's
 
 
 class Position(TypedDict):
@@ -47,6 +48,7 @@ class SyncPulled(TypedDict):
     workspace: dict[str, str]  # the server's id and name of the workspace followed
     role: str  # the caller's role there
     actor: str  # who the caller acts as there: a replica checks its writes as that actor
+    since: Position  # the position these events follow (the `since` asked for)
     position: Position  # where the next pull starts (where this one started, if empty)
     more: bool  # whether more events wait after these
     records: list[dict[str, Any]]  # export-format records, spans in server sequence numbers
@@ -61,6 +63,7 @@ class Applied(TypedDict):
     position: Position
     events: int  # new events applied by this round
     role: str
+    scrub_pending: NotRequired[bool]  # a forget pulled is not yet erased from the files
 
 
 class PositionUnknown(Conflict):
@@ -85,8 +88,8 @@ class SyncOps(ServiceBase):
             if seq and tx.event_op_id(seq) != op_id:
                 raise PositionUnknown(
                     "This server's history does not hold the position given in `since` "
-                    "(the server was restored from an export, or is another server): pull "
-                    "again from the start, without `since`.",
+                    "(the server was restored from an export, or is another server): sync "
+                    "into a new store, from the start (without `since`).",
                     field="since",
                 )
             changes = tx.changes_after(seq, count)
@@ -98,6 +101,7 @@ class SyncOps(ServiceBase):
             "workspace": {"id": self.workspace, "name": name or self.workspace},
             "role": self.role,
             "actor": self.actor,
+            "since": _position_answer(seq, op_id),
             "position": (
                 {"seq": int(last["seq"]), "op_id": str(last["op_id"])}
                 if last
@@ -125,6 +129,11 @@ class SyncOps(ServiceBase):
         """Write one `sync_pull` answer of `server` here, in one transaction with the new
         position; a store that holds memories of its own, or follows another server or
         workspace, is refused and left as it is."""
+        if not self.store.replicates:
+            raise Conflict(
+                "A replica is a SQLite store of this machine: sync into one (`--db` a file).",
+                field="db",
+            )
         pulled = _checked_answer(answer)
         workspace = pulled["workspace"]["id"]
         with self.store.write(self.workspace) as tx:
@@ -136,15 +145,19 @@ class SyncOps(ServiceBase):
                     "export`, then `palimpsest import` there).",
                     field="db",
                 )
-            if state is not None and (state.server, state.server_workspace) != (server, workspace):
+            if state is not None and not _same_server(state, server, workspace, pulled["since"]):
                 raise Conflict(
                     f"This store follows workspace {state.server_workspace!r} of {state.server}; "
                     "a replica follows one server's workspace: sync another into a new store.",
                     field="server",
                 )
+            _refuse_a_gap(pulled["since"], state)
             changes = pulled["changes"]
             counts = tx.apply_changes(changes, self.vectors.model if self.vectors.enabled else None)
             position = pulled["position"]
+            if state is not None and position["seq"] < state.position_seq:
+                # An answer retried late holds nothing new: the position stays where it was.
+                position = _position_answer(state.position_seq, state.position_op_id)
             tx.put_replica_state(
                 ReplicaState(
                     server=server,
@@ -156,10 +169,13 @@ class SyncOps(ServiceBase):
                     actor=pulled["actor"],
                 )
             )
-        if any(e["op"].startswith("forget") for e in changes.events):
-            self.store.scrub(self.workspace)
-        return {"server": server, "position": position, "events": counts["events"],
-                "role": pulled["role"]}  # fmt: skip
+        applied: Applied = {"server": server, "position": position, "events": counts["events"],
+                            "role": pulled["role"]}  # fmt: skip
+        forgets = any(e["op"].startswith("forget") for e in changes.events)
+        # As a forget says: a reader holding the file open keeps the old pages a while.
+        if forgets and not self.store.scrub(self.workspace):
+            applied["scrub_pending"] = True
+        return applied
 
     def note_refusal(self, why: str | None) -> None:
         """Keep why the last round was refused (a revoked key...), or clear it."""
@@ -171,6 +187,19 @@ class SyncOps(ServiceBase):
                                  state.position_op_id, state.role, state.synced_at, why,
                                  state.actor)
                 )  # fmt: skip
+
+
+def _same_server(state: ReplicaState, server: str, workspace: str, since: Position) -> bool:
+    """Whether an answer comes from the server this replica follows: the same workspace,
+    at the address it knows, or at another one (a new port, a new name) that answered
+    from the position it holds, so that holds its history."""
+    if state.server_workspace != workspace:
+        return False
+    return state.server == server or (
+        state.position_seq > 0
+        and since.get("seq") == state.position_seq
+        and since.get("op_id") == state.position_op_id
+    )
 
 
 class _Seqs:
@@ -215,6 +244,20 @@ def _position(since: Mapping[str, Any] | None) -> tuple[int, str | None]:
     return int(seq or 0), op_id
 
 
+def _refuse_a_gap(since: Position, state: ReplicaState | None) -> None:
+    """An answer follows a position this replica has reached: one that starts further on
+    would leave the events between out, silently. (One that starts before is a retry or
+    an overlap: the events it holds already are checked as held, one by one.)"""
+    reached = state.position_seq if state is not None else 0
+    if since["seq"] > reached:
+        raise Conflict(
+            f"The server's answer follows its event {since['seq']}, but this replica has "
+            f"reached {reached} only: pull again from this replica's position, "
+            "so that no event is left out.",
+            field="since",
+        )
+
+
 def _position_answer(seq: int, op_id: str | None) -> Position:
     return {"seq": seq, "op_id": op_id} if op_id else {"seq": seq}
 
@@ -228,7 +271,7 @@ def _limit(limit: int | None) -> int:
     return limit
 
 
-def _whole(value: Any) -> bool:
+def _whole(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**63
 
 
@@ -253,6 +296,7 @@ def _checked_answer(answer: Mapping[str, Any]) -> dict[str, Any]:
     if actor is None:
         raise _damaged("actor")
     seq, op_id = _position(answer.get("position"))
+    after, after_op_id = _position(answer.get("since"))
     changes = Changes()
     into = {
         "notebook": changes.notebooks,
@@ -267,8 +311,17 @@ def _checked_answer(answer: Mapping[str, Any]) -> dict[str, Any]:
     records = answer.get("records")
     if not isinstance(records, list):
         raise _damaged("records")
+    actors: set[str] = set()
     for record in records:
         checked = native.checked_record(record)
+        try:  # what an import checks: the gate, the bounds, the actors
+            check_content(checked["record"], checked, actors)
+        except ValidationError as exc:
+            raise ValidationError(
+                f"The server's sync answer holds a {checked['record']} this store refuses "
+                f"({exc.message}); nothing of it was written.",
+                field=exc.field,
+            ) from None
         row = native.row_of(checked)
         row.pop("norm_text", None)
         row.pop("tags_text", None)
@@ -289,6 +342,7 @@ def _checked_answer(answer: Mapping[str, Any]) -> dict[str, Any]:
         "workspace": dict(workspace),
         "role": role,
         "actor": actor,
+        "since": _position_answer(after, after_op_id),
         "position": _position_answer(seq, op_id),
         "changes": changes,
     }

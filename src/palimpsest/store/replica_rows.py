@@ -16,6 +16,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ..domain.errors import Conflict
 from ..domain.model import Tombstone, normalize_text
 from .rows import Row
 from .session_base import SessionBase, marks
@@ -72,9 +73,9 @@ class ReplicaRows(SessionBase):
             disputes_closed=self._closed("dispute_versions", "dispute_id", span),
             vectors=self._vectors_of([int(row["rowid"]) for row in made]),
         )
-        touched = sorted(
-            {str(e["target_id"]) for e in events if e["target_type"] in ("memory", "notebook")}
-        )
+        # A settings event targets the workspace itself: it has no rows of its own here.
+        touched = sorted({str(event["target_id"]) for event in events
+                          if event["target_type"] in ("memory", "notebook")})  # fmt: skip
         changes.memories = self._by_ids("memories", "id", touched)
         changes.notebooks = self._by_ids("notebooks", "id", touched)
         changes.notebook_tombstones = self._by_ids("notebook_tombstones", "id", touched)
@@ -170,15 +171,25 @@ class ReplicaRows(SessionBase):
 
         An event this replica holds already (a round applied before its answer was known)
         is left as it is, with everything it made: a round may be applied twice, never
-        doubled. Vectors of another model than `vector_model` are left out.
+        doubled. An event held under the same server number but of another operation is
+        another history (a restored server): refused, never taken as held. Vectors of
+        another model than `vector_model` are left out.
         """
         self.ensure_workspace()
         seqs: dict[int, int] = {}
         new: list[Row] = []
         for event in changes.events:
             server_seq = int(event["seq"])
-            if self._local_seq(server_seq) is not None:
+            held = self._held_op_id(server_seq)
+            if held == event["op_id"]:
                 continue
+            if held is not None:
+                raise Conflict(
+                    f"The server's event {server_seq} is not the one this replica holds under "
+                    "that number: the server was restored from an export, or is another "
+                    "server at the same address. Nothing was written; sync into a new store.",
+                    field="since",
+                )
             values = {k: v for k, v in event.items() if k != "seq"}
             values["workspace"] = self.workspace
             inserted = self._row(
@@ -229,9 +240,20 @@ class ReplicaRows(SessionBase):
 
                 self._put_vector_row(rowid, np.frombuffer(vector["vector"], dtype="<f4"),
                                      vector["model"])  # fmt: skip
-        self._put_current(changes)
+        # Forgets first: a notebook forgotten gives up its name, which a later event of the
+        # round may give another notebook.
         self._forget_as_pulled(new, changes, local)
+        self._put_current(changes)
         return {"events": len(new)}
+
+    def _held_op_id(self, server_seq: int) -> str | None:
+        """The operation id of the event held here for the server's event `server_seq`."""
+        row = self._row(
+            "SELECT e.op_id FROM replica_seqs r JOIN events e ON e.workspace = r.workspace "
+            "AND e.seq = r.local_seq WHERE r.workspace = ? AND r.server_seq = ?",
+            (self.workspace, server_seq),
+        )
+        return str(row["op_id"]) if row else None
 
     def _local_seq(self, server_seq: int) -> int | None:
         row = self._row(
@@ -272,6 +294,22 @@ class ReplicaRows(SessionBase):
     def _put_current(self, changes: Changes) -> None:
         """The current rows of what the round's events touched: tombstones, notebooks,
         links (whole, for each id they touched) and the workspace's settings."""
+        # Names are unique in a workspace, and current rows may run ahead of the events a
+        # round holds: a name may still be held here by a notebook renamed or forgotten by
+        # an event of a later round, or be swapped between two of this round's. Every
+        # notebook of the round, and every holder of a name it brings, lets go of its name
+        # (its id stands in until its own row or forget arrives) before any takes one.
+        for column, held in (
+            ("id", [str(row["id"]) for row in changes.notebooks]),
+            ("name", [str(row["name"]) for row in changes.notebooks]),
+        ):
+            for start in range(0, len(held), CHUNK):
+                chunk = held[start : start + CHUNK]
+                self._run(
+                    f"UPDATE notebooks SET name = id WHERE workspace = ? "
+                    f"AND {column} IN ({marks(chunk)})",
+                    [self.workspace, *chunk],
+                )  # fmt: skip
         for row in changes.notebooks:
             values = {**row, "workspace": self.workspace}
             updates = ", ".join(f"{c} = excluded.{c}" for c in values if c != "id")

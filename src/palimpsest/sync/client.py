@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,32 +53,37 @@ def sync_round(
     """Send the writes queued here to `server`, then pull from it until it has nothing
     newer; what was written stays if a later answer fails."""
     state = service.replica()
-    if state is not None and state.server != server:  # its queue is for its own server
-        raise Conflict(
-            f"This store follows {state.server}; a replica follows one server: sync another "
-            "into a new store (`--db`).",
-            field="server",
-        )
-    since: dict[str, Any] | None = None
-    if state is not None and state.position_seq:
-        since = {"seq": state.position_seq, "op_id": state.position_op_id}
-    events, role = 0, state.role if state else "viewer"
-    position = state.position_seq if state else 0
-    with client or httpx2.Client(timeout=TIMEOUT_SECONDS) as http:
+    pulled = 0
+    with nullcontext(client) if client else httpx2.Client(timeout=TIMEOUT_SECONDS) as http:
+        if state is not None and state.server != server:
+            # Another address: its queue goes there only once it proved, by answering from
+            # this replica's position, that it holds the history the queue was checked on.
+            pulled += _pull_all(service, http, server, key, progress)
         pushed = _push(service, http, server, key)
-        while True:
-            answer = _pull(service, http, server, key, since)
-            applied = service.apply_pulled(answer, server)
-            events += applied["events"]
-            since = dict(applied["position"])
-            position, role = applied["position"]["seq"], applied["role"]
-            if progress is not None:
-                progress(events)
-            if not answer.get("more"):
-                break
+        pulled += _pull_all(service, http, server, key, progress)
     if state is not None and state.refused:
         service.note_refusal(None)
-    return Round(server, events, position, role, pushed)
+    after = service.replica()
+    assert after is not None, "a pull made this store a replica"
+    return Round(server, pulled, after.position_seq, after.role, pushed)
+
+
+def _pull_all(
+    service: Service, http: httpx2.Client, server: str, key: str, progress: Progress | None
+) -> int:
+    """Pull until the server has nothing newer; the count of new events written here."""
+    events = 0
+    while True:
+        state = service.replica()
+        since = None
+        if state is not None and state.position_seq:
+            since = {"seq": state.position_seq, "op_id": state.position_op_id}
+        answer = _pull(service, http, server, key, since)
+        events += service.apply_pulled(answer, server)["events"]
+        if progress is not None:
+            progress(events)
+        if not answer.get("more"):
+            return events
 
 
 # How the server's answer to a pushed write is written down, by HTTP status.
