@@ -170,6 +170,9 @@ def test_a_write_the_server_refuses_is_kept_listed_until_a_person_drops_it(
         assert sync_round(replica, served.base, setup.editor).pushed == {"refused": 1}
     (refused,) = replica.doctor()["sync"]["not_taken"]
     assert refused["answer"]["error_class"] == "not_found"
+    # the forget pulled erased the queued write's text too, from the replica's files
+    for path in Path(replica.store.url).parent.glob("replica.db*"):
+        assert b"The pool holds 60" not in path.read_bytes(), path
     with pytest.raises(ValidationError):
         replica.drop_queued(id=refused["queued"])  # why, first
     replica.drop_queued(id=refused["queued"], because="the memory was forgotten there")
