@@ -25,6 +25,7 @@ import httpx2
 
 from ..domain.errors import Conflict, Forbidden, NotFound, Retryable, ValidationError
 from ..service import Service
+from ..service.base import ids_only
 
 PULL = "/api/v1/sync_pull"
 BATCH = 1000  # events an answer holds
@@ -83,54 +84,93 @@ def sync_round(
 # How the server's answer to a pushed write is written down, by HTTP status.
 SETTLED = {200: "accepted", 409: "conflict", 400: "refused", 403: "refused", 404: "refused",
            413: "refused", 422: "refused"}  # fmt: skip
+ANSWER_BYTES = 1_000_000  # a pushed write's answer read at most: ids and a refusal's message
+PULL_BYTES = 512_000_000  # a pull's answer read at most (1,000 events, their vectors)
+MESSAGE_CHARS = 2000  # a refusal's message kept for a person
 
 
 def _push(service: Service, http: httpx2.Client, server: str, key: str) -> dict[str, int]:
-    """Send the queued writes in order; stop at the first the server cannot answer now."""
+    """Send the queued writes in order; stop at the first the server cannot answer now.
+
+    An answer is written down only as much as a person or a read needs: an accepted
+    write's ids (never the suggestions' texts a remember answers: a forget on the server
+    must find them nowhere here), a refusal's class and message."""
     counts: dict[str, int] = {}
     for item in service.pending_writes():
-        try:
-            response = http.post(
-                f"{server}/api/v1/{item.op}",
-                content=json.dumps(item.arguments).encode(),
-                headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
-            )
-        except httpx2.HTTPError as exc:
-            raise _unreachable(server, exc) from None
-        settled = SETTLED.get(response.status_code)
+        status, answer = _post(http, f"{server}/api/v1/{item.op}", item.arguments, key,
+                               server, ANSWER_BYTES)  # fmt: skip
+        settled = SETTLED.get(status)
         if settled is None:  # the key refused (401), or the server busy: stop here
-            raise _refusal(service, server, response)
-        try:
-            answer = response.json()
-        except ValueError:
-            answer = {"message": "the server's answer was not JSON"}
-        service.settle(item.id, settled, answer if isinstance(answer, dict) else {})
+            raise _refusal(service, server, status, answer, "write")
+        if settled == "accepted" and (not isinstance(answer, dict) or "error_class" in answer):
+            # a captive portal, a proxy's page, a broken server: not the server's answer,
+            # so the write is not taken for written; it waits and goes again
+            raise Retryable(f"The server at {server} answered a write with 200 but not with "
+                            "a Palimpsest answer: the write waits in the queue. Check "
+                            "`sync.server` (a proxy or a sign-in page in between?).")  # fmt: skip
+        service.settle(item.id, settled, _kept(settled, status, answer))
         counts[settled] = counts.get(settled, 0) + 1
     return counts
+
+
+def _kept(settled: str, status: int, answer: Any) -> dict[str, Any]:
+    """What of the server's answer the replica keeps: an accepted write's ids, a
+    refusal's class, field and message (cut short); nothing else a server sends."""
+    if not isinstance(answer, dict):
+        return {
+            "message": f"The server answered {status}, with no answer read (not a JSON "
+            "object, or over a megabyte)."
+        }
+    if settled == "accepted":
+        return {**ids_only(answer), **({"replayed": True} if answer.get("replayed") else {})}
+    kept: dict[str, Any] = {}
+    for name, chars in (("error_class", 40), ("field", 200), ("message", MESSAGE_CHARS)):
+        if isinstance(answer.get(name), str):
+            kept[name] = answer[name][:chars]
+    if isinstance(answer.get("item"), int):
+        kept["item"] = answer["item"]
+    return kept
+
+
+def _post(
+    http: httpx2.Client, url: str, body: Any, key: str, server: str, limit: int
+) -> tuple[int, Any]:
+    """POST `body` as JSON with the key; the status and the answer's JSON (None when it
+    is not JSON or longer than `limit` bytes). Redirects are not followed: the key goes to
+    the server named and nowhere else."""
+    try:
+        with http.stream(
+            "POST",
+            url,
+            content=json.dumps(body).encode(),
+            headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
+            follow_redirects=False,
+        ) as response:
+            read, size = [], 0
+            for chunk in response.iter_bytes():
+                size += len(chunk)
+                if size > limit:
+                    return response.status_code, None
+                read.append(chunk)
+    except httpx2.HTTPError as exc:
+        raise _unreachable(server, exc) from None
+    try:
+        return response.status_code, json.loads(b"".join(read))
+    except (ValueError, RecursionError):
+        return response.status_code, None
 
 
 def _pull(
     service: Service, http: httpx2.Client, server: str, key: str, since: dict[str, Any] | None
 ) -> dict[str, Any]:
     body = {"since": since, "limit": BATCH} if since else {"limit": BATCH}
-    try:
-        response = http.post(
-            server + PULL,
-            content=json.dumps(body).encode(),
-            headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
-        )
-    except httpx2.HTTPError as exc:
-        raise _unreachable(server, exc) from None
-    if response.status_code == 200:
-        try:
-            found = response.json()
-        except ValueError:
-            found = None
+    status, found = _post(http, server + PULL, body, key, server, PULL_BYTES)
+    if status == 200:
         if isinstance(found, dict):
             return found
         raise ValidationError(f"The server at {server} did not answer with JSON: is it a "
                               "Palimpsest server?", field="server")  # fmt: skip
-    raise _refusal(service, server, response)
+    raise _refusal(service, server, status, found, "pull")
 
 
 def _unreachable(server: str, exc: Exception) -> Retryable:
@@ -140,15 +180,11 @@ def _unreachable(server: str, exc: Exception) -> Retryable:
     )
 
 
-def _refusal(service: Service, server: str, response: httpx2.Response) -> Exception:
+def _refusal(service: Service, server: str, status: int, body: Any, what: str) -> Exception:
     """The server's refusal as ours, with its message; a refused key is kept as the
     replica's state, so every read of it can say that sync stopped and why."""
-    try:
-        body = response.json()
-    except ValueError:
-        body = {}
     said = body.get("message") if isinstance(body, dict) else None
-    status = response.status_code
+    said = said[:MESSAGE_CHARS] if isinstance(said, str) else None
     if status == 401:
         why = (
             f"The server at {server} refused the replica's key ({status}): it was revoked, "
@@ -170,8 +206,13 @@ def _refusal(service: Service, server: str, response: httpx2.Response) -> Except
             "store (`--db`).",
             field="server",
         )
+    if 300 <= status < 400:
+        return ValidationError(f"The server at {server} answered the {what} with a redirect "
+                               f"({status}), not followed: the key goes to the server named "
+                               "only. Set `sync.server` to the address it answers at.",
+                               field="server")  # fmt: skip
     if status == 429 or status >= 500:
         return Retryable(f"The server at {server} answered {status}: {said or 'busy'} Sync "
                          "again in a moment.")  # fmt: skip
-    return ValidationError(f"The server at {server} refused the pull ({status}): {said}",
+    return ValidationError(f"The server at {server} refused the {what} ({status}): {said}",
                            field="server")  # fmt: skip
