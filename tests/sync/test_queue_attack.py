@@ -235,7 +235,6 @@ def test_two_rounds_at_once_send_each_write_once(world: World) -> None:
 # -- the keeper -----------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="the next commits fix it")
 def test_the_keeper_backs_off_while_the_server_is_busy_and_a_write_waits(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -1,8 +1,10 @@
 """A replica kept in sync while `serve` runs (docs/sync.md): a thread that runs a round
 every `sync.every_seconds`, and at once when a write waits in the queue, checked every
 second, so a write made while the server was away goes out within a second or two of its
-return. A refused key stops the thread (the replica keeps why); any other failure is tried
-again at the next tick.
+return. A refused key stops the thread (the replica keeps why); any other failure (the
+server down, busy: 429) is tried again after a wait that doubles from two seconds to eight
+(or `sync.every_seconds` if shorter), a write waiting or not: a busy server is not asked
+every second, and a write still goes out within seconds of the server's return.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from ..service import Service
 from .client import sync_round
 
 TICK_SECONDS = 1.0
+FIRST_BACKOFF_SECONDS, MAX_BACKOFF_SECONDS = 2.0, 8.0  # the waits after failed rounds
 
 
 class Keeper:
@@ -26,6 +29,7 @@ class Keeper:
         self._stopped = threading.Event()
         self._thread = threading.Thread(target=self._run, name="palimpsest-sync", daemon=True)
         self.last_error: str | None = None
+        self._retry_at = 0.0  # no round before this, a write waiting or not (a failure's)
 
     def start(self) -> Keeper:
         self._thread.start()
@@ -36,12 +40,17 @@ class Keeper:
         self._thread.join(timeout=5)
 
     def _run(self) -> None:
-        due = 0.0  # the first round at once
+        due, backoff = 0.0, 0.0  # the first round at once
         while not self._stopped.is_set():
-            if time.monotonic() >= due or self._waiting():
-                if not self._round():
+            now = time.monotonic()
+            if now >= due or (self._waiting() and now >= self._retry_at):
+                done = self._round()
+                if done is None:
                     return
-                due = time.monotonic() + self._every
+                longest = max(min(self._every, MAX_BACKOFF_SECONDS), FIRST_BACKOFF_SECONDS)
+                backoff = 0.0 if done else min(max(backoff * 2, FIRST_BACKOFF_SECONDS), longest)
+                self._retry_at = time.monotonic() + backoff
+                due = time.monotonic() + max(self._every, backoff)
             self._stopped.wait(TICK_SECONDS)
 
     def _waiting(self) -> bool:
@@ -50,16 +59,18 @@ class Keeper:
         except PalimpsestError:
             return False
 
-    def _round(self) -> bool:
-        """One round; False once the server refused the key (nothing more to try)."""
+    def _round(self) -> bool | None:
+        """One round: whether it went through; None once the server refused the key
+        (nothing more to try)."""
         try:
             sync_round(self._service, self._server, self._key)
             self.last_error = None
         except Forbidden as exc:
             print(f"palimpsest: sync stopped: {exc.message}", file=sys.stderr, flush=True)
-            return False
+            return None
         except PalimpsestError as exc:
             if exc.message != self.last_error:  # said once, not every second
                 print(f"palimpsest: sync: {exc.message}", file=sys.stderr, flush=True)
             self.last_error = exc.message
+            return False
         return True
