@@ -37,6 +37,7 @@ R = TypeVar("R")
 QUEUED = frozenset({"remember", "revise", "revert", "link", "dispute", "merge"})
 OPEN = ("pending", "conflict", "refused")  # what a person may still act on, or waits
 SHOWN_PENDING = 20  # pending writes an orient or an inspect lists
+ID_CHARS = 64  # a queued write's id is q_ and a few dozen characters: a longer one is none
 
 
 class Queued(TypedDict, total=False):
@@ -62,7 +63,7 @@ def queued_on_replica(op: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
         @functools.wraps(method)
         def run(*args: P.args, **kwargs: P.kwargs) -> R:
             service = cast("QueueOps", args[0])
-            if len(args) > 1 or kwargs.get("dry_run") or kwargs.get("action") == "list":
+            if len(args) > 1 or kwargs.get("dry_run") or _is_a_read(kwargs.get("action")):
                 return method(*args, **kwargs)
             state = service.replica_state_now()
             if state is None:
@@ -72,6 +73,11 @@ def queued_on_replica(op: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
         return run
 
     return wrap
+
+
+def _is_a_read(action: Any) -> bool:
+    """Whether a dispute's `action` is `list`, spelled as `dispute` reads it (any case)."""
+    return isinstance(action, str) and action.strip().lower() == "list"
 
 
 class QueueOps(ServiceBase):
@@ -166,7 +172,7 @@ class QueueOps(ServiceBase):
         return self.queued_writes(states=("dropped",))
 
     def _open_item(self, item_id: Any, states: tuple[str, ...]) -> QueuedWrite:
-        if not isinstance(item_id, str):
+        if not isinstance(item_id, str) or len(item_id) > ID_CHARS:
             raise ValidationError("`id` names a queued write (q_...).", field="id")
         with self.store.read(self.workspace) as tx:
             item = tx.queued_write(item_id)
@@ -205,7 +211,7 @@ def _plain_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
     given.pop("dry_run", None)
     try:
         return cast(dict[str, Any], json.loads(json.dumps(given)))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):  # nested past what JSON can carry
         raise ValidationError(
             "A write on a replica must be plain JSON to be queued for the server."
         ) from None
