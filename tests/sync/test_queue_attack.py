@@ -236,7 +236,6 @@ def test_a_secret_in_any_part_of_a_queued_write_never_reaches_the_queue(
 # -- two writers at once ---------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="the next commits fix it")
 def test_two_rounds_at_once_send_each_write_once(world: World) -> None:
     for n in range(5):
         world.replica.remember(notebook="ops", kind="fact", text=f"Runbook step {n} is checked")
@@ -296,3 +295,20 @@ def test_a_dispute_list_spelled_another_way_is_a_read_not_a_queued_write(
     listed = world.replica.dispute(action=action)
     assert "queued" not in listed
     assert world.replica.pending_writes() == []
+
+
+def test_a_round_waits_for_another_process_round_on_the_same_replica(
+    world: World, tmp_path: Path
+) -> None:
+    import fcntl
+
+    world.replica.remember(notebook="ops", kind="fact", text="Releases go out on Tuesdays")
+    world.requests.clear()
+    done = threading.Event()
+    with open(tmp_path / "replica.db.sync-lock", "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # `serve`'s keeper, in another process, mid-round
+        threading.Thread(target=lambda: (world.sync(), done.set()), daemon=True).start()
+        assert not done.wait(0.5)
+        assert world.requests == []
+    assert done.wait(10)
+    assert len(world.replica.queued_writes(states=("accepted",))["writes"]) == 1

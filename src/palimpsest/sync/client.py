@@ -17,11 +17,18 @@ for `palimpsest sync --status`, doctor and the page.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx2
+
+try:
+    import fcntl
+except ImportError:  # Windows: rounds of two processes are not kept apart
+    fcntl = None  # type: ignore[assignment]
 
 from ..domain.errors import Conflict, Forbidden, NotFound, Retryable, ValidationError
 from ..service import Service
@@ -51,7 +58,20 @@ def sync_round(
     client: httpx2.Client | None = None,
 ) -> Round:
     """Send the writes queued here to `server`, then pull from it until it has nothing
-    newer; what was written stays if a later answer fails."""
+    newer; what was written stays if a later answer fails. One round at a time per store:
+    `palimpsest sync` run while `serve` keeps the replica waits for the round under way, so
+    no write is sent twice and the position never moves back."""
+    with _one_round_at_a_time(service):
+        return _round(service, server, key, progress, client)
+
+
+def _round(
+    service: Service,
+    server: str,
+    key: str,
+    progress: Progress | None,
+    client: httpx2.Client | None,
+) -> Round:
     state = service.replica()
     if state is not None and state.server != server:  # its queue is for its own server
         raise Conflict(
@@ -79,6 +99,27 @@ def sync_round(
     if state is not None and state.refused:
         service.note_refusal(None)
     return Round(server, events, position, role, pushed)
+
+
+_LOCKS: dict[str, threading.Lock] = {}  # a store's rounds in this process, by its path
+_LOCKS_HELD = threading.Lock()
+
+
+@contextmanager
+def _one_round_at_a_time(service: Service) -> Iterator[None]:
+    """Hold the store's round lock: a thread's in this process, and a file lock beside a
+    SQLite file for another process's (`sync` beside `serve`'s keeper)."""
+    path = getattr(service.store, "path", None)
+    name = str(path) if path is not None else f"store:{id(service.store)}"
+    with _LOCKS_HELD:
+        lock = _LOCKS.setdefault(name, threading.Lock())
+    with lock:
+        if path is None or fcntl is None or str(path).startswith(":memory:"):
+            yield
+            return
+        with open(f"{path}.sync-lock", "a") as held:
+            fcntl.flock(held, fcntl.LOCK_EX)  # released when the file closes
+            yield
 
 
 # How the server's answer to a pushed write is written down, by HTTP status.
