@@ -37,6 +37,9 @@ R = TypeVar("R")
 QUEUED = frozenset({"remember", "revise", "revert", "link", "dispute", "merge"})
 OPEN = ("pending", "conflict", "refused")  # what a person may still act on, or waits
 SHOWN_PENDING = 20  # pending writes an orient or an inspect lists
+QUEUE_SCANNED = 10_000  # queued writes a round looks through for a forgotten memory's
+FORGOTTEN = {"error_class": "not_found", "message": "A memory this write names was forgotten "
+             "on the server: the write was not sent, and nothing of it is kept here."}  # fmt: skip
 ID_CHARS = 64  # a queued write's id is q_ and a few dozen characters: a longer one is none
 
 
@@ -146,11 +149,39 @@ class QueueOps(ServiceBase):
         with self.store.write(self.workspace) as tx:
             tx.settle_queued(item_id, state, answer, now_utc())
 
+    def forget_queued_of_forgotten(self) -> int:
+        """Empty the arguments of every write queued here that names a memory forgotten on
+        the server (a sync round's, after its pull): a refused revise, a dropped one, one
+        sent again, or one still waiting (refused here: the server would refuse it) must
+        keep none of the text the forget took off the server. How many were emptied."""
+        with self.store.read(self.workspace) as tx:
+            items = tx.queued_writes((*OPEN, "dropped"), limit=QUEUE_SCANNED)
+            touched = [
+                item
+                for item in items
+                if item.arguments and any(tx.get_tombstone(i) for i in _named_ids(item))
+            ]
+        if not touched:
+            return 0
+        with self.store.write(self.workspace) as tx:
+            for item in touched:
+                tx.empty_queued(item.id)
+                if item.state == "pending":
+                    tx.settle_queued(item.id, "refused", dict(FORGOTTEN), now_utc())
+        self.store.scrub(self.workspace)  # the old pages leave the files, as a forget's do
+        return len(touched)
+
     def retry_queued(self, *, id: str) -> Queued:
         """Send a refused or conflicting write again, checked anew against what was pulled
         since (a revise on the version now current: the person has seen both)."""
         item = self._open_item(id, ("conflict", "refused"))
         check_write(item.op, self.role)
+        if not item.arguments:
+            raise Conflict(
+                "This write names a memory forgotten on the server: nothing of it was kept "
+                "here to send again. Drop it (`--drop QUEUED --because WHY`).",
+                field="id",
+            )
         state = self.replica_state_now()
         if state is None:
             raise Conflict("This store follows no server: nothing is queued here.")
@@ -215,6 +246,25 @@ def _plain_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
         raise ValidationError(
             "A write on a replica must be plain JSON to be queued for the server."
         ) from None
+
+
+def _named_ids(item: QueuedWrite) -> set[str]:
+    """The ids a queued write names: its target, and every short string of its arguments
+    (supersedes, a link's ends, a dispute's memories, a merge's)."""
+    found = {item.target_id} if item.target_id else set()
+
+    def walk(value: Any) -> None:
+        if isinstance(value, str) and len(value) <= ID_CHARS:
+            found.add(value)
+        elif isinstance(value, list):
+            for part in value:
+                walk(part)
+        elif isinstance(value, dict):
+            for part in value.values():
+                walk(part)
+
+    walk(item.arguments)
+    return found
 
 
 def pending_into_hits(

@@ -51,6 +51,13 @@ class QueueRows(SessionBase):
             (state, _dumped(answer), at, state, self.workspace, item_id),
         )
 
+    def empty_queued(self, item_id: str) -> None:
+        """Keep no arguments of a queued write (a memory it names was forgotten)."""
+        self._run(
+            "UPDATE replica_queue SET arguments = '{}' WHERE workspace = ? AND id = ?",
+            (self.workspace, item_id),
+        )
+
 
 def _queued(row: Row) -> QueuedWrite:
     return QueuedWrite(

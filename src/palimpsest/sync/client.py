@@ -96,6 +96,7 @@ def _round(
                 progress(events)
             if not answer.get("more"):
                 break
+    service.forget_queued_of_forgotten()  # a forget pulled: no text of it left in the queue
     if state is not None and state.refused:
         service.note_refusal(None)
     return Round(server, events, position, role, pushed)
