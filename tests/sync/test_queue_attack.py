@@ -331,3 +331,24 @@ def test_an_answer_older_than_the_position_does_not_set_it_back(world: World) ->
     assert older["position"]["seq"] < held
     world.replica.apply_pulled(older, URL)
     assert (world.replica.replica() or pytest.fail()).position_seq == held
+
+
+def test_a_server_that_answers_a_byte_at_a_time_does_not_hold_the_round_forever(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from palimpsest.sync import client as client_module
+
+    monkeypatch.setattr(client_module, "ANSWER_SECONDS", 1.0)
+    world.replica.remember(notebook="ops", kind="fact", text="Releases go out on Tuesdays")
+
+    def drip() -> Iterator[bytes]:
+        for _ in range(100):  # each byte within any read timeout: twenty seconds in all
+            time.sleep(0.2)
+            yield b" "
+
+    world.hostile.append(lambda r: httpx2.Response(200, content=drip()))
+    started = time.monotonic()
+    with pytest.raises(Retryable, match="too long"):
+        world.sync()
+    assert time.monotonic() - started < 5
+    assert [w.state for w in world.replica.pending_writes()] == ["pending"]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -36,7 +37,8 @@ from ..service.base import ids_only
 
 PULL = "/api/v1/sync_pull"
 BATCH = 1000  # events an answer holds
-TIMEOUT_SECONDS = 60.0
+TIMEOUT_SECONDS = 60.0  # connecting, or waiting for the next bytes
+ANSWER_SECONDS = 300.0  # an answer whole, from sending to its last byte
 Progress = Callable[[int], None]  # events pulled so far in this round
 
 
@@ -179,7 +181,10 @@ def _post(
 ) -> tuple[int, Any]:
     """POST `body` as JSON with the key; the status and the answer's JSON (None when it
     is not JSON or longer than `limit` bytes). Redirects are not followed: the key goes to
-    the server named and nowhere else."""
+    the server named and nowhere else. An answer that takes longer than ANSWER_SECONDS in
+    all (a byte now and then keeps any read timeout from firing) is given up: the round
+    holds the replica's round lock, and `sync` waits on it."""
+    deadline = time.monotonic() + ANSWER_SECONDS
     try:
         with http.stream(
             "POST",
@@ -193,6 +198,10 @@ def _post(
                 size += len(chunk)
                 if size > limit:
                     return response.status_code, None
+                if time.monotonic() > deadline:
+                    raise Retryable(f"The server at {server} took too long to answer (over "
+                                    f"{ANSWER_SECONDS:.0f} seconds): what was not answered "
+                                    "waits; sync again later.")  # fmt: skip
                 read.append(chunk)
     except httpx2.HTTPError as exc:
         raise _unreachable(server, exc) from None
