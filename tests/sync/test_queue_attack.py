@@ -352,3 +352,35 @@ def test_a_server_that_answers_a_byte_at_a_time_does_not_hold_the_round_forever(
         world.sync()
     assert time.monotonic() - started < 5
     assert [w.state for w in world.replica.pending_writes()] == ["pending"]
+
+
+@pytest.mark.parametrize("status", [405, 410, 418])
+def test_a_write_answered_with_an_unexpected_refusal_is_kept_and_the_pull_goes_on(
+    world: World, status: int
+) -> None:
+    world.replica.remember(notebook="ops", kind="fact", text="Releases go out on Tuesdays")
+    world.server.remember(notebook="ops", kind="fact", text="The pool is heated in May")
+    world.hostile.append(lambda r: httpx2.Response(status, text="Not here")
+                         if r.url.path.endswith("/remember") else None)  # fmt: skip
+    # a proxy that refuses the path must not stop every later pull behind this one write
+    assert world.sync().pushed == {"refused": 1}
+    (refused,) = world.replica.queued_writes()["writes"]
+    assert str(status) in refused["answer"]["message"]
+    hits = world.replica.recall(query="pool heated")["hits"]
+    assert [h for h in hits if "heated" in h["text"]]
+
+
+def test_an_answer_claiming_another_workspace_changes_nothing(world: World) -> None:
+    world.server.remember(notebook="ops", kind="fact", text="The pool is heated in May")
+
+    def elsewhere(request: httpx2.Request) -> httpx2.Response | None:
+        if not request.url.path.endswith("/sync_pull"):
+            return None
+        answer = world.server.sync_pull(**json.loads(request.content))
+        return httpx2.Response(200, json={**answer, "workspace": {"id": "lab", "name": "lab"}})
+
+    world.hostile.append(elsewhere)
+    with pytest.raises(Conflict, match="one server's workspace"):
+        world.sync()
+    hits = world.replica.recall(query="pool heated")["hits"]
+    assert not [h for h in hits if "heated" in h["text"]]

@@ -128,6 +128,9 @@ def _one_round_at_a_time(service: Service) -> Iterator[None]:
 # How the server's answer to a pushed write is written down, by HTTP status.
 SETTLED = {200: "accepted", 409: "conflict", 400: "refused", 403: "refused", 404: "refused",
            413: "refused", 422: "refused"}  # fmt: skip
+# Any other 4xx refuses the write (a proxy's 405, a 410): kept for a person, as a refusal,
+# rather than stopping every round (and its pull) at this write; but these stop the round.
+UNSETTLED = frozenset({401, 407, 408, 421, 425, 429})
 ANSWER_BYTES = 1_000_000  # a pushed write's answer read at most: ids and a refusal's message
 PULL_BYTES = 512_000_000  # a pull's answer read at most (1,000 events, their vectors)
 MESSAGE_CHARS = 2000  # a refusal's message kept for a person
@@ -143,8 +146,9 @@ def _push(service: Service, http: httpx2.Client, server: str, key: str) -> dict[
     for item in service.pending_writes():
         status, answer = _post(http, f"{server}/api/v1/{item.op}", item.arguments, key,
                                server, ANSWER_BYTES)  # fmt: skip
-        settled = SETTLED.get(status)
-        if settled is None:  # the key refused (401), or the server busy: stop here
+        settled = SETTLED.get(status) or ("refused" if status not in UNSETTLED and
+                                          400 <= status < 500 else None)  # fmt: skip
+        if settled is None:  # the key refused (401), the server busy or away: stop here
             raise _refusal(service, server, status, answer, "write")
         if settled == "accepted" and (not isinstance(answer, dict) or "error_class" in answer):
             # a captive portal, a proxy's page, a broken server: not the server's answer,
@@ -262,7 +266,7 @@ def _refusal(service: Service, server: str, status: int, body: Any, what: str) -
                                f"({status}), not followed: the key goes to the server named "
                                "only. Set `sync.server` to the address it answers at.",
                                field="server")  # fmt: skip
-    if status == 429 or status >= 500:
+    if status in (408, 425, 429) or status >= 500:
         return Retryable(f"The server at {server} answered {status}: {said or 'busy'} Sync "
                          "again in a moment.")  # fmt: skip
     return ValidationError(f"The server at {server} refused the {what} ({status}): {said}",
