@@ -384,3 +384,18 @@ def test_an_answer_claiming_another_workspace_changes_nothing(world: World) -> N
         world.sync()
     hits = world.replica.recall(query="pool heated")["hits"]
     assert not [h for h in hits if "heated" in h["text"]]
+
+
+def test_a_write_the_server_fails_on_waits_but_the_pull_still_brings_its_history(
+    world: World,
+) -> None:
+    world.replica.remember(notebook="ops", kind="fact", text="Releases go out on Tuesdays")
+    world.server.remember(notebook="ops", kind="fact", text="The pool is heated in May")
+    bug = {"error_class": "internal", "message": "a bug"}
+    world.hostile.append(lambda r: httpx2.Response(500, json=bug)
+                         if r.url.path.endswith("/remember") else None)  # fmt: skip
+    with pytest.raises(Retryable, match="500"):  # said, so the keeper waits before again
+        world.sync()
+    hits = world.replica.recall(query="pool heated")["hits"]
+    assert [h for h in hits if "heated" in h["text"]]  # reads do not go stale behind it
+    assert [w.state for w in world.replica.pending_writes()] == ["pending"]

@@ -87,7 +87,7 @@ def _round(
     events, role = 0, state.role if state else "viewer"
     position = state.position_seq if state else 0
     with client or httpx2.Client(timeout=TIMEOUT_SECONDS) as http:
-        pushed = _push(service, http, server, key)
+        pushed, stopped = _push(service, http, server, key)
         while True:
             answer = _pull(service, http, server, key, since)
             applied = service.apply_pulled(answer, server)
@@ -99,8 +99,10 @@ def _round(
             if not answer.get("more"):
                 break
     service.forget_queued_of_forgotten()  # a forget pulled: no text of it left in the queue
-    if state is not None and state.refused:
+    if state is not None and state.refused:  # the key was taken: the stop is over
         service.note_refusal(None)
+    if stopped is not None:  # a write the server could not take now: said after the pull
+        raise stopped
     return Round(server, events, position, role, pushed)
 
 
@@ -136,29 +138,41 @@ PULL_BYTES = 512_000_000  # a pull's answer read at most (1,000 events, their ve
 MESSAGE_CHARS = 2000  # a refusal's message kept for a person
 
 
-def _push(service: Service, http: httpx2.Client, server: str, key: str) -> dict[str, int]:
-    """Send the queued writes in order; stop at the first the server cannot answer now.
+def _push(
+    service: Service, http: httpx2.Client, server: str, key: str
+) -> tuple[dict[str, int], Retryable | None]:
+    """Send the queued writes in order; stop at the first the server cannot answer now,
+    with why (Retryable: the round pulls all the same, so reads do not go stale behind a
+    write the server fails on, then says it; a refused key stops the round at once).
 
     An answer is written down only as much as a person or a read needs: an accepted
     write's ids (never the suggestions' texts a remember answers: a forget on the server
     must find them nowhere here), a refusal's class and message."""
     counts: dict[str, int] = {}
     for item in service.pending_writes():
-        status, answer = _post(http, f"{server}/api/v1/{item.op}", item.arguments, key,
-                               server, ANSWER_BYTES)  # fmt: skip
+        try:
+            status, answer = _post(http, f"{server}/api/v1/{item.op}", item.arguments, key,
+                                   server, ANSWER_BYTES)  # fmt: skip
+        except Retryable as exc:
+            return counts, exc
         settled = SETTLED.get(status) or ("refused" if status not in UNSETTLED and
                                           400 <= status < 500 else None)  # fmt: skip
         if settled is None:  # the key refused (401), the server busy or away: stop here
-            raise _refusal(service, server, status, answer, "write")
+            refusal = _refusal(service, server, status, answer, "write")
+            if isinstance(refusal, Retryable):
+                return counts, refusal
+            raise refusal
         if settled == "accepted" and (not isinstance(answer, dict) or "error_class" in answer):
             # a captive portal, a proxy's page, a broken server: not the server's answer,
             # so the write is not taken for written; it waits and goes again
-            raise Retryable(f"The server at {server} answered a write with 200 but not with "
-                            "a Palimpsest answer: the write waits in the queue. Check "
-                            "`sync.server` (a proxy or a sign-in page in between?).")  # fmt: skip
+            return counts, Retryable(
+                f"The server at {server} answered a write with 200 but not with a Palimpsest "
+                "answer: the write waits in the queue. Check `sync.server` (a proxy or a "
+                "sign-in page in between?)."
+            )
         service.settle(item.id, settled, _kept(settled, status, answer))
         counts[settled] = counts.get(settled, 0) + 1
-    return counts
+    return counts, None
 
 
 def _kept(settled: str, status: int, answer: Any) -> dict[str, Any]:
