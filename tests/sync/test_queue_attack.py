@@ -399,3 +399,38 @@ def test_a_write_the_server_fails_on_waits_but_the_pull_still_brings_its_history
     hits = world.replica.recall(query="pool heated")["hits"]
     assert [h for h in hits if "heated" in h["text"]]  # reads do not go stale behind it
     assert [w.state for w in world.replica.pending_writes()] == ["pending"]
+
+
+def test_a_round_killed_between_the_servers_accept_and_the_settle_writes_once(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    world.replica.remember(notebook="ops", kind="fact", text="Caches expire after ten minutes")
+
+    def killed(*args: Any, **kwargs: Any) -> None:
+        raise KeyboardInterrupt  # kill -9: the server wrote it, the replica wrote nothing
+
+    with monkeypatch.context() as patched:
+        patched.setattr(Service, "settle", killed)
+        with pytest.raises(KeyboardInterrupt):
+            world.sync()
+    assert world.sync().pushed == {"accepted": 1}
+    (answered,) = world.replica.queued_writes(states=("accepted",))["writes"]
+    assert answered["answer"]["replayed"] is True
+    found = world.server.recall(query="caches expire")["hits"]
+    assert len([h for h in found if h["text"] == "Caches expire after ten minutes"]) == 1
+
+
+def test_an_editors_replica_revises_anothers_memory_only_as_the_server_would(
+    world: World, tmp_path: Path
+) -> None:
+    owner = Service(open_store(str(tmp_path / "server.db")), actor="user:olga")
+    try:
+        theirs = owner.remember(notebook="ops", kind="fact", text="The pool opens at six")["id"]
+    finally:
+        owner.close()
+    world.sync()
+    with pytest.raises(PalimpsestError, match="override"):  # refused here, as there
+        world.replica.revise(id=theirs, tags=["pool"])
+    world.replica.revise(id=theirs, tags=["pool"], override_reason="tagging the pool's facts",
+                         override_confirm=True)  # fmt: skip
+    assert world.sync().pushed == {"accepted": 1}
