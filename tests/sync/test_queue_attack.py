@@ -434,3 +434,27 @@ def test_an_editors_replica_revises_anothers_memory_only_as_the_server_would(
     world.replica.revise(id=theirs, tags=["pool"], override_reason="tagging the pool's facts",
                          override_confirm=True)  # fmt: skip
     assert world.sync().pushed == {"accepted": 1}
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        ["--because", "not wanted"],  # no --drop: a round would run, the drop never made
+        ["--retry", "q_a", "--drop", "q_b", "--because", "x"],
+        ["--status", "--drop", "q_b", "--because", "x"],
+        ["--status", "--retry", "q_a"],
+    ],
+)
+def test_sync_given_options_that_do_not_go_together_says_so_and_does_nothing(
+    world: World, tmp_path: Path, env: dict[str, str], given: list[str]
+) -> None:
+    import subprocess
+
+    from ..agents.test_mcp_e2e import command
+
+    world.replica.close()
+    done = subprocess.run(command(tmp_path / "replica.db", "sync", *given, "--json"),
+                          env={**env, "PALIMPSEST_SYNC_KEY": "palimpsest_k_test"},
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert done.returncode != 0, done.stdout
+    assert json.loads(done.stdout)["error_class"] == "validation"
