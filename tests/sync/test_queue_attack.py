@@ -458,3 +458,35 @@ def test_sync_given_options_that_do_not_go_together_says_so_and_does_nothing(
                           capture_output=True, text=True, timeout=60)  # fmt: skip
     assert done.returncode != 0, done.stdout
     assert json.loads(done.stdout)["error_class"] == "validation"
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        {"notebook": "ops", "kind": "fact", "text": "A NUL \x00 in the text"},
+        {"notebook": "ops", "kind": "fact", "text": "x" * 2_000_000},
+        {"notebook": "ops", "kind": "fact", "text": "Tagged", "tags": ["a\x00b"]},
+        {"notebook": "ops\x00", "kind": "fact", "text": "In a NUL notebook"},
+        {"items": [{"notebook": "ops", "kind": "fact", "text": f"n{i}"} for i in range(5000)]},
+        pytest.param(
+            {"notebook": "ops", "kind": "fact", "text": "Odd", "because": {"nested": ["x"]}},
+            marks=pytest.mark.xfail(
+                strict=True,
+                raises=TypeError,
+                reason="service/memories.py "
+                "hands a `because` that is no string to gate.screen, whose "
+                "regex raises TypeError (an internal error, on any store; "
+                "the API's schema stops it first). Fix: check it is a "
+                "string there, as disputes' _text does.",
+            ),
+        ),
+    ],
+    ids=["nul-text", "huge-text", "nul-tag", "nul-notebook", "huge-batch", "nested-because"],
+)
+def test_bad_input_on_a_replica_is_refused_as_the_server_would_and_queues_nothing(
+    world: World, given: dict[str, Any]
+) -> None:
+    with pytest.raises(PalimpsestError) as raised:
+        world.replica.remember(**given)
+    assert raised.value.error_class == "validation"
+    assert world.replica.pending_writes() == []
