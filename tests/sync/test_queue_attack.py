@@ -490,3 +490,20 @@ def test_bad_input_on_a_replica_is_refused_as_the_server_would_and_queues_nothin
         world.replica.remember(**given)
     assert raised.value.error_class == "validation"
     assert world.replica.pending_writes() == []
+
+
+def test_a_write_dropped_while_a_round_runs_is_not_sent_after_all(world: World) -> None:
+    world.replica.remember(notebook="ops", kind="fact", text="Runbook step one is checked")
+    second = world.replica.remember(notebook="ops", kind="fact", text="Runbook step two")
+    world.requests.clear()
+
+    def person_drops(request: httpx2.Request) -> None:
+        if request.url.path.endswith("/remember") and len(world.requests) == 1:
+            world.replica.drop_queued(id=second["queued"], because="step two was wrong")
+        return None
+
+    world.hostile.append(person_drops)
+    assert world.sync().pushed == {"accepted": 1}
+    assert [r.url.path for r in world.requests].count("/api/v1/remember") == 1
+    (dropped,) = world.replica.queued_writes(states=("dropped",))["writes"]
+    assert dropped["queued"] == second["queued"]

@@ -27,7 +27,7 @@ from ..domain.errors import Conflict, NotFound, ValidationError
 from ..domain.ids import new_id
 from ..domain.model import now_utc
 from ..screening import gate
-from ..store import QueuedWrite, ReplicaState, Store
+from ..store import QueuedWrite, ReplicaState, Store, StoreReader
 from .base import ServiceBase
 from .roles import check_write
 
@@ -198,15 +198,28 @@ class QueueOps(ServiceBase):
         if not isinstance(because, str) or not because.strip():
             raise ValidationError("Say why the write is dropped (`because`).", field="because")
         gate.screen("because", because)
-        item = self._open_item(id, OPEN)
-        self.settle(item.id, "dropped", {"because": because})
+        with self.store.write(self.workspace) as tx:  # read and settled at once: a round
+            item = self._open_item(id, OPEN, tx)  # settling it meanwhile is not overwritten
+            tx.settle_queued(item.id, "dropped", {"because": because}, now_utc())
         return self.queued_writes(states=("dropped",))
 
-    def _open_item(self, item_id: Any, states: tuple[str, ...]) -> QueuedWrite:
-        if not isinstance(item_id, str) or len(item_id) > ID_CHARS:
-            raise ValidationError("`id` names a queued write (q_...).", field="id")
+    def still_pending(self, item_id: str) -> bool:
+        """Whether a queued write still waits (a round asks before it sends each: a person
+        may have dropped it since the round began)."""
         with self.store.read(self.workspace) as tx:
             item = tx.queued_write(item_id)
+        return item is not None and item.state == "pending"
+
+    def _open_item(
+        self, item_id: Any, states: tuple[str, ...], tx: StoreReader | None = None
+    ) -> QueuedWrite:
+        if not isinstance(item_id, str) or len(item_id) > ID_CHARS:
+            raise ValidationError("`id` names a queued write (q_...).", field="id")
+        if tx is not None:
+            item = tx.queued_write(item_id)
+        else:
+            with self.store.read(self.workspace) as reading:
+                item = reading.queued_write(item_id)
         if item is None or item.state not in states:
             raise NotFound(
                 f"No queued write {gate.shown_reference(item_id)} waits for that here; list "

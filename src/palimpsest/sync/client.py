@@ -150,6 +150,8 @@ def _push(
     must find them nowhere here), a refusal's class and message."""
     counts: dict[str, int] = {}
     for item in service.pending_writes():
+        if not service.still_pending(item.id):  # dropped by a person since the round began
+            continue
         try:
             status, answer = _post(http, f"{server}/api/v1/{item.op}", item.arguments, key,
                                    server, ANSWER_BYTES)  # fmt: skip
