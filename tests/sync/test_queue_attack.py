@@ -507,3 +507,40 @@ def test_a_write_dropped_while_a_round_runs_is_not_sent_after_all(world: World) 
     assert [r.url.path for r in world.requests].count("/api/v1/remember") == 1
     (dropped,) = world.replica.queued_writes(states=("dropped",))["writes"]
     assert dropped["queued"] == second["queued"]
+
+
+def test_a_refused_write_retried_twice_at_once_is_queued_once(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from palimpsest.service.queueing import QueueOps
+
+    world.replica.revise(id=world.memory, text="The pool holds 60")
+    world.hostile.append(lambda r: httpx2.Response(
+        403, json={"error_class": "forbidden", "message": "not now"})
+        if r.url.path.endswith("/revise") else None)  # fmt: skip
+    world.sync()
+    world.hostile.clear()
+    (item,) = world.replica.queued_writes()["writes"]
+    both = threading.Barrier(2, timeout=5)
+    looked = QueueOps._current_version
+
+    def together(self: QueueOps, memory_id: Any) -> int | None:
+        both.wait()  # a double click on the page's Retry: both read the item as refused
+        return looked(self, memory_id)
+
+    monkeypatch.setattr(QueueOps, "_current_version", together)
+    outcomes: list[object] = []
+
+    def retry() -> None:
+        try:
+            outcomes.append(world.replica.retry_queued(id=item["queued"]))
+        except PalimpsestError as exc:
+            outcomes.append(exc)
+
+    threads = [threading.Thread(target=retry) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert len(world.replica.pending_writes()) == 1, outcomes
+    assert sum(isinstance(o, PalimpsestError) for o in outcomes) == 1  # not found: sent

@@ -97,8 +97,11 @@ class QueueOps(ServiceBase):
         method: Callable[..., Any],
         arguments: Mapping[str, Any],
         state: ReplicaState,
+        replacing: QueuedWrite | None = None,
     ) -> Queued:
-        """Check `op` here as the server would, with the key's role there, then queue it."""
+        """Check `op` here as the server would, with the key's role there, then queue it
+        (in place of `replacing`, a refused write sent again, settled in the same
+        transaction: two retries at once queue it once)."""
         given = _plain_arguments(arguments)
         if op == "revise" and "id" in given:  # a change made there since: a conflict
             given.setdefault("expected_version", self._current_version(given["id"]))
@@ -117,6 +120,10 @@ class QueueOps(ServiceBase):
             state="pending",
         )
         with self.store.write(self.workspace) as tx:
+            if replacing is not None:
+                self._open_item(replacing.id, (replacing.state,), tx)
+                tx.settle_queued(replacing.id, "dropped",
+                                 {"because": f"sent again as {item_id}"}, now_utc())  # fmt: skip
             tx.queue_write(item)
         return {
             "queued": item_id,
@@ -188,9 +195,7 @@ class QueueOps(ServiceBase):
         given = {k: v for k, v in item.arguments.items() if k != "idempotency_key"}
         if item.op == "revise" and "id" in given:
             given["expected_version"] = self._current_version(given["id"])
-        queued = self.queue(item.op, getattr(type(self), item.op), given, state)
-        self.settle(item.id, "dropped", {"because": f"sent again as {queued['queued']}"})
-        return queued
+        return self.queue(item.op, getattr(type(self), item.op), given, state, item)
 
     def drop_queued(self, *, id: str, because: str | None = None) -> QueueAnswer:
         """Give up a queued write, with why; it stays listed as dropped."""
