@@ -544,3 +544,21 @@ def test_a_refused_write_retried_twice_at_once_is_queued_once(
         thread.join(10)
     assert len(world.replica.pending_writes()) == 1, outcomes
     assert sum(isinstance(o, PalimpsestError) for o in outcomes) == 1  # not found: sent
+
+
+def test_a_forget_empties_a_queued_dispute_that_names_the_memory_among_others(
+    world: World, tmp_path: Path
+) -> None:
+    other = world.server.remember(notebook="ops", kind="fact", text="The pool holds 45")["id"]
+    world.sync()
+    world.replica.dispute(action="open", ids=[world.memory, other],
+                          reason="The gauge on the brine tank reads forty-five")  # fmt: skip
+    world.hostile.append(lambda r: httpx2.Response(
+        403, json={"error_class": "forbidden", "message": "not now"})
+        if r.url.path.endswith("/dispute") else None)  # fmt: skip
+    assert world.sync().pushed == {"refused": 1}
+    world.hostile.clear()
+    world.server.forget(id=other, because="a wrong reading")
+    world.sync()
+    world.replica.store.close()
+    assert b"brine tank reads" not in replica_bytes(tmp_path)

@@ -267,12 +267,12 @@ def _plain_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _named_ids(item: QueuedWrite) -> set[str]:
-    """The ids a queued write names: its target, and every short string of its arguments
-    (supersedes, a link's ends, a dispute's memories, a merge's)."""
+    """The memories' ids a queued write names: its target, and every memory id among its
+    arguments (supersedes, a link's ends, a dispute's memories, a merge's)."""
     found = {item.target_id} if item.target_id else set()
 
     def walk(value: Any) -> None:
-        if isinstance(value, str) and len(value) <= ID_CHARS:
+        if isinstance(value, str) and value.startswith("m_") and len(value) <= ID_CHARS:
             found.add(value)
         elif isinstance(value, list):
             for part in value:
