@@ -18,7 +18,13 @@ import httpx2
 import pytest
 
 from palimpsest.api.status import STATUS
-from palimpsest.domain.errors import Conflict, PalimpsestError, Retryable, ValidationError
+from palimpsest.domain.errors import (
+    Conflict,
+    Forbidden,
+    PalimpsestError,
+    Retryable,
+    ValidationError,
+)
 from palimpsest.service import Service
 from palimpsest.store import open_store
 from palimpsest.sync import keeper as keeper_module
@@ -562,3 +568,30 @@ def test_a_forget_empties_a_queued_dispute_that_names_the_memory_among_others(
     world.sync()
     world.replica.store.close()
     assert b"brine tank reads" not in replica_bytes(tmp_path)
+
+
+@pytest.mark.parametrize("answer", ["refused key", "a refused write waits"])
+def test_the_keeper_stops_on_a_refused_key_and_idles_while_a_refused_write_waits(
+    world: World, monkeypatch: pytest.MonkeyPatch, answer: str
+) -> None:
+    world.replica.revise(id=world.memory, text="The pool holds 60")
+    world.hostile.append(lambda r: httpx2.Response(
+        403, json={"error_class": "forbidden", "message": "not yours"})
+        if r.url.path.endswith("/revise") else None)  # fmt: skip
+    world.sync()  # the write is refused: it waits for a person, not for the keeper
+    calls: list[float] = []
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(time.monotonic())
+        if answer == "refused key":
+            raise Forbidden("The server refused the replica's key (401)")
+        return world.sync()
+
+    monkeypatch.setattr(keeper_module, "sync_round", counted)
+    monkeypatch.setattr(keeper_module, "TICK_SECONDS", 0.05)
+    kept = Keeper(world.replica, URL, "palimpsest_k_test", every=30).start()
+    time.sleep(1.0)
+    stopped = not kept._thread.is_alive()
+    kept.stop()
+    assert len(calls) == 1
+    assert stopped == (answer == "refused key")
