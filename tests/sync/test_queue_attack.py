@@ -595,3 +595,14 @@ def test_the_keeper_stops_on_a_refused_key_and_idles_while_a_refused_write_waits
     kept.stop()
     assert len(calls) == 1
     assert stopped == (answer == "refused key")
+
+
+def test_a_batch_remembered_on_a_replica_shows_pending_as_a_single_one_does(
+    world: World,
+) -> None:
+    world.replica.remember(items=[
+        {"notebook": "ops", "kind": "fact", "text": "Backups run nightly at two"},
+        {"notebook": "ops", "kind": "fact", "text": "Alerts page the on-call phone"},
+    ])  # fmt: skip
+    found = world.replica.recall(query="when do backups run")
+    assert [p["text"] for p in found.get("pending", [])] == ["Backups run nightly at two"]

@@ -299,11 +299,20 @@ def pending_into_hits(
             hit["pending"] = by_target[hit["id"]]
     words = {w for w in query.casefold().split() if len(w) > 2}
     return [
-        queued_view(item)
+        {**queued_view(item), "text": one.get("text"), "notebook": one.get("notebook")}
         for item in waiting
         if item.op == "remember"
-        and words & set(str(item.arguments.get("text", "")).casefold().split())
+        for one in _remembered(item)
+        if words & set(str(one.get("text", "")).casefold().split())
     ]
+
+
+def _remembered(item: QueuedWrite) -> list[dict[str, Any]]:
+    """The memories a queued remember files: its own, or each of its `items` batch."""
+    batch = item.arguments.get("items")
+    if isinstance(batch, list):
+        return [one for one in batch if isinstance(one, dict)]
+    return [item.arguments]
 
 
 def waiting_writes(store: Store, workspace: str) -> list[QueuedWrite]:
