@@ -606,3 +606,20 @@ def test_a_batch_remembered_on_a_replica_shows_pending_as_a_single_one_does(
     ])  # fmt: skip
     found = world.replica.recall(query="when do backups run")
     assert [p["text"] for p in found.get("pending", [])] == ["Backups run nightly at two"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a queued revert pins no version, as a revise does (expected_version): made on v2 "
+    "offline, it lands over a v3 written on the server since, which its maker never saw "
+    "(kept in history, but overridden without a conflict). Fix: revert (service/history.py) "
+    "takes `expected_version`, and queueing.queue sets it as it does a revise's.",
+)
+def test_a_revert_made_offline_over_a_version_written_there_since_is_a_conflict(
+    world: World,
+) -> None:
+    world.server.revise(id=world.memory, text="The pool holds 50")
+    world.sync()
+    world.replica.revert(id=world.memory, version=1, because="50 was a misreading")
+    world.server.revise(id=world.memory, text="The pool holds 70, after the refill")
+    assert world.sync().pushed == {"conflict": 1}
