@@ -623,3 +623,11 @@ def test_a_revert_made_offline_over_a_version_written_there_since_is_a_conflict(
     world.replica.revert(id=world.memory, version=1, because="50 was a misreading")
     world.server.revise(id=world.memory, text="The pool holds 70, after the refill")
     assert world.sync().pushed == {"conflict": 1}
+
+
+def test_two_revises_of_one_memory_made_offline_on_one_replica_both_land(world: World) -> None:
+    world.replica.revise(id=world.memory, text="The pool holds 60")
+    world.replica.revise(id=world.memory, tags=["pool"])  # on top of its own first: no conflict
+    assert world.sync().pushed == {"accepted": 2}
+    memory = world.replica.inspect(id=world.memory)["memory"]
+    assert (memory["text"], memory["tags"], memory["version"]) == ("The pool holds 60", ["pool"], 3)

@@ -103,12 +103,18 @@ class QueueOps(ServiceBase):
         (in place of `replacing`, a refused write sent again, settled in the same
         transaction: two retries at once queue it once)."""
         given = _plain_arguments(arguments)
-        if op == "revise" and "id" in given:  # a change made there since: a conflict
-            given.setdefault("expected_version", self._current_version(given["id"]))
+        # A revise pins the version it was made on (a change made there since: a conflict):
+        # the one here, checked by the dry run, plus one for each revise or revert of the
+        # memory that waits before it, which the server will have written first.
+        pinned = op == "revise" and "id" in given and "expected_version" not in given
+        if pinned:
+            given["expected_version"] = self._current_version(given["id"])
         acting = self.with_actor(state.actor) if state.actor else copy.copy(self)
         acting.role = state.role
         acting.may_override = self.may_override and state.role in ("editor", "owner")
         method(acting, **given, dry_run=True)  # refusals here are the server's own rules
+        if pinned and isinstance(given["expected_version"], int):
+            given["expected_version"] += self._versions_waiting(given["id"])
         item_id = new_id("q")
         item = QueuedWrite(
             id=item_id,
@@ -132,6 +138,12 @@ class QueueOps(ServiceBase):
             "note": "Queued for the server this store follows: written there at the next "
             "sync, and shown pending here until then.",
         }
+
+    def _versions_waiting(self, memory_id: str) -> int:
+        """The revises and reverts of `memory_id` that wait to be sent: each is a version
+        the server writes before a write queued now."""
+        waiting = self.pending_writes()
+        return sum(1 for i in waiting if i.target_id == memory_id and i.op in ("revise", "revert"))
 
     def _current_version(self, memory_id: Any) -> int | None:
         with self.store.read(self.workspace) as tx:
@@ -192,9 +204,9 @@ class QueueOps(ServiceBase):
         state = self.replica_state_now()
         if state is None:
             raise Conflict("This store follows no server: nothing is queued here.")
-        given = {k: v for k, v in item.arguments.items() if k != "idempotency_key"}
-        if item.op == "revise" and "id" in given:
-            given["expected_version"] = self._current_version(given["id"])
+        # on the version now current (the person has seen both): pinned anew by `queue`
+        given = {k: v for k, v in item.arguments.items()
+                 if k not in ("idempotency_key", "expected_version")}  # fmt: skip
         return self.queue(item.op, getattr(type(self), item.op), given, state, item)
 
     def drop_queued(self, *, id: str, because: str | None = None) -> QueueAnswer:
