@@ -631,3 +631,18 @@ def test_two_revises_of_one_memory_made_offline_on_one_replica_both_land(world: 
     assert world.sync().pushed == {"accepted": 2}
     memory = world.replica.inspect(id=world.memory)["memory"]
     assert (memory["text"], memory["tags"], memory["version"]) == ("The pool holds 60", ["pool"], 3)
+
+
+def test_a_refusal_quoting_a_secret_is_not_kept_on_the_replica(
+    world: World, tmp_path: Path
+) -> None:
+    secret = "ghp_" + "Zq4Lm8Rt2Vx6Bn0Cs3Dw7Fh1Jk5Np9Yg2Ta4"
+    world.replica.revise(id=world.memory, text="The pool holds 60")
+    world.hostile.append(lambda r: httpx2.Response(422, json={
+        "error_class": "validation", "message": f"refused: {secret}", "field": secret})
+        if r.url.path.endswith("/revise") else None)  # fmt: skip
+    assert world.sync().pushed == {"refused": 1}
+    (refused,) = world.replica.queued_writes()["writes"]
+    assert refused["answer"]["error_class"] == "validation"
+    world.replica.store.close()
+    assert secret.encode() not in replica_bytes(tmp_path)

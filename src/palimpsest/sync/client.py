@@ -32,6 +32,7 @@ except ImportError:  # Windows: rounds of two processes are not kept apart
     fcntl = None  # type: ignore[assignment]
 
 from ..domain.errors import Conflict, Forbidden, NotFound, Retryable, ValidationError
+from ..screening import gate
 from ..service import Service
 from ..service.base import ids_only
 
@@ -189,8 +190,8 @@ def _kept(settled: str, status: int, answer: Any) -> dict[str, Any]:
         return {**ids_only(answer), **({"replayed": True} if answer.get("replayed") else {})}
     kept: dict[str, Any] = {}
     for name, chars in (("error_class", 40), ("field", 200), ("message", MESSAGE_CHARS)):
-        if isinstance(answer.get(name), str):
-            kept[name] = answer[name][:chars]
+        if isinstance(answer.get(name), str):  # a secret quoted by a server is not kept
+            kept[name] = gate.shown_reference(answer[name][:chars])
     if isinstance(answer.get("item"), int):
         kept["item"] = answer["item"]
     return kept
@@ -255,7 +256,7 @@ def _refusal(service: Service, server: str, status: int, body: Any, what: str) -
     """The server's refusal as ours, with its message; a refused key is kept as the
     replica's state, so every read of it can say that sync stopped and why."""
     said = body.get("message") if isinstance(body, dict) else None
-    said = said[:MESSAGE_CHARS] if isinstance(said, str) else None
+    said = gate.shown_reference(said[:MESSAGE_CHARS]) if isinstance(said, str) else None
     if status == 401:
         why = (
             f"The server at {server} refused the replica's key ({status}): it was revoked, "
