@@ -638,10 +638,13 @@ def test_a_refusal_quoting_a_secret_is_not_kept_on_the_replica(
 ) -> None:
     secret = "ghp_" + "Zq4Lm8Rt2Vx6Bn0Cs3Dw7Fh1Jk5Np9Yg2Ta4"
     world.replica.revise(id=world.memory, text="The pool holds 60")
+    world.replica.remember(notebook="ops", kind="fact", text="Logs rotate weekly")
     world.hostile.append(lambda r: httpx2.Response(422, json={
         "error_class": "validation", "message": f"refused: {secret}", "field": secret})
         if r.url.path.endswith("/revise") else None)  # fmt: skip
-    assert world.sync().pushed == {"refused": 1}
+    world.hostile.append(lambda r: httpx2.Response(200, json={"id": secret, "version": 1})
+                         if r.url.path.endswith("/remember") else None)  # fmt: skip
+    assert world.sync().pushed == {"refused": 1, "accepted": 1}
     (refused,) = world.replica.queued_writes()["writes"]
     assert refused["answer"]["error_class"] == "validation"
     world.replica.store.close()

@@ -136,6 +136,7 @@ SETTLED = {200: "accepted", 409: "conflict", 400: "refused", 403: "refused", 404
 UNSETTLED = frozenset({401, 407, 408, 421, 425, 429})
 ANSWER_BYTES = 1_000_000  # a pushed write's answer read at most: ids and a refusal's message
 PULL_BYTES = 512_000_000  # a pull's answer read at most (1,000 events, their vectors)
+ID_CHARS = 200  # an id, a notebook's name or a status in an accepted answer
 MESSAGE_CHARS = 2000  # a refusal's message kept for a person
 
 
@@ -187,7 +188,8 @@ def _kept(settled: str, status: int, answer: Any) -> dict[str, Any]:
             "object, or over a megabyte)."
         }
     if settled == "accepted":
-        return {**ids_only(answer), **({"replayed": True} if answer.get("replayed") else {})}
+        ids: dict[str, Any] = _screened(ids_only(answer))
+        return {**ids, **({"replayed": True} if answer.get("replayed") is True else {})}
     kept: dict[str, Any] = {}
     for name, chars in (("error_class", 40), ("field", 200), ("message", MESSAGE_CHARS)):
         if isinstance(answer.get(name), str):  # a secret quoted by a server is not kept
@@ -195,6 +197,18 @@ def _kept(settled: str, status: int, answer: Any) -> dict[str, Any]:
     if isinstance(answer.get("item"), int):
         kept["item"] = answer["item"]
     return kept
+
+
+def _screened(value: Any) -> Any:
+    """An accepted write's ids as kept: each string cut to an id's length, and one that
+    looks like a secret (a server's, not ours) replaced by a stand-in."""
+    if isinstance(value, str):
+        return gate.shown_reference(value[:ID_CHARS])
+    if isinstance(value, list):
+        return [_screened(part) for part in value]
+    if isinstance(value, dict):
+        return {name: _screened(part) for name, part in value.items()}
+    return value
 
 
 def _post(
