@@ -649,3 +649,15 @@ def test_a_refusal_quoting_a_secret_is_not_kept_on_the_replica(
     assert refused["answer"]["error_class"] == "validation"
     world.replica.store.close()
     assert secret.encode() not in replica_bytes(tmp_path)
+
+
+def test_a_dry_run_on_a_viewers_replica_answers_as_the_write_would(world: World) -> None:
+    world.server.role = "viewer"
+    world.sync()
+    with pytest.raises(PalimpsestError) as real:
+        world.replica.remember(notebook="ops", kind="fact", text="A viewer's note")
+    with pytest.raises(PalimpsestError) as dry:
+        world.replica.remember(notebook="ops", kind="fact", text="A viewer's note",
+                               dry_run=True)  # fmt: skip
+    assert dry.value.error_class == real.value.error_class == "forbidden"
+    assert world.replica.pending_writes() == []
