@@ -28,7 +28,7 @@ from ..domain.ids import new_id
 from ..domain.model import now_utc
 from ..screening import gate
 from ..store import QueuedWrite, ReplicaState, Store, StoreReader
-from .base import ServiceBase
+from .base import ServiceBase, ids_only
 from .roles import check_write
 
 P = ParamSpec("P")
@@ -40,6 +40,8 @@ SHOWN_PENDING = 20  # pending writes an orient or an inspect lists
 QUEUE_SCANNED = 10_000  # queued writes a round looks through for a forgotten memory's
 FORGOTTEN = {"error_class": "not_found", "message": "A memory this write names was forgotten "
              "on the server: the write was not sent, and nothing of it is kept here."}  # fmt: skip
+ANSWER_ID_CHARS = 200  # an id, a notebook's name or a status in an accepted answer
+MESSAGE_CHARS = 2000  # a refusal's message kept for a person
 ID_CHARS = 64  # a queued write's id is q_ and a few dozen characters: a longer one is none
 
 
@@ -302,6 +304,46 @@ def _named_ids(item: QueuedWrite) -> set[str]:
 
     walk(item.arguments)
     return found
+
+
+def kept_answer(settled: str, status: int, answer: Any) -> dict[str, Any]:
+    """What of the server's answer to a pushed write the replica keeps (sync/client.py): an
+    accepted write's ids (never the suggestions' texts a remember answers: a forget on the
+    server must find them nowhere here), a refusal's class, field and message, cut short;
+    nothing else a server sends, and no secret it quotes."""
+    if not isinstance(answer, dict):
+        return {
+            "message": f"The server answered {status}, with no answer read (not a JSON "
+            "object, or over a megabyte)."
+        }
+    if settled == "accepted":
+        ids: dict[str, Any] = _screened(ids_only(answer))
+        return {**ids, **({"replayed": True} if answer.get("replayed") is True else {})}
+    kept: dict[str, Any] = {}
+    for name, chars in (("error_class", 40), ("field", 200), ("message", MESSAGE_CHARS)):
+        if isinstance(answer.get(name), str):  # a secret quoted by a server is not kept
+            kept[name] = shown_text(answer[name], chars)
+    if isinstance(answer.get("item"), int):
+        kept["item"] = answer["item"]
+    return kept
+
+
+def _screened(value: Any) -> Any:
+    """An accepted write's ids as kept: each string cut to an id's length, and one that
+    looks like a secret (a server's, not ours) replaced by a stand-in."""
+    if isinstance(value, str):
+        return shown_text(value, ANSWER_ID_CHARS)
+    if isinstance(value, list):
+        return [_screened(part) for part in value]
+    if isinstance(value, dict):
+        return {name: _screened(part) for name, part in value.items()}
+    return value
+
+
+def shown_text(text: str, chars: int) -> str:
+    """A server's text as kept or shown here: cut to `chars`, and a stand-in if it looks
+    like it holds a secret."""
+    return gate.shown_reference(text[:chars])
 
 
 def pending_into_hits(

@@ -32,9 +32,8 @@ except ImportError:  # Windows: rounds of two processes are not kept apart
     fcntl = None  # type: ignore[assignment]
 
 from ..domain.errors import Conflict, Forbidden, NotFound, Retryable, ValidationError
-from ..screening import gate
 from ..service import Service
-from ..service.base import ids_only
+from ..service.queueing import MESSAGE_CHARS, kept_answer, shown_text
 
 PULL = "/api/v1/sync_pull"
 BATCH = 1000  # events an answer holds
@@ -136,8 +135,6 @@ SETTLED = {200: "accepted", 409: "conflict", 400: "refused", 403: "refused", 404
 UNSETTLED = frozenset({401, 407, 408, 421, 425, 429})
 ANSWER_BYTES = 1_000_000  # a pushed write's answer read at most: ids and a refusal's message
 PULL_BYTES = 512_000_000  # a pull's answer read at most (1,000 events, their vectors)
-ID_CHARS = 200  # an id, a notebook's name or a status in an accepted answer
-MESSAGE_CHARS = 2000  # a refusal's message kept for a person
 
 
 def _push(
@@ -174,41 +171,9 @@ def _push(
                 "answer: the write waits in the queue. Check `sync.server` (a proxy or a "
                 "sign-in page in between?)."
             )
-        service.settle(item.id, settled, _kept(settled, status, answer))
+        service.settle(item.id, settled, kept_answer(settled, status, answer))
         counts[settled] = counts.get(settled, 0) + 1
     return counts, None
-
-
-def _kept(settled: str, status: int, answer: Any) -> dict[str, Any]:
-    """What of the server's answer the replica keeps: an accepted write's ids, a
-    refusal's class, field and message (cut short); nothing else a server sends."""
-    if not isinstance(answer, dict):
-        return {
-            "message": f"The server answered {status}, with no answer read (not a JSON "
-            "object, or over a megabyte)."
-        }
-    if settled == "accepted":
-        ids: dict[str, Any] = _screened(ids_only(answer))
-        return {**ids, **({"replayed": True} if answer.get("replayed") is True else {})}
-    kept: dict[str, Any] = {}
-    for name, chars in (("error_class", 40), ("field", 200), ("message", MESSAGE_CHARS)):
-        if isinstance(answer.get(name), str):  # a secret quoted by a server is not kept
-            kept[name] = gate.shown_reference(answer[name][:chars])
-    if isinstance(answer.get("item"), int):
-        kept["item"] = answer["item"]
-    return kept
-
-
-def _screened(value: Any) -> Any:
-    """An accepted write's ids as kept: each string cut to an id's length, and one that
-    looks like a secret (a server's, not ours) replaced by a stand-in."""
-    if isinstance(value, str):
-        return gate.shown_reference(value[:ID_CHARS])
-    if isinstance(value, list):
-        return [_screened(part) for part in value]
-    if isinstance(value, dict):
-        return {name: _screened(part) for name, part in value.items()}
-    return value
 
 
 def _post(
@@ -270,7 +235,7 @@ def _refusal(service: Service, server: str, status: int, body: Any, what: str) -
     """The server's refusal as ours, with its message; a refused key is kept as the
     replica's state, so every read of it can say that sync stopped and why."""
     said = body.get("message") if isinstance(body, dict) else None
-    said = gate.shown_reference(said[:MESSAGE_CHARS]) if isinstance(said, str) else None
+    said = shown_text(said, MESSAGE_CHARS) if isinstance(said, str) else None
     if status == 401:
         why = (
             f"The server at {server} refused the replica's key ({status}): it was revoked, "
