@@ -661,3 +661,19 @@ def test_a_dry_run_on_a_viewers_replica_answers_as_the_write_would(world: World)
                                dry_run=True)  # fmt: skip
     assert dry.value.error_class == real.value.error_class == "forbidden"
     assert world.replica.pending_writes() == []
+
+
+def test_a_server_that_always_says_more_does_not_hold_the_round_forever(world: World) -> None:
+    def more(request: httpx2.Request) -> httpx2.Response | None:
+        if not request.url.path.endswith("/sync_pull"):
+            return None
+        if len(world.requests) > 50:
+            raise AssertionError("still pulling: the round never ends")
+        answer = world.server.sync_pull(**json.loads(request.content))
+        return httpx2.Response(200, json={**answer, "more": True})
+
+    world.hostile.append(more)
+    world.requests.clear()
+    with pytest.raises(PalimpsestError, match="more"):
+        world.sync()
+    assert len(world.requests) <= 3

@@ -92,6 +92,13 @@ def _round(
             answer = _pull(service, http, server, key, since)
             applied = service.apply_pulled(answer, server)
             events += applied["events"]
+            if answer.get("more") and since is not None and applied["position"] == since:
+                raise ValidationError(  # asked again, it would answer the same: for ever
+                    f"The server at {server} says more events wait but sent none after "
+                    f"position {since.get('seq')}: is it a Palimpsest server? What was "
+                    "pulled is kept; sync again later.",
+                    field="server",
+                )
             since = dict(applied["position"])
             position, role = applied["position"]["seq"], applied["role"]
             if progress is not None:
