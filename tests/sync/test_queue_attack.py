@@ -677,3 +677,53 @@ def test_a_server_that_always_says_more_does_not_hold_the_round_forever(world: W
     with pytest.raises(PalimpsestError, match="more"):
         world.sync()
     assert len(world.requests) <= 3
+
+
+def test_sync_run_while_serve_keeps_the_replica_sends_each_write_once(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    import subprocess
+
+    from ..agents.test_mcp_e2e import command, free_port, serving
+    from ..api.scripts import api_server
+
+    server_db, replica_db = tmp_path / "server.db", tmp_path / "replica.db"
+    made = Service(open_store(str(server_db)))
+    try:
+        made.add_user(name="ed", role="editor")
+        key = made.create_key(user="ed")["key"]
+    finally:
+        made.close()
+    with api_server(server_db, env) as served:
+        keyed = {**env, "PALIMPSEST_SYNC_KEY": key, "PALIMPSEST_SYNC_SERVER": served.base}
+        first = subprocess.run(command(replica_db, "sync"), env=keyed, capture_output=True,
+                               text=True, timeout=60)  # fmt: skip
+        assert first.returncode == 0, first.stderr
+        replica = Service(open_store(str(replica_db)))
+        try:
+            for n in range(12):
+                replica.remember(notebook="ops", kind="fact", text=f"Runbook step {n} holds")
+        finally:
+            replica.close()
+        port = free_port()
+        keeper = subprocess.Popen(command(replica_db, "serve", "--http", "--port", str(port)),
+                                  env=keyed, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE, text=True)  # fmt: skip
+        with serving(keeper, port):
+            rounds = [subprocess.Popen(command(replica_db, "sync"), env=keyed,
+                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                       text=True) for _ in range(2)]  # fmt: skip
+            for running in rounds:
+                _, err = running.communicate(timeout=60)
+                assert running.returncode == 0, err
+            time.sleep(1)
+    replica = Service(open_store(str(replica_db)))
+    try:
+        accepted = replica.queued_writes(states=("accepted",))["writes"]
+        assert len(accepted) == 12
+        # sent twice, the second answer would be the server's replay: none is
+        assert [a["queued"] for a in accepted if a["answer"].get("replayed")] == []
+        texts = [h["text"] for h in replica.recall(query="runbook step holds", limit=50)["hits"]]
+        assert sorted(texts) == sorted(f"Runbook step {n} holds" for n in range(12))
+    finally:
+        replica.close()
