@@ -727,3 +727,25 @@ def test_sync_run_while_serve_keeps_the_replica_sends_each_write_once(
         assert sorted(texts) == sorted(f"Runbook step {n} holds" for n in range(12))
     finally:
         replica.close()
+
+
+def test_a_callers_idempotency_key_on_a_replica_queues_once_and_refuses_another_request(
+    world: World,
+) -> None:
+    first = world.replica.remember(notebook="ops", kind="fact", text="Logs rotate weekly",
+                                   idempotency_key="agent-retry-1")  # fmt: skip
+    again = world.replica.remember(notebook="ops", kind="fact", text="Logs rotate weekly",
+                                   idempotency_key="agent-retry-1")  # fmt: skip
+    assert again["queued"] == first["queued"]
+    with pytest.raises(Conflict, match="idempotency_key"):
+        world.replica.remember(notebook="ops", kind="fact", text="Logs rotate daily",
+                               idempotency_key="agent-retry-1")  # fmt: skip
+    assert len(world.replica.pending_writes()) == 1
+    # a revise behind another of its memory, retried by its caller: the same write still
+    world.replica.revise(id=world.memory, text="The pool holds 50")
+    revised = world.replica.revise(id=world.memory, tags=["pool"], idempotency_key="agent-2")
+    assert (
+        world.replica.revise(id=world.memory, tags=["pool"], idempotency_key="agent-2")["queued"]
+        == revised["queued"]
+    )
+    assert world.sync().pushed == {"accepted": 3}

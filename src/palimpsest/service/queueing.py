@@ -114,6 +114,10 @@ class QueueOps(ServiceBase):
         if pinned:
             given["expected_version"] = self._current_version(given["id"])
         method(self.as_key_holder(state), **given, dry_run=True)  # the server's own rules
+        if replacing is None and isinstance(given.get("idempotency_key"), str):
+            held = self._queued_under(op, given, {"expected_version"} if pinned else set())
+            if held is not None:  # the caller's retry: queued once, as the server writes once
+                return self._answer(held.id, state)
         if pinned and isinstance(given["expected_version"], int):
             given["expected_version"] += self._versions_waiting(given["id"])
         item_id = new_id("q")
@@ -132,6 +136,10 @@ class QueueOps(ServiceBase):
                 tx.settle_queued(replacing.id, "dropped",
                                  {"because": f"sent again as {item_id}"}, now_utc())  # fmt: skip
             tx.queue_write(item)
+        return self._answer(item_id, state)
+
+    @staticmethod
+    def _answer(item_id: str, state: ReplicaState) -> Queued:
         return {
             "queued": item_id,
             "pending": True,
@@ -139,6 +147,27 @@ class QueueOps(ServiceBase):
             "note": "Queued for the server this store follows: written there at the next "
             "sync, and shown pending here until then.",
         }
+
+    def _queued_under(self, op: str, given: dict[str, Any], ours: set[str]) -> QueuedWrite | None:
+        """The open write queued under the caller's `idempotency_key` in `given`, if it is
+        this request (`ours`: arguments set here, not by the caller, left out of the
+        comparison); refused at once if that key was given to another request."""
+        with self.store.read(self.workspace) as tx:
+            items = tx.queued_writes(OPEN, limit=QUEUE_SCANNED)
+        for item in items:
+            if item.arguments.get("idempotency_key") != given["idempotency_key"]:
+                continue
+            same = {k: v for k, v in item.arguments.items() if k not in ours} == {
+                k: v for k, v in given.items() if k not in ours
+            }
+            if item.op == op and item.actor == self.actor and same:
+                return item
+            raise Conflict(
+                "This `idempotency_key` was already used for a different request; use a new "
+                "key for a new request.",
+                field="idempotency_key",
+            )
+        return None
 
     def as_key_holder(self, state: ReplicaState) -> QueueOps:
         """This service acting as the replica's key's holder on the server, with the key's
