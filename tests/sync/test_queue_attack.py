@@ -749,3 +749,38 @@ def test_a_callers_idempotency_key_on_a_replica_queues_once_and_refuses_another_
         == revised["queued"]
     )
     assert world.sync().pushed == {"accepted": 3}
+
+
+def test_the_key_for_a_server_on_this_machine_never_goes_to_a_proxy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import socket
+
+    from ..agents.test_mcp_e2e import free_port
+
+    proxy = socket.socket()
+    proxy.bind(("127.0.0.1", 0))
+    proxy.listen(1)
+    proxy.settimeout(5)
+    heard: list[bytes] = []
+
+    def listen() -> None:
+        try:
+            conn, _ = proxy.accept()
+        except OSError:
+            return
+        heard.append(conn.recv(65536))
+        conn.sendall(b"HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\n\r\n")
+        conn.close()
+
+    threading.Thread(target=listen, daemon=True).start()
+    monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{proxy.getsockname()[1]}")
+    monkeypatch.setenv("ALL_PROXY", f"http://127.0.0.1:{proxy.getsockname()[1]}")
+    fresh = Service(open_store(str(tmp_path / "fresh.db")))
+    try:
+        with pytest.raises(Retryable):  # nothing listens there: unreachable, said
+            sync_round(fresh, f"http://127.0.0.1:{free_port()}", "palimpsest_k_plaintext")
+    finally:
+        fresh.close()
+        proxy.close()
+    assert not [h for h in heard if b"palimpsest_k_plaintext" in h]

@@ -86,7 +86,10 @@ def _round(
         since = {"seq": state.position_seq, "op_id": state.position_op_id}
     events, role = 0, state.role if state else "viewer"
     position = state.position_seq if state else 0
-    with client or httpx2.Client(timeout=TIMEOUT_SECONDS) as http:
+    # Plain http is for this machine only (config): never through a proxy the environment
+    # names (HTTP_PROXY), which would read the key in the clear; https may go through one.
+    trust_env = server.startswith("https://")
+    with client or httpx2.Client(timeout=TIMEOUT_SECONDS, trust_env=trust_env) as http:
         pushed, stopped = _push(service, http, server, key)
         while True:
             answer = _pull(service, http, server, key, since)
