@@ -784,3 +784,15 @@ def test_the_key_for_a_server_on_this_machine_never_goes_to_a_proxy(
         fresh.close()
         proxy.close()
     assert not [h for h in heard if b"palimpsest_k_plaintext" in h]
+
+
+def test_a_viewer_of_the_replica_itself_cannot_queue_a_write_as_the_keys_editor(
+    world: World,
+) -> None:
+    viewer = world.replica.with_actor("user:vic")
+    viewer.role = "viewer"  # a caller of the replica's own page or API, with its role there
+    with pytest.raises(Forbidden):
+        viewer.remember(notebook="ops", kind="fact", text="A viewer's note")
+    with pytest.raises(Forbidden):
+        viewer.revise(id=world.memory, text="The pool holds 0")
+    assert world.replica.pending_writes() == []

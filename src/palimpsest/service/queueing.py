@@ -106,6 +106,7 @@ class QueueOps(ServiceBase):
         """Check `op` here as the server would, with the key's role there, then queue it
         (in place of `replacing`, a refused write sent again, settled in the same
         transaction: two retries at once queue it once)."""
+        check_write(op, self.role)  # the caller here may write, as the key's holder there
         given = _plain_arguments(arguments)
         # A revise pins the version it was made on (a change made there since: a conflict):
         # the one here, checked by the dry run, plus one for each revise or revert of the
