@@ -795,4 +795,6 @@ def test_a_viewer_of_the_replica_itself_cannot_queue_a_write_as_the_keys_editor(
         viewer.remember(notebook="ops", kind="fact", text="A viewer's note")
     with pytest.raises(Forbidden):
         viewer.revise(id=world.memory, text="The pool holds 0")
+    with pytest.raises(Forbidden):  # its dry run says so too
+        viewer.revise(id=world.memory, text="The pool holds 0", dry_run=True)
     assert world.replica.pending_writes() == []

@@ -74,6 +74,7 @@ def queued_on_replica(op: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
             if state is None:
                 return method(*args, **kwargs)
             if kwargs.get("dry_run"):  # answered as the write itself would be checked
+                check_write(op, service.role)
                 return method(service.as_key_holder(state), **kwargs)  # type: ignore[arg-type]
             return cast(R, service.queue(op, method, kwargs, state))
 
