@@ -651,6 +651,17 @@ def test_a_refusal_quoting_a_secret_is_not_kept_on_the_replica(
     assert secret.encode() not in replica_bytes(tmp_path)
 
 
+def test_a_refusal_with_terminal_escapes_is_kept_without_them(world: World) -> None:
+    world.replica.revise(id=world.memory, text="The pool holds 60")
+    world.hostile.append(lambda r: httpx2.Response(422, json={
+        "error_class": "validation\x1b[2J", "message": "no\x1b]0;pwned\x07 \u202eevil"})
+        if r.url.path.endswith("/revise") else None)  # fmt: skip
+    assert world.sync().pushed == {"refused": 1}
+    (refused,) = world.replica.queued_writes()["writes"]
+    kept = "".join(v for v in refused["answer"].values() if isinstance(v, str))
+    assert kept and not [c for c in kept if not c.isprintable()], kept
+
+
 def test_a_dry_run_on_a_viewers_replica_answers_as_the_write_would(world: World) -> None:
     world.server.role = "viewer"
     world.sync()

@@ -372,9 +372,10 @@ def _screened(value: Any) -> Any:
 
 
 def shown_text(text: str, chars: int) -> str:
-    """A server's text as kept or shown here: cut to `chars`, and a stand-in if it looks
-    like it holds a secret."""
-    return gate.shown_reference(text[:chars])
+    """A server's text as kept or shown here: cut to `chars`, without control characters
+    (a terminal's escapes, a right-to-left override), and a stand-in if it looks like it
+    holds a secret."""
+    return gate.shown_reference("".join(c for c in text[:chars] if c.isprintable()))
 
 
 def pending_into_hits(
