@@ -20,11 +20,11 @@ def free_port() -> int:
 
 @contextmanager
 def http_server(
-    db: Path | str, env: dict[str, str] | None = None
+    db: Path | str, env: dict[str, str] | None = None, port: int | None = None
 ) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
-    """`palimpsest serve --http` on `db` (a SQLite file or a PostgreSQL URL): its (port,
-    process), once it accepts connections."""
-    port = free_port()
+    """`palimpsest serve --http` on `db` (a SQLite file or a PostgreSQL URL), on `port` (a
+    free one if None): its (port, process), once it accepts connections."""
+    port = port or free_port()
     command = [sys.executable, "-m", "palimpsest", "--db", str(db), "serve", "--http",
                "--port", str(port)]  # fmt: skip
     process = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)

@@ -16,6 +16,9 @@ SQLite replica:
   time from start to exit (target: under 10 s at 10,000 events on loopback);
 - a round with nothing new, in one process (`sync_round`, each round its own connection):
   the median and p95 of 20 (target: a median under 50 ms), and once as a CLI process;
+- a write queued on the replica while the server is down, with a keeper running (as
+  `serve` keeps one): seconds from the server answering again to the write taken there
+  (target: within 2 s);
 - with the server stopped, `orient` of a notebook (in one process, p50 of 20) and the guard
   hook (`palimpsest hook guard`, the process an agent runs before each command, p50 of 15)
   on the replica, beside the same on a plain local store holding the same memories (the
@@ -48,6 +51,7 @@ from palimpsest.embed import DEFAULT_EMBEDDER, load_embedder
 from palimpsest.service import Service
 from palimpsest.store import open_store
 from palimpsest.sync import sync_round
+from palimpsest.sync.keeper import Keeper
 
 BATCH = 250
 RULE_NOTEBOOK = "ops"
@@ -127,6 +131,30 @@ def hooks(db: Path, env: dict[str, str], project: Path) -> list[float]:
     return [palimpsest(db, env, "hook", "guard", stdin=call) for _ in range(HOOKS)]
 
 
+def pushed_after_return(replica: Path, url: str, env: dict[str, str], key: str) -> str:
+    """A write queued while the server is down, with a keeper running as `serve` runs one:
+    the seconds from the server accepting connections again to the write taken there."""
+    store = open_store(str(replica))
+    service = Service(store, embedder=load_embedder(DEFAULT_EMBEDDER))
+    try:
+        state = service.replica()
+        assert state is not None
+        port = int(state.server.rsplit(":", 1)[1])
+        service.remember(notebook=RULE_NOTEBOOK, kind="fact", text="Queued while away")
+        keeper = Keeper(service, state.server, key, every=600).start()
+        try:
+            with http_server(url, env, port=port):
+                back = time.perf_counter()  # the server answers from here on
+                while service.pending_writes():
+                    assert time.perf_counter() - back < 60, "never pushed"
+                    time.sleep(0.01)
+                return f"{time.perf_counter() - back:6.2f} s after it answers again (target 2 s)"
+        finally:
+            keeper.stop()
+    finally:
+        store.close()
+
+
 def ms(samples: list[float]) -> str:
     p95 = statistics.quantiles(samples, n=20, method="inclusive")[18]
     return f"p50 {statistics.median(samples) * 1000:7.1f} ms   p95 {p95 * 1000:7.1f} ms"
@@ -159,6 +187,7 @@ def main(argv: list[str] | None = None) -> int:
             nothing = palimpsest(replica, {**env, "PALIMPSEST_SYNC_KEY": key}, "sync",
                                  "--server", server)  # fmt: skip
             print(f"  the same, as a CLI process      {nothing * 1000:7.1f} ms")
+        print(f"  a queued write, server back      {pushed_after_return(replica, url, env, key)}")
         palimpsest(url, env, "export", str(exported))
         palimpsest(local, env, "import", str(exported))
         project = scratch / "project"

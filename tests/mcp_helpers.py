@@ -55,7 +55,7 @@ async def refuse(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
 
 
 # Described once for all tools, in the server instructions.
-DESCRIBED_IN_INSTRUCTIONS = {"idempotency_key", "dry_run"}
+DESCRIBED_IN_INSTRUCTIONS = {"idempotency_key", "dry_run", "expected_version"}
 
 
 def described_elsewhere(tools: list[Tool], tool: Tool) -> set[str]:

@@ -444,3 +444,23 @@ def _ownerless(service: Service) -> str:
                       memory.id, memory.notebook_id, 1, ("created",))  # fmt: skip
         tx.put_memory(memory, tx.append_event(event))
     return memory.id
+
+
+def test_a_revert_made_on_a_version_that_moved_on_is_a_conflict_and_changes_nothing(
+    service: Service,
+) -> None:
+    made = service.remember(notebook="ops", kind="fact", text="The pool holds 40")
+    service.revise(id=made["id"], text="The pool holds 50")
+    service.revise(id=made["id"], text="The pool holds 70")  # written since the reader read 2
+    events = event_count(service)
+    with pytest.raises(Conflict) as refused_:
+        service.revert(id=made["id"], version=1, expected_version=2)
+    assert refused_.value.field == "expected_version" and event_count(service) == events
+    for wrong, field in (({"expected_version": 0}, "expected_version"),
+                         ({"expected_version": "3"}, "expected_version")):  # fmt: skip
+        with pytest.raises(ValidationError) as bad:
+            service.revert(id=made["id"], version=1, **wrong)  # type: ignore[arg-type]
+        assert bad.value.field == field
+    reverted = service.revert(id=made["id"], version=1, expected_version=3)
+    assert reverted["results"][0]["version"] == 4
+    assert current(service, made["id"])["text"] == "The pool holds 40"

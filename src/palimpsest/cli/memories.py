@@ -219,6 +219,7 @@ def revise(
 @click.option("--as-of", help="The past time the notebook goes back to (RFC 3339 or a date, UTC).")
 @click.option("--note", help="Why, kept in history.")
 @click.option("--because", help="Why a rule may be weakened (needed when this weakens one).")
+@click.option("--expected-version", type=int, help="Refuse if ID changed since this version.")
 @write_options
 @pass_env
 def revert(env: Env, /, **options: Any) -> None:

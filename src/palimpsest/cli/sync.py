@@ -31,6 +31,14 @@ def sync(
     are served from this store, fast and with the server down. The key comes from
     `sync.key` (PALIMPSEST_SYNC_KEY); a store that holds memories of its own is refused:
     a replica starts empty (`--db` a new file)."""
+    chosen = [name for name, given in (("--status", status), ("--retry", retry is not None),
+                                       ("--drop", drop is not None)) if given]  # fmt: skip
+    if len(chosen) > 1:
+        raise ValidationError(f"{' and '.join(chosen)} do not go together: one at a time.",
+                              field=chosen[1].lstrip("-"))  # fmt: skip
+    if because is not None and drop is None:
+        raise ValidationError("`--because` says why a write is dropped: it goes with "
+                              "`--drop QUEUED`.", field="because")  # fmt: skip
     config = env.config(**{"sync.server": server})
     service = env.service()
     if status:

@@ -50,6 +50,8 @@ key and the same request returns the first answer (`replayed` true) and writes n
 more; the same key with another request is a conflict.
 - `dry_run` (any write): check everything, write nothing, and answer with what would \
 change (`dry_run` true).
+- `expected_version` (revise, revert of one memory): the version you read; if the memory \
+moved on since, the write is refused as a conflict.
 - `dir` (check, doctor, guard, orient): a project directory, or one in it, whose \
 `.palimpsest.toml` names its notebook. Default: the server's working directory (stdio); \
 over HTTP, none, or only those configured for your workspace. One that is no directory \

@@ -197,6 +197,7 @@ Because = Annotated[str | None, describe("Why, in a sentence; required to weaken
 # Explained once, in the server instructions.
 IdempotencyKey = Annotated[str | None, Field()]
 DryRun = Annotated[bool, Field()]
+ExpectedVersion = Annotated[int | None, Field()]  # the instructions say what it means
 
 
 # A project directory, for `check` and `doctor`: the CLI and a stdio server default to their

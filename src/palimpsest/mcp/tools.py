@@ -55,6 +55,7 @@ from .params import (
     Clearable,
     DisputeAction,
     DryRun,
+    ExpectedVersion,
     ExpiresAt,
     Falsifier,
     Feedback,
@@ -274,9 +275,7 @@ class PalimpsestTools:
         override_confirm: Annotated[
             bool, describe("Needed too when that owner is a person.")
         ] = False,
-        expected_version: Annotated[
-            int | None, describe("The version you read; if it moved on, a conflict.")
-        ] = None,
+        expected_version: ExpectedVersion = None,
         accept_refusing: Annotated[AcceptRefusing, AS_IN_REMEMBER] = None,
         keep_as_note: Annotated[KeepAsNote, AS_IN_REMEMBER] = False,
         idempotency_key: IdempotencyKey = None,
@@ -294,6 +293,7 @@ class PalimpsestTools:
         as_of: Annotated[str | None, describe(f"The time `notebook` goes back to, {TIME}.")] = None,
         because: Because = None,
         note: Annotated[str | None, describe("Why, kept in history.")] = None,
+        expected_version: ExpectedVersion = None,
         idempotency_key: IdempotencyKey = None,
         dry_run: DryRun = False,
     ) -> RevertAnswer:

@@ -23,12 +23,12 @@ TARGET_FORMS = ("id", "ids", "texts", "items")
 Plan = tuple[Changes, int | None]  # the changes, and the version they were made against
 
 
-def check_version(version: Any) -> None:
-    """Refuse a version that is no version number."""
+def check_version(version: Any, field: str = "version") -> None:
+    """Refuse a version that is no version number (given as `field`)."""
     if version is not None and (
         not isinstance(version, int) or isinstance(version, bool) or version < 1
     ):
-        raise ValidationError("A version is a whole number from 1.", field="version")
+        raise ValidationError("A version is a whole number from 1.", field=field)
 
 
 def parse_request(

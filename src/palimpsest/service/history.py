@@ -69,11 +69,13 @@ class HistoryOps(NotebookOps, GuardOps):  # forget reaches notebooks, kept comma
         as_of: str | None = None,
         because: str | None = None,
         note: str | None = None,
+        expected_version: int | None = None,
         idempotency_key: str | None = None,
         dry_run: bool = False,
     ) -> RevertAnswer:
         """Set a memory back to version N, or a notebook back to a past time, as new events,
-        each keeping `note` (why), else `because`."""
+        each keeping `note` (why), else `because`; refused as a conflict if the memory is no
+        longer at `expected_version`."""
         if (id is None) == (notebook is None):
             raise ValidationError(
                 "Pass `id` with `version`, or `notebook` with `as_of`.", field="id"
@@ -83,6 +85,12 @@ class HistoryOps(NotebookOps, GuardOps):  # forget reaches notebooks, kept comma
         if notebook is not None and (as_of is None or version is not None):
             raise ValidationError("Reverting a notebook takes `as_of`.", field="as_of")
         check_version_arg(version)
+        if expected_version is not None:
+            if id is None:
+                raise ValidationError(
+                    "`expected_version` goes with `id`.", field="expected_version"
+                )
+            check_version_arg(expected_version, "expected_version")
         for name, value in (("because", because), ("note", note)):
             if value is not None:
                 if not isinstance(value, str):
@@ -98,11 +106,14 @@ class HistoryOps(NotebookOps, GuardOps):  # forget reaches notebooks, kept comma
         }
         if note is not None:  # a request made before revert took a note hashes as it did
             request["note"] = note
+        if expected_version is not None:  # and one before it took a version, as it did
+            request["expected_version"] = expected_version
         why = Reasons(because, note)
 
         def body(tx: StoreWriter, now: str, op_id: str) -> RevertAnswer:
             if id is not None:
                 assert version is not None
+                check_expected_version(self._get(tx, id), expected_version)
                 return {"results": [self._revert_memory(tx, id, version, why, now, op_id)]}
             assert notebook is not None and as_of_t is not None
             nb = self._find_notebook(tx, notebook)

@@ -150,6 +150,8 @@ class MemoryOps(ServiceBase):
                 raise ValidationError(f"`{required}` is required.", field=required)
         check_rule_fields(values["kind"], values)  # before a duplicate could pass it over
         if because is not None:
+            if not isinstance(because, str):
+                raise ValidationError("`because` is a sentence saying why.", field="because")
             gate.screen("because", because)
         superseded_ids = id_list(supersedes, "supersedes")
         accepted, as_note = parse_acceptance(accept_refusing, keep_as_note, because)

@@ -572,13 +572,15 @@ class QueueReader(Protocol):
 
 class QueueWriter(QueueReader, Protocol):
     """`settle_queued` changes an item's state and answer; an accepted item's arguments
-    are emptied (the server holds the write; a forget there must leave no text here).
-    Nothing is deleted."""
+    are emptied (the server holds the write; a forget there must leave no text here), as
+    are, by `empty_queued`, those of a write on a memory forgotten there. Nothing is
+    deleted."""
 
     def queue_write(self, item: QueuedWrite) -> None: ...
     def settle_queued(
         self, item_id: str, state: str, answer: dict[str, object] | None, at: str
     ) -> None: ...
+    def empty_queued(self, item_id: str) -> None: ...
 
 
 class StoreReader(

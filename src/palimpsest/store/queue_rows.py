@@ -51,25 +51,12 @@ class QueueRows(SessionBase):
             (state, _dumped(answer), at, state, self.workspace, item_id),
         )
 
-
-    def _forget_queued_on(self, memory_id: str, at: str) -> None:
-        """A forget pulled from the server erases what the queue holds of that memory too:
-        the arguments of every write on it go, and one still waiting is refused, as the
-        server would refuse it."""
+    def empty_queued(self, item_id: str) -> None:
+        """Keep no arguments of a queued write (a memory it names was forgotten)."""
         self._run(
-            "UPDATE replica_queue SET arguments = '{}', "
-            "answer = CASE WHEN state = 'pending' THEN ? ELSE answer END, "
-            "done_at = CASE WHEN state = 'pending' THEN ? ELSE done_at END, "
-            "state = CASE WHEN state = 'pending' THEN 'refused' ELSE state END "
-            "WHERE workspace = ? AND target_id = ?",
-            (_dumped(FORGOTTEN_THERE), at, self.workspace, memory_id),
+            "UPDATE replica_queue SET arguments = '{}' WHERE workspace = ? AND id = ?",
+            (self.workspace, item_id),
         )
-
-
-FORGOTTEN_THERE = {
-    "error_class": "not_found",
-    "message": "The memory was forgotten on the server; this write's text is erased here too.",
-}
 
 
 def _queued(row: Row) -> QueuedWrite:

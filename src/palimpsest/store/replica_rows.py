@@ -350,7 +350,6 @@ class ReplicaRows(SessionBase):
                 row = tombstones[target]
                 self.forget_memory(Tombstone(target, row["forgotten_at"], row["forgotten_by"],
                                              row["forget_reason"]), seq)  # fmt: skip
-                self._forget_queued_on(target, row["forgotten_at"])
             elif op == "forget_version" and is_memory:
                 version = _json_dict(event["data"]).get("version")
                 if isinstance(version, int):

@@ -133,9 +133,6 @@ class SessionBase(ABC):
     def forget_memory(self, tombstone: Tombstone, seq: int) -> None: ...
 
     @abstractmethod
-    def _forget_queued_on(self, memory_id: str, at: str) -> None: ...
-
-    @abstractmethod
     def forget_version(self, memory_id: str, version: int) -> None: ...
 
     @abstractmethod

@@ -40,6 +40,11 @@ def test_queued_writes_come_back_in_order_and_are_answered_in_place(
         )
         assert accepted.done_at == "2026-12-05T11:00:01Z"
         assert tx.queued_writes(("pending",), limit=1)[0].id == "q_02"
+    with store.write(workspace) as tx:  # a memory it names was forgotten: no text stays
+        tx.empty_queued("q_01")
+    with store.read(workspace) as tx:
+        emptied = tx.queued_write("q_01")
+        assert emptied is not None and emptied.arguments == {} and emptied.state == "refused"
     with store.read(f"{workspace}-other") as tx:
         assert tx.queued_write("q_01") is None and tx.queued_writes(("pending",)) == []
 
