@@ -49,6 +49,7 @@ class Observed:
     def __init__(self, store: Store):
         self.store = store
         self.url = store.url
+        self.replicates = store.replicates
         self.seen: int | None = None
 
     def read(self, workspace: str) -> Any:

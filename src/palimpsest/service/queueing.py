@@ -234,6 +234,7 @@ class QueueOps(ServiceBase):
     def retry_queued(self, *, id: str) -> Queued:
         """Send a refused or conflicting write again, checked anew against what was pulled
         since (a revise on the version now current: the person has seen both)."""
+        check_write("sync.retry", self.role)  # before anything is read: a viewer's is refused
         item = self._open_item(id, ("conflict", "refused"))
         check_write(item.op, self.role)
         if not item.arguments:
