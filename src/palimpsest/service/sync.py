@@ -70,11 +70,6 @@ class PositionUnknown(Conflict):
     """The server's history does not hold the replica's position."""
 
 
-# What a record of the export format writes on a replica, by kind.
-KINDS = ("notebook", "notebook_tombstone", "memory", "event", "version", "link", "dispute",
-         "setting")  # fmt: skip
-
-
 class SyncOps(ServiceBase):
     # -- a server -------------------------------------------------------------------------
 
@@ -214,9 +209,10 @@ class _Seqs:
         return seq
 
 
-def _records(changes: Changes) -> list[dict[str, Any]]:
-    seqs: Any = _Seqs()
-    tables = {
+def _by_kind(changes: Changes) -> dict[str, list[dict[str, Any]]]:
+    """The rows of `changes` under the export format's record kinds, in the order a file
+    holds them (what a row refers to first)."""
+    return {
         "notebook": changes.notebooks,
         "notebook_tombstone": changes.notebook_tombstones,
         "memory": changes.memories,
@@ -226,6 +222,11 @@ def _records(changes: Changes) -> list[dict[str, Any]]:
         "dispute": changes.disputes,
         "setting": changes.settings,
     }
+
+
+def _records(changes: Changes) -> list[dict[str, Any]]:
+    seqs: Any = _Seqs()
+    tables = _by_kind(changes)
     return [native.record_of(kind, row, seqs) for kind, rows in tables.items() for row in rows]
 
 
@@ -298,16 +299,7 @@ def _checked_answer(answer: Mapping[str, Any]) -> dict[str, Any]:
     seq, op_id = _position(answer.get("position"))
     after, after_op_id = _position(answer.get("since"))
     changes = Changes()
-    into = {
-        "notebook": changes.notebooks,
-        "notebook_tombstone": changes.notebook_tombstones,
-        "memory": changes.memories,
-        "event": changes.events,
-        "version": changes.versions,
-        "link": changes.links,
-        "dispute": changes.disputes,
-        "setting": changes.settings,
-    }
+    into = _by_kind(changes)
     records = answer.get("records")
     if not isinstance(records, list):
         raise _damaged("records")
