@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from palimpsest.domain.errors import Conflict, Forbidden, Retryable, ValidationError
+from palimpsest.domain.errors import Conflict, Forbidden, NotFound, Retryable, ValidationError
 from palimpsest.service import Service
 from palimpsest.store import open_store
 from palimpsest.sync import sync_round
@@ -315,3 +315,20 @@ def test_a_replica_never_sends_its_queue_to_another_server(
         assert [m.text for m in _current(other)] == ["The other server's own"]
     finally:
         other.close()
+
+
+def test_a_replica_keeps_and_forgets_what_its_own_sessions_were_shown(
+    setup: Setup, replica: Service, env: dict[str, str]
+) -> None:
+    """What an agent was shown is the store's own, not the server's: a replica records it
+    and its owner forgets it there, the one write a replica makes of its own."""
+    with api_server(setup.server_db, env) as served:
+        sync_round(replica, served.base, setup.editor)
+    session = replica.in_session("laptop-session-1")
+    assert session.recall(query="pool holds")["hits"]
+    replica.served_log.flush()
+    assert replica.served(session="laptop-session-1")["entries"]
+    forgotten = replica.forget_served(session="laptop-session-1", because="a test session")
+    assert forgotten["forgotten"] is True
+    with pytest.raises(NotFound):
+        replica.served(session="laptop-session-1")
