@@ -33,7 +33,7 @@ from .findings import (
     ToolCall,
 )
 from .notebooks import FORGETTABLE_FIELDS
-from .queueing import sync_findings
+from .pending import sync_findings
 from .settings import freshness_days
 from .usefulness import noisy
 

@@ -34,7 +34,8 @@ from .checks import here, stale_by_evidence
 from .disputes import disputes_of
 from .guard import SEEN_PREFIX, GuardOps
 from .notebooks import NotebookOps
-from .queueing import queued_on_replica, queued_view, waiting_writes
+from .pending import queued_view, waiting_writes
+from .queueing import queued_on_replica
 from .roles import check_forget, check_revert
 from .settings import freshness_days
 from .shown import (

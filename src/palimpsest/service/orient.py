@@ -32,7 +32,7 @@ from .brief import (
 )
 from .checks import Bound, directory, here, notebook_of, stale_by_evidence
 from .findings import Oriented
-from .queueing import SHOWN_PENDING, queued_view, waiting_writes
+from .pending import SHOWN_PENDING, queued_view, waiting_writes
 from .settings import freshness_days
 from .usefulness import usefulness_factor
 

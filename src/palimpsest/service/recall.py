@@ -31,7 +31,7 @@ from .episodes import with_episodes
 from .floor import Floor, above_floor
 from .fusion import LISTED, WORDS, Candidate, Fused, Weights, fuse, spread
 from .matched import explained
-from .queueing import pending_into_hits, waiting_writes
+from .pending import pending_into_hits, waiting_writes
 from .served_record import KEEP_SETTING, shown_of
 from .settings import current_settings, freshness_days
 from .shown import hit_view, mark_disputed, mark_stale, rule_view
