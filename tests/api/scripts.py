@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -17,7 +18,7 @@ import jsonschema
 from palimpsest.service import Service
 from palimpsest.store import open_store
 
-from ..agents.test_mcp_e2e import command, free_port, serving
+from ..agents.test_mcp_e2e import command, free_port, read_status, serving
 
 API = "/api/v1/"
 WAIT_SECONDS = 20
@@ -135,3 +136,18 @@ def wait_for(
         if done(got):
             return got
         assert time.monotonic() < deadline, f"still {got.status_code}: {got.text}"
+
+
+def status_before_body(port: int, path: str, key: str | None) -> int:
+    """The status a request's head alone gets: a body of 50 MB announced and never sent,
+    so an answer proves the key was judged before any body was awaited."""
+    client = socket.create_connection(("127.0.0.1", port), timeout=30)
+    try:
+        head = f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+        head += "Content-Type: application/json\r\nContent-Length: 50000000\r\n"
+        if key is not None:
+            head += f"Authorization: Bearer {key}\r\n"
+        client.sendall(f"{head}\r\n".encode())
+        return read_status(client)
+    finally:
+        client.close()

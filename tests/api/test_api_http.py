@@ -18,7 +18,6 @@ import pytest
 from palimpsest.api.operations import NAMES as PAGE_OPERATIONS
 from palimpsest.mcp.descriptions import TOOL_NAMES
 
-from ..agents.test_mcp_e2e import read_status
 from ..conftest import needs_postgres, own_postgres_database
 from ..mcp_helpers import call
 from ..team.test_access import keyed
@@ -31,6 +30,7 @@ from .scripts import (
     answer_schema,
     answers_as_documented,
     api_server,
+    status_before_body,
     team,
     wait_for,
 )
@@ -206,14 +206,7 @@ def test_without_a_valid_key_nothing_of_the_body_is_read(
     key = editor_key(db_path, env)
     with api_server(db_path, env) as served:
         for given in (None, "palimpsest_k_made_up", key[:-1] + ("0" if key[-1] != "0" else "1")):
-            client = socket.create_connection(("127.0.0.1", served.port), timeout=30)
-            head = f"POST {API}remember HTTP/1.1\r\nHost: 127.0.0.1:{served.port}\r\n"
-            head += "Content-Type: application/json\r\nContent-Length: 50000000\r\n"
-            if given is not None:
-                head += f"Authorization: Bearer {given}\r\n"
-            client.sendall(f"{head}\r\n".encode())  # the body never comes: it is not awaited
-            assert read_status(client) == 401
-            client.close()
+            assert status_before_body(served.port, f"{API}remember", given) == 401
         # A key in the body, not the header, lets nothing in.
         body = {"notebook": "ops", "kind": "fact", "text": "x", "authorization": f"Bearer {key}"}
         assert served.post("remember", body).status_code == 401

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -14,7 +13,7 @@ import httpx2
 import psycopg
 import pytest
 
-from ..agents.test_mcp_e2e import read_status
+from ..api.scripts import status_before_body
 from ..conftest import TEST_EMBEDDER, needs_postgres, own_postgres_database
 from ..team.test_attack_matrix import fingerprint
 from .replicas import Server, opened, served
@@ -193,14 +192,7 @@ def test_a_keyless_pull_is_refused_before_its_body_is_read(attacked: Attacked) -
     port = attacked.server.port
     wrong = attacked.ours[:-1] + ("0" if attacked.ours[-1] != "0" else "1")
     for given in (None, "palimpsest_k_made_up", wrong):
-        client = socket.create_connection(("127.0.0.1", port), timeout=30)
-        head = f"POST {PULL} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
-        head += "Content-Type: application/json\r\nContent-Length: 50000000\r\n"
-        if given is not None:
-            head += f"Authorization: Bearer {given}\r\n"
-        client.sendall(f"{head}\r\n".encode())  # the body never comes: it is not awaited
-        assert read_status(client) == 401
-        client.close()
+        assert status_before_body(port, PULL, given) == 401
     for headers in ({}, {"X-Api-Key": attacked.ours}):
         got = attacked.pull({"limit": 5, "authorization": attacked.ours}, "", **headers)
         assert got.status_code == 401 and "Meter" not in got.text
